@@ -1,0 +1,17 @@
+// The subcommands of the `urlsieve` executable. Each Add*Command registers one CLI11 subcommand
+// whose callback runs the command and stores its exit code (0 ok, 1 failure, 2 usage error) in
+// *exit_code. One file per command in crawler/cli/.
+#ifndef URLSIEVE_CRAWLER_CLI_COMMANDS_H_
+#define URLSIEVE_CRAWLER_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace urlsieve::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+}  // namespace urlsieve::cli
+
+#endif  // URLSIEVE_CRAWLER_CLI_COMMANDS_H_

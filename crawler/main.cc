@@ -1,0 +1,26 @@
+// urlsieve: a web crawler built around a fast, exact URL-seen test. See README.md.
+#include <iostream>
+
+#include "crawler/cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace urlsieve::cli;
+  CLI::App app{"urlsieve: a web crawler built around a fast, exact URL-seen test", "urlsieve"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "urlsieve 0.1.0");
+  int exit_code = kExitOk;
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return exit_code;
+}

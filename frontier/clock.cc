@@ -1,0 +1,1 @@
+#include "frontier/clock.h"

@@ -1,0 +1,67 @@
+#include "dedup/sqlite_db.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace urlsieve {
+namespace {
+
+class SqliteDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("urlsieve_sqlite_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(SqliteDbTest, RoundTripsRowsThroughPreparedStatements) {
+  auto db = SqliteDb::Open((dir_ / "t.db").string());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").ok());
+  auto insert = (*db)->Prepare("INSERT INTO t(k, v) VALUES(?, ?)");
+  ASSERT_TRUE(insert.ok());
+  ASSERT_TRUE((*db)->Begin().ok());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(insert->BindInt64(1, i).ok());
+    ASSERT_TRUE(insert->BindText(2, "v" + std::to_string(i)).ok());
+    ASSERT_TRUE(insert->Run().ok());
+  }
+  ASSERT_TRUE((*db)->Commit().ok());
+  auto select = (*db)->Prepare("SELECT v FROM t WHERE k = ?");
+  ASSERT_TRUE(select.ok());
+  ASSERT_TRUE(select->BindInt64(1, 7).ok());
+  auto row = select->Step();
+  ASSERT_TRUE(row.ok());
+  ASSERT_TRUE(*row);
+  EXPECT_EQ(select->ColumnText(0), "v7");
+}
+
+TEST_F(SqliteDbTest, ForeignFileIsAClearErrorAndIsNotOverwritten) {
+  const auto path = dir_ / "not_a_db";
+  const std::string garbage(4096, 'x');
+  std::ofstream(path) << garbage;
+  auto db = SqliteDb::Open(path.string());
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), StatusCode::kCorruption) << db.status().ToString();
+  std::ifstream in(path);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, garbage);
+}
+
+TEST_F(SqliteDbTest, DuplicateKeyIsAnErrorValue) {
+  auto db = SqliteDb::Open((dir_ / "t.db").string());
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t(k INTEGER PRIMARY KEY)").ok());
+  ASSERT_TRUE((*db)->Exec("INSERT INTO t VALUES(1)").ok());
+  EXPECT_FALSE((*db)->Exec("INSERT INTO t VALUES(1)").ok());
+}
+
+}  // namespace
+}  // namespace urlsieve

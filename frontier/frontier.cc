@@ -371,7 +371,7 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
         ++key.in_flight;
         ++stats_.in_flight;
         ++stats_.robots_handed_out;
-        key.next_due = now + KeyDelay(key);
+        key.next_due = now + std::max(options_.delay, key.crawl_delay);
         lease->kind = Lease::Kind::kRobots;
         lease->url.assign(origin.name).append("/robots.txt");
         lease->depth = head.depth;
@@ -418,8 +418,9 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
     ++key.in_flight;
     ++stats_.in_flight;
     ++stats_.handed_out;
-    // Invariant 3: the next start of this key comes no sooner than one delay from now.
-    key.next_due = now + KeyDelay(key);
+    // Invariant 3: the next start of this key comes no sooner than one delay from now (Done()
+    // then adds the adaptive delay and jitter, counted from the end of this fetch).
+    key.next_due = now + std::max(options_.delay, key.crawl_delay);
     return true;
   }
   return false;

@@ -479,11 +479,12 @@ void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome,
         std::chrono::duration<double>(std::min(*seconds, 1e9)));
     crawl_delay = std::max(crawl_delay, options_.crawl_delay_floor);
     if (crawl_delay > options_.crawl_delay_cap) {
+      crawl_delay = options_.crawl_delay_cap;
       if (options_.crawl_delay_over_cap == CrawlDelayOverCap::kSkip) {
         origin.denied = true;
         origin.deny_reason = RejectReason::kCrawlDelayTooLong;
+        crawl_delay = Clock::Duration::zero();  // its URLs are rejected, not fetched slowly
       }
-      crawl_delay = options_.crawl_delay_cap;
     }
     key.crawl_delay = std::max(key.crawl_delay, crawl_delay);
   }

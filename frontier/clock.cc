@@ -1,1 +1,0 @@
-#include "frontier/clock.h"

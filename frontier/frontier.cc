@@ -1,0 +1,715 @@
+#include "frontier/frontier.h"
+
+#include <libpsl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "frontier/retry_after.h"
+
+namespace urlsieve {
+
+struct Frontier::OriginState {
+  enum class Robots : uint8_t { kUnknown, kFetching, kKnown };
+  std::string name;  // "scheme://host[:port]"
+  uint32_t key = 0;
+  Robots robots = Robots::kUnknown;
+  bool denied = false;  // every URL of the origin is rejected with deny_reason
+  RejectReason deny_reason = RejectReason::kRobotsDisallowed;
+  uint32_t robots_failures = 0;
+  Clock::TimePoint robots_expires{};
+  std::shared_ptr<const RobotsPolicy> policy;
+};
+
+struct Frontier::KeyState {
+  enum class Where : uint8_t { kNowhere, kReady, kWaiting };
+  UrlQueue queue;
+  uint64_t spill_head = 0;  // spilled URLs are numbered [spill_head, spill_tail)
+  uint64_t spill_tail = 0;
+  Clock::TimePoint next_due{};
+  Clock::Duration last_fetch{};
+  Clock::Duration crawl_delay{};  // the largest Crawl-delay among the key's origins
+  uint64_t pages_started = 0;
+  uint32_t in_flight = 0;
+  uint32_t failures = 0;  // consecutive
+  uint32_t generation = 0;  // heap entries of older generations are stale
+  Where where = Where::kNowhere;
+  bool closed = false;  // URLs pushed to it are rejected with close_reason
+  RejectReason close_reason = RejectReason::kKeyRetired;
+  bool waiting_robots = false;  // the head URL's origin has a robots.txt fetch in flight
+  bool storage_error = false;   // its spilled URLs could not be read back
+
+  uint64_t spilled() const { return spill_tail - spill_head; }
+  bool has_urls() const { return !queue.empty() || spilled() > 0; }
+};
+
+namespace {
+
+// Splits an absolute URL into origin ("scheme://authority") and the rest (path and query, the
+// fragment dropped). Returns false for anything that has no scheme or no host.
+bool SplitUrl(std::string_view url, std::string_view* origin, std::string_view* rest) {
+  const size_t colon = url.find("://");
+  if (colon == std::string_view::npos || colon == 0) return false;
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = url[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+    if (!ok) return false;
+  }
+  const size_t host_begin = colon + 3;
+  size_t end = url.find_first_of("/?#", host_begin);
+  if (end == std::string_view::npos) end = url.size();
+  if (end == host_begin) return false;
+  *origin = url.substr(0, end);
+  std::string_view tail = url.substr(end);
+  if (const size_t hash = tail.find('#'); hash != std::string_view::npos) tail = tail.substr(0, hash);
+  *rest = tail;
+  return true;
+}
+
+// The host of "scheme://[userinfo@]host[:port]".
+std::string_view HostOf(std::string_view origin) {
+  std::string_view authority = origin.substr(origin.find("://") + 3);
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  if (!authority.empty() && authority.front() == '[') {
+    return authority.substr(0, authority.find(']') + 1);
+  }
+  return authority.substr(0, authority.find(':'));
+}
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+  return z ^ (z >> 31);
+}
+
+bool IsBackoffStatus(int status) { return status == 0 || status == 429 || status >= 500; }
+
+}  // namespace
+
+std::string_view RejectReasonName(RejectReason reason) {
+  switch (reason) {
+    case RejectReason::kInvalidUrl: return "invalid_url";
+    case RejectReason::kMaxDepth: return "max_depth";
+    case RejectReason::kKeyBudget: return "key_budget";
+    case RejectReason::kTotalBudget: return "total_budget";
+    case RejectReason::kRobotsDisallowed: return "robots_disallowed";
+    case RejectReason::kRobotsUnreachable: return "robots_unreachable";
+    case RejectReason::kCrawlDelayTooLong: return "crawl_delay_too_long";
+    case RejectReason::kKeyRetired: return "key_retired";
+    case RejectReason::kFetchFailed: return "fetch_failed";
+  }
+  return "unknown";
+}
+
+Result<std::unique_ptr<Frontier>> Frontier::Open(const FrontierOptions& options, Clock* clock) {
+  if (clock == nullptr) return Status::InvalidArgument("frontier: no clock");
+  if (options.per_key_concurrency == 0) {
+    return Status::InvalidArgument("frontier: per_key_concurrency must be at least 1");
+  }
+  if (options.key_kind == PolitenessKeyKind::kCustom && !options.key_function) {
+    return Status::InvalidArgument("frontier: key_kind kCustom needs a key_function");
+  }
+  std::unique_ptr<SpillStore> spill;
+  if (options.max_pending_in_memory > 0) {
+    Result<std::unique_ptr<SpillStore>> opened = SpillStore::Open(options.spill_path);
+    if (!opened.ok()) return opened.status();
+    spill = std::move(*opened);
+  }
+  return std::unique_ptr<Frontier>(new Frontier(options, clock, std::move(spill)));
+}
+
+Frontier::Frontier(const FrontierOptions& options, Clock* clock,
+                   std::unique_ptr<SpillStore> spill)
+    : options_(options), clock_(clock), spill_(std::move(spill)), rng_(options.jitter_seed) {
+  // A ManualClock that jumps must wake the threads blocked in Next().
+  wakeup_handle_ = clock_->AddWakeup([this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    cv_.notify_all();
+  });
+}
+
+Frontier::~Frontier() { clock_->RemoveWakeup(wakeup_handle_); }
+
+bool Frontier::Push(std::string_view url, uint32_t depth) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool accepted = PushLocked(url, depth, next_id_++, false);
+  if (accepted && waiters_ > 0) cv_.notify_one();
+  return accepted;
+}
+
+bool Frontier::PushLocked(std::string_view url, uint32_t depth, uint64_t id, bool from_restore) {
+  ++stats_.pushed;
+  if (!from_restore && options_.checkpoints) ckpt_inserts_.push_back({id, std::string(url), depth});
+  std::string_view origin_name, rest;
+  if (!SplitUrl(url, &origin_name, &rest)) {
+    Reject(std::string(url), depth, id, RejectReason::kInvalidUrl);
+    return false;
+  }
+  if (options_.max_depth && depth > *options_.max_depth) {
+    Reject(std::string(url), depth, id, RejectReason::kMaxDepth);
+    return false;
+  }
+  if (total_closed_) {
+    Reject(std::string(url), depth, id, RejectReason::kTotalBudget);
+    return false;
+  }
+  const uint32_t origin_id = InternOrigin(origin_name);
+  const OriginState& origin = origins_[origin_id];
+  KeyState& key = keys_[origin.key];
+  if (key.closed || origin.denied) {
+    Reject(std::string(url), depth, id, key.closed ? key.close_reason : origin.deny_reason);
+    return false;
+  }
+  Enqueue(key, origin.key, QueuedUrl{id, origin_id, depth, 0, rest});
+  Schedule(origin.key, clock_->Now());
+  return true;
+}
+
+uint32_t Frontier::InternOrigin(std::string_view name) {
+  // Heterogeneous lookup needs C++20 transparent hashing; a temporary string is cheap next to
+  // the rest of a push and only built when needed.
+  thread_local std::string lookup;
+  lookup.assign(name);
+  if (auto it = origin_ids_.find(lookup); it != origin_ids_.end()) return it->second;
+
+  std::string key_name;
+  switch (options_.key_kind) {
+    case PolitenessKeyKind::kOrigin:
+      key_name = lookup;
+      break;
+    case PolitenessKeyKind::kRegistrableDomain: {
+      const std::string host(HostOf(name));
+      const char* domain = psl_registrable_domain(psl_builtin(), host.c_str());
+      key_name = domain != nullptr ? std::string(domain) : host;
+      break;
+    }
+    case PolitenessKeyKind::kCustom:
+      key_name = options_.key_function(name);
+      break;
+  }
+  auto [key_it, new_key] = key_ids_.emplace(std::move(key_name), keys_.size());
+  if (new_key) keys_.emplace_back();
+
+  const auto origin_id = static_cast<uint32_t>(origins_.size());
+  OriginState& origin = origins_.emplace_back();
+  origin.name = lookup;
+  origin.key = key_it->second;
+  if (!options_.obey_robots) origin.robots = OriginState::Robots::kKnown;
+  origin_ids_.emplace(lookup, origin_id);
+  return origin_id;
+}
+
+void Frontier::Enqueue(KeyState& key, uint32_t key_id, const QueuedUrl& url) {
+  ++stats_.pending;
+  // Once a key has spilled URLs, newer ones follow them to disk to keep the queue FIFO.
+  if (spill_ != nullptr &&
+      (key.spilled() > 0 || stats_.pending_in_memory >= options_.max_pending_in_memory)) {
+    const Status status = spill_->Append(key_id, key.spill_tail, url);
+    if (status.ok()) {
+      ++key.spill_tail;
+      return;
+    }
+    // Never lose a URL: if the disk refuses it, RAM takes it (the queue order suffers only if
+    // the key had spilled URLs already).
+    stats_.last_error = status.ToString();
+  }
+  key.queue.Push(url);
+  ++stats_.pending_in_memory;
+}
+
+bool Frontier::EnsureHead(KeyState& key, uint32_t key_id) {
+  if (!key.queue.empty()) return true;
+  if (key.spilled() == 0 || key.storage_error) return false;
+  // Refill within the RAM budget, but at least a few URLs so a full budget cannot stall a key.
+  const size_t room = options_.max_pending_in_memory > stats_.pending_in_memory
+                          ? options_.max_pending_in_memory - stats_.pending_in_memory
+                          : 0;
+  const uint64_t batch =
+      std::min<uint64_t>(key.spilled(), std::clamp<uint64_t>(room, 4, options_.spill_batch));
+  const Status status = spill_->Load(key_id, key.spill_head, batch, &key.queue);
+  if (!status.ok()) {
+    // The URLs stay in the checkpointed pending set; this key just cannot proceed.
+    key.storage_error = true;
+    key.queue.Clear();
+    stats_.last_error = status.ToString();
+    return false;
+  }
+  key.spill_head += batch;
+  stats_.pending_in_memory += batch;
+  return true;
+}
+
+Clock::Duration Frontier::KeyDelay(const KeyState& key) {
+  Clock::Duration delay = std::max(options_.delay, key.crawl_delay);
+  if (options_.adaptive_factor > 0) {
+    const auto adaptive = std::chrono::duration_cast<Clock::Duration>(
+        key.last_fetch * options_.adaptive_factor);
+    delay = std::max(delay, adaptive);
+  }
+  if (options_.jitter > 0 && delay.count() > 0) {
+    const double unit = static_cast<double>(SplitMix64(&rng_) >> 11) * 0x1.0p-53;
+    delay += Clock::Duration(
+        static_cast<Clock::Duration::rep>(unit * options_.jitter * static_cast<double>(delay.count())));
+  }
+  return delay;
+}
+
+Clock::Duration Frontier::Backoff(uint32_t failures) const {
+  Clock::Duration backoff = options_.backoff_initial;
+  for (uint32_t i = 1; i < failures && backoff < options_.backoff_max; ++i) backoff *= 2;
+  return std::min(backoff, options_.backoff_max);
+}
+
+void Frontier::Schedule(uint32_t key_id, Clock::TimePoint now) {
+  KeyState& key = keys_[key_id];
+  using Where = KeyState::Where;
+  const bool eligible = !key.closed && !key.waiting_robots && !key.storage_error &&
+                        key.in_flight < options_.per_key_concurrency && key.has_urls();
+  if (!eligible) {
+    if (key.where != Where::kNowhere) ++key.generation;  // its heap entry becomes stale
+    key.where = Where::kNowhere;
+    return;
+  }
+  if (key.next_due <= now) {
+    if (key.where == Where::kReady) return;
+    if (!EnsureHead(key, key_id)) return Schedule(key_id, now);
+    // Breadth-first across keys: the shallowest head goes first, FIFO among equals.
+    const uint64_t depth = std::min<uint64_t>(key.queue.Front().depth, 0xffffff);
+    ++key.generation;
+    key.where = Where::kReady;
+    ready_.push({depth << 40 | (ready_sequence_++ & ((uint64_t{1} << 40) - 1)), key_id,
+                 key.generation});
+    return;
+  }
+  const auto due = static_cast<uint64_t>(key.next_due.time_since_epoch().count());
+  if (key.where == Where::kWaiting) {
+    // Already waiting: a later due time is found when the entry surfaces (see TryNextLocked).
+    return;
+  }
+  ++key.generation;
+  key.where = Where::kWaiting;
+  waiting_.push({due, key_id, key.generation});
+}
+
+NextStatus Frontier::TryNext(Lease* lease, Clock::TimePoint* wake_at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return TryNextLocked(lease, wake_at);
+}
+
+NextStatus Frontier::TryNextLocked(Lease* lease, Clock::TimePoint* wake_at) {
+  if (stopped_) return NextStatus::kStopped;
+  const Clock::TimePoint now = clock_->Now();
+  const auto now_order = static_cast<uint64_t>(now.time_since_epoch().count());
+  // Keys whose due time has come move to the ready heap.
+  while (!waiting_.empty() && waiting_.top().order <= now_order) {
+    const HeapEntry entry = waiting_.top();
+    waiting_.pop();
+    KeyState& key = keys_[entry.key];
+    if (entry.generation != key.generation) continue;
+    key.where = KeyState::Where::kNowhere;
+    Schedule(entry.key, now);  // re-queues it as waiting if its due time moved later
+  }
+  while (!ready_.empty()) {
+    const HeapEntry entry = ready_.top();
+    ready_.pop();
+    KeyState& key = keys_[entry.key];
+    if (entry.generation != key.generation) continue;
+    key.where = KeyState::Where::kNowhere;
+    const bool handed = HandOut(entry.key, now, lease);
+    Schedule(entry.key, now);
+    if (handed) {
+      if (!ready_.empty() && waiters_ > 0) cv_.notify_one();  // more work for another thread
+      return NextStatus::kLease;
+    }
+  }
+  while (!waiting_.empty() && waiting_.top().generation != keys_[waiting_.top().key].generation) {
+    waiting_.pop();
+  }
+  if (!waiting_.empty()) {
+    if (wake_at != nullptr) *wake_at = Clock::TimePoint(Clock::Duration(waiting_.top().order));
+    return NextStatus::kWait;
+  }
+  if (stats_.in_flight > 0) {
+    if (wake_at != nullptr) *wake_at = Clock::TimePoint::max();
+    return NextStatus::kWait;
+  }
+  // Nothing due, nothing in flight: the crawl is over (or stuck on storage errors, which are
+  // reported in Stats().last_error; those URLs remain in the checkpointed pending set).
+  return NextStatus::kIdle;
+}
+
+bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
+  KeyState& key = keys_[key_id];
+  while (EnsureHead(key, key_id)) {
+    const QueuedUrl head = key.queue.Front();
+    OriginState& origin = origins_[head.origin];
+    if (origin.denied) {
+      PopAndReject(key, origin.deny_reason);
+      continue;
+    }
+    if (options_.max_pages_per_key > 0 && key.pages_started >= options_.max_pages_per_key &&
+        head.retries == 0) {
+      CloseKey(key_id, RejectReason::kKeyBudget);
+      return false;
+    }
+    if (options_.obey_robots) {
+      if (origin.robots == OriginState::Robots::kKnown && now >= origin.robots_expires) {
+        origin.robots = OriginState::Robots::kUnknown;  // RFC 9309 §2.4: refresh after the TTL
+      }
+      if (origin.robots == OriginState::Robots::kFetching) {
+        key.waiting_robots = true;
+        return false;
+      }
+      if (origin.robots == OriginState::Robots::kUnknown) {
+        origin.robots = OriginState::Robots::kFetching;
+        key.waiting_robots = true;  // its pages wait for the rules
+        ++key.in_flight;
+        ++stats_.in_flight;
+        ++stats_.robots_handed_out;
+        key.next_due = now + std::max(options_.delay, key.crawl_delay);
+        lease->kind = Lease::Kind::kRobots;
+        lease->url.assign(origin.name).append("/robots.txt");
+        lease->depth = head.depth;
+        lease->retries = 0;
+        lease->start = now;
+        lease->id = 0;
+        lease->key = key_id;
+        lease->origin = head.origin;
+        return true;
+      }
+      std::string_view path = head.rest;
+      if (path.empty() || path.front() != '/') {
+        // "http://a?q" has the path "/" (RFC 3986 §6.2.3); match "/?q".
+        thread_local std::string with_slash;
+        with_slash.assign("/").append(path);
+        path = with_slash;
+      }
+      if (!origin.policy->IsAllowed(path)) {
+        PopAndReject(key, RejectReason::kRobotsDisallowed);
+        continue;
+      }
+    }
+    if (options_.max_total_pages > 0 && pages_started_ >= options_.max_total_pages &&
+        head.retries == 0) {
+      total_closed_ = true;
+      for (uint32_t k = 0; k < keys_.size(); ++k) CloseKey(k, RejectReason::kTotalBudget);
+      return false;
+    }
+    lease->kind = Lease::Kind::kPage;
+    lease->url.assign(origin.name).append(head.rest);
+    lease->depth = head.depth;
+    lease->retries = head.retries;
+    lease->start = now;
+    lease->id = head.id;
+    lease->key = key_id;
+    lease->origin = head.origin;
+    key.queue.Pop();
+    --stats_.pending;
+    --stats_.pending_in_memory;
+    if (head.retries == 0) {
+      ++key.pages_started;
+      ++pages_started_;
+    }
+    ++key.in_flight;
+    ++stats_.in_flight;
+    ++stats_.handed_out;
+    // Invariant 3: the next start of this key comes no sooner than one delay from now (Done()
+    // then adds the adaptive delay and jitter, counted from the end of this fetch).
+    key.next_due = now + std::max(options_.delay, key.crawl_delay);
+    return true;
+  }
+  return false;
+}
+
+void Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::TimePoint now = clock_->Now();
+  KeyState& key = keys_[lease.key];
+  --key.in_flight;
+  --stats_.in_flight;
+  if (lease.kind == Lease::Kind::kRobots) {
+    FinishRobots(lease, outcome, now);
+  } else {
+    FinishPage(lease, outcome, now);
+  }
+  Schedule(lease.key, now);
+  if (waiters_ > 0) cv_.notify_one();
+}
+
+void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome,
+                            Clock::TimePoint now) {
+  OriginState& origin = origins_[lease.origin];
+  KeyState& key = keys_[lease.key];
+  key.waiting_robots = false;
+  const int status = outcome.http_status;
+  if (status >= 200 && status < 300) {
+    origin.policy = std::make_shared<const RobotsPolicy>(
+        RobotsRules::Parse(outcome.robots_body).ForAgent(options_.user_agent));
+  } else if (status > 0 && status < 500) {
+    // RFC 9309 §2.3.1.3: 4xx (and a redirect chain the crawler gave up on, §2.3.1.2) means
+    // "unavailable": crawl without restrictions.
+    origin.policy = std::make_shared<const RobotsPolicy>();
+  } else {
+    // RFC 9309 §2.3.1.4: 5xx or unreachable means complete disallow; we do not crawl the origin
+    // and ask again after a back-off, until the key's failure limit.
+    ++origin.robots_failures;
+    if (origin.robots_failures >= options_.max_consecutive_failures) {
+      origin.denied = true;
+      origin.deny_reason = RejectReason::kRobotsUnreachable;
+      origin.robots = OriginState::Robots::kKnown;
+      origin.policy = std::make_shared<const RobotsPolicy>(
+          RobotsRules::DisallowAll().ForAgent(options_.user_agent));
+      origin.robots_expires = Clock::TimePoint::max();
+    } else {
+      origin.robots = OriginState::Robots::kUnknown;
+      key.next_due = std::max(key.next_due, now + Backoff(origin.robots_failures));
+    }
+    return;
+  }
+  origin.robots_failures = 0;
+  origin.robots = OriginState::Robots::kKnown;
+  origin.robots_expires = now + options_.robots_ttl;
+  if (std::optional<double> seconds = origin.policy->crawl_delay()) {
+    auto crawl_delay = std::chrono::duration_cast<Clock::Duration>(
+        std::chrono::duration<double>(std::min(*seconds, 1e9)));
+    crawl_delay = std::max(crawl_delay, options_.crawl_delay_floor);
+    if (crawl_delay > options_.crawl_delay_cap) {
+      crawl_delay = options_.crawl_delay_cap;
+      if (options_.crawl_delay_over_cap == CrawlDelayOverCap::kSkip) {
+        origin.denied = true;
+        origin.deny_reason = RejectReason::kCrawlDelayTooLong;
+        crawl_delay = Clock::Duration::zero();  // its URLs are rejected, not fetched slowly
+      }
+    }
+    key.crawl_delay = std::max(key.crawl_delay, crawl_delay);
+  }
+  key.next_due = std::max(key.next_due, now + KeyDelay(key));
+}
+
+void Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now) {
+  KeyState& key = keys_[lease.key];
+  const int status = outcome.http_status;
+  if (!IsBackoffStatus(status)) {
+    key.failures = 0;
+    key.last_fetch = outcome.fetch_time;
+    ++stats_.completed;
+    if (options_.checkpoints) ckpt_deletes_.push_back(lease.id);
+    key.next_due = std::max(key.next_due, now + KeyDelay(key));
+    return;
+  }
+  ++key.failures;
+  Clock::Duration wait = Backoff(key.failures);
+  if (status == 429 || status == 503) {
+    // RFC 9110 §10.2.3: Retry-After is delta-seconds or an HTTP-date.
+    if (std::optional<std::chrono::seconds> after =
+            ParseRetryAfter(outcome.retry_after, clock_->WallNow())) {
+      wait = std::min<Clock::Duration>(*after, options_.max_retry_after);
+    }
+  }
+  key.next_due = std::max(key.next_due, now + std::max(wait, KeyDelay(key)));
+  if (key.failures >= options_.max_consecutive_failures) {
+    Reject(lease.url, lease.depth, lease.id, RejectReason::kKeyRetired);
+    CloseKey(lease.key, RejectReason::kKeyRetired);
+    return;
+  }
+  if (lease.retries >= options_.max_retries || key.closed) {
+    Reject(lease.url, lease.depth, lease.id,
+           key.closed ? key.close_reason : RejectReason::kFetchFailed);
+    return;
+  }
+  // A retry is the same URL again (same id), not a duplicate: back of its key's queue.
+  ++stats_.retried;
+  std::string_view origin_name, rest;
+  SplitUrl(lease.url, &origin_name, &rest);
+  Enqueue(key, lease.key, QueuedUrl{lease.id, lease.origin, lease.depth, lease.retries + 1, rest});
+}
+
+void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason) {
+  ++stats_.rejected[static_cast<size_t>(reason)];
+  if (options_.checkpoints) ckpt_deletes_.push_back(id);
+  rejections_.push_back({std::move(url), depth, reason});
+}
+
+void Frontier::PopAndReject(KeyState& key, RejectReason reason) {
+  const QueuedUrl head = key.queue.Front();
+  Reject(origins_[head.origin].name + std::string(head.rest), head.depth, head.id, reason);
+  key.queue.Pop();
+  --stats_.pending;
+  --stats_.pending_in_memory;
+}
+
+void Frontier::CloseKey(uint32_t key_id, RejectReason reason) {
+  KeyState& key = keys_[key_id];
+  if (!key.closed) {
+    key.closed = true;
+    key.close_reason = reason;
+  }
+  while (EnsureHead(key, key_id)) PopAndReject(key, key.close_reason);
+  Schedule(key_id, clock_->Now());
+}
+
+void Frontier::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = true;
+  cv_.notify_all();
+}
+
+bool Frontier::Next(Lease* lease) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    Clock::TimePoint wake_at;
+    switch (TryNextLocked(lease, &wake_at)) {
+      case NextStatus::kLease:
+        return true;
+      case NextStatus::kStopped:
+      case NextStatus::kIdle:
+        return false;
+      case NextStatus::kWait:
+        break;
+    }
+    ++waiters_;
+    if (wake_at == Clock::TimePoint::max()) {
+      cv_.wait(lock);
+    } else {
+      clock_->WaitUntil(cv_, lock, wake_at);
+    }
+    --waiters_;
+  }
+}
+
+std::vector<Rejection> Frontier::DrainRejections() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Rejection> out;
+  out.swap(rejections_);
+  return out;
+}
+
+FrontierStats Frontier::Stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FrontierStats stats = stats_;
+  stats.keys = keys_.size();
+  stats.origins = origins_.size();
+  uint64_t bytes = keys_.capacity() * sizeof(KeyState) + origins_.capacity() * sizeof(OriginState) +
+                   (ready_.size() + waiting_.size()) * sizeof(HeapEntry);
+  for (const KeyState& key : keys_) bytes += key.queue.allocated_bytes();
+  for (const OriginState& origin : origins_) bytes += origin.name.capacity() * 2 + 64;  // + maps
+  stats.memory_bytes = bytes;
+  stats.spill_bytes = spill_ != nullptr ? spill_->FileBytes() : 0;
+  return stats;
+}
+
+Status Frontier::Checkpoint(SqliteDb& db) {
+  if (!options_.checkpoints) {
+    return Status::FailedPrecondition("frontier: checkpoints are turned off in its options");
+  }
+  std::lock_guard<std::mutex> checkpoint_lock(checkpoint_mu_);
+  URLSIEVE_RETURN_IF_ERROR(db.Exec(
+      "CREATE TABLE IF NOT EXISTS frontier_pending(id INTEGER PRIMARY KEY, url TEXT NOT NULL,"
+      " depth INTEGER NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS frontier_meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"));
+  Result<SqliteStatement> read_seq =
+      db.Prepare("SELECT value FROM frontier_meta WHERE name='checkpoint_seq'");
+  if (!read_seq.ok()) return read_seq.status();
+  Result<bool> has_seq = read_seq->Step();
+  if (!has_seq.ok()) return has_seq.status();
+  const uint64_t db_seq = *has_seq ? static_cast<uint64_t>(read_seq->ColumnInt64(0)) : 0;
+  read_seq->Reset();
+
+  std::vector<PendingRow> inserts;
+  std::vector<uint64_t> deletes;
+  uint64_t next_id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inserts.swap(ckpt_inserts_);
+    deletes.swap(ckpt_deletes_);
+    next_id = next_id_;
+  }
+  if (!checkpointed_) {
+    // A fresh crawl: whatever an earlier crawl left in this database is not ours.
+    URLSIEVE_RETURN_IF_ERROR(db.Exec("DELETE FROM frontier_pending"));
+  } else if (db_seq == checkpoint_seq_) {
+    unconfirmed_inserts_.clear();  // the previous checkpoint was committed
+    unconfirmed_deletes_.clear();
+  }
+  // Whatever is still unconfirmed was rolled back: write it again, before the new changes.
+  unconfirmed_inserts_.insert(unconfirmed_inserts_.end(), std::make_move_iterator(inserts.begin()),
+                              std::make_move_iterator(inserts.end()));
+  unconfirmed_deletes_.insert(unconfirmed_deletes_.end(), deletes.begin(), deletes.end());
+
+  Result<SqliteStatement> insert =
+      db.Prepare("INSERT OR REPLACE INTO frontier_pending(id, url, depth) VALUES(?,?,?)");
+  if (!insert.ok()) return insert.status();
+  for (const PendingRow& row : unconfirmed_inserts_) {
+    URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(1, static_cast<int64_t>(row.id)));
+    URLSIEVE_RETURN_IF_ERROR(insert->BindText(2, row.url, true));
+    URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(3, row.depth));
+    URLSIEVE_RETURN_IF_ERROR(insert->Run());
+  }
+  Result<SqliteStatement> erase = db.Prepare("DELETE FROM frontier_pending WHERE id=?");
+  if (!erase.ok()) return erase.status();
+  for (uint64_t id : unconfirmed_deletes_) {
+    URLSIEVE_RETURN_IF_ERROR(erase->BindInt64(1, static_cast<int64_t>(id)));
+    URLSIEVE_RETURN_IF_ERROR(erase->Run());
+  }
+  checkpoint_seq_ = db_seq + 1;
+  checkpointed_ = true;
+  Result<SqliteStatement> meta =
+      db.Prepare("INSERT OR REPLACE INTO frontier_meta(name, value) VALUES(?,?)");
+  if (!meta.ok()) return meta.status();
+  for (const auto& [name, value] : {std::pair<const char*, uint64_t>{"checkpoint_seq", checkpoint_seq_},
+                                    {"next_id", next_id}}) {
+    URLSIEVE_RETURN_IF_ERROR(meta->BindText(1, name));
+    URLSIEVE_RETURN_IF_ERROR(meta->BindInt64(2, static_cast<int64_t>(value)));
+    URLSIEVE_RETURN_IF_ERROR(meta->Run());
+  }
+  return Status::Ok();
+}
+
+Status Frontier::Restore(SqliteDb& db) {
+  std::lock_guard<std::mutex> checkpoint_lock(checkpoint_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stats_.pushed > 0 || checkpointed_) {
+    return Status::FailedPrecondition("frontier: Restore needs a new frontier");
+  }
+  Result<SqliteStatement> has_table = db.Prepare(
+      "SELECT count(*) FROM sqlite_schema WHERE name IN ('frontier_pending', 'frontier_meta')");
+  if (!has_table.ok()) return has_table.status();
+  Result<bool> row = has_table->Step();
+  if (!row.ok()) return row.status();
+  if (has_table->ColumnInt64(0) != 2) {
+    checkpointed_ = true;  // nothing to restore: an empty pending set
+    return Status::Ok();
+  }
+  Result<SqliteStatement> meta = db.Prepare("SELECT name, value FROM frontier_meta");
+  if (!meta.ok()) return meta.status();
+  for (;;) {
+    Result<bool> more = meta->Step();
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    const auto value = static_cast<uint64_t>(meta->ColumnInt64(1));
+    if (meta->ColumnText(0) == "checkpoint_seq") checkpoint_seq_ = value;
+    if (meta->ColumnText(0) == "next_id") next_id_ = std::max(next_id_, value);
+  }
+  Result<SqliteStatement> rows = db.Prepare("SELECT id, url, depth FROM frontier_pending ORDER BY id");
+  if (!rows.ok()) return rows.status();
+  for (;;) {
+    Result<bool> more = rows->Step();
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    const auto id = static_cast<uint64_t>(rows->ColumnInt64(0));
+    const int64_t depth = rows->ColumnInt64(2);
+    if (depth < 0 || depth > UINT32_MAX) return Status::Corruption("frontier_pending: bad depth");
+    PushLocked(rows->ColumnText(1), static_cast<uint32_t>(depth), id, true);
+    next_id_ = std::max(next_id_, id + 1);
+  }
+  checkpointed_ = true;
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+}  // namespace urlsieve

@@ -1,0 +1,219 @@
+// Frontier: the politeness-aware queue of URLs to fetch, with robots.txt rules per origin and a
+// durable pending set.
+//
+// URLs are queued FIFO per politeness key (FrontierOptions::key_kind). Next() hands out a Lease
+// for a key that is due (its delay since the last request has passed) and below its concurrency
+// limit; among due keys, the one whose next URL is shallowest goes first (breadth-first), then the
+// one that waited longest. Done() reports the outcome and sets the key's next due time (delay,
+// Crawl-delay, adaptive delay, back-off, Retry-After). A waiting or slow key never holds up
+// another: keys that are not due are simply not in the ready heap.
+//
+// robots.txt: before the first page of an origin, and again when its rules are older than
+// robots_ttl, Next() hands out a Lease of kind kRobots for "<origin>/robots.txt" (it obeys the
+// key's politeness like any request). The crawler fetches it (following up to 5 redirects) and
+// passes the final status and body to Done(); pages of that origin wait until then. Disallowed
+// URLs are rejected by the frontier (kRobotsDisallowed), never handed out.
+//
+// Nothing is silently dropped: every URL pushed is eventually handed out and completed by
+// Done(), or rejected with a reason, which DrainRejections() returns (and Stats() counts).
+//
+// Durability: Checkpoint() writes the delta since the previous checkpoint into the crawl's state
+// database, inside the caller's transaction; Restore() loads the pending set into a new frontier.
+// Memory: beyond max_pending_in_memory, pending URLs live in a scratch SQLite file (SpillStore).
+//
+// Thread-safety: Push/Next/TryNext/Done/Stop/DrainRejections/Stats may be called from any number
+// of threads; one mutex guards the state (each call holds it for O(log keys) work, plus a spill
+// page-in when a key's in-memory queue runs dry). Checkpoint/Restore are serialized by a second
+// mutex and hold the first only to take the delta, so fetchers keep running while SQLite writes.
+#ifndef URLSIEVE_FRONTIER_FRONTIER_H_
+#define URLSIEVE_FRONTIER_FRONTIER_H_
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "dedup/sqlite_db.h"
+#include "dedup/status.h"
+#include "frontier/clock.h"
+#include "frontier/frontier_options.h"
+#include "frontier/robots_rules.h"
+#include "frontier/spill_store.h"
+#include "frontier/url_queue.h"
+
+namespace urlsieve {
+
+enum class RejectReason : uint8_t {
+  kInvalidUrl,         // not an absolute "scheme://host..." URL
+  kMaxDepth,           // depth above FrontierOptions::max_depth
+  kKeyBudget,          // the key reached max_pages_per_key
+  kTotalBudget,        // the crawl reached max_total_pages
+  kRobotsDisallowed,   // robots.txt disallows it for our user agent
+  kRobotsUnreachable,  // robots.txt stayed unreachable (5xx / network) through every retry
+  kCrawlDelayTooLong,  // the site's Crawl-delay is above crawl_delay_cap (kSkip)
+  kKeyRetired,         // the key failed max_consecutive_failures times in a row
+  kFetchFailed,        // this URL failed 1 + max_retries times
+};
+inline constexpr size_t kRejectReasonCount = 9;
+std::string_view RejectReasonName(RejectReason reason);
+
+struct Rejection {
+  std::string url;
+  uint32_t depth = 0;
+  RejectReason reason = RejectReason::kInvalidUrl;
+};
+
+// A URL handed out by Next(), to be returned through Done() exactly once.
+struct Lease {
+  enum class Kind : uint8_t { kPage, kRobots };
+  Kind kind = Kind::kPage;
+  std::string url;  // kRobots: "<origin>/robots.txt"
+  uint32_t depth = 0;
+  uint32_t retries = 0;  // earlier failed attempts of this URL
+  Clock::TimePoint start{};
+  // The frontier's bookkeeping; leave untouched.
+  uint64_t id = 0;
+  uint32_t key = 0;
+  uint32_t origin = 0;
+};
+
+struct FetchOutcome {
+  // The final HTTP status (after redirects, for robots.txt), or 0 when there was no response:
+  // DNS failure, connection refused or reset, TLS error, timeout.
+  int http_status = 0;
+  Clock::Duration fetch_time{};   // how long the fetch took (adaptive delay)
+  std::string_view retry_after;   // the Retry-After header, if any (429, 503)
+  std::string_view robots_body;   // kRobots leases with a 2xx status: the body
+};
+
+struct FrontierStats {
+  uint64_t pushed = 0;
+  uint64_t pending = 0;            // queued, not handed out (in RAM + spilled)
+  uint64_t pending_in_memory = 0;
+  uint64_t in_flight = 0;          // leases not yet done (pages and robots)
+  uint64_t handed_out = 0;         // page leases, including retries
+  uint64_t robots_handed_out = 0;
+  uint64_t completed = 0;          // page leases done without a retry or rejection
+  uint64_t retried = 0;
+  uint64_t keys = 0;
+  uint64_t origins = 0;
+  std::array<uint64_t, kRejectReasonCount> rejected{};
+  uint64_t memory_bytes = 0;       // approximate RAM held by queues, keys and origins
+  int64_t spill_bytes = 0;         // bytes in use in the spill file
+  std::string last_error;          // the last storage error, if any
+};
+
+enum class NextStatus { kLease, kWait, kIdle, kStopped };
+
+class Frontier {
+ public:
+  // `clock` must outlive the frontier. Fails only when the spill file cannot be created.
+  static Result<std::unique_ptr<Frontier>> Open(const FrontierOptions& options, Clock* clock);
+  ~Frontier();
+  Frontier(const Frontier&) = delete;
+  Frontier& operator=(const Frontier&) = delete;
+
+  // Queues an absolute URL (a canonical key from the seen stage) found at `depth`. Returns false
+  // when it is rejected at once (see DrainRejections for the reason).
+  bool Push(std::string_view url, uint32_t depth);
+
+  // Blocks until a lease is due and fills *lease (true), or returns false after Stop() or when
+  // the crawl is over: nothing pending and nothing in flight. Push the links a lease discovered
+  // before its Done(), so that "over" cannot be seen too early.
+  bool Next(Lease* lease);
+  // Does not block. kWait: nothing due before *wake_at (when not null); kIdle: nothing pending
+  // or in flight; kStopped: Stop() was called.
+  NextStatus TryNext(Lease* lease, Clock::TimePoint* wake_at = nullptr);
+  void Done(const Lease& lease, const FetchOutcome& outcome);
+  // Wakes every Next() and makes it return false, now and later.
+  void Stop();
+
+  // The rejections since the previous call, oldest first.
+  std::vector<Rejection> DrainRejections();
+  FrontierStats Stats();
+
+  // Writes the pending set (URLs queued or in flight) into `db`, which the caller has opened a
+  // write transaction on; only the changes since the previous checkpoint are written. If that
+  // transaction did not commit, the next Checkpoint notices and writes those changes again.
+  // The first checkpoint of a frontier that was not restored from `db` replaces its pending set.
+  Status Checkpoint(SqliteDb& db);
+  // Loads the pending set of `db` into this frontier, which must be new (nothing pushed yet).
+  Status Restore(SqliteDb& db);
+
+ private:
+  struct OriginState;
+  struct KeyState;
+  struct HeapEntry {
+    uint64_t order;  // ready heap: depth << 40 | sequence; waiting heap: due time
+    uint32_t key;
+    uint32_t generation;
+    bool operator>(const HeapEntry& other) const { return order > other.order; }
+  };
+  using MinHeap = std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<HeapEntry>>;
+  struct PendingRow {
+    uint64_t id;
+    std::string url;
+    uint32_t depth;
+  };
+
+  Frontier(const FrontierOptions& options, Clock* clock, std::unique_ptr<SpillStore> spill);
+
+  bool PushLocked(std::string_view url, uint32_t depth, uint64_t id, bool from_restore);
+  uint32_t InternOrigin(std::string_view origin);
+  void Enqueue(KeyState& key, uint32_t key_id, const QueuedUrl& url);
+  bool EnsureHead(KeyState& key, uint32_t key_id);
+  NextStatus TryNextLocked(Lease* lease, Clock::TimePoint* wake_at);
+  bool HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease);
+  void Schedule(uint32_t key_id, Clock::TimePoint now);
+  Clock::Duration KeyDelay(const KeyState& key);
+  Clock::Duration Backoff(uint32_t failures) const;
+  void FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
+  void FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
+  void Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason);
+  void PopAndReject(KeyState& key, RejectReason reason);
+  void CloseKey(uint32_t key_id, RejectReason reason);
+  void Wake();
+
+  const FrontierOptions options_;
+  Clock* const clock_;
+  uint64_t wakeup_handle_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiters_ = 0;
+  bool stopped_ = false;
+  std::unique_ptr<SpillStore> spill_;
+  std::unordered_map<std::string, uint32_t> origin_ids_;
+  std::unordered_map<std::string, uint32_t> key_ids_;
+  std::vector<OriginState> origins_;
+  std::vector<KeyState> keys_;
+  MinHeap ready_;
+  MinHeap waiting_;
+  uint64_t ready_sequence_ = 0;
+  uint64_t next_id_ = 1;
+  uint64_t rng_;
+  bool total_closed_ = false;
+  uint64_t pages_started_ = 0;  // first attempts only, for max_total_pages
+  FrontierStats stats_;
+  std::vector<Rejection> rejections_;
+  // Changes since the last checkpoint.
+  std::vector<PendingRow> ckpt_inserts_;
+  std::vector<uint64_t> ckpt_deletes_;
+
+  std::mutex checkpoint_mu_;  // serializes Checkpoint/Restore; taken before mu_
+  bool checkpointed_ = false;  // a Checkpoint or Restore has run
+  uint64_t checkpoint_seq_ = 0;
+  // The changes of the last checkpoint, kept until a later one sees they were committed.
+  std::vector<PendingRow> unconfirmed_inserts_;
+  std::vector<uint64_t> unconfirmed_deletes_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_FRONTIER_FRONTIER_H_

@@ -1,0 +1,292 @@
+#include "frontier/robots_rules.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace urlsieve {
+namespace {
+
+char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = ToLower(c);
+  return out;
+}
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool IsUnreserved(unsigned char c) {  // RFC 3986 §2.3
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+// The product token of a user-agent: RFC 9309 §2.2.1 says it is made of [a-zA-Z_-].
+std::string ProductToken(std::string_view agent) {
+  agent = Trim(agent);
+  size_t n = 0;
+  while (n < agent.size() && ((agent[n] >= 'a' && agent[n] <= 'z') ||
+                              (agent[n] >= 'A' && agent[n] <= 'Z') || agent[n] == '_' ||
+                              agent[n] == '-')) {
+    ++n;
+  }
+  return Lower(agent.substr(0, n));
+}
+
+enum class Key { kUnknown, kUserAgent, kAllow, kDisallow, kCrawlDelay, kSitemap };
+
+// RFC 9309 §2.2 asks for leniency; besides the canonical spellings we accept the typos that are
+// common in the wild (the same set Google's parser accepts, plus a few more).
+Key ParseKey(std::string_view raw) {
+  const std::string k = Lower(Trim(raw));
+  if (k == "user-agent" || k == "useragent" || k == "user agent" || k == "user_agent") {
+    return Key::kUserAgent;
+  }
+  if (k == "allow") return Key::kAllow;
+  if (k == "disallow" || k == "dissallow" || k == "dissalow" || k == "disalow" ||
+      k == "diasllow" || k == "disallaw" || k == "dis-allow") {
+    return Key::kDisallow;
+  }
+  if (k == "crawl-delay" || k == "crawldelay" || k == "crawl delay" || k == "crawl_delay") {
+    return Key::kCrawlDelay;
+  }
+  if (k == "sitemap" || k == "site-map") return Key::kSitemap;
+  return Key::kUnknown;
+}
+
+// Does `pattern` (with '*' wildcards and an optional final '$') match a prefix of `path`
+// (RFC 9309 §2.2.3)? Tracks the set of path positions reachable after each pattern octet, so the
+// cost is O(|pattern| · |path|) in the worst case and never exponential.
+bool PatternMatches(std::string_view pattern, std::string_view path) {
+  const bool anchored = !pattern.empty() && pattern.back() == '$';
+  if (anchored) pattern.remove_suffix(1);
+  if (pattern.find('*') == std::string_view::npos) {
+    return anchored ? path == pattern : path.substr(0, pattern.size()) == pattern;
+  }
+  // positions[i] is true when the pattern read so far can end just before path[i].
+  std::vector<size_t> positions{0};
+  std::vector<size_t> next;
+  for (char c : pattern) {
+    if (c == '*') {
+      const size_t from = positions.front();  // positions are kept sorted
+      positions.clear();
+      for (size_t p = from; p <= path.size(); ++p) positions.push_back(p);
+      continue;
+    }
+    next.clear();
+    for (size_t p : positions) {
+      if (p < path.size() && path[p] == c) next.push_back(p + 1);
+    }
+    if (next.empty()) return false;
+    positions.swap(next);
+  }
+  return !anchored || positions.back() == path.size();
+}
+
+}  // namespace
+
+std::string NormalizeRobotsPath(std::string_view path) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(path.size());
+  for (size_t i = 0; i < path.size(); ++i) {
+    const auto c = static_cast<unsigned char>(path[i]);
+    if (c == '%' && i + 2 < path.size() && HexValue(path[i + 1]) >= 0 &&
+        HexValue(path[i + 2]) >= 0) {
+      const auto decoded = static_cast<unsigned char>(HexValue(path[i + 1]) * 16 +
+                                                      HexValue(path[i + 2]));
+      // RFC 9309 §2.2.2: percent-encoded unreserved octets are decoded before comparison;
+      // everything else stays encoded (with one spelling of the hex digits).
+      if (IsUnreserved(decoded)) {
+        out.push_back(static_cast<char>(decoded));
+      } else {
+        out.push_back('%');
+        out.push_back(kHex[decoded >> 4]);
+        out.push_back(kHex[decoded & 15]);
+      }
+      i += 2;
+    } else if (c >= 0x80 || c <= 0x20 || c == 0x7f) {
+      // RFC 9309 §2.2.2: non-ASCII (UTF-8) octets in patterns are matched percent-encoded.
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+RobotsRules RobotsRules::DisallowAll() {
+  RobotsRules rules;
+  rules.disallow_all_ = true;
+  return rules;
+}
+
+RobotsRules RobotsRules::Parse(std::string_view body) {
+  RobotsRules out;
+  if (body.size() > kRobotsParseLimit) {
+    // RFC 9309 §2.5: parse the first 500 KiB; a line cut by the limit is dropped, not half-read.
+    out.truncated_ = true;
+    body = body.substr(0, kRobotsParseLimit);
+    const size_t last_break = body.find_last_of("\r\n");
+    body = last_break == std::string_view::npos ? std::string_view() : body.substr(0, last_break);
+  }
+  // A UTF-8 byte order mark (or the part of one that survived) precedes the first line.
+  for (unsigned char bom : {0xEF, 0xBB, 0xBF}) {
+    if (!body.empty() && static_cast<unsigned char>(body.front()) == bom) body.remove_prefix(1);
+  }
+
+  // A group is one or more user-agent lines followed by rules (RFC 9309 §2.1, §2.2.1); a
+  // user-agent line after a rule starts the next group.
+  bool in_agent_run = false;
+  uint32_t line_no = 0;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    // CR, LF and CRLF all end a line (RFC 9309 §2.2: EOL = %x0A / %x0D / %x0D.0A).
+    size_t end = body.find_first_of("\r\n", pos);
+    if (end == std::string_view::npos) end = body.size();
+    std::string_view line = body.substr(pos, end - pos);
+    pos = end + 1;
+    if (end + 1 < body.size() && body[end] == '\r' && body[end + 1] == '\n') ++pos;
+    ++line_no;
+
+    if (const size_t hash = line.find('#'); hash != std::string_view::npos) {
+      line = line.substr(0, hash);
+    }
+    line = Trim(line);
+    if (line.empty()) continue;
+    size_t sep = line.find(':');
+    if (sep == std::string_view::npos) {
+      // Lenient: "Disallow /path" (key and value separated by blanks only).
+      sep = line.find_first_of(" \t");
+      if (sep == std::string_view::npos) continue;  // garbage
+      // "user agent foo" is two words of key: try the longer key first.
+      if (ParseKey(line.substr(0, sep)) == Key::kUnknown) {
+        const size_t second = line.find_first_of(" \t", line.find_first_not_of(" \t", sep));
+        if (second == std::string_view::npos || ParseKey(line.substr(0, second)) == Key::kUnknown) {
+          continue;
+        }
+        sep = second;
+      }
+    }
+    const Key key = ParseKey(line.substr(0, sep));
+    const std::string_view value = Trim(line.substr(sep + 1));
+
+    switch (key) {
+      case Key::kUserAgent: {
+        if (!in_agent_run) {
+          out.groups_.emplace_back();
+          in_agent_run = true;
+        }
+        std::string token =
+            !value.empty() && value.front() == '*' ? std::string("*") : ProductToken(value);
+        if (!token.empty()) out.groups_.back().agents.push_back(std::move(token));
+        break;
+      }
+      case Key::kAllow:
+      case Key::kDisallow: {
+        in_agent_run = false;
+        // Rules before the first user-agent line belong to no group and are ignored.
+        if (out.groups_.empty()) break;
+        // An empty value matches nothing (RFC 9309 §2.2.2); keep no rule for it.
+        if (value.empty()) break;
+        RobotsRule rule;
+        rule.allow = key == Key::kAllow;
+        rule.pattern = NormalizeRobotsPath(value);
+        // Patterns must start with '/' or '*' (§2.2.2); be lenient and anchor the others.
+        if (rule.pattern.front() != '/' && rule.pattern.front() != '*') {
+          rule.pattern.insert(rule.pattern.begin(), '/');
+        }
+        rule.line = line_no;
+        rule.text = std::string(line);
+        out.groups_.back().rules.push_back(std::move(rule));
+        break;
+      }
+      case Key::kCrawlDelay: {
+        in_agent_run = false;
+        if (out.groups_.empty()) break;
+        double seconds = 0;
+        const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+        (void)ptr;
+        if (ec == std::errc() && std::isfinite(seconds) && seconds >= 0) {
+          out.groups_.back().crawl_delay = seconds;
+        }
+        break;
+      }
+      case Key::kSitemap:
+        // Sitemap lines are global, not group members (RFC 9309 §2.2.4), so they do not end a
+        // run of user-agent lines either.
+        if (!value.empty()) out.sitemaps_.emplace_back(value);
+        break;
+      case Key::kUnknown:
+        break;
+    }
+  }
+  return out;
+}
+
+RobotsPolicy RobotsRules::ForAgent(std::string_view agent) const {
+  RobotsPolicy policy;
+  if (disallow_all_) {
+    policy.disallow_all_ = true;
+    return policy;
+  }
+  const std::string token = ProductToken(agent);
+  // RFC 9309 §2.2.1: all groups naming the product token are merged; only when none does are
+  // the '*' groups used (also merged).
+  auto select = [&](std::string_view want) {
+    bool any = false;
+    for (const Group& group : groups_) {
+      if (std::find(group.agents.begin(), group.agents.end(), want) == group.agents.end()) {
+        continue;
+      }
+      any = true;
+      policy.rules_.insert(policy.rules_.end(), group.rules.begin(), group.rules.end());
+      if (group.crawl_delay) {
+        policy.crawl_delay_ = std::max(policy.crawl_delay_.value_or(0), *group.crawl_delay);
+      }
+    }
+    return any;
+  };
+  if (token.empty() || token == "*" || !select(token)) select("*");
+  return policy;
+}
+
+RobotsMatch RobotsPolicy::Match(std::string_view path) const {
+  if (path.empty()) path = "/";
+  // RFC 9309 §2.2.2: "/robots.txt" is implicitly allowed.
+  if (path == "/robots.txt") return {};
+  if (disallow_all_) return {false, nullptr};
+  if (rules_.empty()) return {};
+  const std::string normalized = NormalizeRobotsPath(path);
+  // RFC 9309 §2.2.2: the most specific (longest) matching pattern wins; on a tie between an
+  // allow and a disallow rule, allow wins.
+  const RobotsRule* best = nullptr;
+  for (const RobotsRule& rule : rules_) {
+    if (best != nullptr && (rule.pattern.size() < best->pattern.size() ||
+                            (rule.pattern.size() == best->pattern.size() && !rule.allow))) {
+      continue;
+    }
+    if (!PatternMatches(rule.pattern, normalized)) continue;
+    if (best == nullptr || rule.pattern.size() > best->pattern.size() || rule.allow) best = &rule;
+  }
+  if (best == nullptr) return {};
+  return {best->allow, best};
+}
+
+}  // namespace urlsieve

@@ -1,0 +1,236 @@
+// The frontier's robots.txt leases: fetch semantics of RFC 9309 §2.3.1, caching (§2.4),
+// Crawl-delay.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "frontier/frontier.h"
+
+namespace urlsieve {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::seconds;
+
+class FrontierRobotsTest : public ::testing::Test {
+ protected:
+  FrontierRobotsTest() { options_.user_agent = "TestBot/1.0"; }
+
+  Frontier& Make() {
+    Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(options_, &clock_);
+    EXPECT_TRUE(frontier.ok()) << frontier.status().ToString();
+    frontier_ = std::move(*frontier);
+    return *frontier_;
+  }
+  Lease MustNext() {
+    Lease lease;
+    EXPECT_EQ(frontier_->TryNext(&lease), NextStatus::kLease);
+    return lease;
+  }
+  NextStatus Try() {
+    Lease lease;
+    return frontier_->TryNext(&lease);
+  }
+  // Hands out the robots lease of the first origin and answers it.
+  void AnswerRobots(int status, std::string_view body = {}) {
+    const Lease robots = MustNext();
+    ASSERT_EQ(robots.kind, Lease::Kind::kRobots);
+    frontier_->Done(robots, FetchOutcome{status, {}, {}, body});
+  }
+  size_t Rejected(RejectReason reason) {
+    return frontier_->Stats().rejected[static_cast<size_t>(reason)];
+  }
+
+  FrontierOptions options_;
+  ManualClock clock_;
+  std::unique_ptr<Frontier> frontier_;
+};
+
+TEST_F(FrontierRobotsTest, RobotsLeaseComesFirstAndPagesWaitForIt) {
+  Frontier& f = Make();
+  f.Push("http://a.com/private/x", 0);
+  f.Push("http://a.com/public", 0);
+  const Lease robots = MustNext();
+  EXPECT_EQ(robots.kind, Lease::Kind::kRobots);
+  EXPECT_EQ(robots.url, "http://a.com/robots.txt");
+  EXPECT_EQ(Try(), NextStatus::kWait);  // pages wait for the rules, even after the delay
+  clock_.Advance(hours(1));
+  EXPECT_EQ(Try(), NextStatus::kWait);
+  f.Done(robots, FetchOutcome{200, {}, {}, "User-agent: testbot\nDisallow: /private\n"});
+  EXPECT_EQ(Try(), NextStatus::kWait);  // the robots fetch obeyed politeness too
+  clock_.Advance(seconds(1));
+  const Lease page = MustNext();
+  EXPECT_EQ(page.url, "http://a.com/public");  // /private/x was rejected, not handed out
+  const std::vector<Rejection> rejections = f.DrainRejections();
+  ASSERT_EQ(rejections.size(), 1u);
+  EXPECT_EQ(rejections[0].url, "http://a.com/private/x");
+  EXPECT_EQ(rejections[0].reason, RejectReason::kRobotsDisallowed);
+}
+
+TEST_F(FrontierRobotsTest, OneRobotsFetchPerOrigin) {
+  options_.delay = Clock::Duration::zero();
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://b.com/1", 0);
+  f.Push("https://a.com/1", 0);  // another origin: its own robots.txt
+  const Lease r1 = MustNext();
+  const Lease r2 = MustNext();
+  const Lease r3 = MustNext();
+  EXPECT_EQ(Try(), NextStatus::kWait);
+  for (const Lease* r : {&r1, &r2, &r3}) {
+    EXPECT_EQ(r->kind, Lease::Kind::kRobots);
+    f.Done(*r, FetchOutcome{404, {}, {}, {}});
+  }
+  f.Push("http://a.com/2", 0);
+  int pages = 0;
+  Lease lease;
+  while (f.TryNext(&lease) == NextStatus::kLease) {
+    EXPECT_EQ(lease.kind, Lease::Kind::kPage);
+    f.Done(lease, FetchOutcome{200, {}, {}, {}});
+    ++pages;
+  }
+  EXPECT_EQ(pages, 4);
+  EXPECT_EQ(f.Stats().robots_handed_out, 3u);
+}
+
+TEST_F(FrontierRobotsTest, ClientErrorMeansAllowAll) {
+  options_.delay = Clock::Duration::zero();
+  Frontier& f = Make();
+  f.Push("http://a.com/anything", 0);
+  AnswerRobots(404);
+  EXPECT_EQ(MustNext().url, "http://a.com/anything");
+}
+
+TEST_F(FrontierRobotsTest, ServerErrorMeansDisallowAllAndRetryLater) {
+  options_.delay = Clock::Duration::zero();
+  options_.backoff_initial = seconds(10);
+  Frontier& f = Make();
+  f.Push("http://a.com/page", 0);
+  AnswerRobots(503);
+  Lease lease;
+  Clock::TimePoint wake;
+  EXPECT_EQ(f.TryNext(&lease, &wake), NextStatus::kWait);  // no page while unreachable
+  EXPECT_EQ(wake, clock_.Now() + seconds(10));
+  clock_.Advance(seconds(10));
+  AnswerRobots(0);  // unreachable this time
+  clock_.Advance(seconds(20));
+  AnswerRobots(200, "User-agent: *\nAllow: /\n");
+  EXPECT_EQ(MustNext().url, "http://a.com/page");
+  EXPECT_EQ(Rejected(RejectReason::kRobotsUnreachable), 0u);
+}
+
+TEST_F(FrontierRobotsTest, RobotsUnreachableForGoodRejectsTheOrigin) {
+  options_.max_consecutive_failures = 3;
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://a.com/2", 0);
+  for (int i = 0; i < 3; ++i) {
+    Lease lease;
+    Clock::TimePoint wake;
+    while (f.TryNext(&lease, &wake) != NextStatus::kLease) clock_.AdvanceTo(wake);
+    ASSERT_EQ(lease.url, "http://a.com/robots.txt");
+    f.Done(lease, FetchOutcome{i == 1 ? 0 : 500, {}, {}, {}});
+  }
+  // The origin's URLs are rejected when its key next comes up (after its delay).
+  Lease lease;
+  Clock::TimePoint wake;
+  ASSERT_EQ(f.TryNext(&lease, &wake), NextStatus::kWait);
+  clock_.AdvanceTo(wake);
+  EXPECT_EQ(f.TryNext(&lease), NextStatus::kIdle);
+  EXPECT_EQ(Rejected(RejectReason::kRobotsUnreachable), 2u);
+  EXPECT_FALSE(f.Push("http://a.com/3", 0));
+}
+
+TEST_F(FrontierRobotsTest, RulesExpireAfterTheirTtl) {
+  options_.delay = Clock::Duration::zero();
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  AnswerRobots(200, "User-agent: *\nDisallow: /x\n");
+  f.Done(MustNext(), FetchOutcome{200, {}, {}, {}});
+  clock_.Advance(hours(23));
+  f.Push("http://a.com/2", 0);
+  const Lease cached = MustNext();
+  EXPECT_EQ(cached.kind, Lease::Kind::kPage);  // still cached
+  f.Done(cached, FetchOutcome{200, {}, {}, {}});
+  clock_.Advance(hours(1));
+  f.Push("http://a.com/3", 0);
+  f.Push("http://a.com/x", 0);
+  // 24 h later (RFC 9309 §2.4) the rules are fetched again, and the new ones apply.
+  const Lease refresh = MustNext();
+  EXPECT_EQ(refresh.kind, Lease::Kind::kRobots);
+  f.Done(refresh, FetchOutcome{200, {}, {}, "User-agent: *\nDisallow: /3\n"});
+  EXPECT_EQ(MustNext().url, "http://a.com/x");
+  EXPECT_EQ(Rejected(RejectReason::kRobotsDisallowed), 1u);
+}
+
+TEST_F(FrontierRobotsTest, CrawlDelayWithinFloorAndCap) {
+  options_.crawl_delay_floor = seconds(2);
+  options_.crawl_delay_cap = seconds(30);
+  Frontier& f = Make();
+  for (int i = 0; i < 3; ++i) f.Push("http://a.com/" + std::to_string(i), 0);
+  for (int i = 0; i < 3; ++i) f.Push("http://b.com/" + std::to_string(i), 0);
+  Lease ra = MustNext();
+  Lease rb = MustNext();
+  if (ra.url > rb.url) std::swap(ra, rb);
+  f.Done(ra, FetchOutcome{200, {}, {}, "User-agent: *\nCrawl-delay: 7\n"});
+  f.Done(rb, FetchOutcome{200, {}, {}, "User-agent: *\nCrawl-delay: 0.5\n"});  // below floor
+  clock_.Advance(seconds(2));
+  Lease first = MustNext();
+  if (first.url.find("b.com") == std::string::npos) {
+    clock_.Advance(seconds(5));
+    first = MustNext();
+  }
+  EXPECT_EQ(first.url, "http://b.com/0");
+  f.Done(first, FetchOutcome{200, {}, {}, {}});
+  clock_.Advance(seconds(1));
+  Lease lease;
+  Clock::TimePoint wake;
+  EXPECT_EQ(f.TryNext(&lease, &wake), NextStatus::kWait);
+  clock_.AdvanceTo(wake);
+  // a.com is due 7 s after its robots fetch; b.com 2 s after its page.
+  std::vector<std::string> order;
+  for (int i = 0; i < 3; ++i) {
+    while (f.TryNext(&lease, &wake) != NextStatus::kLease) clock_.AdvanceTo(wake);
+    order.push_back(lease.url);
+    f.Done(lease, FetchOutcome{200, {}, {}, {}});
+  }
+  EXPECT_EQ(order[0], "http://b.com/1");
+}
+
+TEST_F(FrontierRobotsTest, CrawlDelayAboveCapSkipsOrCaps) {
+  options_.crawl_delay_cap = seconds(30);
+  {
+    Frontier& f = Make();
+    f.Push("http://a.com/1", 0);
+    AnswerRobots(200, "User-agent: *\nCrawl-delay: 3600\n");
+    clock_.Advance(seconds(1));
+    Lease lease;
+    EXPECT_EQ(f.TryNext(&lease), NextStatus::kIdle);
+    EXPECT_EQ(Rejected(RejectReason::kCrawlDelayTooLong), 1u);
+  }
+  options_.crawl_delay_over_cap = CrawlDelayOverCap::kCap;
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://a.com/2", 0);
+  AnswerRobots(200, "User-agent: *\nCrawl-delay: 3600\n");
+  Lease lease;
+  Clock::TimePoint wake;
+  EXPECT_EQ(f.TryNext(&lease, &wake), NextStatus::kWait);
+  EXPECT_EQ(wake, clock_.Now() + seconds(30));
+  clock_.AdvanceTo(wake);
+  lease = MustNext();
+  f.Done(lease, FetchOutcome{200, {}, {}, {}});
+  EXPECT_EQ(f.TryNext(&lease, &wake), NextStatus::kWait);
+  EXPECT_EQ(wake, clock_.Now() + seconds(30));
+}
+
+TEST_F(FrontierRobotsTest, ObeyRobotsOffHandsOutNoRobotsLeases) {
+  options_.obey_robots = false;
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  EXPECT_EQ(MustNext().kind, Lease::Kind::kPage);
+}
+
+}  // namespace
+}  // namespace urlsieve

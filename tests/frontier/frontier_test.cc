@@ -1,0 +1,327 @@
+#include "frontier/frontier.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace urlsieve {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class FrontierTest : public ::testing::Test {
+ protected:
+  FrontierTest() { options_.obey_robots = false; }
+
+  Frontier& Make() {
+    Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(options_, &clock_);
+    EXPECT_TRUE(frontier.ok()) << frontier.status().ToString();
+    frontier_ = std::move(*frontier);
+    return *frontier_;
+  }
+
+  // The next lease, which must be available now.
+  Lease MustNext() {
+    Lease lease;
+    EXPECT_EQ(frontier_->TryNext(&lease), NextStatus::kLease);
+    return lease;
+  }
+  // Asserts that nothing is due now and returns when something will be.
+  Clock::TimePoint MustWait() {
+    Lease lease;
+    Clock::TimePoint wake;
+    EXPECT_EQ(frontier_->TryNext(&lease, &wake), NextStatus::kWait) << lease.url;
+    return wake;
+  }
+  void Ok(const Lease& lease) { frontier_->Done(lease, FetchOutcome{200, {}, {}, {}}); }
+
+  FrontierOptions options_;
+  ManualClock clock_;
+  std::unique_ptr<Frontier> frontier_;
+};
+
+TEST_F(FrontierTest, DefaultsAreOneSecondAndOneConnectionPerKey) {
+  Frontier& f = Make();
+  ASSERT_TRUE(f.Push("http://a.com/1", 0));
+  ASSERT_TRUE(f.Push("http://a.com/2", 0));
+  const Lease first = MustNext();
+  EXPECT_EQ(first.url, "http://a.com/1");
+  EXPECT_EQ(first.kind, Lease::Kind::kPage);
+  MustWait();  // one connection per key: /2 waits while /1 is in flight
+  clock_.Advance(milliseconds(300));
+  Ok(first);
+  EXPECT_EQ(MustWait(), clock_.Now() + seconds(1));  // 1 s after the end of the last fetch
+  clock_.Advance(milliseconds(999));
+  MustWait();
+  clock_.Advance(milliseconds(1));
+  EXPECT_EQ(MustNext().url, "http://a.com/2");
+}
+
+TEST_F(FrontierTest, ZeroDelayAndHigherConcurrency) {
+  options_.delay = Clock::Duration::zero();
+  options_.per_key_concurrency = 3;
+  Frontier& f = Make();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(f.Push("http://a.com/" + std::to_string(i), 0));
+  Lease leases[3] = {MustNext(), MustNext(), MustNext()};
+  MustWait();
+  Ok(leases[1]);
+  EXPECT_EQ(MustNext().url, "http://a.com/3");
+  MustWait();
+}
+
+TEST_F(FrontierTest, FifoWithinAKeyBreadthFirstAcrossKeys) {
+  options_.delay = Clock::Duration::zero();
+  options_.per_key_concurrency = 10;
+  Frontier& f = Make();
+  f.Push("http://deep.com/a", 3);
+  f.Push("http://deep.com/b", 1);
+  f.Push("http://shallow.com/x", 0);
+  f.Push("http://mid.com/y", 2);
+  EXPECT_EQ(MustNext().url, "http://shallow.com/x");
+  EXPECT_EQ(MustNext().url, "http://mid.com/y");
+  EXPECT_EQ(MustNext().url, "http://deep.com/a");  // FIFO inside the key despite depth
+  EXPECT_EQ(MustNext().url, "http://deep.com/b");
+}
+
+TEST_F(FrontierTest, SlowKeyDoesNotBlockOthers) {
+  Frontier& f = Make();
+  f.Push("http://slow.com/1", 0);
+  f.Push("http://slow.com/2", 0);
+  f.Push("http://fast.com/1", 0);
+  f.Push("http://fast.com/2", 0);
+  const Lease slow = MustNext();
+  const Lease fast = MustNext();
+  EXPECT_NE(slow.url.substr(0, 15), fast.url.substr(0, 15));
+  Ok(fast.url.find("fast") != std::string::npos ? fast : slow);
+  clock_.Advance(seconds(1));
+  EXPECT_EQ(MustNext().url, "http://fast.com/2");  // slow.com still has its fetch in flight
+}
+
+TEST_F(FrontierTest, InvalidUrlsAndDepthLimitAreRejectedWithReasons) {
+  options_.max_depth = 2;
+  Frontier& f = Make();
+  EXPECT_FALSE(f.Push("not a url", 0));
+  EXPECT_FALSE(f.Push("http:///path", 0));
+  EXPECT_FALSE(f.Push("http://a.com/deep", 3));
+  EXPECT_TRUE(f.Push("http://a.com/ok", 2));
+  const std::vector<Rejection> rejections = f.DrainRejections();
+  ASSERT_EQ(rejections.size(), 3u);
+  EXPECT_EQ(rejections[0].reason, RejectReason::kInvalidUrl);
+  EXPECT_EQ(rejections[1].reason, RejectReason::kInvalidUrl);
+  EXPECT_EQ(rejections[2].reason, RejectReason::kMaxDepth);
+  EXPECT_EQ(rejections[2].url, "http://a.com/deep");
+  EXPECT_TRUE(f.DrainRejections().empty());
+  const FrontierStats stats = f.Stats();
+  EXPECT_EQ(stats.rejected[static_cast<size_t>(RejectReason::kInvalidUrl)], 2u);
+  EXPECT_EQ(stats.rejected[static_cast<size_t>(RejectReason::kMaxDepth)], 1u);
+  EXPECT_EQ(stats.pending, 1u);
+}
+
+TEST_F(FrontierTest, PagesPerKeyAndTotalBudgets) {
+  options_.delay = Clock::Duration::zero();
+  options_.max_pages_per_key = 2;
+  options_.max_total_pages = 3;
+  Frontier& f = Make();
+  for (int i = 0; i < 4; ++i) f.Push("http://a.com/" + std::to_string(i), 0);
+  for (int i = 0; i < 4; ++i) f.Push("http://b.com/" + std::to_string(i), 0);
+  int handed = 0;
+  Lease lease;
+  while (f.TryNext(&lease) == NextStatus::kLease) {
+    ++handed;
+    Ok(lease);
+  }
+  EXPECT_EQ(handed, 3);
+  EXPECT_FALSE(f.Push("http://c.com/late", 0));
+  const FrontierStats stats = f.Stats();
+  EXPECT_EQ(stats.pending, 0u);
+  EXPECT_EQ(stats.rejected[static_cast<size_t>(RejectReason::kKeyBudget)] +
+                stats.rejected[static_cast<size_t>(RejectReason::kTotalBudget)],
+            6u);
+  EXPECT_GE(stats.rejected[static_cast<size_t>(RejectReason::kTotalBudget)], 1u);
+  EXPECT_EQ(f.DrainRejections().size(), 6u);
+}
+
+TEST_F(FrontierTest, RetryAfterDeltaSecondsAndHttpDate) {
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  Lease lease = MustNext();
+  f.Done(lease, FetchOutcome{429, {}, "120", {}});
+  EXPECT_EQ(MustWait(), clock_.Now() + seconds(120));
+  clock_.Advance(seconds(120));
+  lease = MustNext();
+  EXPECT_EQ(lease.url, "http://a.com/1");  // queued again: a retry, not a duplicate
+  EXPECT_EQ(lease.retries, 1u);
+  // ManualClock's calendar starts at 1700000000 = Tue, 14 Nov 2023 22:13:20 GMT.
+  const auto wall = std::chrono::duration_cast<seconds>(clock_.WallNow().time_since_epoch());
+  EXPECT_EQ(wall.count(), 1700000000 + 120);
+  f.Done(lease, FetchOutcome{503, {}, "Tue, 14 Nov 2023 22:20:00 GMT", {}});
+  EXPECT_EQ(MustWait(), clock_.Now() + seconds(400 - 120));
+}
+
+TEST_F(FrontierTest, ExponentialBackoffThenRetirement) {
+  options_.max_retries = 10;
+  options_.max_consecutive_failures = 4;
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://a.com/2", 1);
+  Clock::Duration expected = options_.backoff_initial;
+  for (int i = 0; i < 3; ++i) {
+    const Lease lease = MustNext();
+    f.Done(lease, FetchOutcome{i == 1 ? 500 : 0, {}, {}, {}});
+    EXPECT_EQ(MustWait(), clock_.Now() + expected) << i;
+    clock_.Advance(expected);
+    expected *= 2;
+  }
+  const Lease last = MustNext();
+  f.Done(last, FetchOutcome{502, {}, {}, {}});
+  Lease none;
+  EXPECT_EQ(f.TryNext(&none), NextStatus::kIdle);
+  const std::vector<Rejection> rejections = f.DrainRejections();
+  ASSERT_EQ(rejections.size(), 2u);
+  EXPECT_EQ(rejections[0].reason, RejectReason::kKeyRetired);
+  EXPECT_EQ(rejections[1].reason, RejectReason::kKeyRetired);
+  EXPECT_FALSE(f.Push("http://a.com/3", 0));  // a retired key takes nothing more
+}
+
+TEST_F(FrontierTest, SuccessResetsFailuresAndRetriesAreBounded) {
+  options_.max_retries = 1;
+  options_.backoff_initial = seconds(1);
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://a.com/2", 0);
+  Lease lease = MustNext();  // /1
+  f.Done(lease, FetchOutcome{0, {}, {}, {}});
+  clock_.Advance(seconds(1));
+  lease = MustNext();  // /2
+  Ok(lease);
+  clock_.Advance(seconds(1));
+  lease = MustNext();  // /1 again
+  EXPECT_EQ(lease.url, "http://a.com/1");
+  EXPECT_EQ(lease.retries, 1u);
+  f.Done(lease, FetchOutcome{0, {}, {}, {}});
+  const std::vector<Rejection> rejections = f.DrainRejections();
+  ASSERT_EQ(rejections.size(), 1u);
+  EXPECT_EQ(rejections[0].reason, RejectReason::kFetchFailed);
+  EXPECT_EQ(f.Stats().completed, 1u);
+}
+
+TEST_F(FrontierTest, AdaptiveDelayAndJitter) {
+  options_.adaptive_factor = 2;
+  options_.jitter = 0.5;
+  Frontier& f = Make();
+  for (int i = 0; i < 20; ++i) f.Push("http://a.com/" + std::to_string(i), 0);
+  Lease lease = MustNext();
+  clock_.Advance(seconds(3));
+  f.Done(lease, FetchOutcome{200, seconds(3), {}, {}});
+  const Clock::Duration wait = MustWait() - clock_.Now();
+  EXPECT_GE(wait, seconds(6));
+  EXPECT_LE(wait, seconds(9));
+  // Jitter varies the delay, within [delay, 1.5 × delay].
+  bool varied = false;
+  Clock::Duration previous{};
+  for (int i = 0; i < 10; ++i) {
+    clock_.AdvanceTo(MustWait());
+    lease = MustNext();
+    f.Done(lease, FetchOutcome{200, milliseconds(10), {}, {}});
+    const Clock::Duration d = MustWait() - clock_.Now();
+    EXPECT_GE(d, seconds(1));
+    EXPECT_LE(d, milliseconds(1500));
+    varied |= i > 0 && d != previous;
+    previous = d;
+  }
+  EXPECT_TRUE(varied);
+}
+
+TEST_F(FrontierTest, RegistrableDomainKeysShareABudget) {
+  options_.key_kind = PolitenessKeyKind::kRegistrableDomain;
+  Frontier& f = Make();
+  f.Push("http://a.example.com/1", 0);
+  f.Push("https://b.example.com/2", 0);
+  f.Push("http://other.co.uk/3", 0);
+  f.Push("http://x.other.co.uk/4", 0);
+  MustNext();
+  MustNext();
+  MustWait();
+  EXPECT_EQ(f.Stats().keys, 2u);
+  EXPECT_EQ(f.Stats().origins, 4u);
+}
+
+TEST_F(FrontierTest, CustomKeysGroupHostsOnOneServer) {
+  options_.key_kind = PolitenessKeyKind::kCustom;
+  options_.key_function = [](std::string_view origin) {
+    return origin.find("shared") != std::string_view::npos ? std::string("10.0.0.1")
+                                                            : std::string(origin);
+  };
+  Frontier& f = Make();
+  f.Push("http://shared1.com/", 0);
+  f.Push("http://shared2.com/", 0);
+  f.Push("http://alone.com/", 0);
+  MustNext();
+  MustNext();
+  MustWait();
+  EXPECT_EQ(f.Stats().keys, 2u);
+}
+
+TEST_F(FrontierTest, BlockingNextWakesWhenTheManualClockMoves) {
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://a.com/2", 0);
+  Ok(MustNext());
+  const Clock::TimePoint due = clock_.Now() + seconds(1);
+  Lease lease;
+  bool got = false;
+  std::thread fetcher([&] { got = f.Next(&lease); });
+  clock_.Advance(seconds(1));  // whether the fetcher waits already or not, it must see this
+  fetcher.join();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(lease.url, "http://a.com/2");
+  EXPECT_GE(lease.start, due);
+}
+
+TEST_F(FrontierTest, NextReturnsFalseWhenOverOrStopped) {
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  Lease lease;
+  ASSERT_TRUE(f.Next(&lease));
+  Ok(lease);
+  EXPECT_FALSE(f.Next(&lease));  // nothing pending, nothing in flight: the crawl is over
+
+  f.Push("http://a.com/2", 0);  // not due for 1 s of manual time, which never passes
+  bool result = true;
+  std::thread fetcher([&] { result = f.Next(&lease); });
+  f.Stop();
+  fetcher.join();
+  EXPECT_FALSE(result);
+  EXPECT_EQ(f.TryNext(&lease), NextStatus::kStopped);
+}
+
+TEST_F(FrontierTest, NextWaitsForInFlightLeasesThatMayPushMore) {
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  Lease first;
+  ASSERT_TRUE(f.Next(&first));
+  Lease second;
+  bool got = false;
+  std::thread fetcher([&] { got = f.Next(&second); });
+  f.Push("http://b.com/link", 1);  // discovered by `first`, pushed before its Done
+  Ok(first);
+  fetcher.join();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(second.url, "http://b.com/link");
+}
+
+TEST_F(FrontierTest, OptionsAreValidated) {
+  options_.per_key_concurrency = 0;
+  EXPECT_FALSE(Frontier::Open(options_, &clock_).ok());
+  options_.per_key_concurrency = 1;
+  options_.key_kind = PolitenessKeyKind::kCustom;
+  EXPECT_FALSE(Frontier::Open(options_, &clock_).ok());
+  EXPECT_FALSE(Frontier::Open(FrontierOptions(), nullptr).ok());
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -196,6 +196,7 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy) {
   long redirects = 0;
   curl_easy_getinfo(easy_, CURLINFO_REDIRECT_COUNT, &redirects);
   result.redirect_count = static_cast<int>(redirects);
+  curl_easy_getinfo(easy_, CURLINFO_NUM_CONNECTS, &result.new_connections);
   curl_off_t wire = 0;
   curl_easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &wire);
   result.body_wire_bytes = static_cast<std::uint64_t>(wire);

@@ -74,6 +74,8 @@ struct FetchResult {
   long primary_port = 0;
   long status = 0;  // HTTP status of the (last) response; 0 when no response arrived
   int redirect_count = 0;
+  long new_connections =
+      0;  // connections opened for this transfer (0: a kept-alive one was reused)
 
   // Selected headers of the (last) response, raw values ("" when absent).
   std::string content_type;

@@ -31,6 +31,13 @@ void RequestLog::Add(LoggedRequest request) {
     std::fflush(file_);
   }
   entries_.push_back(std::move(request));
+  added_.notify_all();
+}
+
+bool RequestLog::WaitUntil(const std::function<bool(const std::vector<LoggedRequest>&)>& done,
+                           std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return added_.wait_for(lock, timeout, [&] { return done(entries_); });
 }
 
 std::vector<LoggedRequest> RequestLog::Snapshot() const {

@@ -9,7 +9,9 @@
 #define URLSIEVE_TOOLS_SITE_SERVER_REQUEST_LOG_H_
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -44,11 +46,16 @@ class RequestLog {
   // How many requests host `host` received for `resource`.
   size_t Count(int host, const std::string& resource) const;
   size_t size() const;
+  // Blocks until `done(entries)` holds or `timeout` passes; returns whether it held. For tests that
+  // must wait until the server has seen a request.
+  bool WaitUntil(const std::function<bool(const std::vector<LoggedRequest>&)>& done,
+                 std::chrono::milliseconds timeout) const;
   void Clear();
 
  private:
   const std::chrono::steady_clock::time_point start_;
   mutable std::mutex mu_;
+  mutable std::condition_variable added_;
   std::vector<LoggedRequest> entries_;
   std::FILE* file_ = nullptr;
 };

@@ -29,6 +29,9 @@ Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& o
     svr->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     svr->set_keep_alive_timeout(idle);
     svr->set_keep_alive_max_count(1000);
+    // Headers and body go out in separate writes: without TCP_NODELAY, Nagle plus the client's
+    // delayed ACK stalls every response by ~40 ms.
+    svr->set_tcp_nodelay(true);
     const int wanted = h < static_cast<int>(options.ports.size()) ? options.ports[h] : 0;
     const int port = wanted == 0 ? svr->bind_to_any_port("127.0.0.1")
                                  : (svr->bind_to_port("127.0.0.1", wanted) ? wanted : -1);

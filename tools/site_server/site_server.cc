@@ -1,0 +1,120 @@
+#include "tools/site_server/site_server.h"
+
+#include <httplib.h>
+
+#include <utility>
+
+namespace urlsieve::site {
+namespace {
+
+// SiteRequest::resource: httplib has percent-decoded the path; the query is kept raw.
+std::string ResourceOf(const httplib::Request& req) {
+  const size_t q = req.target.find('?');
+  return q == std::string::npos ? req.path : req.path + req.target.substr(q);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& options,
+                                                      const SiteFactory& factory) {
+  if (options.hosts < 1 || options.threads_per_host < 1) {
+    return Status::InvalidArgument("site server: hosts and threads_per_host must be >= 1");
+  }
+  std::unique_ptr<SiteServer> server(new SiteServer());
+  SiteServer* self = server.get();
+  const auto idle = std::max<std::chrono::seconds::rep>(1, options.keep_alive_timeout.count());
+  for (int h = 0; h < options.hosts; ++h) {
+    auto svr = std::make_unique<httplib::Server>();
+    const int threads = options.threads_per_host;
+    svr->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    svr->set_keep_alive_timeout(idle);
+    svr->set_keep_alive_max_count(1000);
+    // Headers and body go out in separate writes: without TCP_NODELAY, Nagle plus the client's
+    // delayed ACK stalls every response by ~40 ms.
+    svr->set_tcp_nodelay(true);
+    const int wanted = h < static_cast<int>(options.ports.size()) ? options.ports[h] : 0;
+    const int port = wanted == 0 ? svr->bind_to_any_port("127.0.0.1")
+                                 : (svr->bind_to_port("127.0.0.1", wanted) ? wanted : -1);
+    if (port <= 0) {
+      return Status::IoError("site server: cannot bind 127.0.0.1:" + std::to_string(wanted));
+    }
+    self->ports_.push_back(port);
+    self->origins_.push_back("http://127.0.0.1:" + std::to_string(port));
+    svr->Get(".*", [self, h](const httplib::Request& req, httplib::Response& res) {
+      const std::string resource = ResourceOf(req);
+      self->log_.Add({std::chrono::steady_clock::now(), h, self->ports_[h], req.method, req.target,
+                      resource, req.get_header_value("Host"), req.get_header_value("User-Agent")});
+      SiteResponse reply = self->site_->Handle({h, req.method, resource});
+      if (reply.delay.count() > 0 && !self->WaitUnlessStopping(reply.delay)) {
+        res.status = 503;  // shutting down
+        return;
+      }
+      res.status = reply.status;
+      for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+      if (reply.body.empty()) {
+        res.set_header("Content-Type", reply.content_type);
+        return;
+      }
+      // A content provider, not set_content: httplib would otherwise compress the body again on
+      // its own when the client sends Accept-Encoding, and the wire would not be what the Site
+      // says.
+      auto body = std::make_shared<const std::string>(std::move(reply.body));
+      const auto interval = reply.trickle_interval;
+      res.set_content_provider(
+          body->size(), reply.content_type,
+          [self, body, interval](size_t offset, size_t length, httplib::DataSink& sink) {
+            if (interval.count() > 0) {
+              if (!self->WaitUnlessStopping(interval)) return false;
+              length = 1;
+            }
+            return sink.write(body->data() + offset, length);
+          });
+    });
+    server->servers_.push_back(std::move(svr));
+  }
+
+  auto site = factory(self->origins_);
+  if (!site.ok()) return site.status();
+  self->site_ = std::move(site).value();
+
+  std::vector<std::shared_ptr<std::atomic<bool>>> returned;
+  for (auto& svr : server->servers_) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    returned.push_back(done);
+    server->threads_.emplace_back([s = svr.get(), done] {
+      s->listen_after_bind();
+      done->store(true);
+    });
+  }
+  // httplib's stop() is a no-op until listen_after_bind has started running: wait for that, so a
+  // Stop() right after Start() cannot leave a listener behind.
+  bool failed = false;
+  for (size_t h = 0; h < server->servers_.size(); ++h) {
+    while (!server->servers_[h]->is_running() && !returned[h]->load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    failed = failed || returned[h]->load();
+  }
+  if (failed) return Status::IoError("site server: listen failed");  // ~SiteServer stops the rest
+  return server;
+}
+
+SiteServer::~SiteServer() { Stop(); }
+
+void SiteServer::Stop() {
+  if (stopped_.exchange(true)) return;
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  for (auto& svr : servers_) svr->stop();
+  for (auto& t : threads_) t.join();
+}
+
+bool SiteServer::WaitUnlessStopping(std::chrono::milliseconds duration) {
+  std::unique_lock lock(stop_mu_);
+  return !stop_cv_.wait_for(lock, duration, [this] { return stopping_; });
+}
+
+}  // namespace urlsieve::site

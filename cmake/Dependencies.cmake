@@ -11,6 +11,7 @@ pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(IDN2 REQUIRED IMPORTED_TARGET libidn2)
 pkg_check_modules(PSL REQUIRED IMPORTED_TARGET libpsl)
 pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
+pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for WARC digests
 if(URLSIEVE_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)

@@ -217,6 +217,9 @@ Status CrawlConfig::Validate() const {
   if (fetch.timeout_ms < 1 || fetch.connect_timeout_ms < 1) {
     return Status::InvalidArgument("fetch timeouts must be >= 1 ms");
   }
+  if (scope.max_repeated_segments == 1 || scope.max_repeated_segments < 0) {
+    return Status::InvalidArgument("scope.max_repeated_segments must be 0 (off) or >= 2");
+  }
   if (fetch.max_body_bytes < 1) return Status::InvalidArgument("fetch.max_body_bytes must be >= 1");
   return Status::Ok();
 }

@@ -1,0 +1,54 @@
+// AppendFile: an output file that only grows, with buffered appends and checkpoint offsets.
+//
+// The crawl's outputs (pages.jsonl, crawl.warc.gz) must agree with its checkpointed state after a
+// crash. Sync() makes everything appended so far durable and returns the file's size; the crawl
+// stores that size in its checkpoint and, on --resume, reopens the file with `truncate_to` set to
+// it, dropping whatever was written after the checkpoint (those pages are fetched again), including
+// a torn last record.
+// Thread-safety: none; the writers that own one guard it with their mutex.
+#ifndef URLSIEVE_CRAWLER_APPEND_FILE_H_
+#define URLSIEVE_CRAWLER_APPEND_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dedup/status.h"
+
+namespace urlsieve {
+
+class AppendFile {
+ public:
+  // Creates the file, or opens it for appending. With truncate_to, an existing file is cut to that
+  // size first (an error if it is shorter: the output does not match the checkpoint).
+  static Result<std::unique_ptr<AppendFile>> Open(const std::string& path,
+                                                  std::optional<uint64_t> truncate_to);
+  ~AppendFile();
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+
+  // Buffers small appends; writes through once the buffer passes its threshold.
+  Status Append(std::string_view data);
+  // Writes the buffer to the kernel.
+  Status Flush();
+  // Flush() + fdatasync(); returns the durable size of the file.
+  Result<uint64_t> Sync();
+  // Size including buffered bytes.
+  uint64_t size() const { return written_ + buffer_.size(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  AppendFile(std::string path, int fd, uint64_t size);
+  Status WriteAll(std::string_view data);
+
+  std::string path_;
+  int fd_;
+  uint64_t written_;  // bytes handed to the kernel
+  std::string buffer_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_APPEND_FILE_H_

@@ -1,0 +1,124 @@
+// CrawlConfig: every option of `urlsieve crawl`, loaded from a TOML file and overridden by flags.
+//
+// configs/default.toml documents each option; its sections map one-to-one onto the nested structs
+// below ([crawl], [politeness], [scope], [output], [fetch], [canonicalize]). Loading is strict: an
+// unknown section or key, or a value of the wrong type or range, is an error naming the file, the
+// key and the line, because a typo in a crawl config silently crawling with defaults is worse than
+// refusing to start. Precedence: built-in defaults < config file < command-line flags.
+// Thread-safety: a plain value; load it once, then share it read-only.
+#ifndef URLSIEVE_CRAWLER_CRAWL_CONFIG_H_
+#define URLSIEVE_CRAWLER_CRAWL_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dedup/status.h"
+#include "dedup/url_canonicalizer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace urlsieve {
+
+// Which hosts a crawl stays on (see crawler/scope.h).
+enum class ScopeMode {
+  kHost,    // exactly the seed hosts
+  kDomain,  // the seeds' registrable domains (public suffix list): a.example.com -> example.com
+  kAny,     // any http(s) host
+};
+std::string_view ScopeModeName(ScopeMode mode);
+Result<ScopeMode> ParseScopeMode(std::string_view name);
+
+struct CrawlConfig {
+  struct Crawl {
+    std::string seeds;  // file with one seed URL per line (required)
+    std::string out_dir = "crawl-out";
+    int threads = 8;        // fetcher threads
+    int64_t max_pages = 0;  // total fetches; 0 = unlimited
+    int max_depth = 10;     // seeds are depth 0
+    bool resume = false;    // continue from the state in out_dir
+    bool exact = false;     // confirm Bloom "maybe" answers in SQLite: no false "seen"
+    uint64_t expected_urls = 10'000'000;  // Bloom filter capacity before it grows a layer
+    double false_positive_rate = 1e-6;    // Bloom filter target
+    int checkpoint_interval_s = 30;       // state + outputs made consistent on disk this often
+    bool obey_nofollow = true;  // rel=nofollow and <meta name=robots content=nofollow|none>
+  } crawl;
+
+  struct Politeness {
+    int delay_ms = 1000;  // minimum gap between two requests to one host:port
+    int per_host_concurrency = 1;
+    bool obey_robots = true;          // RFC 9309
+    int max_crawl_delay_ms = 30'000;  // cap on a robots.txt Crawl-delay
+  } politeness;
+
+  struct Scope {
+    ScopeMode mode = ScopeMode::kHost;
+    std::vector<std::string> allow;  // ECMAScript regexes on the canonical key; empty = all
+    std::vector<std::string> deny;   // applied after allow; any match rejects
+    size_t max_url_length = 2048;    // canonical key length
+    int max_repeated_segments = 3;   // "/a/b/a/b/a/b" repeats "a/b" 3 times; 0 = no limit
+    int64_t max_pages_per_host = 0;  // 0 = unlimited
+  } scope;
+
+  struct Output {
+    bool jsonl = true;     // <out_dir>/pages.jsonl
+    bool warc = false;     // <out_dir>/crawl.warc.gz
+    bool progress = true;  // a progress line on stderr when it is a terminal
+  } output;
+
+  struct Fetch {
+    std::string user_agent = "urlsieve/0.1 (+https://github.com/urlsieve/urlsieve)";
+    int connect_timeout_ms = 10'000;
+    int timeout_ms = 30'000;            // whole transfer
+    int64_t max_body_bytes = 10 << 20;  // also enforced after decompression
+  } fetch;
+
+  CanonicalizeOptions canonicalize;
+
+  // Checks ranges and compiles nothing: errors name the offending key.
+  Status Validate() const;
+};
+
+// Parses TOML text; `source` (a file name) prefixes error messages. Missing keys keep defaults.
+Result<CrawlConfig> ParseCrawlConfig(std::string_view toml_text, std::string_view source);
+Result<CrawlConfig> LoadCrawlConfig(const std::string& path);
+
+// Flags given on the command line; each one set overrides the config file.
+struct CrawlFlags {
+  std::optional<std::string> config;  // --config FILE
+  std::optional<std::string> seeds;
+  std::optional<std::string> out_dir;
+  std::optional<int> threads;
+  std::optional<int> delay_ms;
+  std::optional<int> per_host_concurrency;
+  std::optional<int64_t> max_pages;
+  std::optional<int> max_depth;
+  std::optional<ScopeMode> scope;
+  std::vector<std::string> allow;  // appended to the file's lists
+  std::vector<std::string> deny;
+  std::optional<bool> exact;
+  std::optional<bool> warc;
+  std::optional<bool> resume;
+  std::optional<bool> obey_nofollow;
+  std::optional<bool> obey_robots;
+  std::optional<std::string> user_agent;
+  std::optional<int> timeout_ms;
+  std::optional<int64_t> max_body_bytes;
+  std::optional<int> checkpoint_interval_s;
+};
+
+// Registers the crawl flags on `cmd` (e.g. the `crawl` subcommand); parsed values land in *flags,
+// which must outlive `cmd`.
+void AddCrawlFlags(CLI::App* cmd, CrawlFlags* flags);
+// Copies every flag that was given into *config.
+void ApplyCrawlFlags(const CrawlFlags& flags, CrawlConfig* config);
+// The whole sequence: defaults, then flags.config (if any), then the flags, then Validate().
+Result<CrawlConfig> ResolveCrawlConfig(const CrawlFlags& flags);
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CRAWL_CONFIG_H_

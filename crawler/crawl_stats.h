@@ -1,0 +1,68 @@
+// CrawlStats: the crawl's running totals, written to stats.json and printed as a summary table.
+//
+// Fed by the crawl loop once per fetch (RecordPage, with the PageRecord it also writes to
+// pages.jsonl) and once per rejected URL or link (RecordRejection, e.g. "robots" or a
+// LinkDropReason name). Scope keeps its own lock-free counters on the hot path; merge them into a
+// snapshot with CrawlStatsSnapshot::AddRejections. A PageRecord's error is "kind: detail" by
+// convention; errors are counted by kind.
+// Thread-safety: all methods are safe to call concurrently (one mutex; a few calls per fetch).
+#ifndef URLSIEVE_CRAWLER_CRAWL_STATS_H_
+#define URLSIEVE_CRAWLER_CRAWL_STATS_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "crawler/page_record.h"
+#include "dedup/status.h"
+#include "frontier/clock.h"
+
+namespace urlsieve {
+
+struct CrawlStatsSnapshot {
+  uint64_t pages = 0;  // fetches recorded, successful or not
+  uint64_t bytes = 0;
+  uint64_t links_found = 0;
+  uint64_t links_new = 0;
+  double duration_s = 0;
+  std::map<int, uint64_t> status;          // HTTP status -> count (0 = no response)
+  std::map<std::string, uint64_t> errors;  // error kind -> count
+  std::map<std::string, uint64_t, std::less<>> rejections;  // reason -> count
+
+  void AddRejections(const std::vector<std::pair<std::string_view, uint64_t>>& counts);
+  double pages_per_s() const { return duration_s > 0 ? pages / duration_s : 0; }
+
+  // {"pages", "bytes", "links_found", "links_new", "duration_s", "pages_per_s", "bytes_per_s",
+  //  "status": {"200": n, ...}, "errors": {kind: n}, "rejections": {reason: n}}
+  nlohmann::json ToJson() const;
+  // A human-readable table for the end of a crawl.
+  std::string SummaryTable() const;
+};
+
+class CrawlStats {
+ public:
+  // Duration is measured on `clock` from construction; it must outlive this object.
+  explicit CrawlStats(const Clock* clock);
+
+  void RecordPage(const PageRecord& record);
+  void RecordRejection(std::string_view reason, uint64_t count = 1);
+  CrawlStatsSnapshot Snapshot() const;
+
+ private:
+  const Clock* clock_;
+  const Clock::TimePoint start_;
+  mutable std::mutex mu_;
+  CrawlStatsSnapshot totals_;  // guarded by mu_; duration_s unused
+};
+
+// Writes `json` to `path` atomically (a temporary file renamed over it), pretty-printed.
+Status WriteJsonFile(const std::string& path, const nlohmann::json& json);
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CRAWL_STATS_H_

@@ -1,0 +1,24 @@
+#include "crawler/jsonl_writer.h"
+
+namespace urlsieve {
+
+Result<std::unique_ptr<JsonlWriter>> JsonlWriter::Open(const std::string& path,
+                                                       std::optional<uint64_t> truncate_to) {
+  Result<std::unique_ptr<AppendFile>> file = AppendFile::Open(path, truncate_to);
+  if (!file.ok()) return file.status();
+  return std::unique_ptr<JsonlWriter>(new JsonlWriter(std::move(*file)));
+}
+
+Status JsonlWriter::Append(const PageRecord& record) {
+  std::string line = ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  line.push_back('\n');
+  std::lock_guard<std::mutex> lock(mu_);
+  return file_->Append(line);
+}
+
+Result<uint64_t> JsonlWriter::Sync() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return file_->Sync();
+}
+
+}  // namespace urlsieve

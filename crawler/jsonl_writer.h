@@ -1,0 +1,43 @@
+// JsonlWriter: appends one JSON object per fetch to pages.jsonl.
+//
+// Records are serialized outside the lock and appended under one mutex, so lines never interleave.
+// Appends are buffered; the crawl calls Sync() at each checkpoint and stores the returned size.
+// What a resumed crawl may duplicate: nothing, when it reopens the file with that size as
+// truncate_to (lines written after the checkpoint are cut, and their pages are fetched again and
+// written again). Without truncation, pages fetched after the last checkpoint appear twice.
+// Invalid UTF-8 in strings (URLs from hostile pages) is replaced by U+FFFD so each line stays JSON.
+// Thread-safety: all methods are safe to call concurrently.
+#ifndef URLSIEVE_CRAWLER_JSONL_WRITER_H_
+#define URLSIEVE_CRAWLER_JSONL_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "crawler/append_file.h"
+#include "crawler/page_record.h"
+#include "dedup/status.h"
+
+namespace urlsieve {
+
+class JsonlWriter {
+ public:
+  static Result<std::unique_ptr<JsonlWriter>> Open(const std::string& path,
+                                                   std::optional<uint64_t> truncate_to = {});
+
+  Status Append(const PageRecord& record);
+  // Makes every appended line durable; returns the file size to store in the checkpoint.
+  Result<uint64_t> Sync();
+
+ private:
+  explicit JsonlWriter(std::unique_ptr<AppendFile> file) : file_(std::move(file)) {}
+
+  std::mutex mu_;
+  std::unique_ptr<AppendFile> file_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_JSONL_WRITER_H_

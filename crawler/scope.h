@@ -1,0 +1,108 @@
+// Scope: decides whether a discovered URL belongs to the crawl, and counts every rejection by
+// reason — the crawler's guard against leaving the site and against crawler traps.
+//
+// Checks, cheapest first: http(s) only; canonical URL length; link depth; repeated path segments
+// (a run of segments repeating N times in a row, "/a/b/a/b/a/b", the signature of relative-link
+// loops and calendar traps); host (the seed hosts, the seeds' registrable domains from the public
+// suffix list, or any); deny patterns; allow patterns. Budgets (pages per host, total pages) are
+// counted where pages are counted — the frontier — which records its rejections here with Record()
+// so stats.json has one table of rejections.
+// Thread-safety: immutable after construction except the counters, which are atomic; Check and
+// Record may run on any number of threads.
+#ifndef URLSIEVE_CRAWLER_SCOPE_H_
+#define URLSIEVE_CRAWLER_SCOPE_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "crawler/crawl_config.h"
+#include "dedup/status.h"
+#include "dedup/url_canonicalizer.h"
+
+namespace urlsieve {
+
+enum class ScopeReason : uint8_t {
+  kAccept = 0,
+  kScheme,            // not http or https
+  kUrlLength,         // canonical key longer than max_url_length
+  kDepth,             // deeper than max_depth
+  kRepeatedSegments,  // a trap-like path
+  kOffSite,           // host outside the seed hosts / domains
+  kDenied,            // matched a deny pattern
+  kNotAllowed,        // matched no allow pattern
+  kHostBudget,        // max_pages_per_host reached (recorded by the frontier)
+  kMaxPages,          // max_pages reached (recorded by the frontier or the crawl loop)
+  kInvalidUrl,        // did not canonicalize (recorded by the crawl loop)
+  kCount,
+};
+// "scope-scheme", "scope-depth", ...: the keys of stats.json "rejections".
+std::string_view ScopeReasonName(ScopeReason reason);
+
+struct ScopeDecision {
+  ScopeReason reason = ScopeReason::kAccept;
+  bool accept() const { return reason == ScopeReason::kAccept; }
+  std::string_view name() const { return ScopeReasonName(reason); }
+};
+
+struct ScopeOptions {
+  ScopeMode mode = ScopeMode::kHost;
+  std::vector<std::string> allow;  // ECMAScript regexes, searched in the canonical key
+  std::vector<std::string> deny;
+  size_t max_url_length = 2048;
+  int max_depth = 10;
+  int max_repeated_segments = 3;  // 0 = off; otherwise >= 2
+
+  static ScopeOptions FromConfig(const CrawlConfig& config);
+};
+
+class Scope {
+ public:
+  // Compiles the patterns and collects the seed hosts (or their registrable domains). Errors for
+  // an invalid pattern or option; no seeds is valid only with ScopeMode::kAny.
+  static Result<std::unique_ptr<Scope>> Create(const ScopeOptions& options,
+                                               const std::vector<CanonicalUrl>& seeds);
+
+  // The decision for a canonical URL found at `depth` (seeds are 0). Rejections are counted.
+  ScopeDecision Check(const CanonicalUrl& url, int depth) const;
+  // Counts a rejection decided elsewhere (budgets, invalid URLs).
+  void Record(ScopeReason reason, uint64_t count = 1) const;
+
+  uint64_t rejections(ScopeReason reason) const;
+  // Non-zero rejection counts by name, for CrawlStatsSnapshot::AddRejections.
+  std::vector<std::pair<std::string_view, uint64_t>> Rejections() const;
+
+ private:
+  explicit Scope(ScopeOptions options) : options_(std::move(options)) {}
+  ScopeReason Decide(const CanonicalUrl& url, int depth) const;
+  bool HostInScope(std::string_view host) const;
+
+  const ScopeOptions options_;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // kHost: the seed hosts; kDomain: their registrable domains.
+  std::unordered_set<std::string, StringHash, std::equal_to<>> hosts_;
+  std::vector<std::regex> allow_;
+  std::vector<std::regex> deny_;
+  mutable std::array<std::atomic<uint64_t>, static_cast<size_t>(ScopeReason::kCount)> counts_{};
+};
+
+// True when some run of 1..n path segments repeats `times` (>= 2) times in a row.
+bool HasRepeatedSegments(std::string_view path, int times);
+
+// The registrable domain of `host` per the public suffix list (libpsl's built-in list):
+// "a.b.example.co.uk" -> "example.co.uk". The host itself for IP literals and public suffixes.
+std::string RegistrableDomain(std::string_view host);
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_SCOPE_H_

@@ -1,0 +1,264 @@
+#include "crawler/warc_writer.h"
+
+#include <nettle/sha1.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <initializer_list>
+
+#include "crawler/page_record.h"
+
+namespace urlsieve {
+namespace {
+
+constexpr std::string_view kCrlf = "\r\n";
+
+class Sha1 {
+ public:
+  Sha1() { sha1_init(&ctx_); }
+  void Update(std::string_view data) {
+    sha1_update(&ctx_, data.size(), reinterpret_cast<const uint8_t*>(data.data()));
+  }
+  // "sha1:" + RFC 4648 §6 base32 (uppercase, no padding needed: 160 bits = 32 characters).
+  std::string WarcDigest() {
+    uint8_t d[SHA1_DIGEST_SIZE];
+    sha1_digest(&ctx_, SHA1_DIGEST_SIZE, d);
+    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    std::string out = "sha1:";
+    uint32_t buffer = 0;
+    int bits = 0;
+    for (uint8_t byte : d) {
+      buffer = (buffer << 8) | byte;
+      bits += 8;
+      while (bits >= 5) {
+        out.push_back(kAlphabet[(buffer >> (bits - 5)) & 31]);
+        bits -= 5;
+      }
+    }
+    return out;
+  }
+
+ private:
+  sha1_ctx ctx_;
+};
+
+bool IEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// The response head rewritten to describe the stored payload (see the header comment), with CRLF
+// line ends and the terminating empty line.
+std::string NormalizeResponseHead(const WarcExchange& ex) {
+  std::string out;
+  out.reserve(ex.response_head.size() + 64);
+  std::string_view head = ex.response_head;
+  bool first = true;
+  bool length_fixed = false;
+  std::string payload_length = std::to_string(ex.payload.size());
+  while (!head.empty()) {
+    size_t nl = head.find('\n');
+    std::string_view line = head.substr(0, nl);
+    head.remove_prefix(nl == std::string_view::npos ? head.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) break;  // end of the head
+    if (!first) {
+      size_t colon = line.find(':');
+      std::string_view name = Trim(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+      std::string_view value = colon == std::string_view::npos ? "" : Trim(line.substr(colon + 1));
+      bool stale = IEquals(name, "transfer-encoding") ||
+                   (ex.payload_decoded && IEquals(name, "content-encoding")) ||
+                   (IEquals(name, "content-length") && value != payload_length);
+      if (stale) {
+        out += "X-Crawler-";
+        length_fixed = true;
+      }
+    }
+    first = false;
+    out += line;
+    out += kCrlf;
+  }
+  if (length_fixed) out += "Content-Length: " + payload_length + "\r\n";
+  out += kCrlf;
+  return out;
+}
+
+// Compresses the concatenation of `parts` as one complete gzip member (RFC 1952).
+Status GzipMember(std::initializer_list<std::string_view> parts, int level, std::string* out) {
+  z_stream zs{};
+  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    return Status::IoError("deflateInit2 failed");
+  }
+  size_t total = 0;
+  for (std::string_view p : parts) total += p.size();
+  out->resize(deflateBound(&zs, total) + 64);
+  zs.next_out = reinterpret_cast<Bytef*>(out->data());
+  zs.avail_out = static_cast<uInt>(out->size());
+  size_t index = 0;
+  int rc = Z_OK;
+  for (std::string_view p : parts) {
+    ++index;
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p.data()));
+    zs.avail_in = static_cast<uInt>(p.size());
+    rc = deflate(&zs, index == parts.size() ? Z_FINISH : Z_NO_FLUSH);
+    if (rc == Z_STREAM_ERROR || zs.avail_in != 0) break;
+  }
+  out->resize(zs.total_out);
+  deflateEnd(&zs);
+  if (rc != Z_STREAM_END) return Status::IoError("gzip compression of a WARC record failed");
+  return Status::Ok();
+}
+
+// Header fields of one record, in order; WARC 1.1 §4.
+class RecordHeader {
+ public:
+  RecordHeader& Add(std::string_view name, std::string_view value) {
+    text_ += name;
+    text_ += ": ";
+    text_ += value;
+    text_ += kCrlf;
+    return *this;
+  }
+  std::string Finish(size_t block_size) {
+    Add("Content-Length", std::to_string(block_size));
+    return "WARC/1.1\r\n" + text_ + "\r\n";
+  }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
+std::string WarcSha1Digest(std::string_view data) {
+  Sha1 sha;
+  sha.Update(data);
+  return sha.WarcDigest();
+}
+
+Result<std::unique_ptr<WarcWriter>> WarcWriter::Open(const std::string& path,
+                                                     const WarcWriterOptions& options) {
+  if (options.compression_level < 1 || options.compression_level > 9) {
+    return Status::InvalidArgument("WARC compression level must be 1..9");
+  }
+  Result<std::unique_ptr<AppendFile>> file = AppendFile::Open(path, options.truncate_to);
+  if (!file.ok()) return file.status();
+  bool fresh = (*file)->size() == 0;
+  std::unique_ptr<WarcWriter> writer(new WarcWriter(std::move(*file), options));
+  if (fresh) {
+    size_t slash = path.rfind('/');
+    URLSIEVE_RETURN_IF_ERROR(
+        writer->WriteWarcinfo(slash == std::string::npos ? path : path.substr(slash + 1)));
+  }
+  return writer;
+}
+
+WarcWriter::WarcWriter(std::unique_ptr<AppendFile> file, const WarcWriterOptions& options)
+    : options_(options), rng_(std::random_device{}()), file_(std::move(file)) {
+  warcinfo_id_ = NewRecordId();
+}
+
+std::string WarcWriter::NewRecordId() {
+  uint64_t hi, lo;
+  {
+    std::lock_guard<std::mutex> lock(id_mu_);
+    hi = rng_();
+    lo = rng_();
+  }
+  // RFC 9562 §5.4: version 4, variant 10.
+  hi = (hi & ~0xF000ull) | 0x4000ull;
+  lo = (lo & ~(3ull << 62)) | (2ull << 62);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "<urn:uuid:%08x-%04x-%04x-%04x-%012llx>",
+                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xFFFF),
+                static_cast<unsigned>(hi & 0xFFFF), static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
+  return buf;
+}
+
+Status WarcWriter::WriteWarcinfo(const std::string& filename) {
+  std::string block = "software: " + options_.software +
+                      "\r\nformat: WARC File Format 1.1\r\n"
+                      "conformsTo: "
+                      "https://iipc.github.io/warc-specifications/specifications/warc-format/"
+                      "warc-1.1/\r\n";
+  if (!options_.user_agent.empty())
+    block += "http-header-user-agent: " + options_.user_agent + "\r\n";
+  std::string header = RecordHeader()
+                           .Add("WARC-Type", "warcinfo")
+                           .Add("WARC-Record-ID", warcinfo_id_)
+                           .Add("WARC-Date", FormatUtc(std::chrono::system_clock::now(), false))
+                           .Add("WARC-Filename", filename)
+                           .Add("Content-Type", "application/warc-fields")
+                           .Add("WARC-Block-Digest", WarcSha1Digest(block))
+                           .Finish(block.size());
+  std::string member;
+  URLSIEVE_RETURN_IF_ERROR(
+      GzipMember({header, block, "\r\n\r\n"}, options_.compression_level, &member));
+  std::lock_guard<std::mutex> lock(mu_);
+  return file_->Append(member);
+}
+
+Status WarcWriter::WriteExchange(const WarcExchange& ex) {
+  const std::string date = FormatUtc(ex.date, /*with_millis=*/false);
+  const std::string request_id = NewRecordId();
+  const std::string response_id = NewRecordId();
+
+  RecordHeader request_header;
+  request_header.Add("WARC-Type", "request")
+      .Add("WARC-Record-ID", request_id)
+      .Add("WARC-Date", date)
+      .Add("WARC-Target-URI", ex.target_uri)
+      .Add("WARC-Concurrent-To", response_id)
+      .Add("WARC-Warcinfo-ID", warcinfo_id_);
+  if (!ex.ip_address.empty()) request_header.Add("WARC-IP-Address", ex.ip_address);
+  request_header.Add("Content-Type", "application/http;msgtype=request")
+      .Add("WARC-Block-Digest", WarcSha1Digest(ex.request));
+  std::string request_text = request_header.Finish(ex.request.size());
+
+  const std::string head = NormalizeResponseHead(ex);
+  Sha1 block_sha;
+  block_sha.Update(head);
+  block_sha.Update(ex.payload);
+  RecordHeader response_header;
+  response_header.Add("WARC-Type", "response")
+      .Add("WARC-Record-ID", response_id)
+      .Add("WARC-Date", date)
+      .Add("WARC-Target-URI", ex.target_uri)
+      .Add("WARC-Warcinfo-ID", warcinfo_id_);
+  if (!ex.ip_address.empty()) response_header.Add("WARC-IP-Address", ex.ip_address);
+  response_header.Add("Content-Type", "application/http;msgtype=response")
+      .Add("WARC-Block-Digest", block_sha.WarcDigest())
+      .Add("WARC-Payload-Digest", WarcSha1Digest(ex.payload));
+  if (ex.truncated) response_header.Add("WARC-Truncated", "length");
+  std::string response_text = response_header.Finish(head.size() + ex.payload.size());
+
+  std::string request_member, response_member;
+  URLSIEVE_RETURN_IF_ERROR(GzipMember({request_text, ex.request, "\r\n\r\n"},
+                                      options_.compression_level, &request_member));
+  URLSIEVE_RETURN_IF_ERROR(GzipMember({response_text, head, ex.payload, "\r\n\r\n"},
+                                      options_.compression_level, &response_member));
+  std::lock_guard<std::mutex> lock(mu_);
+  URLSIEVE_RETURN_IF_ERROR(file_->Append(request_member));
+  return file_->Append(response_member);
+}
+
+Result<uint64_t> WarcWriter::Sync() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return file_->Sync();
+}
+
+}  // namespace urlsieve

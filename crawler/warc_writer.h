@@ -1,0 +1,84 @@
+// WarcWriter: writes the crawl's fetches as WARC 1.1 (ISO 28500:2017), one gzip member per record.
+//
+// The file starts with a `warcinfo` record; each fetch adds a `request` record and a `response`
+// record (application/http;msgtype=request|response) tied by WARC-Concurrent-To, each with
+// WARC-Record-ID (<urn:uuid:v4>), WARC-Date (UTC, seconds), WARC-Target-URI, WARC-IP-Address when
+// known, WARC-Block-Digest and (response) WARC-Payload-Digest as "sha1:" + base32 (RFC 4648 §6).
+// Every record is its own gzip member, so readers can seek to any record and a crash loses at most
+// the torn last member (Sync()/truncate_to work as in JsonlWriter).
+//
+// The response block is the status line and headers as received, then the payload as the crawler
+// kept it. libcurl removes chunked transfer coding and, when asked, content coding, so the stored
+// payload may not match the stored headers. Following Common Crawl / StormCrawler practice the
+// headers that no longer describe the payload are kept under an "X-Crawler-" prefix
+// (Transfer-Encoding always, Content-Encoding when payload_decoded, a Content-Length that differs
+// from the stored payload) and a correct Content-Length is added: the record stays a valid HTTP
+// message that standard readers (warcio, jwarc, pywb) parse and replay, and nothing is lost.
+// A body cut at the size limit gets "WARC-Truncated: length".
+// Thread-safety: all methods are safe to call concurrently; compression happens outside the lock.
+#ifndef URLSIEVE_CRAWLER_WARC_WRITER_H_
+#define URLSIEVE_CRAWLER_WARC_WRITER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "crawler/append_file.h"
+#include "dedup/status.h"
+
+namespace urlsieve {
+
+// One HTTP exchange to archive. The views must stay valid during WriteExchange.
+struct WarcExchange {
+  std::string_view target_uri;                 // the URL requested (of this hop, for a redirect)
+  std::string_view ip_address;                 // empty when unknown
+  std::chrono::system_clock::time_point date;  // when the request was sent
+  std::string_view request;  // request line + headers as sent ("GET / HTTP/1.1\r\n...\r\n\r\n")
+  std::string_view response_head;  // status line + headers as received (CRLF or LF line ends)
+  std::string_view payload;        // the body as kept
+  bool payload_decoded = false;    // libcurl removed a Content-Encoding from the payload
+  bool truncated = false;          // the body was cut at max_body_bytes
+};
+
+struct WarcWriterOptions {
+  std::string software = "urlsieve/0.1.0";
+  std::string user_agent;               // recorded in warcinfo when set
+  std::optional<uint64_t> truncate_to;  // on --resume: the size stored at the last checkpoint
+  int compression_level = 6;            // zlib level, 1 (fast) .. 9
+};
+
+class WarcWriter {
+ public:
+  // Opens (creating or appending to) `path`; a new or emptied file gets the warcinfo record.
+  static Result<std::unique_ptr<WarcWriter>> Open(const std::string& path,
+                                                  const WarcWriterOptions& options);
+
+  // Appends the request and the response record of one fetch, adjacent in the file.
+  Status WriteExchange(const WarcExchange& exchange);
+  // Makes every record durable; returns the file size to store in the checkpoint.
+  Result<uint64_t> Sync();
+
+ private:
+  WarcWriter(std::unique_ptr<AppendFile> file, const WarcWriterOptions& options);
+  std::string NewRecordId();
+  Status WriteWarcinfo(const std::string& filename);
+
+  const WarcWriterOptions options_;
+  std::string warcinfo_id_;
+  std::mutex id_mu_;
+  std::mt19937_64 rng_;  // guarded by id_mu_
+  std::mutex mu_;
+  std::unique_ptr<AppendFile> file_;  // guarded by mu_
+};
+
+// "sha1:" + base32 of the SHA-1 of data: the WARC digest form.
+std::string WarcSha1Digest(std::string_view data);
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_WARC_WRITER_H_

@@ -15,6 +15,9 @@ inline constexpr int kExitUsage = 2;
 // `urlsieve robots`: checks URLs against a robots.txt file (crawler/cli/robots_command.cc).
 void AddRobotsCommand(CLI::App& app, int* exit_code);
 
+// `urlsieve crawl`: runs a crawl from a seed list (crawler/cli/crawl_command.cc).
+void AddCrawlCommand(CLI::App& app, int* exit_code);
+
 }  // namespace urlsieve::cli
 
 #endif  // URLSIEVE_CRAWLER_CLI_COMMANDS_H_

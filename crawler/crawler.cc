@@ -1,0 +1,439 @@
+#include "crawler/crawler.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "crawler/crawl_checkpoint.h"
+#include "crawler/curl_share.h"
+#include "crawler/fetcher.h"
+#include "crawler/jsonl_writer.h"
+#include "crawler/link_extractor.h"
+#include "crawler/progress_reporter.h"
+#include "crawler/rejection_log.h"
+#include "crawler/scope.h"
+#include "crawler/warc_writer.h"
+#include "dedup/seen_filter.h"
+#include "dedup/url_canonicalizer.h"
+#include "frontier/frontier.h"
+
+namespace urlsieve {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr auto kMonitorTick = std::chrono::milliseconds(250);
+
+bool IsRedirect(long status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+bool HasOptInRules(const CanonicalizeOptions& o) {
+  return o.sort_query || o.drop_empty_query || o.strip_session_ids || o.strip_www ||
+         o.collapse_slashes;
+}
+
+FetcherOptions FetcherOptionsFrom(const CrawlConfig& config) {
+  FetcherOptions o;
+  o.user_agent = config.fetch.user_agent;
+  o.connect_timeout = std::chrono::milliseconds(config.fetch.connect_timeout_ms);
+  o.total_timeout = std::chrono::milliseconds(config.fetch.timeout_ms);
+  o.max_body_bytes = static_cast<uint64_t>(config.fetch.max_body_bytes);
+  o.capture_headers = config.output.warc;
+  return o;
+}
+
+FrontierOptions FrontierOptionsFrom(const CrawlConfig& config, const std::string& spill_path) {
+  FrontierOptions o;
+  o.user_agent = config.fetch.user_agent;
+  o.obey_robots = config.politeness.obey_robots;
+  o.delay = std::chrono::milliseconds(config.politeness.delay_ms);
+  o.per_key_concurrency = static_cast<uint32_t>(config.politeness.per_host_concurrency);
+  o.crawl_delay_cap = std::chrono::milliseconds(config.politeness.max_crawl_delay_ms);
+  o.max_total_pages = static_cast<uint64_t>(config.crawl.max_pages);
+  o.max_pages_per_key = static_cast<uint64_t>(config.scope.max_pages_per_host);
+  o.max_pending_in_memory = 1'000'000;
+  o.spill_path = spill_path;
+  return o;
+}
+
+std::string FetchError(const FetchResult& r) {
+  std::string error(FetchErrorKindName(r.error_kind));
+  error += ": ";
+  error += r.error.message();
+  return error;
+}
+
+}  // namespace
+
+Crawler::Crawler(const CrawlConfig& config) : config_(config) {}
+
+Crawler::~Crawler() = default;
+
+Result<std::unique_ptr<Crawler>> Crawler::Create(const CrawlConfig& config) {
+  URLSIEVE_RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<Crawler> crawler(new Crawler(config));
+  URLSIEVE_RETURN_IF_ERROR(crawler->Open());
+  return crawler;
+}
+
+Status Crawler::Open() {
+  const fs::path out(config_.crawl.out_dir);
+  const fs::path state = out / "state";
+  const bool exists = fs::exists(state / "state.db");
+  if (exists && !config_.crawl.resume) {
+    return Status::FailedPrecondition(out.string() +
+                                      " already holds a crawl: pass --resume to continue it, "
+                                      "or choose another --out directory");
+  }
+  if (!exists && config_.crawl.resume) {
+    return Status::FailedPrecondition("--resume: no crawl state in " + out.string());
+  }
+  std::error_code ec;
+  fs::create_directories(state, ec);
+  if (ec) return Status::IoError("cannot create " + state.string() + ": " + ec.message());
+
+  CanonicalizeOptions fetch_form;
+  fetch_form.max_length = config_.canonicalize.max_length;
+  fetch_form_ = std::make_unique<UrlCanonicalizer>(fetch_form);
+
+  SeenFilterOptions seen_options;
+  seen_options.capacity = config_.crawl.expected_urls;
+  seen_options.fp_rate = config_.crawl.false_positive_rate;
+  seen_options.state_dir = state.string();
+  seen_options.exact = config_.crawl.exact;
+  seen_options.checkpointed = true;
+  seen_options.canonicalize = config_.canonicalize;
+  Result<std::unique_ptr<SeenFilter>> seen = SeenFilter::Open(seen_options);
+  if (!seen.ok()) return seen.status();
+  seen_ = std::move(*seen);
+  for (const std::string& notice : seen_->notices()) notices_.push_back(notice);
+
+  Result<std::unique_ptr<Frontier>> frontier =
+      Frontier::Open(FrontierOptionsFrom(config_, (state / "spill.db").string()), &clock_);
+  if (!frontier.ok()) return frontier.status();
+  frontier_ = std::move(*frontier);
+
+  // A fresh crawl starts its outputs empty; a resumed one cuts them back to the checkpoint.
+  OutputSizes sizes;
+  if (config_.crawl.resume) {
+    URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(*seen_->state_db()));
+    Result<OutputSizes> stored = ReadOutputSizes(*seen_->state_db());
+    if (!stored.ok() && stored.status().code() != StatusCode::kNotFound) return stored.status();
+    if (stored.ok()) sizes = *stored;
+  }
+
+  std::vector<std::string> seeds;
+  URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
+  std::vector<CanonicalUrl> seed_urls;
+  for (const std::string& seed : seeds) seed_urls.push_back(*fetch_form_->Canonicalize(seed));
+  Result<std::unique_ptr<Scope>> scope =
+      Scope::Create(ScopeOptions::FromConfig(config_), seed_urls);
+  if (!scope.ok()) return scope.status();
+  scope_ = std::move(*scope);
+
+  LinkExtractor::Options link_options;
+  link_options.obey_nofollow = config_.crawl.obey_nofollow;
+  extractor_ = std::make_unique<LinkExtractor>(fetch_form_.get(), link_options);
+
+  Result<std::unique_ptr<CurlShare>> share = CurlShare::Create();
+  if (!share.ok()) return share.status();
+  share_ = std::move(*share);
+
+  if (config_.output.jsonl) {
+    Result<std::unique_ptr<JsonlWriter>> pages =
+        JsonlWriter::Open((out / "pages.jsonl").string(), sizes.pages);
+    if (!pages.ok()) return pages.status();
+    pages_ = std::move(*pages);
+  }
+  Result<std::unique_ptr<RejectionLog>> rejected =
+      RejectionLog::Open((out / "rejected.jsonl").string(), sizes.rejected);
+  if (!rejected.ok()) return rejected.status();
+  rejected_ = std::move(*rejected);
+  if (config_.output.warc) {
+    WarcWriterOptions warc_options;
+    warc_options.user_agent = config_.fetch.user_agent;
+    warc_options.truncate_to = sizes.warc;
+    Result<std::unique_ptr<WarcWriter>> warc =
+        WarcWriter::Open((out / "crawl.warc.gz").string(), warc_options);
+    if (!warc.ok()) return warc.status();
+    warc_ = std::move(*warc);
+  }
+  stats_ = std::make_unique<CrawlStats>(&clock_);
+  return QueueSeeds(seeds);
+}
+
+Status Crawler::ReadSeeds(std::vector<std::string>* fetch_urls) {
+  const std::string& path = config_.crawl.seeds;
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("cannot read the seeds file '" + path + "'");
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const size_t begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos || line[begin] == '#') continue;
+    Result<CanonicalUrl> url = fetch_form_->Canonicalize(line);
+    if (!url.ok()) {
+      notices_.push_back(path + ":" + std::to_string(number) + ": skipped seed: " +
+                         url.status().message());
+      continue;
+    }
+    fetch_urls->push_back(url->key());
+  }
+  if (fetch_urls->empty()) return Status::InvalidArgument("no valid seed URL in '" + path + "'");
+  return Status::Ok();
+}
+
+Status Crawler::QueueSeeds(const std::vector<std::string>& fetch_urls) {
+  std::shared_lock<std::shared_mutex> gate(gate_);
+  std::vector<std::string_view> views(fetch_urls.begin(), fetch_urls.end());
+  std::vector<std::string> keys;
+  if (HasOptInRules(config_.canonicalize)) {
+    keys.resize(fetch_urls.size());
+    for (size_t i = 0; i < fetch_urls.size(); ++i) {
+      URLSIEVE_RETURN_IF_ERROR(seen_->canonicalizer().CanonicalizeTo(fetch_urls[i], &keys[i]));
+      views[i] = keys[i];
+    }
+  }
+  std::vector<uint8_t> is_new;
+  URLSIEVE_RETURN_IF_ERROR(seen_->InsertKeysIfNew(views, &is_new));
+  for (size_t i = 0; i < fetch_urls.size(); ++i) {
+    if (is_new[i]) frontier_->Push(fetch_urls[i], 0, "");
+  }
+  RecordRejections();
+  return Status::Ok();
+}
+
+Result<CrawlSummary> Crawler::Run() {
+  ProgressReporter progress(stderr, config_.output.progress && ProgressReporter::StderrIsTerminal(),
+                            &clock_);
+  std::thread monitor([this, &progress] {
+    const auto interval = std::chrono::seconds(config_.crawl.checkpoint_interval_s);
+    auto next_checkpoint = clock_.Now() + interval;
+    std::unique_lock<std::mutex> lock(monitor_mu_);
+    while (!fetchers_done_) {
+      monitor_cv_.wait_for(lock, kMonitorTick);
+      if (fetchers_done_) break;
+      lock.unlock();
+      const FrontierStats f = frontier_->Stats();
+      const CrawlStatsSnapshot s = stats_->Snapshot();
+      uint64_t errors = 0;
+      for (const auto& [kind, count] : s.errors) errors += count;
+      progress.Update({s.pages, f.pending, f.keys, errors});
+      if (clock_.Now() >= next_checkpoint) {
+        Status status = Checkpoint();
+        if (!status.ok()) Fail(status);
+        next_checkpoint = clock_.Now() + interval;
+      }
+      lock.lock();
+    }
+  });
+
+  std::vector<std::thread> fetchers;
+  for (int i = 0; i < config_.crawl.threads; ++i) fetchers.emplace_back([this] { FetcherLoop(); });
+  for (std::thread& t : fetchers) t.join();
+  {
+    std::lock_guard<std::mutex> lock(monitor_mu_);
+    fetchers_done_ = true;
+  }
+  monitor_cv_.notify_all();
+  monitor.join();
+
+  RecordRejections();
+  Status saved = Checkpoint();
+  CrawlSummary summary;
+  summary.stats = stats_->Snapshot();
+  summary.stats.AddRejections(scope_->Rejections());
+  const FrontierStats f = frontier_->Stats();
+  summary.pending = f.pending + f.in_flight;
+  summary.stopped = stop_requested_.load();
+  progress.Finish({summary.stats.pages, summary.pending, f.keys, 0});
+  Status written = WriteJsonFile((fs::path(config_.crawl.out_dir) / "stats.json").string(),
+                                 summary.stats.ToJson());
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (!first_error_.ok()) return first_error_;
+  }
+  if (!saved.ok()) return saved;
+  if (!written.ok()) return written;
+  return summary;
+}
+
+void Crawler::RequestStop() {
+  stop_requested_ = true;
+  if (frontier_) frontier_->Stop();
+}
+
+void Crawler::Fail(const Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (first_error_.ok()) first_error_ = status;
+  }
+  RequestStop();
+}
+
+void Crawler::FetcherLoop() {
+  Result<std::unique_ptr<Fetcher>> fetcher =
+      Fetcher::Create(FetcherOptionsFrom(config_), share_.get());
+  if (!fetcher.ok()) return Fail(fetcher.status());
+  Lease lease;
+  while (frontier_->Next(&lease)) {
+    if (lease.kind == Lease::Kind::kRobots) {
+      HandleRobots(**fetcher, lease);
+    } else {
+      HandlePage(**fetcher, lease);
+    }
+  }
+}
+
+void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
+  const auto started = std::chrono::system_clock::now();
+  FetchResult r = fetcher.FetchRobots(lease.url);
+  FetchOutcome outcome;
+  // RFC 9309 §2.3.1.3-4: a response decides (2xx rules, 4xx allow all, 5xx disallow all); no
+  // response at all counts as unreachable.
+  outcome.http_status = r.status != 0 && r.ok() ? static_cast<int>(r.status) : 0;
+  outcome.fetch_time = r.total_time;
+  outcome.robots_body = r.body;
+  std::shared_lock<std::shared_mutex> gate(gate_);
+  if (warc_ && r.status != 0) {
+    WarcExchange exchange{r.effective_url, r.primary_ip, started, r.request_headers,
+                          r.response_headers, r.body, !r.content_encoding.empty(),
+                          r.body_truncated};
+    Status status = warc_->WriteExchange(exchange);
+    if (!status.ok()) Fail(status);
+  }
+  frontier_->Done(lease, outcome);
+  RecordRejections();
+}
+
+void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
+  PageRecord record;
+  record.time = std::chrono::system_clock::now();
+  FetchResult r = fetcher.Fetch(lease.url);
+  record.url = lease.url;
+  record.status = static_cast<int>(r.status);
+  record.content_type = r.content_type;
+  record.bytes = r.body.size();
+  record.depth = static_cast<int>(lease.depth);
+  record.parent = lease.parent;
+  record.fetch_ms = std::chrono::duration<double, std::milli>(r.total_time).count();
+  if (!r.ok()) record.error = FetchError(r);
+
+  std::vector<std::string> targets;
+  PageLinks links;
+  if (r.ok() && IsRedirect(r.status) && !r.location.empty()) {
+    // DESIGN §2: a redirect target is a link of the page that redirected.
+    Result<std::string> target = fetch_form_->Resolve(lease.url, r.location);
+    if (target.ok()) {
+      targets.push_back(std::move(*target));
+    } else {
+      record.error = "redirect: " + target.status().message();
+    }
+  } else if (r.ok() && r.status >= 200 && r.status < 300 && r.content_type_accepted &&
+             !r.body_skipped) {
+    links = extractor_->Extract(r.body, lease.url);
+    targets.reserve(links.links.size());
+    for (ExtractedLink& link : links.links) targets.push_back(std::move(link.url));
+    record.noindex = links.noindex;
+    record.canonical = links.canonical;
+  }
+
+  FetchOutcome outcome;
+  // A response that arrived counts, even if its body was cut at the cap; a transfer that failed
+  // before one arrived (0) is retried by the frontier within its budget.
+  const bool responded = r.ok() || r.error_kind == FetchErrorKind::kBodyTooLarge;
+  outcome.http_status = responded ? static_cast<int>(r.status) : 0;
+  outcome.fetch_time = r.total_time;
+  outcome.retry_after = r.retry_after;
+
+  std::shared_lock<std::shared_mutex> gate(gate_);
+  const auto [found, fresh] = QueueLinks(targets, lease.depth + 1, lease.url);
+  record.links_found = found;
+  record.links_new = fresh;
+  if (pages_) {
+    Status status = pages_->Append(record);
+    if (!status.ok()) Fail(status);
+  }
+  if (warc_ && r.status != 0) {
+    WarcExchange exchange{lease.url, r.primary_ip, record.time, r.request_headers,
+                          r.response_headers, r.body, !r.content_encoding.empty(), false};
+    Status status = warc_->WriteExchange(exchange);
+    if (!status.ok()) Fail(status);
+  }
+  stats_->RecordPage(record);
+  for (const auto& [reason, count] : links.DroppedCounts()) stats_->RecordRejection(reason, count);
+  frontier_->Done(lease, outcome);
+  RecordRejections();
+}
+
+std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
+                                        uint32_t depth, const std::string& parent) {
+  std::vector<std::string> fetch_urls;
+  fetch_urls.reserve(absolute_urls.size());
+  for (const std::string& url : absolute_urls) {
+    Result<CanonicalUrl> canonical = fetch_form_->Canonicalize(url);
+    if (!canonical.ok()) {
+      scope_->Record(ScopeReason::kInvalidUrl);
+      continue;
+    }
+    if (!scope_->Check(*canonical, static_cast<int>(depth)).accept()) continue;
+    fetch_urls.push_back(std::move(*canonical).key());
+  }
+  std::vector<std::string_view> keys(fetch_urls.begin(), fetch_urls.end());
+  std::vector<std::string> rule_keys;
+  if (HasOptInRules(config_.canonicalize)) {
+    rule_keys.resize(fetch_urls.size());
+    for (size_t i = 0; i < fetch_urls.size(); ++i) {
+      // The fetch form is already a valid canonical URL, so the stricter rules cannot fail on it.
+      (void)seen_->canonicalizer().CanonicalizeTo(fetch_urls[i], &rule_keys[i]);
+      keys[i] = rule_keys[i];
+    }
+  }
+  std::vector<uint8_t> is_new;
+  Status status = seen_->InsertKeysIfNew(keys, &is_new);
+  if (!status.ok()) {
+    Fail(status);
+    return {static_cast<int>(fetch_urls.size()), 0};
+  }
+  int fresh = 0;
+  for (size_t i = 0; i < fetch_urls.size(); ++i) {
+    if (!is_new[i]) continue;
+    frontier_->Push(fetch_urls[i], depth, parent);
+    ++fresh;
+  }
+  return {static_cast<int>(fetch_urls.size()), fresh};
+}
+
+void Crawler::RecordRejections() {
+  for (const Rejection& rejection : frontier_->DrainRejections()) {
+    const std::string_view reason = RejectReasonName(rejection.reason);
+    stats_->RecordRejection(reason);
+    Status status = rejected_->Append(rejection.url, rejection.depth, reason);
+    if (!status.ok()) Fail(status);
+  }
+}
+
+Status Crawler::Checkpoint() {
+  std::unique_lock<std::shared_mutex> gate(gate_);
+  OutputSizes sizes;
+  if (pages_) {
+    Result<uint64_t> size = pages_->Sync();
+    if (!size.ok()) return size.status();
+    sizes.pages = *size;
+  }
+  Result<uint64_t> rejected = rejected_->Sync();
+  if (!rejected.ok()) return rejected.status();
+  sizes.rejected = *rejected;
+  if (warc_) {
+    Result<uint64_t> size = warc_->Sync();
+    if (!size.ok()) return size.status();
+    sizes.warc = *size;
+  }
+  return seen_->Checkpoint([&](SqliteDb& db) {
+    URLSIEVE_RETURN_IF_ERROR(frontier_->Checkpoint(db));
+    return WriteOutputSizes(db, sizes);
+  });
+}
+
+}  // namespace urlsieve

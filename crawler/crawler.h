@@ -1,0 +1,127 @@
+// Crawler: one crawl from a seed list — fetcher threads, link extraction, the seen stage, the
+// frontier and the outputs wired together (DESIGN.md §2).
+//
+// Each fetcher thread loops: Frontier::Next() → fetch (libcurl) → links (gumbo) → canonicalize →
+// scope → SeenFilter (one batch per page) → Frontier::Push for the new ones → record the fetch
+// (pages.jsonl, WARC) → Frontier::Done. Redirect targets are links of the page that redirected.
+//
+// What is fetched: the URL in its RFC 3986 normal form (UrlCanonicalizer with no opt-in rule, an
+// equivalent spelling of the URL found in the page, always valid for libcurl); what is
+// deduplicated: the canonical key under the configured rules. Without opt-in rules they coincide.
+//
+// Output directory: pages.jsonl, rejected.jsonl (URLs the seen stage accepted but the frontier
+// rejected, with the reason), crawl.warc.gz (--warc), stats.json, state/ (the SeenFilter state:
+// state.db holds the seen set, the pending frontier and the output sizes of the last checkpoint;
+// bloom.snap) and state/spill.db (the frontier's scratch space).
+//
+// Consistency (invariants 2 and 4): a fetcher holds the checkpoint gate (shared) from the moment
+// it inserts a page's links into the seen stage until the page's Done(), so a checkpoint (which
+// takes it exclusively) never sees a URL in the seen set that is not yet pending, and the output
+// files are synced inside the same checkpoint. --resume truncates the outputs to the sizes of the
+// last checkpoint and refetches only what was fetched after it or in flight.
+//
+// Thread-safety: Run() once, from one thread; RequestStop() from any thread (e.g. a signal
+// watcher), any number of times.
+#ifndef URLSIEVE_CRAWLER_CRAWLER_H_
+#define URLSIEVE_CRAWLER_CRAWLER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "crawler/crawl_config.h"
+#include "crawler/crawl_stats.h"
+#include "dedup/status.h"
+#include "frontier/clock.h"
+
+namespace urlsieve {
+
+class CurlShare;
+class Fetcher;
+class Frontier;
+class JsonlWriter;
+class LinkExtractor;
+class RejectionLog;
+class Scope;
+class SeenFilter;
+class SqliteDb;
+class UrlCanonicalizer;
+class WarcWriter;
+struct FetchResult;
+struct Lease;
+
+struct CrawlSummary {
+  CrawlStatsSnapshot stats;
+  bool stopped = false;  // RequestStop() ended it before the frontier ran dry
+  uint64_t pending = 0;  // URLs left in the frontier (a stopped crawl resumes them)
+};
+
+class Crawler {
+ public:
+  // Validates the config, opens (or, with crawl.resume, reopens) the output directory and reads
+  // the seeds. Errors: InvalidArgument (bad config, no valid seed), FailedPrecondition (an existing
+  // crawl without --resume, or --resume without one), Corruption / IoError (state files).
+  static Result<std::unique_ptr<Crawler>> Create(const CrawlConfig& config);
+  ~Crawler();
+  Crawler(const Crawler&) = delete;
+  Crawler& operator=(const Crawler&) = delete;
+
+  // Crawls until the frontier is empty, max_pages is reached or RequestStop(); then writes a final
+  // checkpoint and stats.json. A non-OK Status means the state could not be saved.
+  Result<CrawlSummary> Run();
+  void RequestStop();
+
+  // Notes for the user gathered while opening (seed errors, stored parameters in effect...).
+  const std::vector<std::string>& notices() const { return notices_; }
+
+ private:
+  explicit Crawler(const CrawlConfig& config);
+  Status Open();
+  Status ReadSeeds(std::vector<std::string>* fetch_urls);
+  Status QueueSeeds(const std::vector<std::string>& fetch_urls);
+
+  void FetcherLoop();
+  void HandleRobots(Fetcher& fetcher, const Lease& lease);
+  void HandlePage(Fetcher& fetcher, const Lease& lease);
+  // Canonicalizes, scopes and deduplicates the references found on one page, pushes the new ones.
+  // Returns {links in scope, links new}. Requires the checkpoint gate (shared).
+  std::pair<int, int> QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,
+                                 const std::string& parent);
+  void RecordRejections();  // drains the frontier's rejections into stats + rejected.jsonl
+  void Fail(const Status& status);
+
+  void MonitorLoop();
+  Status Checkpoint();
+
+  const CrawlConfig config_;
+  SystemClock clock_;
+  std::vector<std::string> notices_;
+
+  std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
+  std::unique_ptr<SeenFilter> seen_;
+  std::unique_ptr<Frontier> frontier_;
+  std::unique_ptr<Scope> scope_;
+  std::unique_ptr<LinkExtractor> extractor_;
+  std::unique_ptr<CurlShare> share_;
+  std::unique_ptr<JsonlWriter> pages_;
+  std::unique_ptr<RejectionLog> rejected_;
+  std::unique_ptr<WarcWriter> warc_;
+  std::unique_ptr<CrawlStats> stats_;
+
+  // Shared by fetchers from seen-insert to Done(); exclusive for a checkpoint.
+  std::shared_mutex gate_;
+  std::atomic<bool> stop_requested_{false};
+  std::mutex monitor_mu_;
+  std::condition_variable monitor_cv_;
+  bool fetchers_done_ = false;  // guarded by monitor_mu_
+  std::mutex error_mu_;
+  Status first_error_;  // guarded by error_mu_: a storage failure ends the crawl
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CRAWLER_H_

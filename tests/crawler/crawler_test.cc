@@ -1,0 +1,258 @@
+// End-to-end crawls of the generated trap site (tools/site_server) on 127.0.0.1. Every assertion
+// about what was fetched is made from the server's own request log.
+#include "crawler/crawler.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tools/site_server/generated_site.h"
+#include "tools/site_server/site_server.h"
+
+extern char** environ;
+
+namespace urlsieve {
+namespace {
+
+namespace fs = std::filesystem;
+using site::GeneratedSite;
+using site::LoggedRequest;
+using site::SiteServer;
+
+constexpr int kHosts = 4;
+constexpr int kDelayMs = 40;
+
+class CrawlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("urlsieve_crawl_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+
+    site::GeneratedSiteOptions gen;
+    gen.page_count = 12;
+    gen.large_page_bytes = 512 * 1024;
+    gen.gzip_bomb_bytes = 8 * 1024 * 1024;
+    gen.slow_delay = std::chrono::milliseconds(3000);
+    gen.crawl_delay = "0.05";
+    site::SiteServerOptions options;
+    options.hosts = kHosts;
+    auto server = SiteServer::Start(
+        options, [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
+          auto generated = std::make_unique<GeneratedSite>(gen, origins);
+          site_ = generated.get();
+          return std::unique_ptr<site::Site>(std::move(generated));
+        });
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+
+    std::ofstream seeds(dir_ / "seeds.txt");
+    seeds << "# the main host; it links to the satellites\n" << server_->Url("/") << "\n";
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  CrawlConfig Config() const {
+    CrawlConfig c;
+    c.crawl.seeds = (dir_ / "seeds.txt").string();
+    c.crawl.out_dir = (dir_ / "out").string();
+    c.crawl.threads = 4;
+    c.crawl.max_depth = 8;
+    c.crawl.expected_urls = 10'000;
+    c.crawl.checkpoint_interval_s = 1;
+    c.politeness.delay_ms = kDelayMs;
+    c.politeness.backoff_ms = 50;
+    c.fetch.timeout_ms = 1000;
+    c.fetch.connect_timeout_ms = 1000;
+    c.fetch.max_body_bytes = 256 * 1024;
+    c.output.progress = false;
+    return c;
+  }
+
+  // Every crawl invariant checkable from the server's side.
+  void ExpectCorrectCrawl(size_t allowed_duplicates) {
+    const std::vector<LoggedRequest> log = server_->log().Snapshot();
+    std::map<std::pair<int, std::string>, int> count;
+    std::map<int, std::vector<std::chrono::steady_clock::time_point>> starts;
+    for (const LoggedRequest& r : log) {
+      ++count[{r.host, r.resource}];
+      starts[r.host].push_back(r.time);
+    }
+    size_t duplicates = 0;
+    for (int h = 0; h < kHosts; ++h) {
+      const site::HostExpectations& expect = site_->expectations(h);
+      for (const std::string& resource : expect.must_fetch) {
+        EXPECT_GE((count[{h, resource}]), 1) << "host " << h << " never fetched " << resource;
+      }
+      for (const std::string& resource : expect.must_not_fetch) {
+        EXPECT_EQ((count[{h, resource}]), 0) << "host " << h << " fetched " << resource;
+      }
+      for (const auto& [key, n] : count) {
+        if (key.first != h || expect.may_repeat.count(key.second)) continue;
+        if (key.second == "/robots.txt") continue;  // refetched after a 5xx, by design
+        if (n > 1) duplicates += n - 1;
+        EXPECT_LE(n, 1 + static_cast<int>(allowed_duplicates))
+            << "host " << h << " fetched " << key.second << " " << n << " times";
+      }
+      // Politeness (DESIGN invariant 3): the server saw no two requests closer than the delay.
+      std::vector<std::chrono::steady_clock::time_point>& t = starts[h];
+      std::sort(t.begin(), t.end());
+      for (size_t i = 1; i < t.size(); ++i) {
+        EXPECT_GE(t[i] - t[i - 1], std::chrono::milliseconds(kDelayMs))
+            << "host " << h << " requests " << i - 1 << " and " << i;
+      }
+    }
+    EXPECT_LE(duplicates, allowed_duplicates);
+  }
+
+  std::vector<nlohmann::json> ReadJsonl(const std::string& name) const {
+    std::vector<nlohmann::json> lines;
+    std::ifstream in(dir_ / "out" / name);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
+    return lines;
+  }
+
+  // Runs `urlsieve crawl` as a child process with the test's configuration.
+  pid_t SpawnCrawl(bool resume, int threads) const {
+    std::vector<std::string> args = {URLSIEVE_BINARY,
+                                     "crawl",
+                                     "--seeds",
+                                     (dir_ / "seeds.txt").string(),
+                                     "--out",
+                                     (dir_ / "out").string(),
+                                     "--threads",
+                                     std::to_string(threads),
+                                     "--delay-ms",
+                                     std::to_string(kDelayMs),
+                                     "--max-depth",
+                                     "8",
+                                     "--timeout-ms",
+                                     "1000",
+                                     "--max-body-bytes",
+                                     "262144",
+                                     "--checkpoint-s",
+                                     "0",
+                                     "--config",
+                                     (dir_ / "crawl.toml").string()};
+    if (resume) args.push_back("--resume");
+    std::ofstream(dir_ / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
+                                       << "[politeness]\nbackoff_ms = 50\n"
+                                       << "[fetch]\nconnect_timeout_ms = 1000\n";
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+    return pid;
+  }
+
+  static int WaitExit(pid_t pid) {
+    int status = 0;
+    EXPECT_EQ(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  fs::path dir_;
+  std::unique_ptr<SiteServer> server_;
+  GeneratedSite* site_ = nullptr;
+};
+
+TEST_F(CrawlerTest, CrawlsTheTrapSiteOnceEachPolitelyAndEnds) {
+  auto crawler = Crawler::Create(Config());
+  ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+  auto summary = (*crawler)->Run();
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_FALSE(summary->stopped);
+  EXPECT_EQ(summary->pending, 0u);
+  ExpectCorrectCrawl(0);
+
+  // pages.jsonl: one valid line per page fetch, and the stats agree.
+  const std::vector<nlohmann::json> pages = ReadJsonl("pages.jsonl");
+  EXPECT_EQ(pages.size(), summary->stats.pages);
+  size_t robots = 0;
+  for (const LoggedRequest& r : server_->log().Snapshot()) robots += r.resource == "/robots.txt";
+  EXPECT_EQ(pages.size() + robots, server_->log().size());
+  for (const nlohmann::json& page : pages) {
+    ASSERT_TRUE(page.contains("url") && page.contains("status") && page.contains("depth"));
+    if (page["depth"] != 0) EXPECT_TRUE(page["parent"].is_string()) << page.dump();
+  }
+  // The calendar trap was cut by the depth limit, and the cut was counted.
+  EXPECT_GT(summary->stats.rejections.count("scope-depth"), 0u);
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "stats.json"));
+}
+
+TEST_F(CrawlerTest, ASecondRunOfAFinishedCrawlNeedsResumeAndFetchesNothingNew) {
+  {
+    auto crawler = Crawler::Create(Config());
+    ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+    ASSERT_TRUE((*crawler)->Run().ok());
+  }
+  auto again = Crawler::Create(Config());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+
+  const size_t before = server_->log().size();
+  CrawlConfig resume = Config();
+  resume.crawl.resume = true;
+  auto crawler = Crawler::Create(resume);
+  ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+  ASSERT_TRUE((*crawler)->Run().ok());
+  EXPECT_EQ(server_->log().size(), before);  // everything was seen already
+}
+
+TEST_F(CrawlerTest, WarcOutputHasARequestAndResponseRecordPerFetch) {
+  CrawlConfig config = Config();
+  config.output.warc = true;
+  auto crawler = Crawler::Create(config);
+  ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+  ASSERT_TRUE((*crawler)->Run().ok());
+  EXPECT_GT(fs::file_size(dir_ / "out" / "crawl.warc.gz"), 1000u);
+}
+
+TEST_F(CrawlerTest, KillNineThenResumeLosesNothingAndRepeatsOnlyWhatWasInFlight) {
+  constexpr int kThreads = 2;
+  pid_t pid = SpawnCrawl(false, kThreads);
+  // Kill it mid-crawl: once the server has answered a third of the pages it will answer.
+  ASSERT_TRUE(server_->log().WaitUntil(
+      [](const std::vector<LoggedRequest>& log) { return log.size() >= 25; },
+      std::chrono::seconds(60)));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  EXPECT_EQ(WaitExit(pid), 128 + SIGKILL);
+
+  pid = SpawnCrawl(true, kThreads);
+  EXPECT_EQ(WaitExit(pid), 0);
+  ExpectCorrectCrawl(kThreads);
+}
+
+TEST_F(CrawlerTest, SigintStopsGracefullyAndResumeFinishesTheCrawl) {
+  constexpr int kThreads = 2;
+  pid_t pid = SpawnCrawl(false, kThreads);
+  ASSERT_TRUE(server_->log().WaitUntil(
+      [](const std::vector<LoggedRequest>& log) { return log.size() >= 25; },
+      std::chrono::seconds(60)));
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  EXPECT_EQ(WaitExit(pid), 0);
+
+  pid = SpawnCrawl(true, kThreads);
+  EXPECT_EQ(WaitExit(pid), 0);
+  ExpectCorrectCrawl(kThreads);
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -342,6 +342,9 @@ bool ApplyQueryRules(size_t begin, const CanonicalizeOptions& options, KeyWriter
       if (params.empty()) return false;  // the query carried nothing but session ids
     }
     if (options.sort_query) {
+      // Empty parameters ("a=1&&b=2", a trailing '&') say nothing; once the order is gone, neither
+      // does their position.
+      params.erase(std::remove(params.begin(), params.end(), std::string_view()), params.end());
       std::stable_sort(params.begin(), params.end(), [](std::string_view x, std::string_view y) {
         return x.substr(0, x.find('=')) < y.substr(0, y.find('='));
       });

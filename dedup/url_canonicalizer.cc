@@ -65,7 +65,6 @@ std::string_view CleanInput(std::string_view in, std::string* scratch, bool* non
   }
   *non_ascii = (high & kHigh) != 0;
   if ((low & kHigh) == 0) return in;
-  if (in.find_first_of("\t\r\n") == std::string_view::npos) return in;
   scratch->clear();
   for (char c : in) {
     if (c != '\t' && c != '\r' && c != '\n') scratch->push_back(c);
@@ -495,9 +494,13 @@ std::string_view PrepareHttpText(std::string_view in, std::string* scratch) {
   while (b < e && static_cast<uint8_t>(in[b]) <= 0x20) ++b;
   while (e > b && static_cast<uint8_t>(in[e - 1]) <= 0x20) --e;
   in = in.substr(b, e - b);
-  const size_t hier_end = in.find_first_of("?#");
-  const bool backslash = in.substr(0, hier_end).find('\\') != std::string_view::npos;
-  if (!backslash && in.find_first_of("\t\r\n") == std::string_view::npos) return in;
+  bool copy = false;  // one pass, no find_first_of: that is a memchr per byte per character
+  for (size_t i = 0, query = in.size(); i < in.size() && !copy; ++i) {
+    const char c = in[i];
+    if (c == '?' || c == '#') query = i;
+    copy = c == '\t' || c == '\r' || c == '\n' || (c == '\\' && i < query);
+  }
+  if (!copy) return in;
   scratch->clear();
   bool in_hier = true;
   for (char c : in) {
@@ -536,16 +539,17 @@ Reference Split(std::string_view s, bool authority) {
 
 // Appends `text`, percent-encoding only bytes that may not appear literally (RFC 3986 §2.1); an
 // existing '%' is kept, so nothing already encoded changes meaning.
-void AppendMinimallyEncoded(std::string_view text, uint8_t literal, std::string* out) {
-  for (char c : text) {
-    if (Is(c, literal) || c == '%') {
-      out->push_back(c);
-    } else {
-      const auto byte = static_cast<uint8_t>(c);
-      out->push_back('%');
-      out->push_back(url_chars::kUpperHex[byte >> 4]);
-      out->push_back(url_chars::kUpperHex[byte & 15]);
-    }
+void AppendMinimallyEncoded(std::string_view text, uint16_t literal, std::string* out) {
+  size_t i = 0;
+  for (;;) {
+    size_t run = i;
+    while (run < text.size() && (Is(text[run], literal) || text[run] == '%')) ++run;
+    out->append(text.data() + i, run - i);
+    if (run == text.size()) return;
+    const auto byte = static_cast<uint8_t>(text[run]);
+    const char encoded[3] = {'%', url_chars::kUpperHex[byte >> 4], url_chars::kUpperHex[byte & 15]};
+    out->append(encoded, 3);
+    i = run + 1;
   }
 }
 

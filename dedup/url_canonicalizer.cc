@@ -344,9 +344,18 @@ bool ApplyQueryRules(size_t begin, const CanonicalizeOptions& options, KeyWriter
       // Empty parameters ("a=1&&b=2", a trailing '&') say nothing; once the order is gone, neither
       // does their position.
       params.erase(std::remove(params.begin(), params.end(), std::string_view()), params.end());
-      std::stable_sort(params.begin(), params.end(), [](std::string_view x, std::string_view y) {
-        return x.substr(0, x.find('=')) < y.substr(0, y.find('='));
-      });
+      auto name = [](std::string_view param) { return param.substr(0, param.find('=')); };
+      auto by_name = [&](std::string_view x, std::string_view y) { return name(x) < name(y); };
+      if (params.size() > 32) {
+        std::stable_sort(params.begin(), params.end(), by_name);
+      } else {  // insertion sort: stable, allocation-free, fastest for a handful of parameters
+        for (size_t k = 1; k < params.size(); ++k) {
+          const std::string_view param = params[k];
+          size_t j = k;
+          for (; j > 0 && by_name(param, params[j - 1]); --j) params[j] = params[j - 1];
+          params[j] = param;
+        }
+      }
     }
     joined.clear();
     for (size_t k = 0; k < params.size(); ++k) {

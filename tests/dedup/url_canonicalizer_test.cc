@@ -291,6 +291,14 @@ TEST(UrlCanonicalizerTest, SortQuery) {
   EXPECT_EQ(Key("http://a/?", options), "http://a/?");
   EXPECT_EQ(Key("http://a/?b=2&&a=1&", options), "http://a/?a=1&b=2");  // empty params go
   EXPECT_EQ(Key("http://a/?&&", options), "http://a/?");
+  // Many parameters (the path beyond the small-array sort): still by name, still stable.
+  std::string query, expected_a, expected_b;
+  for (int i = 0; i < 40; ++i) {
+    const std::string param = std::string(i % 2 ? "b=" : "a=") + std::to_string(i);
+    query += (i ? "&" : "") + param;
+    (i % 2 ? expected_b : expected_a) += "&" + param;
+  }
+  EXPECT_EQ(Key("http://a/?" + query, options), "http://a/?" + expected_a.substr(1) + expected_b);
 }
 
 TEST(UrlCanonicalizerTest, DropEmptyQuery) {

@@ -162,11 +162,13 @@ HostScan PutAsciiHost(std::string_view host, KeyWriter* w) {
   bool punycode = false;
   for (size_t i = 0; i < host.size(); ++i) {
     const char c = host[i];
-    if (!Is(c, url_chars::kHostLiteral)) {
+    const uint16_t f = url_chars::kTable[static_cast<uint8_t>(c)];
+    if (!(f & url_chars::kHostLiteral)) {
       return (c == '%' || static_cast<uint8_t>(c) >= 0x80) ? HostScan::kNeedsDecoding
                                                            : HostScan::kForbidden;
     }
-    d[i] = url_chars::ToLower(c);
+    d[i] = url_chars::kLower[static_cast<uint8_t>(c)];
+    if (!(f & url_chars::kLabelMark)) continue;
     if (c == '.') {
       label = i + 1;
     } else if (c == '-' && i == label + 3 && d[label] == 'x' && d[label + 1] == 'n' &&
@@ -407,11 +409,14 @@ Status CanonicalizeImpl(std::string_view url, const CanonicalizeOptions& options
   // credentials is still the same URL to a crawler, and keys land in state files and logs where
   // passwords must not. The last '@' ends it, as in the WHATWG authority state.
   size_t host_begin = i, colon = std::string_view::npos;
-  for (; i < n && !Is(s[i], url_chars::kSegmentEnd); ++i) {
+  for (; i < n; ++i) {
+    const uint16_t f = url_chars::kTable[static_cast<uint8_t>(s[i])];
+    if (!(f & (url_chars::kSegmentEnd | url_chars::kAuthorityMark))) continue;
+    if (f & url_chars::kSegmentEnd) break;
     if (s[i] == '@') {
       host_begin = i + 1;
       colon = std::string_view::npos;
-    } else if (s[i] == ':' && colon == std::string_view::npos) {
+    } else if (colon == std::string_view::npos) {
       colon = i;
     }
   }

@@ -18,6 +18,9 @@ void AddRobotsCommand(CLI::App& app, int* exit_code);
 // `urlsieve crawl`: runs a crawl from a seed list (crawler/cli/crawl_command.cc).
 void AddCrawlCommand(CLI::App& app, int* exit_code);
 
+// urlsieve canon: canonical keys for URLs on stdin (canon_command.cc).
+void AddCanonCommand(CLI::App& app, int* exit_code);
+
 }  // namespace urlsieve::cli
 
 #endif  // URLSIEVE_CRAWLER_CLI_COMMANDS_H_

@@ -41,8 +41,7 @@ using LineMask = std::array<uint64_t, BlockedBloomFilter::kWordsPerBlock>;
 inline LineMask MakeLineMask(uint64_t bits_hash, uint32_t first, uint32_t k) {
   LineMask mask{};
   for (uint32_t i = 0; i < k; ++i) {
-    const uint64_t top = (bits_hash * kMultipliers[first + i]) >> 32;
-    const uint32_t pos = 1 + static_cast<uint32_t>((top * kBloomUsableBlockBits) >> 32);
+    const uint64_t pos = 1 + MulHigh(bits_hash * kMultipliers[first + i], kBloomUsableBlockBits);
     mask[pos >> 6] |= uint64_t{1} << (pos & 63);
   }
   return mask;
@@ -59,15 +58,26 @@ inline uint64_t Missing(const uint64_t* block, const LineMask& mask) {
   return missing;
 }
 
-// Sets the missing bits; returns whether any was missing.
+// Sets the missing bits; returns whether any was missing. `kOwned`: the caller is the block's only
+// writer (it holds the block's lock in the locked discipline), so a plain store cannot lose a
+// concurrent writer's bits and the locked read-modify-write is not needed.
+template <bool kOwned>
 inline bool SetMissing(uint64_t* block, const LineMask& mask) {
-  bool changed = false;
+  uint64_t missing = 0;
   for (size_t w = 0; w < mask.size(); ++w) {
-    if ((mask[w] & ~Load(block[w])) == 0) continue;
-    std::atomic_ref<uint64_t>(block[w]).fetch_or(mask[w], std::memory_order_relaxed);
-    changed = true;
+    const uint64_t old = Load(block[w]);
+    missing |= mask[w] & ~old;
+    std::atomic_ref<uint64_t> word(block[w]);
+    if constexpr (kOwned) {
+      // Unconditional and branch-free: the line is already exclusive (the lock was just taken in
+      // it), so rewriting an unchanged word costs nothing, while a data-dependent branch per word
+      // would mispredict about half the time.
+      word.store(old | mask[w], std::memory_order_relaxed);
+    } else if ((mask[w] & ~old) != 0) {
+      word.fetch_or(mask[w], std::memory_order_relaxed);
+    }
   }
-  return changed;
+  return missing != 0;
 }
 
 inline void CpuRelax() {
@@ -147,17 +157,20 @@ bool BlockedBloomFilter::MayContain(const KeyHash& key) const {
   return Missing(second, MakeLineMask(key.high, k, k)) == 0;
 }
 
-bool BlockedBloomFilter::InsertUnlocked(const KeyHash& key) {
+template <bool kOwned>
+bool BlockedBloomFilter::Insert(const KeyHash& key) {
   const uint32_t k = layout_.bits_per_line;
-  bool changed =
-      SetMissing(words_ + BlockIndex(key) * kWordsPerBlock, MakeLineMask(key.high, 0, k));
-  if (layout_.lines_per_key == 2) {
-    uint64_t* second =
-        words_ + MulHigh(SecondBlockHash(key.low), layout_.num_blocks) * kWordsPerBlock;
-    changed |= SetMissing(second, MakeLineMask(key.high, k, k));
-  }
-  return changed;
+  uint64_t* first = words_ + BlockIndex(key) * kWordsPerBlock;
+  if (layout_.lines_per_key == 1) return SetMissing<kOwned>(first, MakeLineMask(key.high, 0, k));
+  uint64_t* second =
+      words_ + MulHigh(SecondBlockHash(key.low), layout_.num_blocks) * kWordsPerBlock;
+  // Two lines: a block is written by keys whose lock is elsewhere, so always read-modify-write.
+  const bool changed = SetMissing<false>(first, MakeLineMask(key.high, 0, k));
+  return SetMissing<false>(second, MakeLineMask(key.high, k, k)) || changed;
 }
+
+bool BlockedBloomFilter::InsertAtomic(const KeyHash& key) { return Insert<false>(key); }
+bool BlockedBloomFilter::InsertLocked(const KeyHash& key) { return Insert<true>(key); }
 
 void BlockedBloomFilter::LockBlock(uint64_t block) {
   std::atomic_ref<uint64_t> word(words_[block * kWordsPerBlock]);
@@ -175,8 +188,14 @@ void BlockedBloomFilter::LockBlock(uint64_t block) {
 }
 
 void BlockedBloomFilter::UnlockBlock(uint64_t block) {
-  std::atomic_ref<uint64_t>(words_[block * kWordsPerBlock])
-      .fetch_and(~uint64_t{1}, std::memory_order_release);
+  std::atomic_ref<uint64_t> word(words_[block * kWordsPerBlock]);
+  if (layout_.lines_per_key == 1) {
+    // Nobody else writes this word while we hold the lock (waiters' failed fetch_or rewrite the
+    // same value), so a release store is enough.
+    word.store(word.load(std::memory_order_relaxed) & ~uint64_t{1}, std::memory_order_release);
+  } else {
+    word.fetch_and(~uint64_t{1}, std::memory_order_release);
+  }
 }
 
 uint64_t BlockedBloomFilter::CountSetBits() const {

@@ -95,8 +95,8 @@ class ScalableBloomFilter {
   // The capacity and ε of layer `index` under options_.
   uint64_t LayerCapacity(uint32_t index) const;
   double LayerFpRate(uint32_t index) const;
-  // Called after a successful insert into layer `index`.
-  void CountInsert(uint32_t index);
+  // Records `count` keys newly inserted into layer `index`; grows when it is full.
+  void CountInserts(uint32_t index, uint64_t count);
   void Grow(uint32_t full_index);
   // Under the key's lock (held by the caller): test older layers, test-and-set the newest.
   bool TestAndSetLocked(const KeyHash& key, uint32_t* inserted_layer);

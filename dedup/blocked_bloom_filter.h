@@ -32,6 +32,17 @@
 #include "dedup/status.h"
 
 namespace urlsieve {
+namespace bloom_internal {
+
+__extension__ typedef unsigned __int128 Uint128;
+
+// 64-bit multiply-high: maps a uniform 64-bit hash onto [0, n) without a division and without
+// truncating to 32 bits, so layers larger than 2^32 bits are addressed uniformly.
+inline uint64_t MulHigh(uint64_t hash, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<Uint128>(hash) * n) >> 64);
+}
+
+}  // namespace bloom_internal
 
 class BlockedBloomFilter {
  public:
@@ -47,10 +58,19 @@ class BlockedBloomFilter {
   const BloomLayout& layout() const { return layout_; }
   uint64_t bytes() const { return layout_.bytes(); }
 
-  // The key's first block: where its lock lives, and what to prefetch.
-  uint64_t BlockIndex(const KeyHash& key) const;
+  // The key's first block: where its lock lives, and what to prefetch. Inline: the hot path.
+  uint64_t BlockIndex(const KeyHash& key) const {
+    return bloom_internal::MulHigh(key.low, layout_.num_blocks);
+  }
+  void PrefetchBlock(uint64_t block, bool for_write) const {
+    const uint64_t* p = words_ + block * kWordsPerBlock;
+    if (for_write) {
+      __builtin_prefetch(p, 1, 3);
+    } else {
+      __builtin_prefetch(p, 0, 3);
+    }
+  }
   void Prefetch(const KeyHash& key, bool for_write) const;
-  void PrefetchBlock(uint64_t block, bool for_write) const;
 
   // Lock-free membership test.
   bool MayContain(const KeyHash& key) const;

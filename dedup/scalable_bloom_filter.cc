@@ -27,7 +27,9 @@ size_t ThreadShard() {
 }
 
 Status ValidateOptions(const BloomOptions& o) {
-  if (o.capacity == 0) return Status::InvalidArgument("bloom capacity must be at least 1");
+  if (o.capacity == 0 || o.capacity > (uint64_t{1} << 48)) {
+    return Status::InvalidArgument("bloom capacity must be in [1, 2^48]");
+  }
   if (!(o.fp_rate > 0 && o.fp_rate < 1)) {
     return Status::InvalidArgument("bloom fp_rate must be in (0, 1)");
   }
@@ -42,9 +44,9 @@ Status ValidateOptions(const BloomOptions& o) {
 
 }  // namespace
 
-// One layer and its insert counter. The counter is sharded by thread; every `chunk` inserts a shard
-// adds `chunk` to `approx`, which is what the growth check reads, so the check touches a shared
-// line once per chunk, and the layer overshoots its capacity by at most shards·chunk keys.
+// One layer and its insert counter. The counter is sharded by thread; each chunk a shard completes
+// is added to `approx`, which is what the growth check reads, so the check touches a shared line
+// once per chunk, and the layer overshoots its capacity by about shards·chunk keys at most.
 struct ScalableBloomFilter::Layer {
   struct alignas(64) Shard {
     std::atomic<uint64_t> count{0};
@@ -74,7 +76,7 @@ ScalableBloomFilter::ScalableBloomFilter(const BloomOptions& options) : options_
 ScalableBloomFilter::~ScalableBloomFilter() = default;
 
 uint64_t ScalableBloomFilter::LayerCapacity(uint32_t index) const {
-  // Doubling saturates rather than overflows; layer 40 is out of reach anyway.
+  // Doubling saturates rather than overflows (capacity ≤ 2^48); such layers are out of reach.
   const uint32_t shift = std::min<uint32_t>(index, 63 - std::bit_width(options_.capacity));
   return options_.capacity << shift;
 }

@@ -216,19 +216,22 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
   canonicalizer_ = UrlCanonicalizer(options_.canonicalize);
 
   if (options_.capacity != requested.capacity || options_.fp_rate != requested.fp_rate) {
-    notices_.push_back("using the stored capacity " + std::to_string(options_.capacity) +
-                       " and fp-rate " + FormatDouble(options_.fp_rate) + " (requested " +
-                       std::to_string(requested.capacity) + ", " + FormatDouble(requested.fp_rate) +
-                       ")");
+    notices_.push_back({SeenNotice::Kind::kStoredParameters,
+                        "using the stored capacity " + std::to_string(options_.capacity) +
+                            " and fp-rate " + FormatDouble(options_.fp_rate) + " (requested " +
+                            std::to_string(requested.capacity) + ", " +
+                            FormatDouble(requested.fp_rate) + ")"});
   }
   if (options_.exact != requested.exact) {
-    notices_.push_back(options_.exact
-                           ? "the state is exact (created with exact mode): staying exact"
-                           : "the state was created without exact mode, so its store lacks the "
-                             "earlier keys: staying Bloom-only");
+    notices_.push_back({SeenNotice::Kind::kStoredParameters,
+                        options_.exact
+                            ? "the state is exact (created with exact mode): staying exact"
+                            : "the state was created without exact mode, so its store lacks the "
+                              "earlier keys: staying Bloom-only"});
   }
   if (EncodeCanonicalize(options_.canonicalize) != EncodeCanonicalize(requested.canonicalize)) {
-    notices_.push_back("using the stored canonicalizer options (" + *canon + ")");
+    notices_.push_back({SeenNotice::Kind::kStoredParameters,
+                        "using the stored canonicalizer options (" + *canon + ")"});
   }
 
   if (options_.exact) {
@@ -300,8 +303,8 @@ Status SeenFilter::RebuildBloom(const std::string& why) {
   if (!bloom.ok()) return bloom.status();
   bloom_ = std::move(*bloom);
   uint64_t rows = 0;
-  // Rows hold the key, not the 128-bit digest: rehashing costs less than reading the extra 8 bytes
-  // per row would, and the table stays smaller.
+  // Rows hold the key, not the 128-bit digest: rehashing costs less than reading the extra 8
+  // bytes per row would, and the table stays smaller.
   URLSIEVE_RETURN_IF_ERROR(store_->ForEachKey([&](std::string_view key) {
     bloom_->InsertIfNew(HashKey(key));
     ++rows;
@@ -309,8 +312,9 @@ Status SeenFilter::RebuildBloom(const std::string& why) {
   stored_keys_ = rows;
   snapshot_current_ = false;
   if (!why.empty()) {
-    notices_.push_back("rebuilt the Bloom filter from " + std::to_string(rows) +
-                       " keys in the exact store: " + why);
+    notices_.push_back({SeenNotice::Kind::kRebuilt, "rebuilt the Bloom filter from " +
+                                                        std::to_string(rows) +
+                                                        " keys in the exact store: " + why});
   }
   return Status::Ok();
 }

@@ -76,6 +76,16 @@ struct SeenFilterOptions {
 
 enum class Verdict : uint8_t { kNew, kSeen, kInvalid };
 
+// Something Open wants the caller to know; nothing here is an error.
+struct SeenNotice {
+  enum class Kind : uint8_t {
+    kStoredParameters,  // the state's stored parameters override the requested ones
+    kRebuilt,           // the Bloom filter was rebuilt from the exact store (and why)
+  };
+  Kind kind;
+  std::string text;
+};
+
 struct SeenResult {
   Verdict verdict = Verdict::kSeen;
   Status error;  // the reason when verdict == kInvalid
@@ -140,9 +150,9 @@ class SeenFilter {
   // The options in effect (the stored ones when an existing state was reopened).
   const SeenFilterOptions& options() const { return options_; }
   const UrlCanonicalizer& canonicalizer() const { return canonicalizer_; }
-  // Human-readable notes from Open: stored parameters that override the requested ones, a Bloom
-  // filter rebuilt from the exact store and why.
-  const std::vector<std::string>& notices() const { return notices_; }
+  // Notes from Open: stored parameters that override the requested ones, a Bloom filter rebuilt
+  // from the exact store and why.
+  const std::vector<SeenNotice>& notices() const { return notices_; }
 
  private:
   explicit SeenFilter(const SeenFilterOptions& options);
@@ -162,7 +172,7 @@ class SeenFilter {
 
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;
-  std::vector<std::string> notices_;
+  std::vector<SeenNotice> notices_;
 
   // Shared by Bloom-only inserts, exclusive for exact-mode batches, Contains in exact mode,
   // Checkpoint.

@@ -53,6 +53,8 @@ void InstallStopHandlers() {
 }
 
 int RunFilter(const FilterFlags& flags) {
+  // Before Open, which may take a while (a rebuild): a stop then ends the run before any input.
+  InstallStopHandlers();
   SeenFilterOptions options;
   options.state_dir = flags.state_dir;
   options.exact = flags.exact;
@@ -70,7 +72,6 @@ int RunFilter(const FilterFlags& flags) {
       fprintf(stderr, "urlsieve filter: note: %s\n", notice.text.c_str());
     }
   }
-  InstallStopHandlers();
 
   const UrlCanonicalizer& canonicalizer = filter.canonicalizer();
   LineReader reader(STDIN_FILENO);

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   AddCrawlCommand(app, &exit_code);
   AddRobotsCommand(app, &exit_code);
   AddCanonCommand(app, &exit_code);
+  AddFilterCommand(app, &exit_code);
+  AddStatsCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

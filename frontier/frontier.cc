@@ -340,6 +340,7 @@ NextStatus Frontier::TryNextLocked(Lease* lease, Clock::TimePoint* wake_at) {
   }
   // Nothing due, nothing in flight: the crawl is over (or stuck on storage errors, which are
   // reported in Stats().last_error; those URLs remain in the checkpointed pending set).
+  if (waiters_ > 0) cv_.notify_all();
   return NextStatus::kIdle;
 }
 
@@ -438,7 +439,14 @@ void Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
     FinishPage(lease, outcome, now);
   }
   Schedule(lease.key, now);
-  if (waiters_ > 0) cv_.notify_one();
+  if (waiters_ > 0) {
+    // When the crawl is over every waiter must learn it; otherwise one can take the new work.
+    if (stats_.pending == 0 && stats_.in_flight == 0) {
+      cv_.notify_all();
+    } else {
+      cv_.notify_one();
+    }
+  }
 }
 
 void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome,

@@ -429,6 +429,8 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
 
 void Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A lease that is not ours, or a second Done() of one, must not corrupt the counts.
+  if (lease.key >= keys_.size() || keys_[lease.key].in_flight == 0) return;
   const Clock::TimePoint now = clock_->Now();
   KeyState& key = keys_[lease.key];
   --key.in_flight;
@@ -637,12 +639,14 @@ Status Frontier::Checkpoint(SqliteDb& db) {
     deletes.swap(ckpt_deletes_);
     next_id = next_id_;
   }
-  if (!checkpointed_) {
-    // A fresh crawl: whatever an earlier crawl left in this database is not ours.
-    URLSIEVE_RETURN_IF_ERROR(db.Exec("DELETE FROM frontier_pending"));
-  } else if (db_seq == checkpoint_seq_) {
+  if (checkpointed_ && db_seq == checkpoint_seq_) {
     unconfirmed_inserts_.clear();  // the previous checkpoint was committed
     unconfirmed_deletes_.clear();
+    replace_pending_set_ = false;
+  }
+  if (replace_pending_set_) {
+    // A fresh crawl: whatever an earlier crawl left in this database is not ours.
+    URLSIEVE_RETURN_IF_ERROR(db.Exec("DELETE FROM frontier_pending"));
   }
   // Whatever is still unconfirmed was rolled back: write it again, before the new changes.
   unconfirmed_inserts_.insert(unconfirmed_inserts_.end(), std::make_move_iterator(inserts.begin()),
@@ -691,6 +695,7 @@ Status Frontier::Restore(SqliteDb& db) {
   if (!row.ok()) return row.status();
   if (has_table->ColumnInt64(0) != 2) {
     checkpointed_ = true;  // nothing to restore: an empty pending set
+    replace_pending_set_ = false;
     return Status::Ok();
   }
   Result<SqliteStatement> meta = db.Prepare("SELECT name, value FROM frontier_meta");
@@ -716,6 +721,7 @@ Status Frontier::Restore(SqliteDb& db) {
     next_id_ = std::max(next_id_, id + 1);
   }
   checkpointed_ = true;
+  replace_pending_set_ = false;
   cv_.notify_all();
   return Status::Ok();
 }

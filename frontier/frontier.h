@@ -208,6 +208,7 @@ class Frontier {
 
   std::mutex checkpoint_mu_;  // serializes Checkpoint/Restore; taken before mu_
   bool checkpointed_ = false;  // a Checkpoint or Restore has run
+  bool replace_pending_set_ = true;  // until a checkpoint commits, unless restored
   uint64_t checkpoint_seq_ = 0;
   // The changes of the last checkpoint, kept until a later one sees they were committed.
   std::vector<PendingRow> unconfirmed_inserts_;

@@ -154,6 +154,23 @@ TEST_F(FrontierCheckpointTest, AFreshCrawlReplacesAnOldPendingSet) {
   EXPECT_EQ(Table(*db), std::set<std::string>{"http://new.test/"});
 }
 
+TEST_F(FrontierCheckpointTest, ARolledBackFirstCheckpointStillReplacesTheOldSet) {
+  std::unique_ptr<SqliteDb> db = OpenDb();
+  {
+    std::unique_ptr<Frontier> old = Make();
+    ASSERT_TRUE(old->Push("http://old.test/", 0));
+    CheckpointAndCommit(*old, *db);
+  }
+  std::unique_ptr<Frontier> f = Make();
+  ASSERT_TRUE(f->Push("http://new.test/1", 0));
+  ASSERT_TRUE(db->Begin().ok());
+  ASSERT_TRUE(f->Checkpoint(*db).ok());
+  ASSERT_TRUE(db->Rollback().ok());
+  ASSERT_TRUE(f->Push("http://new.test/2", 0));
+  CheckpointAndCommit(*f, *db);
+  EXPECT_EQ(Table(*db), (std::set<std::string>{"http://new.test/1", "http://new.test/2"}));
+}
+
 TEST_F(FrontierCheckpointTest, RestoreNeedsANewFrontierAndToleratesAnEmptyDatabase) {
   std::unique_ptr<SqliteDb> db = OpenDb();
   std::unique_ptr<Frontier> f = Make();

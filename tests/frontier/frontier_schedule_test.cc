@@ -119,7 +119,7 @@ TEST(FrontierScheduleTest, RandomizedScheduleKeepsEveryInvariant) {
       clock.AdvanceTo(clock.Now() + milliseconds(r() % 400));  // the fetch takes a while
       if (lease.kind == Lease::Kind::kRobots) {
         log.OnFinish(origin);
-        frontier.Done(lease, FetchOutcome{200, {}, {}, robots[origin]});
+        frontier.Done(lease, FetchOutcome{200, {}, {}, robots.at(origin)});
         continue;
       }
       for (int links = static_cast<int>(r() % 3); links > 0; --links) {

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -15,8 +16,13 @@
 namespace urlsieve {
 namespace {
 
-constexpr int kKeys = 100'000;
-constexpr int kPending = 10'000'000;
+// URLSIEVE_BENCH_SCALE=N divides both sizes (e.g. 100 for a quick callgrind profile).
+int Scale() {
+  const char* scale = std::getenv("URLSIEVE_BENCH_SCALE");
+  return scale != nullptr && std::atoi(scale) > 0 ? std::atoi(scale) : 1;
+}
+const int kKeys = 100'000 / Scale();
+const int kPending = 10'000'000 / Scale();
 
 // Peak and current resident set size in bytes, from /proc/self/status.
 double ProcStatusKb(const char* field) {
@@ -68,10 +74,9 @@ void Report(benchmark::State& state, Setup& setup) {
   state.counters["ram_bytes_per_url"] =
       static_cast<double>(stats.memory_bytes) / static_cast<double>(stats.pending_in_memory);
   state.counters["disk_bytes_per_url"] =
-      stats.spill_bytes > 0
-          ? static_cast<double>(stats.spill_bytes) /
-                static_cast<double>(stats.pending - stats.pending_in_memory)
-          : 0;
+      stats.spill_bytes > 0 ? static_cast<double>(stats.spill_bytes) /
+                                  static_cast<double>(stats.pending - stats.pending_in_memory)
+                            : 0;
   state.counters["rss_MB"] = ProcStatusKb("VmRSS:") / 1024;
   state.counters["peak_rss_MB"] = ProcStatusKb("VmHWM:") / 1024;
 }
@@ -95,8 +100,8 @@ void NextDone(benchmark::State& state, size_t ram_budget) {
 void BM_NextDoneInMemory(benchmark::State& state) { NextDone(state, 0); }
 void BM_NextDoneSpill(benchmark::State& state) { NextDone(state, 100'000); }
 
-BENCHMARK(BM_NextDoneInMemory)->Iterations(3'000'000)->Unit(benchmark::kNanosecond);
-BENCHMARK(BM_NextDoneSpill)->Iterations(1'000'000)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_NextDoneInMemory)->Iterations(3'000'000 / Scale())->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_NextDoneSpill)->Iterations(1'000'000 / Scale())->Unit(benchmark::kNanosecond);
 
 }  // namespace
 }  // namespace urlsieve

@@ -32,7 +32,7 @@ struct Frontier::KeyState {
   Clock::Duration crawl_delay{};  // the largest Crawl-delay among the key's origins
   uint64_t pages_started = 0;
   uint32_t in_flight = 0;
-  uint32_t failures = 0;  // consecutive
+  uint32_t failures = 0;    // consecutive
   uint32_t generation = 0;  // heap entries of older generations are stale
   Where where = Where::kNowhere;
   bool closed = false;  // URLs pushed to it are rejected with close_reason
@@ -63,7 +63,8 @@ bool SplitUrl(std::string_view url, std::string_view* origin, std::string_view* 
   if (end == host_begin) return false;
   *origin = url.substr(0, end);
   std::string_view tail = url.substr(end);
-  if (const size_t hash = tail.find('#'); hash != std::string_view::npos) tail = tail.substr(0, hash);
+  if (const size_t hash = tail.find('#'); hash != std::string_view::npos)
+    tail = tail.substr(0, hash);
   *rest = tail;
   return true;
 }
@@ -93,15 +94,24 @@ bool IsBackoffStatus(int status) { return status == 0 || status == 429 || status
 
 std::string_view RejectReasonName(RejectReason reason) {
   switch (reason) {
-    case RejectReason::kInvalidUrl: return "invalid_url";
-    case RejectReason::kMaxDepth: return "max_depth";
-    case RejectReason::kKeyBudget: return "key_budget";
-    case RejectReason::kTotalBudget: return "total_budget";
-    case RejectReason::kRobotsDisallowed: return "robots_disallowed";
-    case RejectReason::kRobotsUnreachable: return "robots_unreachable";
-    case RejectReason::kCrawlDelayTooLong: return "crawl_delay_too_long";
-    case RejectReason::kKeyRetired: return "key_retired";
-    case RejectReason::kFetchFailed: return "fetch_failed";
+    case RejectReason::kInvalidUrl:
+      return "invalid_url";
+    case RejectReason::kMaxDepth:
+      return "max_depth";
+    case RejectReason::kKeyBudget:
+      return "key_budget";
+    case RejectReason::kTotalBudget:
+      return "total_budget";
+    case RejectReason::kRobotsDisallowed:
+      return "robots_disallowed";
+    case RejectReason::kRobotsUnreachable:
+      return "robots_unreachable";
+    case RejectReason::kCrawlDelayTooLong:
+      return "crawl_delay_too_long";
+    case RejectReason::kKeyRetired:
+      return "key_retired";
+    case RejectReason::kFetchFailed:
+      return "fetch_failed";
   }
   return "unknown";
 }
@@ -123,8 +133,7 @@ Result<std::unique_ptr<Frontier>> Frontier::Open(const FrontierOptions& options,
   return std::unique_ptr<Frontier>(new Frontier(options, clock, std::move(spill)));
 }
 
-Frontier::Frontier(const FrontierOptions& options, Clock* clock,
-                   std::unique_ptr<SpillStore> spill)
+Frontier::Frontier(const FrontierOptions& options, Clock* clock, std::unique_ptr<SpillStore> spill)
     : options_(options), clock_(clock), spill_(std::move(spill)), rng_(options.jitter_seed) {
   // A ManualClock that jumps must wake the threads blocked in Next().
   wakeup_handle_ = clock_->AddWakeup([this] {
@@ -247,14 +256,14 @@ bool Frontier::EnsureHead(KeyState& key, uint32_t key_id) {
 Clock::Duration Frontier::KeyDelay(const KeyState& key) {
   Clock::Duration delay = std::max(options_.delay, key.crawl_delay);
   if (options_.adaptive_factor > 0) {
-    const auto adaptive = std::chrono::duration_cast<Clock::Duration>(
-        key.last_fetch * options_.adaptive_factor);
+    const auto adaptive =
+        std::chrono::duration_cast<Clock::Duration>(key.last_fetch * options_.adaptive_factor);
     delay = std::max(delay, adaptive);
   }
   if (options_.jitter > 0 && delay.count() > 0) {
     const double unit = static_cast<double>(SplitMix64(&rng_) >> 11) * 0x1.0p-53;
-    delay += Clock::Duration(
-        static_cast<Clock::Duration::rep>(unit * options_.jitter * static_cast<double>(delay.count())));
+    delay += Clock::Duration(static_cast<Clock::Duration::rep>(unit * options_.jitter *
+                                                               static_cast<double>(delay.count())));
   }
   return delay;
 }
@@ -282,8 +291,8 @@ void Frontier::Schedule(uint32_t key_id, Clock::TimePoint now) {
     const uint64_t depth = std::min<uint64_t>(key.queue.Front().depth, 0xffffff);
     ++key.generation;
     key.where = Where::kReady;
-    ready_.push({depth << 40 | (ready_sequence_++ & ((uint64_t{1} << 40) - 1)), key_id,
-                 key.generation});
+    ready_.push(
+        {depth << 40 | (ready_sequence_++ & ((uint64_t{1} << 40) - 1)), key_id, key.generation});
     return;
   }
   const auto due = static_cast<uint64_t>(key.next_due.time_since_epoch().count());
@@ -451,8 +460,7 @@ void Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
   }
 }
 
-void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome,
-                            Clock::TimePoint now) {
+void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now) {
   OriginState& origin = origins_[lease.origin];
   KeyState& key = keys_[lease.key];
   key.waiting_robots = false;
@@ -673,8 +681,9 @@ Status Frontier::Checkpoint(SqliteDb& db) {
   Result<SqliteStatement> meta =
       db.Prepare("INSERT OR REPLACE INTO frontier_meta(name, value) VALUES(?,?)");
   if (!meta.ok()) return meta.status();
-  for (const auto& [name, value] : {std::pair<const char*, uint64_t>{"checkpoint_seq", checkpoint_seq_},
-                                    {"next_id", next_id}}) {
+  for (const auto& [name, value] :
+       {std::pair<const char*, uint64_t>{"checkpoint_seq", checkpoint_seq_},
+        {"next_id", next_id}}) {
     URLSIEVE_RETURN_IF_ERROR(meta->BindText(1, name));
     URLSIEVE_RETURN_IF_ERROR(meta->BindInt64(2, static_cast<int64_t>(value)));
     URLSIEVE_RETURN_IF_ERROR(meta->Run());
@@ -708,7 +717,8 @@ Status Frontier::Restore(SqliteDb& db) {
     if (meta->ColumnText(0) == "checkpoint_seq") checkpoint_seq_ = value;
     if (meta->ColumnText(0) == "next_id") next_id_ = std::max(next_id_, value);
   }
-  Result<SqliteStatement> rows = db.Prepare("SELECT id, url, depth FROM frontier_pending ORDER BY id");
+  Result<SqliteStatement> rows =
+      db.Prepare("SELECT id, url, depth FROM frontier_pending ORDER BY id");
   if (!rows.ok()) return rows.status();
   for (;;) {
     Result<bool> more = rows->Step();

@@ -52,14 +52,14 @@ class RobotsCommandTest : public ::testing::Test {
 
 TEST_F(RobotsCommandTest, AllAllowedExitsZero) {
   const ProcessResult run = RunUrlsieve("robots --agent mybot --robots " + robots_ +
-                              " http://a.test/ 'http://a.test/private/ok?x=1'");
+                                        " http://a.test/ 'http://a.test/private/ok?x=1'");
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_EQ(run.out, "allowed http://a.test/\nallowed http://a.test/private/ok?x=1\n");
 }
 
 TEST_F(RobotsCommandTest, AnyDisallowedExitsOne) {
   const ProcessResult run = RunUrlsieve("robots --agent mybot --robots " + robots_ +
-                              " http://a.test/private/x http://a.test/public");
+                                        " http://a.test/private/x http://a.test/public");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.out, "disallowed http://a.test/private/x\nallowed http://a.test/public\n");
 }
@@ -72,8 +72,9 @@ TEST_F(RobotsCommandTest, AgentSelectsItsGroup) {
 }
 
 TEST_F(RobotsCommandTest, ExplainPrintsTheDecidingLine) {
-  const ProcessResult run = RunUrlsieve("robots --explain --agent mybot --robots " + robots_ +
-                              " http://a.test/private/x http://a.test/private/ok http://a.test/");
+  const ProcessResult run =
+      RunUrlsieve("robots --explain --agent mybot --robots " + robots_ +
+                  " http://a.test/private/x http://a.test/private/ok http://a.test/");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_EQ(run.out,
             "disallowed http://a.test/private/x\tline 3: Disallow: /private\n"

@@ -137,8 +137,8 @@ TEST_F(FrontierCheckpointTest, RolledBackCheckpointIsWrittenAgain) {
   ASSERT_TRUE(db->Rollback().ok());  // e.g. the seen store failed in the same transaction
   ASSERT_TRUE(f->Push("http://a.test/4", 0));
   CheckpointAndCommit(*f, *db);
-  EXPECT_EQ(Table(*db), (std::set<std::string>{"http://a.test/2", "http://a.test/3",
-                                               "http://a.test/4"}));
+  EXPECT_EQ(Table(*db),
+            (std::set<std::string>{"http://a.test/2", "http://a.test/3", "http://a.test/4"}));
 }
 
 TEST_F(FrontierCheckpointTest, AFreshCrawlReplacesAnOldPendingSet) {

@@ -254,7 +254,7 @@ TEST_F(FrontierTest, CustomKeysGroupHostsOnOneServer) {
   options_.key_kind = PolitenessKeyKind::kCustom;
   options_.key_function = [](std::string_view origin) {
     return origin.find("shared") != std::string_view::npos ? std::string("10.0.0.1")
-                                                            : std::string(origin);
+                                                           : std::string(origin);
   };
   Frontier& f = Make();
   f.Push("http://shared1.com/", 0);

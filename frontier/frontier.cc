@@ -49,23 +49,23 @@ namespace {
 // Splits an absolute URL into origin ("scheme://authority") and the rest (path and query, the
 // fragment dropped). Returns false for anything that has no scheme or no host.
 bool SplitUrl(std::string_view url, std::string_view* origin, std::string_view* rest) {
-  const size_t colon = url.find("://");
-  if (colon == std::string_view::npos || colon == 0) return false;
-  for (size_t i = 0; i < colon; ++i) {
+  // No find_first_of: it runs a memchr per byte and dominated Push() in callgrind.
+  size_t i = 0;
+  while (i < url.size() && url[i] != ':') {
     const char c = url[i];
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                     (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
     if (!ok) return false;
+    ++i;
   }
-  const size_t host_begin = colon + 3;
-  size_t end = url.find_first_of("/?#", host_begin);
-  if (end == std::string_view::npos) end = url.size();
+  if (i == 0 || url.size() < i + 3 || url[i + 1] != '/' || url[i + 2] != '/') return false;
+  const size_t host_begin = i + 3;
+  size_t end = host_begin;
+  while (end < url.size() && url[end] != '/' && url[end] != '?' && url[end] != '#') ++end;
   if (end == host_begin) return false;
   *origin = url.substr(0, end);
-  std::string_view tail = url.substr(end);
-  if (const size_t hash = tail.find('#'); hash != std::string_view::npos)
-    tail = tail.substr(0, hash);
-  *rest = tail;
+  const size_t hash = url.find('#', end);  // one memchr
+  *rest = url.substr(end, (hash == std::string_view::npos ? url.size() : hash) - end);
   return true;
 }
 

@@ -438,7 +438,8 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
 
 void Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
   std::lock_guard<std::mutex> lock(mu_);
-  // A lease that is not ours, or a second Done() of one, must not corrupt the counts.
+  // A lease that is not ours, or a Done() for a key with nothing in flight, must not corrupt
+  // the counts (a repeated Done() while other leases of the key are out cannot be told apart).
   if (lease.key >= keys_.size() || keys_[lease.key].in_flight == 0) return;
   const Clock::TimePoint now = clock_->Now();
   KeyState& key = keys_[lease.key];

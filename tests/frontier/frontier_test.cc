@@ -314,6 +314,21 @@ TEST_F(FrontierTest, NextWaitsForInFlightLeasesThatMayPushMore) {
   EXPECT_EQ(second.url, "http://b.com/link");
 }
 
+TEST_F(FrontierTest, RepeatedOrForeignDoneIsIgnored) {
+  options_.per_key_concurrency = 2;
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  const Lease lease = MustNext();
+  Ok(lease);
+  Ok(lease);  // a second Done must not free a connection slot that is not in use
+  Lease foreign = lease;
+  foreign.key = 12345;
+  Ok(foreign);
+  const FrontierStats stats = f.Stats();
+  EXPECT_EQ(stats.in_flight, 0u);
+  EXPECT_EQ(stats.completed, 1u);
+}
+
 TEST_F(FrontierTest, OptionsAreValidated) {
   options_.per_key_concurrency = 0;
   EXPECT_FALSE(Frontier::Open(options_, &clock_).ok());

@@ -4,6 +4,7 @@
 //   bench_frontier --benchmark_filter=InMemory
 //   bench_frontier --benchmark_filter=Spill
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +102,41 @@ void NextDone(benchmark::State& state, size_t ram_budget) {
 void BM_NextDoneInMemory(benchmark::State& state) { NextDone(state, 0); }
 void BM_NextDoneSpill(benchmark::State& state) { NextDone(state, 100'000 / Scale()); }
 
+// One incremental checkpoint of 1e6 new URLs (and 1e5 finished ones) into a state database.
+void BM_Checkpoint(benchmark::State& state) {
+  const int urls = 1'000'000 / Scale();
+  const std::string path = "/tmp/urlsieve_bench_frontier_" + std::to_string(getpid()) + ".db";
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::remove(path.c_str());
+    ManualClock clock;
+    FrontierOptions options;
+    options.obey_robots = false;
+    options.delay = Clock::Duration::zero();
+    std::unique_ptr<Frontier> frontier = std::move(Frontier::Open(options, &clock).value());
+    for (int i = 0; i < urls; ++i) {
+      frontier->Push(
+          "http://host" + std::to_string(i % 1000) + ".example.com/p/" + std::to_string(i), 0);
+    }
+    Lease lease;
+    for (int i = 0; i < urls / 10 && frontier->Next(&lease); ++i) {
+      frontier->Done(lease, FetchOutcome{200, {}, {}, {}});
+    }
+    std::unique_ptr<SqliteDb> db = std::move(SqliteDb::Open(path).value());
+    state.ResumeTiming();
+    if (!db->Begin().ok() || !frontier->Checkpoint(*db).ok() || !db->Commit().ok()) {
+      state.SkipWithError("checkpoint failed");
+    }
+  }
+  state.counters["rows_per_s"] =
+      benchmark::Counter(static_cast<double>(urls) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+  std::remove(path.c_str());
+  std::remove((path + "-wal").c_str());
+  std::remove((path + "-shm").c_str());
+}
+
+BENCHMARK(BM_Checkpoint)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_NextDoneInMemory)->Iterations(3'000'000 / Scale())->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_NextDoneSpill)->Iterations(1'000'000 / Scale())->Unit(benchmark::kNanosecond);
 

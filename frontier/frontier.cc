@@ -288,7 +288,8 @@ void Frontier::Schedule(uint32_t key_id, Clock::TimePoint now) {
     if (key.where == Where::kReady) return;
     if (!EnsureHead(key, key_id)) return Schedule(key_id, now);
     // Breadth-first across keys: the shallowest head goes first, FIFO among equals.
-    const uint64_t depth = std::min<uint64_t>(key.queue.Front().depth, 0xffffff);
+    const uint64_t depth =
+        options_.breadth_first ? std::min<uint64_t>(key.queue.Front().depth, 0xffffff) : 0;
     ++key.generation;
     key.where = Where::kReady;
     ready_.push(

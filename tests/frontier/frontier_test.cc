@@ -87,6 +87,16 @@ TEST_F(FrontierTest, FifoWithinAKeyBreadthFirstAcrossKeys) {
   EXPECT_EQ(MustNext().url, "http://deep.com/b");
 }
 
+TEST_F(FrontierTest, WithoutBreadthFirstDueKeysTakeTurns) {
+  options_.delay = Clock::Duration::zero();
+  options_.breadth_first = false;
+  Frontier& f = Make();
+  f.Push("http://deep.com/a", 3);
+  f.Push("http://shallow.com/x", 0);
+  EXPECT_EQ(MustNext().url, "http://deep.com/a");
+  EXPECT_EQ(MustNext().url, "http://shallow.com/x");
+}
+
 TEST_F(FrontierTest, SlowKeyDoesNotBlockOthers) {
   Frontier& f = Make();
   f.Push("http://slow.com/1", 0);

@@ -79,9 +79,9 @@ class ManualClock final : public Clock {
   // Moves to `t` if that is later than now (never backwards, so concurrent callers are safe).
   void AdvanceTo(TimePoint t) {
     Duration::rep cur = now_.load(std::memory_order_acquire);
-    while (cur < t.time_since_epoch().count() &&
-           !now_.compare_exchange_weak(cur, t.time_since_epoch().count(),
-                                       std::memory_order_acq_rel)) {
+    while (
+        cur < t.time_since_epoch().count() &&
+        !now_.compare_exchange_weak(cur, t.time_since_epoch().count(), std::memory_order_acq_rel)) {
     }
     Wake();
   }

@@ -87,26 +87,26 @@ struct FetchOutcome {
   // The final HTTP status (after redirects, for robots.txt), or 0 when there was no response:
   // DNS failure, connection refused or reset, TLS error, timeout.
   int http_status = 0;
-  Clock::Duration fetch_time{};   // how long the fetch took (adaptive delay)
-  std::string_view retry_after;   // the Retry-After header, if any (429, 503)
-  std::string_view robots_body;   // kRobots leases with a 2xx status: the body
+  Clock::Duration fetch_time{};  // how long the fetch took (adaptive delay)
+  std::string_view retry_after;  // the Retry-After header, if any (429, 503)
+  std::string_view robots_body;  // kRobots leases with a 2xx status: the body
 };
 
 struct FrontierStats {
   uint64_t pushed = 0;
-  uint64_t pending = 0;            // queued, not handed out (in RAM + spilled)
+  uint64_t pending = 0;  // queued, not handed out (in RAM + spilled)
   uint64_t pending_in_memory = 0;
-  uint64_t in_flight = 0;          // leases not yet done (pages and robots)
-  uint64_t handed_out = 0;         // page leases, including retries
+  uint64_t in_flight = 0;   // leases not yet done (pages and robots)
+  uint64_t handed_out = 0;  // page leases, including retries
   uint64_t robots_handed_out = 0;
-  uint64_t completed = 0;          // page leases done without a retry or rejection
+  uint64_t completed = 0;  // page leases done without a retry or rejection
   uint64_t retried = 0;
   uint64_t keys = 0;
   uint64_t origins = 0;
   std::array<uint64_t, kRejectReasonCount> rejected{};
-  uint64_t memory_bytes = 0;       // approximate RAM held by queues, keys and origins
-  int64_t spill_bytes = 0;         // bytes in use in the spill file
-  std::string last_error;          // the last storage error, if any
+  uint64_t memory_bytes = 0;  // approximate RAM held by queues, keys and origins
+  int64_t spill_bytes = 0;    // bytes in use in the spill file
+  std::string last_error;     // the last storage error, if any
 };
 
 enum class NextStatus { kLease, kWait, kIdle, kStopped };
@@ -206,8 +206,9 @@ class Frontier {
   std::vector<PendingRow> ckpt_inserts_;
   std::vector<uint64_t> ckpt_deletes_;
 
-  std::mutex checkpoint_mu_;  // serializes Checkpoint/Restore; taken before mu_
-  bool checkpointed_ = false;  // a Checkpoint or Restore has run
+  std::mutex checkpoint_mu_;         // serializes Checkpoint/Restore; taken before mu_
+  bool checkpointed_ = false;        // a Checkpoint or Restore has run
+  bool replace_pending_set_ = true;  // until a checkpoint commits, unless restored
   uint64_t checkpoint_seq_ = 0;
   // The changes of the last checkpoint, kept until a later one sees they were committed.
   std::vector<PendingRow> unconfirmed_inserts_;

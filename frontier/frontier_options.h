@@ -64,6 +64,10 @@ struct FrontierOptions {
   // A failed fetch is queued again (at the back of its key) this many times at most.
   uint32_t max_retries = 2;
 
+  // Among due keys, the one whose next URL is shallowest goes first (breadth-first); when false,
+  // due keys take turns in the order they became due. Inside a key the order is always FIFO.
+  bool breadth_first = true;
+
   // Limits; 0 (or no max_depth) means none. Depth counts from 0 for seeds.
   std::optional<uint32_t> max_depth;
   uint64_t max_pages_per_key = 0;

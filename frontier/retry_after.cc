@@ -89,9 +89,9 @@ std::optional<int64_t> ParseHttpDate(std::string_view s) {
     // rfc850-date: "Sunday, 06-Nov-94 08:49:37 GMT". Two-digit years: RFC 9110 §5.6.7 says to
     // take the most recent past year with those digits; years ≥ 70 are 19xx, the rest 20xx.
     const std::string_view date = w[1];
-    if (date.size() != 9 || date[2] != '-' || date[6] != '-' || !ParseInt(date.substr(0, 2), &day) ||
-        (month = MonthIndex(date.substr(3, 3))) == 0 || !ParseInt(date.substr(7, 2), &year) ||
-        !ParseTime(w[2], &tod)) {
+    if (date.size() != 9 || date[2] != '-' || date[6] != '-' ||
+        !ParseInt(date.substr(0, 2), &day) || (month = MonthIndex(date.substr(3, 3))) == 0 ||
+        !ParseInt(date.substr(7, 2), &year) || !ParseTime(w[2], &tod)) {
       return std::nullopt;
     }
     year += year >= 70 ? 1900 : 2000;

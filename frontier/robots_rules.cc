@@ -39,9 +39,9 @@ bool IsUnreserved(unsigned char c) {  // RFC 3986 §2.3
 std::string ProductToken(std::string_view agent) {
   agent = Trim(agent);
   size_t n = 0;
-  while (n < agent.size() && ((agent[n] >= 'a' && agent[n] <= 'z') ||
-                              (agent[n] >= 'A' && agent[n] <= 'Z') || agent[n] == '_' ||
-                              agent[n] == '-')) {
+  while (n < agent.size() &&
+         ((agent[n] >= 'a' && agent[n] <= 'z') || (agent[n] >= 'A' && agent[n] <= 'Z') ||
+          agent[n] == '_' || agent[n] == '-')) {
     ++n;
   }
   return Lower(agent.substr(0, n));
@@ -57,8 +57,8 @@ Key ParseKey(std::string_view raw) {
     return Key::kUserAgent;
   }
   if (k == "allow") return Key::kAllow;
-  if (k == "disallow" || k == "dissallow" || k == "dissalow" || k == "disalow" ||
-      k == "diasllow" || k == "disallaw" || k == "dis-allow") {
+  if (k == "disallow" || k == "dissallow" || k == "dissalow" || k == "disalow" || k == "diasllow" ||
+      k == "disallaw" || k == "dis-allow") {
     return Key::kDisallow;
   }
   if (k == "crawl-delay" || k == "crawldelay" || k == "crawl delay" || k == "crawl_delay") {
@@ -107,8 +107,8 @@ std::string NormalizeRobotsPath(std::string_view path) {
     const auto c = static_cast<unsigned char>(path[i]);
     if (c == '%' && i + 2 < path.size() && HexValue(path[i + 1]) >= 0 &&
         HexValue(path[i + 2]) >= 0) {
-      const auto decoded = static_cast<unsigned char>(HexValue(path[i + 1]) * 16 +
-                                                      HexValue(path[i + 2]));
+      const auto decoded =
+          static_cast<unsigned char>(HexValue(path[i + 1]) * 16 + HexValue(path[i + 2]));
       // RFC 9309 §2.2.2: percent-encoded unreserved octets are decoded before comparison;
       // everything else stays encoded (with one spelling of the hex digits).
       if (IsUnreserved(decoded)) {

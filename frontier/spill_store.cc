@@ -17,6 +17,9 @@ Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& path) {
       "CREATE TABLE spill(key INTEGER NOT NULL, seq INTEGER NOT NULL, id INTEGER NOT NULL,"
       " origin INTEGER NOT NULL, depth INTEGER NOT NULL, retries INTEGER NOT NULL,"
       " rest BLOB NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID"));
+  // One long transaction: a commit per URL would cost a write() per page touched. With no
+  // journal, SQLite writes dirty pages back as its cache fills; Sync() commits now and then.
+  URLSIEVE_RETURN_IF_ERROR(store->db_->Exec("BEGIN"));
   Result<SqliteStatement> insert = store->db_->Prepare(
       "INSERT INTO spill(key, seq, id, origin, depth, retries, rest) VALUES(?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
@@ -41,7 +44,15 @@ Status SpillStore::Append(uint32_t key, uint64_t seq, const QueuedUrl& url) {
   URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(5, url.depth));
   URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(6, url.retries));
   URLSIEVE_RETURN_IF_ERROR(insert_.BindBlob(7, url.rest.data(), url.rest.size(), true));
-  return insert_.Run();
+  URLSIEVE_RETURN_IF_ERROR(insert_.Run());
+  return MaybeCommit();
+}
+
+Status SpillStore::MaybeCommit() {
+  // Bounds what a commit has to write; nothing depends on the spill being committed.
+  if (++writes_since_commit_ < (1u << 16)) return Status::Ok();
+  writes_since_commit_ = 0;
+  return db_->Exec("COMMIT; BEGIN");
 }
 
 Status SpillStore::Load(uint32_t key, uint64_t from, uint64_t count, UrlQueue* queue) {
@@ -72,7 +83,8 @@ Status SpillStore::Load(uint32_t key, uint64_t from, uint64_t count, UrlQueue* q
     return Status::Corruption("spill file lost URLs: expected " + std::to_string(count) +
                               ", found " + std::to_string(loaded));
   }
-  return erase_.Run();
+  URLSIEVE_RETURN_IF_ERROR(erase_.Run());
+  return MaybeCommit();
 }
 
 int64_t SpillStore::FileBytes() {

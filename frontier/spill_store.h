@@ -35,11 +35,13 @@ class SpillStore {
 
  private:
   explicit SpillStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  Status MaybeCommit();
 
   std::unique_ptr<SqliteDb> db_;
   SqliteStatement insert_;
   SqliteStatement select_;
   SqliteStatement erase_;
+  uint32_t writes_since_commit_ = 0;
 };
 
 }  // namespace urlsieve

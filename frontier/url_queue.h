@@ -18,11 +18,11 @@
 namespace urlsieve {
 
 struct QueuedUrl {
-  uint64_t id = 0;       // the frontier's durable id of the URL
-  uint32_t origin = 0;   // interned origin ("scheme://host[:port]")
+  uint64_t id = 0;      // the frontier's durable id of the URL
+  uint32_t origin = 0;  // interned origin ("scheme://host[:port]")
   uint32_t depth = 0;
-  uint32_t retries = 0;  // failed fetches so far
-  std::string_view rest; // the URL after its origin; valid until the queue is modified
+  uint32_t retries = 0;   // failed fetches so far
+  std::string_view rest;  // the URL after its origin; valid until the queue is modified
 };
 
 class UrlQueue {

@@ -87,6 +87,16 @@ TEST_F(FrontierTest, FifoWithinAKeyBreadthFirstAcrossKeys) {
   EXPECT_EQ(MustNext().url, "http://deep.com/b");
 }
 
+TEST_F(FrontierTest, WithoutBreadthFirstDueKeysTakeTurns) {
+  options_.delay = Clock::Duration::zero();
+  options_.breadth_first = false;
+  Frontier& f = Make();
+  f.Push("http://deep.com/a", 3);
+  f.Push("http://shallow.com/x", 0);
+  EXPECT_EQ(MustNext().url, "http://deep.com/a");
+  EXPECT_EQ(MustNext().url, "http://shallow.com/x");
+}
+
 TEST_F(FrontierTest, SlowKeyDoesNotBlockOthers) {
   Frontier& f = Make();
   f.Push("http://slow.com/1", 0);
@@ -254,7 +264,7 @@ TEST_F(FrontierTest, CustomKeysGroupHostsOnOneServer) {
   options_.key_kind = PolitenessKeyKind::kCustom;
   options_.key_function = [](std::string_view origin) {
     return origin.find("shared") != std::string_view::npos ? std::string("10.0.0.1")
-                                                            : std::string(origin);
+                                                           : std::string(origin);
   };
   Frontier& f = Make();
   f.Push("http://shared1.com/", 0);
@@ -312,6 +322,21 @@ TEST_F(FrontierTest, NextWaitsForInFlightLeasesThatMayPushMore) {
   fetcher.join();
   ASSERT_TRUE(got);
   EXPECT_EQ(second.url, "http://b.com/link");
+}
+
+TEST_F(FrontierTest, RepeatedOrForeignDoneIsIgnored) {
+  options_.per_key_concurrency = 2;
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  const Lease lease = MustNext();
+  Ok(lease);
+  Ok(lease);  // a second Done must not free a connection slot that is not in use
+  Lease foreign = lease;
+  foreign.key = 12345;
+  Ok(foreign);
+  const FrontierStats stats = f.Stats();
+  EXPECT_EQ(stats.in_flight, 0u);
+  EXPECT_EQ(stats.completed, 1u);
 }
 
 TEST_F(FrontierTest, OptionsAreValidated) {

@@ -32,9 +32,9 @@ TEST(RetryAfterTest, PastDateMeansNow) {
 }
 
 TEST(RetryAfterTest, GarbageIsRejected) {
-  for (const char* bad : {"soon", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Foo 1994 08:49:37 GMT",
-                          "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
-                          "a b c d e f g h"}) {
+  for (const char* bad :
+       {"soon", "Sun, 06 Nov 1994 08:49:37", "Sun, 06 Foo 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT", "a b c d e f g h"}) {
     EXPECT_FALSE(ParseRetryAfter(bad, kExampleDate).has_value()) << bad;
   }
 }

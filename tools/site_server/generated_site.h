@@ -22,6 +22,7 @@
 // Unlinked helpers for fetcher tests: /status/<code> (429/503 carry Retry-After: 2),
 //   /size/<n> (an n-byte body), /gzip-size/<n> (gzip of n decoded bytes), /slow?ms=<n>,
 //   /trickle?bytes=<n>&ms=<interval>, /robots-hops/<n> (n redirects, then a robots.txt).
+// An unknown query is ignored: the path's page is served.
 // Hosts 1.. are small satellites (/, /s/1..k) that differ by robots.txt: host 1 answers 404
 // (allow all), host 2 redirects it to /moved-robots.txt (which disallows /s/3), host 3 answers 503
 // (disallow all); then the pattern repeats.

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,6 +19,20 @@
 
 namespace urlsieve::site {
 namespace {
+
+// Every href="..." value of an HTML body, fragment dropped (std::regex trips GCC 12 warnings).
+std::vector<std::string> Hrefs(const std::string& html) {
+  std::vector<std::string> out;
+  const std::string open = "href=\"";
+  for (size_t at = html.find(open); at != std::string::npos; at = html.find(open, at)) {
+    at += open.size();
+    const size_t end = html.find('"', at);
+    if (end == std::string::npos) break;
+    const std::string href = html.substr(at, end - at);
+    out.push_back(href.substr(0, href.find('#')));
+  }
+  return out;
+}
 
 Result<std::unique_ptr<SiteServer>> StartGenerated(int hosts, GeneratedSiteOptions gen = {}) {
   SiteServerOptions options;
@@ -157,9 +170,10 @@ TEST(GeneratedSiteTest, TheCalendarNeverEnds) {
   for (int i = 0; i < 30; ++i) {
     SiteResponse r = site.Handle({0, "GET", month});
     ASSERT_EQ(r.status, 200) << month;
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.body, m, std::regex("href=\"(/calendar/[0-9]+/[0-9]+)\"")));
-    month = m[1];
+    const std::vector<std::string> hrefs = Hrefs(r.body);
+    ASSERT_FALSE(hrefs.empty());
+    ASSERT_TRUE(hrefs[0].starts_with("/calendar/")) << hrefs[0];
+    month = hrefs[0];
   }
   EXPECT_EQ(month, "/calendar/2029/5");
   EXPECT_EQ(site.Handle({0, "GET", "/calendar/2026/13"}).status, 404);
@@ -174,7 +188,6 @@ TEST(StaticSiteTest, DemoSiteIsSmallConnectedAndHasItsRedirectsAnd404) {
   std::set<std::string> seen = {"/"};
   std::vector<std::string> queue = {"/"};
   std::map<int, std::set<std::string>> by_status;
-  const std::regex href("href=\"([^\"#]*)");
   while (!queue.empty()) {
     const std::string path = queue.back();
     queue.pop_back();
@@ -183,9 +196,7 @@ TEST(StaticSiteTest, DemoSiteIsSmallConnectedAndHasItsRedirectsAnd404) {
     std::vector<std::string> targets;
     if (r.status >= 300 && r.status < 400) targets.push_back(r.headers.at(0).second);
     if (r.status == 200 && r.content_type.starts_with("text/html")) {
-      for (std::sregex_iterator it(r.body.begin(), r.body.end(), href), end; it != end; ++it) {
-        targets.push_back((*it)[1]);
-      }
+      for (const std::string& t : Hrefs(r.body)) targets.push_back(t);
     }
     const std::string dir = path.substr(0, path.rfind('/') + 1);
     for (std::string t : targets) {

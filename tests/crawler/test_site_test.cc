@@ -67,7 +67,7 @@ TEST(SiteServerTest, BindsLoopbackAndLogsEveryRequest) {
   EXPECT_EQ(log[0].resource, "/~user/?a=%41");  // path decoded, query raw
   EXPECT_EQ(log[0].host_header, "127.0.0.1:" + std::to_string(s.port()));
   EXPECT_EQ(log[0].port, s.port());
-  EXPECT_EQ(log[0].user_agent, "urlsieve/0.1");
+  EXPECT_EQ(log[0].user_agent, FetcherOptions().user_agent);
   EXPECT_LE(log[0].time, log[1].time);
   EXPECT_EQ(s.log().Count(0, "/nope"), 1u);
   EXPECT_EQ(s.log().Count(0, "/~user/"), 0u);

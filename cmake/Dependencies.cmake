@@ -12,6 +12,7 @@ pkg_check_modules(IDN2 REQUIRED IMPORTED_TARGET libidn2)
 pkg_check_modules(PSL REQUIRED IMPORTED_TARGET libpsl)
 pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # tools/ site server
+find_package(OpenSSL REQUIRED)  # tools/ site server: HTTPS with a self-signed certificate
 if(URLSIEVE_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)

@@ -47,6 +47,7 @@ struct FetcherOptions {
   // decides. Empty list = accept everything.
   std::vector<std::string> accepted_content_types = {"text/html", "application/xhtml+xml"};
   bool verify_tls = true;  // peer certificate and host name; turn off only for test servers
+  std::string ca_file;     // PEM CA bundle to verify against instead of the system's ("" = system)
   bool http2 = true;       // offer HTTP/2 over TLS (ALPN); plain http stays HTTP/1.1
   // Capture the raw request and response header bytes (for WARC records).
   bool capture_headers = true;

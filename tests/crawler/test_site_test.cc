@@ -1,6 +1,7 @@
 // The HTTP site server the crawl tests and the demo use (tools/site_server): it binds 127.0.0.1
 // only, logs every request, serves the generated trap site and the bundled demo site.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>

@@ -51,8 +51,8 @@
 namespace urlsieve::site {
 
 struct GeneratedSiteOptions {
-  int page_count = 20;      // /pages/1..N on the main host
-  int satellite_pages = 5;  // /s/1..k on every other host (at least 3)
+  int page_count = 20;                                // /pages/1..N on the main host
+  int satellite_pages = 5;                            // /s/1..k on every other host (at least 3)
   std::uint64_t large_page_bytes = 12 * 1024 * 1024;  // > the default 10 MiB cap
   std::uint64_t gzip_bomb_bytes = 64 * 1024 * 1024;
   std::chrono::milliseconds slow_delay{5000};

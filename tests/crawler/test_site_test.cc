@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "crawler/fetcher.h"
+#include "dedup/url_canonicalizer.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"
@@ -163,6 +164,27 @@ TEST(GeneratedSiteTest, ExpectationsAreConsistentWithWhatIsServed) {
   EXPECT_EQ(site.expectations(0).must_fetch.count("/private/public-note"), 1u);
   EXPECT_EQ(site.expectations(2).must_not_fetch.count("/s/3"), 1u);
   EXPECT_EQ(site.expectations(3).must_not_fetch.count("/"), 1u);  // robots.txt 503: disallow all
+}
+
+// The spellings page is only a trap if each group of spellings really is one canonical URL.
+TEST(GeneratedSiteTest, EverySpellingCanonicalizesToOneOfThreePages) {
+  const std::string origin = "http://127.0.0.1:1000";
+  GeneratedSite site({}, {origin});
+  SiteResponse page = site.Handle({0, "GET", "/spellings"});
+  const UrlCanonicalizer canonicalizer;
+  std::map<std::string, int> keys;
+  for (const std::string& href : Hrefs(page.body)) {
+    if (href.empty()) continue;  // "#self"
+    auto absolute = canonicalizer.Resolve(origin + "/spellings", href);
+    ASSERT_TRUE(absolute.ok()) << href << ": " << absolute.status().ToString();
+    auto canonical = canonicalizer.Canonicalize(*absolute);
+    ASSERT_TRUE(canonical.ok()) << href << ": " << canonical.status().ToString();
+    ++keys[std::string(canonical->key())];
+  }
+  EXPECT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[origin + "/pages/1"], 12);
+  EXPECT_EQ(keys[origin + "/~user/"], 4);
+  EXPECT_EQ(keys[origin + "/caf%C3%A9"], 2);
 }
 
 TEST(GeneratedSiteTest, TheCalendarNeverEnds) {

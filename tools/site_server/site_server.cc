@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "tools/site_server/self_signed_cert.h"
@@ -54,10 +55,10 @@ Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& o
     }
     self->ports_.push_back(port);
     self->origins_.push_back(scheme + "://127.0.0.1:" + std::to_string(port));
-    svr->Get(".*", [self, h](const httplib::Request& req, httplib::Response& res) {
+    svr->Get(".*", [self, h, port](const httplib::Request& req, httplib::Response& res) {
       const std::string resource = ResourceOf(req);
-      self->log_.Add({std::chrono::steady_clock::now(), h, self->ports_[h], req.method, req.target,
-                      resource, req.get_header_value("Host"), req.get_header_value("User-Agent")});
+      self->log_.Add({std::chrono::steady_clock::now(), h, port, req.method, req.target, resource,
+                      req.get_header_value("Host"), req.get_header_value("User-Agent")});
       SiteResponse reply = self->site_->Handle({h, req.method, resource});
       if (reply.delay.count() > 0 && !self->WaitUnlessStopping(reply.delay)) {
         res.status = 503;  // shutting down

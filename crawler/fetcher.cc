@@ -126,6 +126,7 @@ Result<std::unique_ptr<Fetcher>> Fetcher::Create(FetcherOptions options, CurlSha
   set(CURLOPT_LOW_SPEED_TIME, static_cast<long>(o.low_speed_time.count()));
   set(CURLOPT_SSL_VERIFYPEER, o.verify_tls ? 1L : 0L);
   set(CURLOPT_SSL_VERIFYHOST, o.verify_tls ? 2L : 0L);
+  if (!o.ca_file.empty()) set(CURLOPT_CAINFO, o.ca_file.c_str());
   set(CURLOPT_HTTP_VERSION, o.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
                                     : static_cast<long>(CURL_HTTP_VERSION_1_1));
   set(CURLOPT_MAXREDIRS, static_cast<long>(kRobotsMaxRedirects));

@@ -33,20 +33,21 @@
 namespace urlsieve {
 
 struct FetcherOptions {
-  std::string user_agent = "urlsieve/0.1";
+  std::string user_agent = "urlsieve/0.1 (+https://github.com/urlsieve/urlsieve)";
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds total_timeout{30'000};  // whole transfer, headers and body
   // A transfer slower than low_speed_bytes_per_second during low_speed_time is aborted (timeout).
   long low_speed_bytes_per_second = 1'000;
   std::chrono::seconds low_speed_time{10};
   // Cap on the decoded body. Past it the transfer is aborted with error kBodyTooLarge.
-  std::uint64_t max_body_bytes = 5 * 1024 * 1024;
+  std::uint64_t max_body_bytes = 10 * 1024 * 1024;
   // Media types (lowercase "type/subtype", parameters ignored) whose bodies are downloaded. The
   // body of any other type is not downloaded (the transfer stops after the headers; the result has
   // body_skipped set and no error). A response without Content-Type counts as accepted: the parser
   // decides. Empty list = accept everything.
   std::vector<std::string> accepted_content_types = {"text/html", "application/xhtml+xml"};
   bool verify_tls = true;  // peer certificate and host name; turn off only for test servers
+  std::string ca_file;     // PEM CA bundle to verify against instead of the system's ("" = system)
   bool http2 = true;       // offer HTTP/2 over TLS (ALPN); plain http stays HTTP/1.1
   // Capture the raw request and response header bytes (for WARC records).
   bool capture_headers = true;

@@ -11,7 +11,7 @@ packages=(
   libcurl4-openssl-dev libgumbo-dev libxxhash-dev libsqlite3-dev sqlite3 libidn2-dev libpsl-dev zlib1g-dev
   nettle-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libcpp-httplib-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev
   clang libclang-rt-14-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then

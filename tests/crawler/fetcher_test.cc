@@ -2,7 +2,10 @@
 #include "crawler/fetcher.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -294,6 +297,39 @@ TEST_F(FetcherTest, ThreadsFetchConcurrentlyThroughOneShare) {
       EXPECT_NE(r.body.find("</html>"), std::string::npos) << r.url;
     }
   }
+}
+
+TEST(FetcherTlsTest, VerifiesCertificatesUnlessToldNotTo) {
+  site::SiteServerOptions options;
+  options.tls = true;
+  auto server = SiteServer::Start(
+      options, [](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
+        return std::unique_ptr<site::Site>(new GeneratedSite({}, origins));
+      });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string url = (*server)->Url("/about");
+  ASSERT_EQ(url.rfind("https://127.0.0.1:", 0), 0u);
+
+  FetcherOptions strict;
+  auto rejected = Fetcher::Create(strict, nullptr).value()->Fetch(url);  // self-signed: refused
+  EXPECT_EQ(rejected.error_kind, FetchErrorKind::kTls) << rejected.error.ToString();
+  EXPECT_EQ(rejected.status, 0);
+
+  const auto ca = std::filesystem::temp_directory_path() /
+                  ("urlsieve_ca_" + std::to_string(::getpid()) + ".pem");
+  std::ofstream(ca) << (*server)->tls_certificate_pem();
+  FetcherOptions trusting;
+  trusting.ca_file = ca.string();
+  auto trusted = Fetcher::Create(trusting, nullptr).value()->Fetch(url);
+  EXPECT_TRUE(trusted.ok()) << trusted.error.ToString();
+  EXPECT_EQ(trusted.status, 200);
+  std::filesystem::remove(ca);
+
+  FetcherOptions lax;
+  lax.verify_tls = false;
+  auto unverified = Fetcher::Create(lax, nullptr).value()->Fetch(url);
+  EXPECT_TRUE(unverified.ok()) << unverified.error.ToString();
+  EXPECT_NE(unverified.body.find("<title>About</title>"), std::string::npos);
 }
 
 }  // namespace

@@ -300,6 +300,11 @@ SiteResponse GeneratedSite::Handle(const SiteRequest& request) {
   if (request.host >= 0 && request.host < hosts()) {
     const auto& table = pages_[request.host];
     if (auto it = table.find(request.resource); it != table.end()) return it->second;
+    // Like most real sites, ignore a query the page does not know.
+    const std::string path = request.resource.substr(0, request.resource.find('?'));
+    if (auto it = table.find(path); it != table.end() && path != request.resource) {
+      return it->second;
+    }
   }
   return Dynamic(request);
 }

@@ -22,6 +22,7 @@
 // Unlinked helpers for fetcher tests: /status/<code> (429/503 carry Retry-After: 2),
 //   /size/<n> (an n-byte body), /gzip-size/<n> (gzip of n decoded bytes), /slow?ms=<n>,
 //   /trickle?bytes=<n>&ms=<interval>, /robots-hops/<n> (n redirects, then a robots.txt).
+// An unknown query is ignored: the path's page is served.
 // Hosts 1.. are small satellites (/, /s/1..k) that differ by robots.txt: host 1 answers 404
 // (allow all), host 2 redirects it to /moved-robots.txt (which disallows /s/3), host 3 answers 503
 // (disallow all); then the pattern repeats.
@@ -50,9 +51,9 @@
 namespace urlsieve::site {
 
 struct GeneratedSiteOptions {
-  int page_count = 20;      // /pages/1..N on the main host
-  int satellite_pages = 5;  // /s/1..k on every other host (at least 3)
-  std::uint64_t large_page_bytes = 6 * 1024 * 1024;
+  int page_count = 20;                                // /pages/1..N on the main host
+  int satellite_pages = 5;                            // /s/1..k on every other host (at least 3)
+  std::uint64_t large_page_bytes = 12 * 1024 * 1024;  // > the default 10 MiB cap
   std::uint64_t gzip_bomb_bytes = 64 * 1024 * 1024;
   std::chrono::milliseconds slow_delay{5000};
   std::string crawl_delay = "0.1";  // Crawl-delay line of the main host's robots.txt; "" = none

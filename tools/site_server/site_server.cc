@@ -2,7 +2,10 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <utility>
+
+#include "tools/site_server/self_signed_cert.h"
 
 namespace urlsieve::site {
 namespace {
@@ -23,8 +26,20 @@ Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& o
   std::unique_ptr<SiteServer> server(new SiteServer());
   SiteServer* self = server.get();
   const auto idle = std::max<std::chrono::seconds::rep>(1, options.keep_alive_timeout.count());
+  SelfSignedCert cert;
+  if (options.tls) {
+    auto made = MakeSelfSignedCert();
+    if (!made.ok()) return made.status();
+    cert = std::move(made).value();
+    server->tls_certificate_pem_ = cert.cert_pem;
+  }
+  const std::string scheme = options.tls ? "https" : "http";
   for (int h = 0; h < options.hosts; ++h) {
-    auto svr = std::make_unique<httplib::Server>();
+    // SSLServer takes its own references to the certificate and key.
+    std::unique_ptr<httplib::Server> svr =
+        options.tls ? std::make_unique<httplib::SSLServer>(cert.cert.get(), cert.key.get())
+                    : std::make_unique<httplib::Server>();
+    if (!svr->is_valid()) return Status::IoError("site server: cannot set up TLS");
     const int threads = options.threads_per_host;
     svr->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     svr->set_keep_alive_timeout(idle);
@@ -39,11 +54,11 @@ Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& o
       return Status::IoError("site server: cannot bind 127.0.0.1:" + std::to_string(wanted));
     }
     self->ports_.push_back(port);
-    self->origins_.push_back("http://127.0.0.1:" + std::to_string(port));
-    svr->Get(".*", [self, h](const httplib::Request& req, httplib::Response& res) {
+    self->origins_.push_back(scheme + "://127.0.0.1:" + std::to_string(port));
+    svr->Get(".*", [self, h, port](const httplib::Request& req, httplib::Response& res) {
       const std::string resource = ResourceOf(req);
-      self->log_.Add({std::chrono::steady_clock::now(), h, self->ports_[h], req.method, req.target,
-                      resource, req.get_header_value("Host"), req.get_header_value("User-Agent")});
+      self->log_.Add({std::chrono::steady_clock::now(), h, port, req.method, req.target, resource,
+                      req.get_header_value("Host"), req.get_header_value("User-Agent")});
       SiteResponse reply = self->site_->Handle({h, req.method, resource});
       if (reply.delay.count() > 0 && !self->WaitUnlessStopping(reply.delay)) {
         res.status = 503;  // shutting down

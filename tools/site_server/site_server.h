@@ -1,8 +1,9 @@
 // SiteServer: real HTTP/1.1 servers on 127.0.0.1 serving a Site, for tests and the demo.
 //
-// One listening port per host (ports differ, so for a crawler they are different origins). Every
-// request is recorded in a RequestLog before the Site answers it. Slow and trickling responses
-// wait on the server's stop signal, so Stop() never waits for them. Only 127.0.0.1 is ever bound.
+// HTTP/1.1, or HTTPS with a self-signed certificate. One listening port per host (ports differ, so
+// for a crawler they are different origins). Every request is recorded in a RequestLog before the
+// Site answers it. Slow and trickling responses wait on the server's stop signal, so Stop() never
+// waits for them. Only 127.0.0.1 is ever bound.
 //
 // Thread-safety: thread-safe. Requests are handled on worker threads (threads_per_host per host;
 // each open keep-alive connection holds one).
@@ -35,6 +36,8 @@ struct SiteServerOptions {
   int threads_per_host = 16;
   // Idle keep-alive connections are closed after this; Stop() may wait that long for them.
   std::chrono::seconds keep_alive_timeout{1};
+  // Serve HTTPS with a fresh self-signed certificate for 127.0.0.1 (see tls_certificate_pem()).
+  bool tls = false;
 };
 
 // Builds the Site once the ports are bound: origins[h] = "http://127.0.0.1:<port of host h>".
@@ -58,6 +61,8 @@ class SiteServer {
   std::string Url(const std::string& path_and_query, int host = 0) const {
     return origin(host) + path_and_query;
   }
+  // The certificate's PEM when serving HTTPS ("" otherwise): a client's CA bundle to trust it.
+  const std::string& tls_certificate_pem() const { return tls_certificate_pem_; }
   RequestLog& log() { return log_; }
   Site& site() { return *site_; }
 
@@ -70,6 +75,7 @@ class SiteServer {
   std::vector<std::thread> threads_;
   std::vector<int> ports_;
   std::vector<std::string> origins_;
+  std::string tls_certificate_pem_;
   std::unique_ptr<Site> site_;
   RequestLog log_;
 

@@ -41,10 +41,8 @@ TEST_F(LinkExtractorTest, AnchorsAndAreasResolvedAgainstPageUrl) {
 }
 
 TEST_F(LinkExtractorTest, FramesAndIframes) {
-  PageLinks page = Extract(
-      "<frameset><frame src='f1.html'><frame src='/f2'></frameset>");
-  EXPECT_THAT(Urls(page),
-              ElementsAre("http://example.com/dir/f1.html", "http://example.com/f2"));
+  PageLinks page = Extract("<frameset><frame src='f1.html'><frame src='/f2'></frameset>");
+  EXPECT_THAT(Urls(page), ElementsAre("http://example.com/dir/f1.html", "http://example.com/f2"));
   EXPECT_EQ(page.links[0].source, LinkSource::kFrame);
   page = Extract("<body><iframe src='embed'></iframe></body>");
   ASSERT_THAT(Urls(page), ElementsAre("http://example.com/dir/embed"));
@@ -75,8 +73,8 @@ TEST_F(LinkExtractorTest, FirstBaseHrefWins) {
 
 TEST_F(LinkExtractorTest, RelativeBaseIsResolvedAgainstPageUrl) {
   // RFC 3986 §5.1.1: the embedded base is itself resolved against the page's URL.
-  PageLinks page = Extract("<base href='../other/'><a href='z'>z</a>",
-                           "http://example.com/a/b/page.html");
+  PageLinks page =
+      Extract("<base href='../other/'><a href='z'>z</a>", "http://example.com/a/b/page.html");
   EXPECT_EQ(page.base, "http://example.com/a/other/");
   EXPECT_THAT(Urls(page), ElementsAre("http://example.com/a/other/z"));
 }
@@ -100,8 +98,8 @@ TEST_F(LinkExtractorTest, MetaRefresh) {
       "<meta http-equiv='Refresh' content='5; url=/next'>"
       "<meta http-equiv=refresh content=\"0;URL='quoted.html'\">"
       "<meta http-equiv=refresh content='3'>");
-  EXPECT_THAT(Urls(page), ElementsAre("http://example.com/next",
-                                      "http://example.com/dir/quoted.html"));
+  EXPECT_THAT(Urls(page),
+              ElementsAre("http://example.com/next", "http://example.com/dir/quoted.html"));
   EXPECT_EQ(page.links[0].source, LinkSource::kMetaRefresh);
 }
 
@@ -173,8 +171,8 @@ TEST_F(LinkExtractorTest, MetaRobotsNofollowAppliesToWholePage) {
 
   LinkExtractor::Options ignore;
   ignore.obey_nofollow = false;
-  page = Extract("<meta name='robots' content='nofollow'><a href='/a'>a</a>",
-                 "http://example.com/", ignore);
+  page = Extract("<meta name='robots' content='nofollow'><a href='/a'>a</a>", "http://example.com/",
+                 ignore);
   ASSERT_EQ(page.links.size(), 1u);
   EXPECT_TRUE(page.links[0].nofollow);
 }
@@ -204,7 +202,8 @@ TEST_F(LinkExtractorTest, CanonicalIsRecordedNotFollowed) {
 
 TEST_F(LinkExtractorTest, EntitiesAndWhitespaceInAttributes) {
   PageLinks page = Extract("<a href='  /p?a=1&amp;b=2\n'>x</a><a href='/q?x=1&y=2'>y</a>");
-  EXPECT_THAT(Urls(page), ElementsAre("http://example.com/p?a=1&b=2", "http://example.com/q?x=1&y=2"));
+  EXPECT_THAT(Urls(page),
+              ElementsAre("http://example.com/p?a=1&b=2", "http://example.com/q?x=1&y=2"));
 }
 
 TEST_F(LinkExtractorTest, LinksInsideTemplatesAndNoscriptAreFound) {

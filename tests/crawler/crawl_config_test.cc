@@ -19,8 +19,8 @@ std::string ErrorOf(const std::string& toml) {
 }
 
 TEST(CrawlConfigTest, DefaultTomlLoadsAndMatchesBuiltInDefaults) {
-  Result<CrawlConfig> loaded = LoadCrawlConfig(std::string(URLSIEVE_SOURCE_DIR) +
-                                               "/configs/default.toml");
+  Result<CrawlConfig> loaded =
+      LoadCrawlConfig(std::string(URLSIEVE_SOURCE_DIR) + "/configs/default.toml");
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   const CrawlConfig defaults;
   const CrawlConfig& c = *loaded;
@@ -93,7 +93,8 @@ sort_query = true
 }
 
 TEST(CrawlConfigTest, UnknownKeysAndSectionsAreErrorsWithLocation) {
-  EXPECT_EQ(ErrorOf("[crawl]\nthreads = 2\nthread = 4\n"), "test.toml:3: crawl.thread: unknown key");
+  EXPECT_EQ(ErrorOf("[crawl]\nthreads = 2\nthread = 4\n"),
+            "test.toml:3: crawl.thread: unknown key");
   EXPECT_EQ(ErrorOf("[crawler]\nthreads = 2\n"), "test.toml:1: unknown section [crawler]");
   EXPECT_EQ(ErrorOf("threads = 2\n"), "test.toml:1: unknown section [threads]");
   EXPECT_NE(ErrorOf("[scope]\nmode = \"host\"\n[scope.extra]\nx = 1\n").find("scope.extra"),
@@ -101,7 +102,8 @@ TEST(CrawlConfigTest, UnknownKeysAndSectionsAreErrorsWithLocation) {
 }
 
 TEST(CrawlConfigTest, WrongTypesAndRangesAreErrors) {
-  EXPECT_EQ(ErrorOf("[crawl]\nthreads = \"8\"\n"), "test.toml:2: crawl.threads: must be an integer");
+  EXPECT_EQ(ErrorOf("[crawl]\nthreads = \"8\"\n"),
+            "test.toml:2: crawl.threads: must be an integer");
   EXPECT_EQ(ErrorOf("[crawl]\nthreads = 0\n"),
             "test.toml:2: crawl.threads: must be in [1, 1024], got 0");
   EXPECT_EQ(ErrorOf("[crawl]\nexact = 1\n"), "test.toml:2: crawl.exact: must be a boolean");
@@ -156,9 +158,9 @@ TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
     out << "[crawl]\nseeds = \"file-seeds\"\nthreads = 2\nmax_depth = 4\n"
            "[scope]\ndeny = [\"a\"]\n[output]\nwarc = false\n";
   }
-  Result<CrawlConfig> c = Run({"--config", path, "--threads", "16", "--warc", "--scope", "any",
-                               "--deny", "b", "--ignore-nofollow", "--delay-ms", "250",
-                               "--user-agent", "x/2"});
+  Result<CrawlConfig> c =
+      Run({"--config", path, "--threads", "16", "--warc", "--scope", "any", "--deny", "b",
+           "--ignore-nofollow", "--delay-ms", "250", "--user-agent", "x/2"});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->crawl.seeds, "file-seeds");  // from the file
   EXPECT_EQ(c->crawl.max_depth, 4);         // from the file

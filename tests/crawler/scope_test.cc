@@ -69,9 +69,7 @@ TEST_F(ScopeTest, AnyModeAcceptsEveryHost) {
   EXPECT_EQ(Check(*scope, "http://anything.example/"), ScopeReason::kAccept);
 }
 
-TEST_F(ScopeTest, SeedsRequiredUnlessAny) {
-  EXPECT_FALSE(Scope::Create({}, {}).ok());
-}
+TEST_F(ScopeTest, SeedsRequiredUnlessAny) { EXPECT_FALSE(Scope::Create({}, {}).ok()); }
 
 TEST_F(ScopeTest, DepthLimit) {
   ScopeOptions options;
@@ -100,7 +98,7 @@ TEST(HasRepeatedSegmentsTest, Runs) {
   EXPECT_TRUE(HasRepeatedSegments("/p/x/y/z/x/y/z/x/y/z/q", 3));
   EXPECT_FALSE(HasRepeatedSegments("/2024/01/01/post", 3));
   EXPECT_FALSE(HasRepeatedSegments("/a/b/c/a/b/c/d/a/b/c", 3));  // not consecutive
-  EXPECT_TRUE(HasRepeatedSegments("/a/b/a/b/a/b/", 3));            // a trailing empty segment
+  EXPECT_TRUE(HasRepeatedSegments("/a/b/a/b/a/b/", 3));          // a trailing empty segment
   EXPECT_FALSE(HasRepeatedSegments("/", 3));
   EXPECT_FALSE(HasRepeatedSegments("", 3));
   EXPECT_FALSE(HasRepeatedSegments("/a/a/a/a", 0));  // off

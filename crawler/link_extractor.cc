@@ -278,12 +278,17 @@ LinkExtractor::LinkExtractor(const UrlCanonicalizer* canonicalizer, Options opti
 PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_url) const {
   GumboOptions gopts = kGumboDefaultOptions;
   gopts.max_errors = 0;  // parse errors are not used; recording them costs time and memory
+  PageLinks page;
+  std::string guarded;
+  if (GuardHtml(html, options_.guard, &guarded)) {
+    html = guarded;
+    page.guarded = true;
+  }
   GumboOutput* output = gumbo_parse_with_options(&gopts, html.data(), html.size());
 
   Collected c;
   Walk(output->root, &c);
 
-  PageLinks page;
   page.noindex = c.noindex;
   page.nofollow = c.nofollow;
   page.base = std::string(page_url);
@@ -316,7 +321,7 @@ PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_ur
       drop(LinkDropReason::kNofollow);
       continue;
     }
-    if (ref.size() > options_.max_url_length) {
+    if (ref.size() > canonicalizer_->options().max_length) {
       drop(LinkDropReason::kTooLong);
       continue;
     }

@@ -1,14 +1,16 @@
 // LinkExtractor: the links of one HTML page, resolved to absolute URLs, with the page's robots
 // directives — everything between a fetched body and the scope check.
 //
-// Parses with gumbo (the HTML5 tree construction algorithm, so it sees what a browser sees) and
-// walks the tree with an explicit stack (hostile pages nest arbitrarily deep). Extracted:
-// <a>/<area> href, <frame>/<iframe> src, <link href> with rel alternate/next/prev, <meta
-// http-equiv=refresh> targets. Recorded: the document base (the first <base href>, HTML §4.2.3 /
-// RFC 3986 §5.1.1), noindex and nofollow from <meta name=robots> (none = both), rel=canonical.
-// Every reference that is not kept is counted by reason (non-http(s) scheme, same-document,
-// unresolvable, nofollow, too long, too many), never silently lost. Thread-safety: immutable after
-// construction; Extract may run on many threads at once.
+// Parses with gumbo (the HTML5 tree construction algorithm, so it sees what a browser sees) after
+// GuardHtml has bounded nesting and attributes (see html_guard.h), and walks the tree with an
+// explicit stack. Extracted: <a>/<area> href, <frame>/<iframe> src, <link href> with rel
+// alternate/next/prev, <meta http-equiv=refresh> targets. Recorded: the document base (the first
+// <base href>, HTML §4.2.3 / RFC 3986 §5.1.1), noindex and nofollow from <meta name=robots>
+// (none = both), rel=canonical. Every reference that is not kept is counted by reason (non-http(s)
+// scheme, same-document, unresolvable, nofollow, too long, too many), never silently lost.
+// Bodies are parsed as UTF-8; invalid bytes become U+FFFD (gumbo does not transcode other
+// charsets, so non-ASCII bytes in URLs of e.g. Latin-1 pages are replaced).
+// Thread-safety: immutable after construction; Extract may run on many threads at once.
 #ifndef URLSIEVE_CRAWLER_LINK_EXTRACTOR_H_
 #define URLSIEVE_CRAWLER_LINK_EXTRACTOR_H_
 
@@ -20,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "crawler/html_guard.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve {
@@ -48,7 +51,7 @@ enum class LinkDropReason : uint8_t {
   kSameDocument,  // "" or "#fragment": RFC 3986 §4.4
   kUnresolvable,  // Resolve() refused it
   kNofollow,      // rel=nofollow or meta robots nofollow, when obeyed
-  kTooLong,       // longer than Options::max_url_length
+  kTooLong,       // longer than the canonicalizer's max_length
   kTooMany,       // past Options::max_links on one page
   kCount,
 };
@@ -67,6 +70,7 @@ struct PageLinks {
   std::optional<std::string> canonical;  // <link rel=canonical href>, resolved (first one)
   bool noindex = false;                  // <meta name=robots content=noindex|none>
   bool nofollow = false;                 // <meta name=robots content=nofollow|none>
+  bool guarded = false;  // GuardHtml flattened hostile markup before parsing (no link is lost)
   std::array<uint32_t, static_cast<size_t>(LinkDropReason::kCount)> dropped{};
 
   uint32_t dropped_count(LinkDropReason r) const { return dropped[static_cast<size_t>(r)]; }
@@ -79,7 +83,7 @@ class LinkExtractor {
   struct Options {
     bool obey_nofollow = true;     // false: keep nofollow links (flagged) instead of dropping them
     size_t max_links = 10'000;     // per page; the rest are counted as kTooMany
-    size_t max_url_length = 8192;  // references longer than this are counted as kTooLong
+    HtmlGuardLimits guard;         // keeps hostile markup from making the parse quadratic
   };
 
   // `canonicalizer` resolves references; it must outlive the extractor.

@@ -1,0 +1,134 @@
+// Link extraction throughput on generated 30 KB pages with ~100 links, against gumbo's parse alone
+// (the "parse ceiling": extraction cannot be faster than the parse it walks), plus the guard pass
+// on its own and hostile pages (~1 MB each) to show the guard keeps every case linear.
+#include <benchmark/benchmark.h>
+#include <gumbo.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/support_html_page.h"
+#include "crawler/html_guard.h"
+#include "crawler/link_extractor.h"
+
+namespace urlsieve {
+namespace {
+
+const std::vector<std::string>& Pages() {
+  static const std::vector<std::string> pages = [] {
+    std::vector<std::string> p;
+    for (uint64_t seed = 1; seed <= 64; ++seed) p.push_back(bench::GenerateHtmlPage(seed));
+    return p;
+  }();
+  return pages;
+}
+
+void Report(benchmark::State& state, size_t bytes, size_t pages) {
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(pages));  // items/s = pages/s
+}
+
+void BM_GumboParseOnly(benchmark::State& state) {
+  const auto& pages = Pages();
+  size_t i = 0, bytes = 0, n = 0;
+  GumboOptions options = kGumboDefaultOptions;
+  options.max_errors = 0;
+  for (auto _ : state) {
+    const std::string& page = pages[i++ % pages.size()];
+    GumboOutput* out = gumbo_parse_with_options(&options, page.data(), page.size());
+    benchmark::DoNotOptimize(out->root);
+    gumbo_destroy_output(&options, out);
+    bytes += page.size();
+    ++n;
+  }
+  Report(state, bytes, n);
+}
+BENCHMARK(BM_GumboParseOnly);
+
+void BM_GuardOnly(benchmark::State& state) {
+  const auto& pages = Pages();
+  size_t i = 0, bytes = 0, n = 0;
+  std::string out;
+  for (auto _ : state) {
+    const std::string& page = pages[i++ % pages.size()];
+    benchmark::DoNotOptimize(GuardHtml(page, {}, &out));
+    bytes += page.size();
+    ++n;
+  }
+  Report(state, bytes, n);
+}
+BENCHMARK(BM_GuardOnly);
+
+void BM_ExtractLinks(benchmark::State& state) {
+  const auto& pages = Pages();
+  UrlCanonicalizer canonicalizer;
+  LinkExtractor extractor(&canonicalizer, {});
+  size_t i = 0, bytes = 0, n = 0, links = 0;
+  for (auto _ : state) {
+    const std::string& page = pages[i++ % pages.size()];
+    PageLinks result = extractor.Extract(page, "http://www.example.com/section/index.html");
+    links += result.links.size();
+    bytes += page.size();
+    ++n;
+  }
+  Report(state, bytes, n);
+  state.counters["links/page"] = static_cast<double>(links) / static_cast<double>(n);
+  state.counters["page_KB"] = static_cast<double>(bytes) / static_cast<double>(n) / 1024;
+}
+BENCHMARK(BM_ExtractLinks);
+
+std::string Hostile(int which) {
+  const size_t target = 1 << 20;
+  std::string unit;
+  switch (which) {
+    case 0:
+      unit = "<div>";
+      break;
+    case 1:
+      unit = "<div></span>";
+      break;
+    case 2:
+      unit = "<b><div></b>";
+      break;
+    case 3:
+      unit = "<table><b>x";
+      break;
+    case 4:
+      unit = "<a href=/x><b><p>";
+      break;
+    default:
+      break;
+  }
+  std::string html;
+  if (which == 5) {  // distinct formatting elements: the active formatting list grows
+    for (int i = 0; html.size() < target; ++i) html += "<b id=" + std::to_string(i) + ">x";
+  } else if (which == 6) {  // one tag, very many attributes
+    html = "<a ";
+    for (int i = 0; html.size() < target; ++i) html += "x" + std::to_string(i) + "=1 ";
+    html += "href=/x>";
+  } else {
+    while (html.size() < target) html += unit;
+  }
+  return html;
+}
+
+void BM_ExtractHostile(benchmark::State& state) {
+  static const char* kNames[] = {"nested-div", "div-stray-end", "misnested-b", "table-foster",
+                                 "a-b-p",      "distinct-b",    "attributes"};
+  const std::string html = Hostile(static_cast<int>(state.range(0)));
+  state.SetLabel(kNames[state.range(0)]);
+  UrlCanonicalizer canonicalizer;
+  LinkExtractor extractor(&canonicalizer, {});
+  size_t n = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(extractor.Extract(html, "http://example.com/").links.size());
+    ++n;
+  }
+  Report(state, html.size() * n, n);
+}
+BENCHMARK(BM_ExtractHostile)->DenseRange(0, 6)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace urlsieve
+
+BENCHMARK_MAIN();

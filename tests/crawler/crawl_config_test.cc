@@ -1,0 +1,203 @@
+#include "crawler/crawl_config.h"
+
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace urlsieve {
+namespace {
+
+Result<CrawlConfig> Parse(const std::string& toml) { return ParseCrawlConfig(toml, "test.toml"); }
+
+std::string ErrorOf(const std::string& toml) {
+  Result<CrawlConfig> c = Parse(toml);
+  return c.ok() ? "" : c.status().message();
+}
+
+TEST(CrawlConfigTest, DefaultTomlLoadsAndMatchesBuiltInDefaults) {
+  Result<CrawlConfig> loaded =
+      LoadCrawlConfig(std::string(URLSIEVE_SOURCE_DIR) + "/configs/default.toml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const CrawlConfig defaults;
+  const CrawlConfig& c = *loaded;
+  // The documented file and the struct must not drift apart.
+  EXPECT_EQ(c.crawl.out_dir, defaults.crawl.out_dir);
+  EXPECT_EQ(c.crawl.threads, defaults.crawl.threads);
+  EXPECT_EQ(c.crawl.max_pages, defaults.crawl.max_pages);
+  EXPECT_EQ(c.crawl.max_depth, defaults.crawl.max_depth);
+  EXPECT_EQ(c.crawl.exact, defaults.crawl.exact);
+  EXPECT_EQ(c.crawl.expected_urls, defaults.crawl.expected_urls);
+  EXPECT_EQ(c.crawl.false_positive_rate, defaults.crawl.false_positive_rate);
+  EXPECT_EQ(c.crawl.checkpoint_interval_s, defaults.crawl.checkpoint_interval_s);
+  EXPECT_EQ(c.crawl.obey_nofollow, defaults.crawl.obey_nofollow);
+  EXPECT_EQ(c.politeness.delay_ms, defaults.politeness.delay_ms);
+  EXPECT_EQ(c.politeness.per_host_concurrency, defaults.politeness.per_host_concurrency);
+  EXPECT_EQ(c.politeness.obey_robots, defaults.politeness.obey_robots);
+  EXPECT_EQ(c.politeness.max_crawl_delay_ms, defaults.politeness.max_crawl_delay_ms);
+  EXPECT_EQ(c.scope.mode, defaults.scope.mode);
+  EXPECT_EQ(c.scope.max_url_length, defaults.scope.max_url_length);
+  EXPECT_EQ(c.scope.max_repeated_segments, defaults.scope.max_repeated_segments);
+  EXPECT_EQ(c.scope.max_pages_per_host, defaults.scope.max_pages_per_host);
+  EXPECT_EQ(c.output.jsonl, defaults.output.jsonl);
+  EXPECT_EQ(c.output.warc, defaults.output.warc);
+  EXPECT_EQ(c.output.progress, defaults.output.progress);
+  EXPECT_EQ(c.fetch.user_agent, defaults.fetch.user_agent);
+  EXPECT_EQ(c.fetch.connect_timeout_ms, defaults.fetch.connect_timeout_ms);
+  EXPECT_EQ(c.fetch.timeout_ms, defaults.fetch.timeout_ms);
+  EXPECT_EQ(c.fetch.max_body_bytes, defaults.fetch.max_body_bytes);
+  EXPECT_EQ(c.canonicalize.max_length, defaults.canonicalize.max_length);
+  EXPECT_EQ(c.canonicalize.sort_query, defaults.canonicalize.sort_query);
+  EXPECT_EQ(c.crawl.seeds, "seeds.txt");
+  EXPECT_TRUE(c.Validate().ok());
+}
+
+TEST(CrawlConfigTest, ParsesEverySection) {
+  Result<CrawlConfig> c = Parse(R"(
+[crawl]
+seeds = "s.txt"
+threads = 3
+max_pages = 1_000
+exact = true
+false_positive_rate = 0.001
+[politeness]
+delay_ms = 0
+[scope]
+mode = "domain"
+allow = ["^https://a/"]
+deny = ["\\.pdf$", "logout"]
+[output]
+warc = true
+[fetch]
+user_agent = "bot/1"
+[canonicalize]
+sort_query = true
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->crawl.seeds, "s.txt");
+  EXPECT_EQ(c->crawl.threads, 3);
+  EXPECT_EQ(c->crawl.max_pages, 1000);
+  EXPECT_TRUE(c->crawl.exact);
+  EXPECT_DOUBLE_EQ(c->crawl.false_positive_rate, 0.001);
+  EXPECT_EQ(c->politeness.delay_ms, 0);
+  EXPECT_EQ(c->scope.mode, ScopeMode::kDomain);
+  EXPECT_EQ(c->scope.allow, std::vector<std::string>{"^https://a/"});
+  EXPECT_EQ(c->scope.deny, (std::vector<std::string>{"\\.pdf$", "logout"}));
+  EXPECT_TRUE(c->output.warc);
+  EXPECT_EQ(c->fetch.user_agent, "bot/1");
+  EXPECT_TRUE(c->canonicalize.sort_query);
+  EXPECT_EQ(c->crawl.max_depth, CrawlConfig().crawl.max_depth);  // untouched keys keep defaults
+}
+
+TEST(CrawlConfigTest, UnknownKeysAndSectionsAreErrorsWithLocation) {
+  EXPECT_EQ(ErrorOf("[crawl]\nthreads = 2\nthread = 4\n"),
+            "test.toml:3: crawl.thread: unknown key");
+  EXPECT_EQ(ErrorOf("[crawler]\nthreads = 2\n"), "test.toml:1: unknown section [crawler]");
+  EXPECT_EQ(ErrorOf("threads = 2\n"), "test.toml:1: unknown section [threads]");
+  EXPECT_NE(ErrorOf("[scope]\nmode = \"host\"\n[scope.extra]\nx = 1\n").find("scope.extra"),
+            std::string::npos);
+}
+
+TEST(CrawlConfigTest, WrongTypesAndRangesAreErrors) {
+  EXPECT_EQ(ErrorOf("[crawl]\nthreads = \"8\"\n"),
+            "test.toml:2: crawl.threads: must be an integer");
+  EXPECT_EQ(ErrorOf("[crawl]\nthreads = 0\n"),
+            "test.toml:2: crawl.threads: must be in [1, 1024], got 0");
+  EXPECT_EQ(ErrorOf("[crawl]\nexact = 1\n"), "test.toml:2: crawl.exact: must be a boolean");
+  EXPECT_EQ(ErrorOf("[scope]\ndeny = [\"a\", 2]\n"),
+            "test.toml:2: scope.deny: must be an array of strings");
+  EXPECT_EQ(ErrorOf("[scope]\nmode = \"site\"\n"),
+            "test.toml:2: scope.mode: scope must be \"host\", \"domain\" or \"any\", not \"site\"");
+  EXPECT_EQ(ErrorOf("[crawl]\nfalse_positive_rate = \"x\"\n"),
+            "test.toml:2: crawl.false_positive_rate: must be a number");
+  EXPECT_EQ(ErrorOf("[output]\n[output]\n").substr(0, 12), "test.toml:2:");  // TOML syntax error
+  EXPECT_EQ(ErrorOf("[crawl\n").substr(0, 12), "test.toml:1:");
+}
+
+TEST(CrawlConfigTest, ValidateChecksRequiredAndRanges) {
+  CrawlConfig c;
+  EXPECT_FALSE(c.Validate().ok());  // no seeds
+  c.crawl.seeds = "s";
+  EXPECT_TRUE(c.Validate().ok());
+  c.crawl.false_positive_rate = 1.5;
+  EXPECT_FALSE(c.Validate().ok());
+  c.crawl.false_positive_rate = 0.01;
+  c.scope.max_repeated_segments = 1;
+  EXPECT_FALSE(c.Validate().ok());
+  c.scope.max_repeated_segments = 0;
+  c.crawl.threads = 0;  // flags bypass the file's range checks
+  EXPECT_FALSE(c.Validate().ok());
+}
+
+TEST(CrawlConfigTest, LoadMissingFileIsIoError) {
+  Result<CrawlConfig> c = LoadCrawlConfig("/nonexistent/urlsieve.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kIoError);
+}
+
+class CrawlFlagsTest : public ::testing::Test {
+ protected:
+  Result<CrawlConfig> Run(std::vector<std::string> args) {
+    CLI::App app("test");
+    AddCrawlFlags(&app, &flags_);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);  // CLI11 takes a reversed argument vector
+    return ResolveCrawlConfig(flags_);
+  }
+
+  CrawlFlags flags_;
+};
+
+TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
+  const std::string path = ::testing::TempDir() + "/urlsieve_flags_test.toml";
+  {
+    std::ofstream out(path);
+    out << "[crawl]\nseeds = \"file-seeds\"\nthreads = 2\nmax_depth = 4\n"
+           "[scope]\ndeny = [\"a\"]\n[output]\nwarc = false\n";
+  }
+  Result<CrawlConfig> c =
+      Run({"--config", path, "--threads", "16", "--warc", "--scope", "any", "--deny", "b",
+           "--ignore-nofollow", "--delay-ms", "250", "--user-agent", "x/2"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->crawl.seeds, "file-seeds");  // from the file
+  EXPECT_EQ(c->crawl.max_depth, 4);         // from the file
+  EXPECT_EQ(c->crawl.threads, 16);          // flag wins
+  EXPECT_TRUE(c->output.warc);
+  EXPECT_EQ(c->scope.mode, ScopeMode::kAny);
+  EXPECT_EQ(c->scope.deny, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(c->crawl.obey_nofollow);
+  EXPECT_EQ(c->politeness.delay_ms, 250);
+  EXPECT_EQ(c->fetch.user_agent, "x/2");
+  std::filesystem::remove(path);
+}
+
+TEST_F(CrawlFlagsTest, FlagsAloneWithoutFile) {
+  Result<CrawlConfig> c = Run({"--seeds", "s.txt", "-o", "out", "--max-pages", "10", "--exact"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->crawl.seeds, "s.txt");
+  EXPECT_EQ(c->crawl.out_dir, "out");
+  EXPECT_EQ(c->crawl.max_pages, 10);
+  EXPECT_TRUE(c->crawl.exact);
+  EXPECT_EQ(c->crawl.threads, CrawlConfig().crawl.threads);
+}
+
+TEST_F(CrawlFlagsTest, InvalidFlagValuesAreErrors) {
+  EXPECT_FALSE(Run({"--threads", "0", "--seeds", "s"}).ok());
+  CLI::App app("test");
+  CrawlFlags flags;
+  AddCrawlFlags(&app, &flags);
+  EXPECT_THROW(app.parse(std::vector<std::string>{"site", "--scope"}), CLI::ValidationError);
+  EXPECT_THROW(app.parse(std::vector<std::string>{"many", "--threads"}), CLI::ConversionError);
+}
+
+TEST_F(CrawlFlagsTest, BadConfigFileIsReported) {
+  Result<CrawlConfig> c = Run({"--config", "/nonexistent.toml"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("/nonexistent.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace urlsieve

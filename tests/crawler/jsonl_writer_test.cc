@@ -1,0 +1,173 @@
+#include "crawler/jsonl_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace urlsieve {
+namespace {
+
+class JsonlWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/pages_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl";
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  std::vector<nlohmann::json> Lines() {
+    std::ifstream in(path_);
+    std::vector<nlohmann::json> out;
+    std::string line;
+    while (std::getline(in, line)) {
+      EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+      out.push_back(nlohmann::json::parse(line, nullptr, false));
+    }
+    return out;
+  }
+
+  static PageRecord Record(std::string url) {
+    PageRecord r;
+    r.url = std::move(url);
+    r.status = 200;
+    r.content_type = "text/html; charset=utf-8";
+    r.bytes = 1234;
+    r.depth = 2;
+    r.parent = "http://example.com/";
+    r.fetch_ms = 12.5;
+    r.time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1700000000123));
+    r.links_found = 10;
+    r.links_new = 4;
+    return r;
+  }
+
+  std::string path_;
+};
+
+TEST_F(JsonlWriterTest, OneObjectPerLineWithEveryField) {
+  auto w = JsonlWriter::Open(path_);
+  ASSERT_TRUE(w.ok());
+  PageRecord ok = Record("http://example.com/a");
+  ok.final_url = "http://example.com/a/";
+  ok.noindex = true;
+  ok.canonical = "http://example.com/canonical";
+  PageRecord failed = Record("http://example.com/b");
+  failed.status = 0;
+  failed.content_type.clear();
+  failed.parent.clear();
+  failed.error = "timeout: no response in 30000 ms";
+  ASSERT_TRUE((*w)->Append(ok).ok());
+  ASSERT_TRUE((*w)->Append(failed).ok());
+  ASSERT_TRUE((*w)->Sync().ok());
+
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  const auto& a = lines[0];
+  EXPECT_EQ(a["url"], "http://example.com/a");
+  EXPECT_EQ(a["final_url"], "http://example.com/a/");
+  EXPECT_EQ(a["status"], 200);
+  EXPECT_EQ(a["content_type"], "text/html; charset=utf-8");
+  EXPECT_EQ(a["bytes"], 1234);
+  EXPECT_EQ(a["depth"], 2);
+  EXPECT_EQ(a["parent"], "http://example.com/");
+  EXPECT_EQ(a["fetch_ms"], 12.5);
+  EXPECT_EQ(a["time"], "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(a["links_found"], 10);
+  EXPECT_EQ(a["links_new"], 4);
+  EXPECT_TRUE(a["error"].is_null());
+  EXPECT_EQ(a["noindex"], true);
+  EXPECT_EQ(a["canonical"], "http://example.com/canonical");
+
+  const auto& b = lines[1];
+  EXPECT_EQ(b["final_url"], "http://example.com/b");  // no redirect: same as url
+  EXPECT_EQ(b["status"], 0);
+  EXPECT_TRUE(b["content_type"].is_null());
+  EXPECT_TRUE(b["parent"].is_null());
+  EXPECT_EQ(b["error"], "timeout: no response in 30000 ms");
+  EXPECT_FALSE(b.contains("noindex"));
+  EXPECT_FALSE(b.contains("canonical"));
+}
+
+TEST_F(JsonlWriterTest, InvalidUtf8StaysValidJson) {
+  auto w = JsonlWriter::Open(path_);
+  ASSERT_TRUE(w.ok());
+  PageRecord r = Record(std::string("http://example.com/\xff\xfe\"\n\\", 24));
+  r.error = std::string("bad\0byte", 8);
+  ASSERT_TRUE((*w)->Append(r).ok());
+  ASSERT_TRUE((*w)->Sync().ok());
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["url"], "http://example.com/\xEF\xBF\xBD\xEF\xBF\xBD\"\n\\");
+}
+
+TEST_F(JsonlWriterTest, ConcurrentAppendsNeverInterleave) {
+  auto w = JsonlWriter::Open(path_);
+  ASSERT_TRUE(w.ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        PageRecord r = Record("http://example.com/" + std::to_string(t) + "/" + std::to_string(i));
+        r.content_type = std::string(static_cast<size_t>(i % 300), 'x');  // varied line lengths
+        EXPECT_TRUE((*w)->Append(r).ok());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_TRUE((*w)->Sync().ok());
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 8000u);
+  std::set<std::string> urls;
+  for (const auto& l : lines) urls.insert(l["url"].get<std::string>());
+  EXPECT_EQ(urls.size(), 8000u);
+}
+
+TEST_F(JsonlWriterTest, ResumeFromCheckpointDropsLaterLines) {
+  uint64_t checkpoint;
+  {
+    auto w = JsonlWriter::Open(path_);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->Append(Record("http://example.com/1")).ok());
+    Result<uint64_t> size = (*w)->Sync();
+    ASSERT_TRUE(size.ok());
+    checkpoint = *size;
+    ASSERT_TRUE((*w)->Append(Record("http://example.com/after-checkpoint")).ok());
+  }  // destroyed: the buffered line reaches the file, as after a crash between checkpoints
+  {
+    std::ofstream torn(path_, std::ios::app);
+    torn << "{\"url\": \"torn";  // a crash mid-line
+  }
+  auto w = JsonlWriter::Open(path_, checkpoint);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Append(Record("http://example.com/2")).ok());
+  ASSERT_TRUE((*w)->Sync().ok());
+  auto lines = Lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["url"], "http://example.com/1");
+  EXPECT_EQ(lines[1]["url"], "http://example.com/2");
+}
+
+TEST_F(JsonlWriterTest, AppendsToExistingFileWithoutTruncation) {
+  { ASSERT_TRUE((*JsonlWriter::Open(path_))->Append(Record("http://example.com/1")).ok()); }
+  { ASSERT_TRUE((*JsonlWriter::Open(path_))->Append(Record("http://example.com/2")).ok()); }
+  EXPECT_EQ(Lines().size(), 2u);
+}
+
+TEST(FormatUtcTest, Formats) {
+  using std::chrono::milliseconds;
+  std::chrono::system_clock::time_point t(milliseconds(1700000000123));
+  EXPECT_EQ(FormatUtc(t, true), "2023-11-14T22:13:20.123Z");
+  EXPECT_EQ(FormatUtc(t, false), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(FormatUtc(std::chrono::system_clock::time_point(milliseconds(-1)), true),
+            "1969-12-31T23:59:59.999Z");
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -1,0 +1,317 @@
+#include "crawler/warc_writer.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace urlsieve {
+namespace {
+
+// A strict reader for what WarcWriter promises: one gzip member per record, each member exactly
+// one WARC/1.1 record (headers, Content-Length bytes of block, CRLF CRLF), digests that verify.
+struct Record {
+  std::map<std::string, std::string> headers;
+  std::string block;
+  uint64_t offset = 0;  // of its gzip member in the file
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Inflates the gzip member starting at data[*pos], advancing *pos past it.
+::testing::AssertionResult InflateMember(const std::string& data, size_t* pos, std::string* out) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return ::testing::AssertionFailure() << "inflateInit2";
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + *pos));
+  zs.avail_in = static_cast<uInt>(data.size() - *pos);
+  char buf[16384];
+  int rc;
+  do {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof(buf);
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out->append(buf, sizeof(buf) - zs.avail_out);
+  } while (rc == Z_OK);
+  *pos += zs.total_in;
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END) return ::testing::AssertionFailure() << "bad gzip member, rc=" << rc;
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult ParseWarc(const std::string& path, std::vector<Record>* records) {
+  const std::string data = ReadFile(path);
+  size_t pos = 0;
+  while (pos < data.size()) {
+    Record r;
+    r.offset = pos;
+    std::string text;
+    auto inflated = InflateMember(data, &pos, &text);
+    if (!inflated) return inflated;
+    if (text.rfind("WARC/1.1\r\n", 0) != 0) return ::testing::AssertionFailure() << "no version";
+    size_t head_end = text.find("\r\n\r\n");
+    if (head_end == std::string::npos) return ::testing::AssertionFailure() << "no header end";
+    std::istringstream lines(text.substr(10, head_end - 10 + 2));
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.empty() || line.back() != '\r') return ::testing::AssertionFailure() << "not CRLF";
+      line.pop_back();
+      size_t colon = line.find(": ");
+      if (colon == std::string::npos) return ::testing::AssertionFailure() << "bad line " << line;
+      r.headers[line.substr(0, colon)] = line.substr(colon + 2);
+    }
+    size_t length = std::stoul(r.headers["Content-Length"]);
+    size_t block_begin = head_end + 4;
+    if (text.size() != block_begin + length + 4 ||
+        text.substr(block_begin + length) != "\r\n\r\n") {
+      return ::testing::AssertionFailure() << "member is not exactly one record";
+    }
+    r.block = text.substr(block_begin, length);
+    if (r.headers["WARC-Block-Digest"] != WarcSha1Digest(r.block)) {
+      return ::testing::AssertionFailure() << "block digest mismatch";
+    }
+    if (r.headers.count("WARC-Payload-Digest")) {
+      size_t http_end = r.block.find("\r\n\r\n");
+      if (http_end == std::string::npos) return ::testing::AssertionFailure() << "no HTTP head";
+      if (r.headers["WARC-Payload-Digest"] != WarcSha1Digest(r.block.substr(http_end + 4))) {
+        return ::testing::AssertionFailure() << "payload digest mismatch";
+      }
+    }
+    records->push_back(std::move(r));
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class WarcWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("warc_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "crawl.warc.gz").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<WarcWriter> Open(std::optional<uint64_t> truncate_to = {}) {
+    WarcWriterOptions options;
+    options.user_agent = "urlsieve-test/1";
+    options.truncate_to = truncate_to;
+    Result<std::unique_ptr<WarcWriter>> w = WarcWriter::Open(path_, options);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return w.ok() ? std::move(*w) : nullptr;
+  }
+
+  static WarcExchange Exchange(std::string_view url, std::string_view payload) {
+    WarcExchange ex;
+    ex.target_uri = url;
+    ex.ip_address = "127.0.0.1";
+    ex.date = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+    ex.request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: urlsieve-test/1\r\n\r\n";
+    ex.response_head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 11\r\n\r\n";
+    ex.payload = payload;
+    return ex;
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST(WarcDigestTest, KnownAnswers) {
+  // SHA-1 of "" and "abc" (FIPS 180-4 examples) in RFC 4648 base32.
+  EXPECT_EQ(WarcSha1Digest(""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+  EXPECT_EQ(WarcSha1Digest("abc"), "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5");
+}
+
+TEST_F(WarcWriterTest, WarcinfoThenRequestResponsePairs) {
+  auto w = Open();
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/", "hello world")).ok());
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/b", "hello again")).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 5u);
+
+  const Record& info = records[0];
+  EXPECT_EQ(info.headers.at("WARC-Type"), "warcinfo");
+  EXPECT_EQ(info.headers.at("Content-Type"), "application/warc-fields");
+  EXPECT_EQ(info.headers.at("WARC-Filename"), "crawl.warc.gz");
+  EXPECT_NE(info.block.find("format: WARC File Format 1.1\r\n"), std::string::npos);
+  EXPECT_NE(info.block.find("http-header-user-agent: urlsieve-test/1\r\n"), std::string::npos);
+
+  const Record& req = records[1];
+  const Record& resp = records[2];
+  EXPECT_EQ(req.headers.at("WARC-Type"), "request");
+  EXPECT_EQ(resp.headers.at("WARC-Type"), "response");
+  EXPECT_EQ(req.headers.at("Content-Type"), "application/http;msgtype=request");
+  EXPECT_EQ(resp.headers.at("Content-Type"), "application/http;msgtype=response");
+  EXPECT_EQ(req.headers.at("WARC-Target-URI"), "http://127.0.0.1/");
+  EXPECT_EQ(resp.headers.at("WARC-Target-URI"), "http://127.0.0.1/");
+  EXPECT_EQ(req.headers.at("WARC-Date"), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(resp.headers.at("WARC-IP-Address"), "127.0.0.1");
+  EXPECT_EQ(req.headers.at("WARC-Concurrent-To"), resp.headers.at("WARC-Record-ID"));
+  EXPECT_EQ(resp.headers.at("WARC-Warcinfo-ID"), info.headers.at("WARC-Record-ID"));
+  EXPECT_EQ(resp.headers.at("WARC-Payload-Digest"), WarcSha1Digest("hello world"));
+  EXPECT_EQ(resp.block,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 11\r\n\r\nhello world");
+  EXPECT_EQ(req.block, Exchange("", "").request);
+  EXPECT_EQ(resp.headers.count("WARC-Truncated"), 0u);
+
+  // Record IDs: unique <urn:uuid:...> version 4.
+  std::map<std::string, int> ids;
+  for (const Record& r : records) {
+    const std::string& id = r.headers.at("WARC-Record-ID");
+    ASSERT_EQ(id.size(), 47u) << id;
+    EXPECT_EQ(id.substr(0, 10), "<urn:uuid:");
+    EXPECT_EQ(id[24], '4');
+    ++ids[id];
+  }
+  EXPECT_EQ(ids.size(), records.size());
+}
+
+TEST_F(WarcWriterTest, DecodedPayloadHeadersAreRewritten) {
+  auto w = Open();
+  WarcExchange ex = Exchange("http://127.0.0.1/gz", "decoded body");
+  ex.response_head =
+      "HTTP/1.1 200 OK\nContent-Type: text/html\nContent-Encoding: gzip\n"
+      "Transfer-Encoding: chunked\nContent-Length: 5\nX-Other: kept\n\n";
+  ex.payload_decoded = true;
+  ex.truncated = true;
+  ASSERT_TRUE(w->WriteExchange(ex).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[2].block,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Crawler-Content-Encoding: gzip\r\n"
+            "X-Crawler-Transfer-Encoding: chunked\r\nX-Crawler-Content-Length: 5\r\n"
+            "X-Other: kept\r\nContent-Length: 12\r\n\r\ndecoded body");
+  EXPECT_EQ(records[2].headers.at("WARC-Truncated"), "length");
+}
+
+TEST_F(WarcWriterTest, EncodingKeptWhenPayloadIsNotDecoded) {
+  auto w = Open();
+  WarcExchange ex = Exchange("http://127.0.0.1/raw", "12345");
+  ex.response_head = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\n";
+  ASSERT_TRUE(w->WriteExchange(ex).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  EXPECT_EQ(records[2].block,
+            "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\n12345");
+}
+
+TEST_F(WarcWriterTest, BinaryAndEmptyPayloads) {
+  auto w = Open();
+  std::string binary;
+  uint32_t x = 1;
+  for (int i = 0; i < 300000; ++i) {
+    x = x * 1664525u + 1013904223u;
+    binary.push_back(static_cast<char>(x >> 24));
+  }
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/bin", binary)).ok());
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/empty", "")).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records[4].headers.at("WARC-Payload-Digest"), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+}
+
+TEST_F(WarcWriterTest, ResumeTruncatesToCheckpointAndKeepsOneWarcinfo) {
+  uint64_t checkpoint;
+  {
+    auto w = Open();
+    ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/1", "one")).ok());
+    Result<uint64_t> size = w->Sync();
+    ASSERT_TRUE(size.ok());
+    checkpoint = *size;
+    ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/lost", "after the checkpoint")).ok());
+  }
+  {
+    std::ofstream torn(path_, std::ios::binary | std::ios::app);
+    torn << "\x1f\x8b partial member";
+  }
+  auto w = Open(checkpoint);
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/2", "two")).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records[0].headers.at("WARC-Type"), "warcinfo");
+  EXPECT_EQ(records[3].offset, checkpoint);
+  EXPECT_EQ(records[3].headers.at("WARC-Target-URI"), "http://127.0.0.1/2");
+}
+
+TEST_F(WarcWriterTest, TruncateBeyondFileIsCorruption) {
+  { Open(); }
+  WarcWriterOptions options;
+  options.truncate_to = 1 << 30;
+  Result<std::unique_ptr<WarcWriter>> w = WarcWriter::Open(path_, options);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kCorruption);
+}
+
+TEST_F(WarcWriterTest, UnwritablePathIsIoError) {
+  Result<std::unique_ptr<WarcWriter>> w =
+      WarcWriter::Open((dir_ / "missing" / "x.warc.gz").string(), {});
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().code(), StatusCode::kIoError);
+}
+
+TEST_F(WarcWriterTest, ConcurrentWritersKeepPairsAdjacent) {
+  auto w = Open();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        std::string url = "http://127.0.0.1/" + std::to_string(t) + "/" + std::to_string(i);
+        std::string body(100 + i, static_cast<char>('a' + t));
+        EXPECT_TRUE(w->WriteExchange(Exchange(url, body)).ok());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 1u + 2 * 200);
+  for (size_t i = 1; i < records.size(); i += 2) {
+    EXPECT_EQ(records[i].headers.at("WARC-Concurrent-To"),
+              records[i + 1].headers.at("WARC-Record-ID"));
+  }
+}
+
+// A second, independent reader (Python's zlib, hashlib and base64) agrees with the one above.
+TEST_F(WarcWriterTest, IndependentCheckerAcceptsTheFile) {
+  if (std::system("command -v python3 >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "python3 not available";
+  }
+  auto w = Open();
+  WarcExchange ex = Exchange("http://127.0.0.1/gz", "decoded body");
+  ex.response_head = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\n";
+  ex.payload_decoded = true;
+  ASSERT_TRUE(w->WriteExchange(ex).ok());
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/", "hello world")).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  const std::string out = (dir_ / "check.txt").string();
+  const std::string cmd = "python3 " + std::string(URLSIEVE_SOURCE_DIR) +
+                          "/tests/crawler/warc_check.py " + path_ + " > " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(out);
+  EXPECT_EQ(ReadFile(out).find("0 warcinfo -\n"), 0u) << ReadFile(out);
+  EXPECT_NE(ReadFile(out).find(" response http://127.0.0.1/gz\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -148,7 +148,8 @@ Status ReadSection(std::string_view name, const toml::table& t, std::string_view
     r.Bool("exact", &s.exact);
     r.Integer("expected_urls", &s.expected_urls, 1, kMaxI64);
     r.Double("false_positive_rate", &s.false_positive_rate);
-    r.Integer("checkpoint_interval_s", &s.checkpoint_interval_s, 1, kMaxInt);
+    r.Integer("checkpoint_interval_s", &s.checkpoint_interval_s, 0, kMaxInt);
+    r.Integer("max_pending_in_memory", &s.max_pending_in_memory, 1000, kMaxI64);
     r.Bool("obey_nofollow", &s.obey_nofollow);
   } else if (name == "politeness") {
     auto& s = c->politeness;
@@ -156,6 +157,8 @@ Status ReadSection(std::string_view name, const toml::table& t, std::string_view
     r.Integer("per_host_concurrency", &s.per_host_concurrency, 1, 1024);
     r.Bool("obey_robots", &s.obey_robots);
     r.Integer("max_crawl_delay_ms", &s.max_crawl_delay_ms, 0, kMaxInt);
+    r.Integer("backoff_ms", &s.backoff_ms, 0, kMaxInt);
+    r.Integer("max_retries", &s.max_retries, 0, 100);
   } else if (name == "scope") {
     auto& s = c->scope;
     r.Custom("mode", [&](const toml::node& n) -> Status {
@@ -207,8 +210,8 @@ Status CrawlConfig::Validate() const {
   if (crawl.threads < 1) return Status::InvalidArgument("crawl.threads must be >= 1");
   if (crawl.max_pages < 0) return Status::InvalidArgument("crawl.max_pages must be >= 0");
   if (crawl.max_depth < 0) return Status::InvalidArgument("crawl.max_depth must be >= 0");
-  if (crawl.checkpoint_interval_s < 1) {
-    return Status::InvalidArgument("crawl.checkpoint_interval_s must be >= 1");
+  if (crawl.checkpoint_interval_s < 0) {
+    return Status::InvalidArgument("crawl.checkpoint_interval_s must be >= 0");
   }
   if (politeness.delay_ms < 0) return Status::InvalidArgument("politeness.delay_ms must be >= 0");
   if (politeness.per_host_concurrency < 1) {
@@ -275,7 +278,7 @@ void AddCrawlFlags(CLI::App* cmd, CrawlFlags* f) {
   opt("-o,--out", &f->out_dir, "Output and state directory");
   opt("-t,--threads", &f->threads, "Fetcher threads");
   opt("--delay-ms", &f->delay_ms, "Minimum delay between requests to one host");
-  opt("--per-host-concurrency", &f->per_host_concurrency, "Parallel requests per host");
+  opt("--per-host,--per-host-concurrency", &f->per_host_concurrency, "Parallel requests per host");
   opt("--max-pages", &f->max_pages, "Stop after this many fetches (0 = unlimited)");
   opt("--max-depth", &f->max_depth, "Maximum link depth from the seeds");
   cmd->add_option_function<std::string>(
@@ -296,7 +299,7 @@ void AddCrawlFlags(CLI::App* cmd, CrawlFlags* f) {
   opt("--user-agent", &f->user_agent, "User-Agent header and robots.txt product token");
   opt("--timeout-ms", &f->timeout_ms, "Whole-transfer timeout");
   opt("--max-body-bytes", &f->max_body_bytes, "Largest body kept (after decompression)");
-  opt("--checkpoint-s", &f->checkpoint_interval_s, "Seconds between checkpoints");
+  opt("--checkpoint-s", &f->checkpoint_interval_s, "Seconds between checkpoints (0: after every page)");
 }
 
 void ApplyCrawlFlags(const CrawlFlags& f, CrawlConfig* c) {

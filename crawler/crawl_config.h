@@ -45,6 +45,8 @@ struct CrawlConfig {
     uint64_t expected_urls = 10'000'000;  // Bloom filter capacity before it grows a layer
     double false_positive_rate = 1e-6;    // Bloom filter target
     int checkpoint_interval_s = 30;       // state + outputs made consistent on disk this often
+                                          // (0: after every page)
+    uint64_t max_pending_in_memory = 1'000'000;  // pending URLs past this wait in SQLite
     bool obey_nofollow = true;  // rel=nofollow and <meta name=robots content=nofollow|none>
   } crawl;
 
@@ -53,6 +55,8 @@ struct CrawlConfig {
     int per_host_concurrency = 1;
     bool obey_robots = true;          // RFC 9309
     int max_crawl_delay_ms = 30'000;  // cap on a robots.txt Crawl-delay
+    int backoff_ms = 5'000;           // first back-off after an error; doubles per failure
+    int max_retries = 2;              // a failed fetch is tried again at most this often
   } politeness;
 
   struct Scope {

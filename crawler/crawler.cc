@@ -53,7 +53,9 @@ FrontierOptions FrontierOptionsFrom(const CrawlConfig& config, const std::string
   o.crawl_delay_cap = std::chrono::milliseconds(config.politeness.max_crawl_delay_ms);
   o.max_total_pages = static_cast<uint64_t>(config.crawl.max_pages);
   o.max_pages_per_key = static_cast<uint64_t>(config.scope.max_pages_per_host);
-  o.max_pending_in_memory = 1'000'000;
+  o.backoff_initial = std::chrono::milliseconds(config.politeness.backoff_ms);
+  o.max_retries = static_cast<uint32_t>(config.politeness.max_retries);
+  o.max_pending_in_memory = config.crawl.max_pending_in_memory;
   o.spill_path = spill_path;
   return o;
 }
@@ -108,7 +110,7 @@ Status Crawler::Open() {
   Result<std::unique_ptr<SeenFilter>> seen = SeenFilter::Open(seen_options);
   if (!seen.ok()) return seen.status();
   seen_ = std::move(*seen);
-  for (const std::string& notice : seen_->notices()) notices_.push_back(notice);
+  for (const SeenNotice& notice : seen_->notices()) notices_.push_back(notice.text);
 
   Result<std::unique_ptr<Frontier>> frontier =
       Frontier::Open(FrontierOptionsFrom(config_, (state / "spill.db").string()), &clock_);
@@ -174,8 +176,8 @@ Status Crawler::ReadSeeds(std::vector<std::string>* fetch_urls) {
     if (begin == std::string::npos || line[begin] == '#') continue;
     Result<CanonicalUrl> url = fetch_form_->Canonicalize(line);
     if (!url.ok()) {
-      notices_.push_back(path + ":" + std::to_string(number) + ": skipped seed: " +
-                         url.status().message());
+      notices_.push_back(path + ":" + std::to_string(number) +
+                         ": skipped seed: " + url.status().message());
       continue;
     }
     fetch_urls->push_back(url->key());
@@ -198,7 +200,7 @@ Status Crawler::QueueSeeds(const std::vector<std::string>& fetch_urls) {
   std::vector<uint8_t> is_new;
   URLSIEVE_RETURN_IF_ERROR(seen_->InsertKeysIfNew(views, &is_new));
   for (size_t i = 0; i < fetch_urls.size(); ++i) {
-    if (is_new[i]) frontier_->Push(fetch_urls[i], 0, "");
+    if (is_new[i]) frontier_->Push(fetch_urls[i], 0);
   }
   RecordRejections();
   return Status::Ok();
@@ -220,7 +222,7 @@ Result<CrawlSummary> Crawler::Run() {
       uint64_t errors = 0;
       for (const auto& [kind, count] : s.errors) errors += count;
       progress.Update({s.pages, f.pending, f.keys, errors});
-      if (clock_.Now() >= next_checkpoint) {
+      if (config_.crawl.checkpoint_interval_s > 0 && clock_.Now() >= next_checkpoint) {
         Status status = Checkpoint();
         if (!status.ok()) Fail(status);
         next_checkpoint = clock_.Now() + interval;
@@ -297,8 +299,13 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
   outcome.robots_body = r.body;
   std::shared_lock<std::shared_mutex> gate(gate_);
   if (warc_ && r.status != 0) {
-    WarcExchange exchange{r.effective_url, r.primary_ip, started, r.request_headers,
-                          r.response_headers, r.body, !r.content_encoding.empty(),
+    WarcExchange exchange{r.effective_url,
+                          r.primary_ip,
+                          started,
+                          r.request_headers,
+                          r.response_headers,
+                          r.body,
+                          !r.content_encoding.empty(),
                           r.body_truncated};
     Status status = warc_->WriteExchange(exchange);
     if (!status.ok()) Fail(status);
@@ -316,7 +323,6 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   record.content_type = r.content_type;
   record.bytes = r.body.size();
   record.depth = static_cast<int>(lease.depth);
-  record.parent = lease.parent;
   record.fetch_ms = std::chrono::duration<double, std::milli>(r.total_time).count();
   if (!r.ok()) record.error = FetchError(r);
 
@@ -347,28 +353,42 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   outcome.fetch_time = r.total_time;
   outcome.retry_after = r.retry_after;
 
-  std::shared_lock<std::shared_mutex> gate(gate_);
-  const auto [found, fresh] = QueueLinks(targets, lease.depth + 1, lease.url);
-  record.links_found = found;
-  record.links_new = fresh;
-  if (pages_) {
-    Status status = pages_->Append(record);
+  {
+    std::shared_lock<std::shared_mutex> gate(gate_);
+    const auto [found, fresh] = QueueLinks(targets, lease.depth + 1, lease.url);
+    record.links_found = found;
+    record.links_new = fresh;
+    if (pages_) {
+      Status status = pages_->Append(record);
+      if (!status.ok()) Fail(status);
+    }
+    if (warc_ && r.status != 0) {
+      WarcExchange exchange{lease.url,
+                            r.primary_ip,
+                            record.time,
+                            r.request_headers,
+                            r.response_headers,
+                            r.body,
+                            !r.content_encoding.empty(),
+                            false};
+      Status status = warc_->WriteExchange(exchange);
+      if (!status.ok()) Fail(status);
+    }
+    stats_->RecordPage(record);
+    for (const auto& [reason, count] : links.DroppedCounts()) {
+      stats_->RecordRejection(reason, count);
+    }
+    frontier_->Done(lease, outcome);
+    RecordRejections();
+  }
+  if (config_.crawl.checkpoint_interval_s == 0) {
+    Status status = Checkpoint();
     if (!status.ok()) Fail(status);
   }
-  if (warc_ && r.status != 0) {
-    WarcExchange exchange{lease.url, r.primary_ip, record.time, r.request_headers,
-                          r.response_headers, r.body, !r.content_encoding.empty(), false};
-    Status status = warc_->WriteExchange(exchange);
-    if (!status.ok()) Fail(status);
-  }
-  stats_->RecordPage(record);
-  for (const auto& [reason, count] : links.DroppedCounts()) stats_->RecordRejection(reason, count);
-  frontier_->Done(lease, outcome);
-  RecordRejections();
 }
 
 std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
-                                        uint32_t depth, const std::string& parent) {
+                                        uint32_t depth, const std::string& /*parent*/) {
   std::vector<std::string> fetch_urls;
   fetch_urls.reserve(absolute_urls.size());
   for (const std::string& url : absolute_urls) {
@@ -378,7 +398,7 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
       continue;
     }
     if (!scope_->Check(*canonical, static_cast<int>(depth)).accept()) continue;
-    fetch_urls.push_back(std::move(*canonical).key());
+    fetch_urls.push_back(canonical->key());
   }
   std::vector<std::string_view> keys(fetch_urls.begin(), fetch_urls.end());
   std::vector<std::string> rule_keys;
@@ -399,7 +419,7 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
   int fresh = 0;
   for (size_t i = 0; i < fetch_urls.size(); ++i) {
     if (!is_new[i]) continue;
-    frontier_->Push(fetch_urls[i], depth, parent);
+    frontier_->Push(fetch_urls[i], depth);
     ++fresh;
   }
   return {static_cast<int>(fetch_urls.size()), fresh};

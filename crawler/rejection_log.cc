@@ -13,8 +13,7 @@ Result<std::unique_ptr<RejectionLog>> RejectionLog::Open(const std::string& path
 
 Status RejectionLog::Append(std::string_view url, uint32_t depth, std::string_view reason) {
   nlohmann::json line = {{"url", url}, {"depth", depth}, {"reason", reason}};
-  std::string text =
-      line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::lock_guard<std::mutex> lock(mu_);
   return file_->Append(text);
 }

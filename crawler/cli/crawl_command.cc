@@ -33,9 +33,10 @@ class SignalWatcher {
       while (!done_.load()) {
         if (sigtimedwait(&set_, nullptr, &tick) < 0) continue;
         if (++received == 1) {
-          std::fputs("urlsieve: stopping — finishing in-flight fetches, then checkpointing "
-                     "(signal again to exit at once)\n",
-                     stderr);
+          std::fputs(
+              "urlsieve: stopping — finishing in-flight fetches, then checkpointing "
+              "(signal again to exit at once)\n",
+              stderr);
           on_signal();
         } else {
           std::fputs("urlsieve: exiting without a final checkpoint\n", stderr);

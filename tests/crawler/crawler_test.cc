@@ -51,7 +51,8 @@ class CrawlerTest : public ::testing::Test {
     site::SiteServerOptions options;
     options.hosts = kHosts;
     auto server = SiteServer::Start(
-        options, [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
+        options,
+        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
           auto generated = std::make_unique<GeneratedSite>(gen, origins);
           site_ = generated.get();
           return std::unique_ptr<site::Site>(std::move(generated));

@@ -262,8 +262,17 @@ Result<CrawlSummary> Crawler::Run() {
 }
 
 void Crawler::RequestStop() {
-  stop_requested_ = true;
+  {
+    std::lock_guard<std::mutex> lock(monitor_mu_);
+    stop_requested_ = true;
+  }
+  monitor_cv_.notify_all();
   if (frontier_) frontier_->Stop();
+}
+
+void Crawler::WaitUnlessStopping(std::chrono::milliseconds duration) {
+  std::unique_lock<std::mutex> lock(monitor_mu_);
+  monitor_cv_.wait_for(lock, duration, [this] { return stop_requested_.load(); });
 }
 
 void Crawler::Fail(const Status& status) {
@@ -289,8 +298,21 @@ void Crawler::FetcherLoop() {
 }
 
 void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
-  const auto started = std::chrono::system_clock::now();
-  FetchResult r = fetcher.FetchRobots(lease.url);
+  auto started = std::chrono::system_clock::now();
+  FetchResult r = fetcher.FetchRobots(lease.url, /*follow_redirects=*/false);
+  // RFC 9309 §2.3.1.2: follow at least five consecutive redirects. Each hop is a request like any
+  // other, so it waits for the politeness delay first (robots redirects are rare; the thread
+  // waits).
+  for (int hop = 0; hop < Fetcher::kRobotsMaxRedirects && r.ok() && IsRedirect(r.status) &&
+                    !r.location.empty() && !stop_requested_.load();
+       ++hop) {
+    Result<std::string> target = fetch_form_->Resolve(r.url, r.location);
+    if (!target.ok()) break;
+    WaitUnlessStopping(std::chrono::milliseconds(config_.politeness.delay_ms));
+    started = std::chrono::system_clock::now();
+    r = fetcher.FetchRobots(*target, /*follow_redirects=*/false);
+  }
+  if (r.ok() && IsRedirect(r.status)) r.status = 0;  // too many hops: unreachable (§2.3.1.4)
   FetchOutcome outcome;
   // RFC 9309 §2.3.1.3-4: a response decides (2xx rules, 4xx allow all, 5xx disallow all); no
   // response at all counts as unreachable.

@@ -26,6 +26,7 @@
 #define URLSIEVE_CRAWLER_CRAWLER_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -91,6 +92,7 @@ class Crawler {
   // Returns {links in scope, links new}. Requires the checkpoint gate (shared).
   std::pair<int, int> QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,
                                  const std::string& parent);
+  void WaitUnlessStopping(std::chrono::milliseconds duration);
   void RecordRejections();  // drains the frontier's rejections into stats + rejected.jsonl
   void Fail(const Status& status);
 

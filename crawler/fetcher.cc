@@ -156,9 +156,9 @@ FetchResult Fetcher::Fetch(const std::string& url) {
   return Perform(url, policy);
 }
 
-FetchResult Fetcher::FetchRobots(const std::string& url) {
+FetchResult Fetcher::FetchRobots(const std::string& url, bool follow_redirects) {
   Policy policy;
-  policy.follow_redirects = true;
+  policy.follow_redirects = follow_redirects;
   policy.max_body_bytes = kRobotsMaxBytes;
   policy.truncate_at_cap = true;
   policy.accept_all_types = true;

@@ -123,7 +123,9 @@ class Fetcher {
   // accepts any content type and truncates the body at kRobotsMaxBytes instead of failing. The
   // caller interprets the outcome (RFC 9309 §2.3.1: 2xx parse, 4xx allow all, 5xx or unreachable
   // disallow all).
-  FetchResult FetchRobots(const std::string& url);
+  // With follow_redirects false, a redirect is returned like Fetch does, so that a crawler can space
+  // the hops politely and count them itself.
+  FetchResult FetchRobots(const std::string& url, bool follow_redirects = true);
 
   const FetcherOptions& options() const { return options_; }
 

@@ -180,6 +180,8 @@ TEST(RobotsRulesTest, AcceptsCommonTypos) {
   EXPECT_FALSE(Allowed("User-Agent: b\ndisalow: /a\n", "b", "/a"));
   EXPECT_FALSE(Allowed("USER-AGENT: b\nDISALLOW /a\n", "b", "/a"));  // no colon
   EXPECT_FALSE(Allowed("user agent b\nDisallow: /a\n", "b", "/a"));
+  EXPECT_FALSE(Allowed("User-agent: b\nDisallow /a:b\n", "b", "/a:b"));  // colon in the value
+  EXPECT_TRUE(Allowed("User-agent: b\nNoindex: /a\nDisallow /x\n", "b", "/a"));
 }
 
 TEST(RobotsRulesTest, ParsesAtMost500KiB) {

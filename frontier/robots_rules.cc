@@ -68,6 +68,30 @@ Key ParseKey(std::string_view raw) {
   return Key::kUnknown;
 }
 
+// Splits "key: value" into a known key and its value. Lenient (RFC 9309 §2.2): the colon may be
+// missing ("Disallow /a"), and the key may be two words ("user agent: b").
+bool SplitLine(std::string_view line, Key* key, std::string_view* value) {
+  if (const size_t colon = line.find(':'); colon != std::string_view::npos) {
+    *key = ParseKey(line.substr(0, colon));
+    if (*key != Key::kUnknown) {
+      *value = Trim(line.substr(colon + 1));
+      return true;
+    }
+  }
+  size_t sep = line.find_first_of(" \t");
+  for (int words = 0; words < 2 && sep != std::string_view::npos; ++words) {
+    *key = ParseKey(line.substr(0, sep));
+    if (*key != Key::kUnknown) {
+      std::string_view rest = Trim(line.substr(sep));
+      if (!rest.empty() && rest.front() == ':') rest = Trim(rest.substr(1));
+      *value = rest;
+      return true;
+    }
+    sep = line.find_first_of(" \t", line.find_first_not_of(" \t", sep));
+  }
+  return false;
+}
+
 // Does `pattern` (with '*' wildcards and an optional final '$') match a prefix of `path`
 // (RFC 9309 §2.2.3)? Tracks the set of path positions reachable after each pattern octet, so the
 // cost is O(|pattern| · |path|) in the worst case and never exponential.
@@ -170,22 +194,9 @@ RobotsRules RobotsRules::Parse(std::string_view body) {
     }
     line = Trim(line);
     if (line.empty()) continue;
-    size_t sep = line.find(':');
-    if (sep == std::string_view::npos) {
-      // Lenient: "Disallow /path" (key and value separated by blanks only).
-      sep = line.find_first_of(" \t");
-      if (sep == std::string_view::npos) continue;  // garbage
-      // "user agent foo" is two words of key: try the longer key first.
-      if (ParseKey(line.substr(0, sep)) == Key::kUnknown) {
-        const size_t second = line.find_first_of(" \t", line.find_first_not_of(" \t", sep));
-        if (second == std::string_view::npos || ParseKey(line.substr(0, second)) == Key::kUnknown) {
-          continue;
-        }
-        sep = second;
-      }
-    }
-    const Key key = ParseKey(line.substr(0, sep));
-    const std::string_view value = Trim(line.substr(sep + 1));
+    Key key;
+    std::string_view value;
+    if (!SplitLine(line, &key, &value)) continue;  // garbage or an unknown field
 
     switch (key) {
       case Key::kUserAgent: {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <random>
 #include <string>
 
 namespace urlsieve {
@@ -178,6 +180,8 @@ TEST(RobotsRulesTest, AcceptsCommonTypos) {
   EXPECT_FALSE(Allowed("User-Agent: b\ndisalow: /a\n", "b", "/a"));
   EXPECT_FALSE(Allowed("USER-AGENT: b\nDISALLOW /a\n", "b", "/a"));  // no colon
   EXPECT_FALSE(Allowed("user agent b\nDisallow: /a\n", "b", "/a"));
+  EXPECT_FALSE(Allowed("User-agent: b\nDisallow /a:b\n", "b", "/a:b"));  // colon in the value
+  EXPECT_TRUE(Allowed("User-agent: b\nNoindex: /a\nDisallow /x\n", "b", "/a"));
 }
 
 TEST(RobotsRulesTest, ParsesAtMost500KiB) {
@@ -223,6 +227,31 @@ TEST(RobotsRulesTest, MatchReportsTheDecidingLine) {
   ASSERT_NE(match.rule, nullptr);
   EXPECT_EQ(match.rule->text, "Disallow: /a");
   EXPECT_EQ(policy.Match("/z").rule, nullptr);
+}
+
+TEST(RobotsRulesTest, RandomInputNeverBreaksTheParserOrMatcher) {
+  // Bodies and paths built from robots.txt fragments and raw bytes; run under ASan/UBSan this
+  // doubles as a small fuzzer.
+  const char* pieces[] = {
+      "User-agent:", "user agent ", "*",        "bot", "Disallow:",    "Allow:",
+      "/",           "$",           "%",        "%4",  "%41",          "\r",
+      "\n",          "\r\n",        "#",        " ",   "\xEF\xBB\xBF", "Crawl-delay:",
+      "1e309",       "-1",          "Sitemap:", "\0",  "\xff"};
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string body, path = "/";
+    for (int i = static_cast<int>(rng() % 60); i > 0; --i)
+      body += pieces[rng() % std::size(pieces)];
+    for (int i = static_cast<int>(rng() % 12); i > 0; --i)
+      path += pieces[rng() % std::size(pieces)];
+    const RobotsRules rules = RobotsRules::Parse(body);
+    const RobotsPolicy policy = rules.ForAgent(round % 2 ? "bot" : "other");
+    const RobotsMatch match = policy.Match(path);
+    if (match.rule != nullptr) {
+      EXPECT_EQ(match.allowed, match.rule->allow);
+    }
+    EXPECT_GE(policy.crawl_delay().value_or(0), 0);
+  }
 }
 
 }  // namespace

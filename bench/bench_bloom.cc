@@ -4,7 +4,8 @@
 //
 // Insert benchmarks start from an empty filter of capacity N and insert exactly N new keys (the
 // cost averaged over the fill); lookups query a filter holding N keys, alternating present and
-// absent keys. "time_per_key" is wall time per key over all threads.
+// absent keys. "time_per_key" is wall time per key over all threads (CPU time for BM_Lines*). On a
+// shared machine compare the CPU column (per iteration: 1 key, or kBatch keys for *Batch).
 #include <benchmark/benchmark.h>
 
 #include <map>

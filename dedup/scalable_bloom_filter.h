@@ -63,7 +63,8 @@ class ScalableBloomFilter {
  public:
   static constexpr uint32_t kMaxLayers = 40;
 
-  // InvalidArgument for capacity 0 or rates outside (0, 1); IoError if memory cannot be mapped.
+  // InvalidArgument for a capacity outside [1, 2^48] or rates/shares outside (0, 1); IoError if
+  // memory cannot be mapped.
   static Result<std::unique_ptr<ScalableBloomFilter>> Create(const BloomOptions& options);
 
   ScalableBloomFilter(const ScalableBloomFilter&) = delete;
@@ -88,7 +89,7 @@ class ScalableBloomFilter {
   // owner. Inserts may run meanwhile; each key inserted before Save began is in the snapshot.
   Status Save(const std::string& path, uint64_t generation = 0) const;
   // Corruption for a truncated, damaged or foreign file; Unsupported for a newer format version or
-  // another hash. Never modifies the file.
+  // another hash; NotFound for a missing file. Never modifies the file.
   static Result<std::unique_ptr<ScalableBloomFilter>> Load(const std::string& path,
                                                            uint64_t* generation = nullptr);
 

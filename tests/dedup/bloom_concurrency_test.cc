@@ -26,25 +26,47 @@ std::unique_ptr<ScalableBloomFilter> MakeFilter(uint64_t capacity) {
   return std::move(f).value();
 }
 
-// All threads insert the same keys in the same order, in rounds of kRoundKeys: a spinning barrier
-// releases them into each round together, so they really collide on the same key at the same
-// moment (without it, one thread would run through all keys within its time slice). Even threads
-// use InsertIfNew, odd ones InsertIfNewBatch. Returns, per key, how many callers were told "new".
+// All threads insert the same keys in the same order, in rounds of kRoundKeys: a barrier releases
+// them into each round together, so they really collide on the same key at the same moment
+// (without it, one thread would run through all keys within its time slice). Even threads use
+// InsertIfNew, odd ones InsertIfNewBatch. Returns, per key, how many callers were told "new".
 constexpr size_t kRoundKeys = 4;
+
+// A reusable barrier that spins briefly, so threads that are running leave it within nanoseconds
+// of each other, then sleeps (futex), so it stays fast with more threads than cores.
+class SpinThenWaitBarrier {
+ public:
+  explicit SpinThenWaitBarrier(int threads) : threads_(threads) {}
+
+  void ArriveAndWait(int round) {
+    const int target = round * threads_;
+    if (arrived_.fetch_add(1) + 1 == target) {
+      arrived_.notify_all();
+      return;
+    }
+    for (int spins = 0;; ++spins) {
+      const int now = arrived_.load();
+      if (now >= target) return;
+      if (spins > 2'000) arrived_.wait(now);
+    }
+  }
+
+ private:
+  const int threads_;
+  std::atomic<int> arrived_{0};
+};
 
 std::vector<int> RaceOnSameKeys(ScalableBloomFilter& f, const std::vector<KeyHash>& keys,
                                 int threads) {
   std::vector<std::atomic<int>> news(keys.size());
-  std::atomic<uint64_t> arrived{0};
+  SpinThenWaitBarrier barrier(threads);
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       bool is_new[kRoundKeys];
-      for (size_t start = 0, round = 1; start < keys.size(); start += kRoundKeys, ++round) {
-        arrived.fetch_add(1);
-        for (int spins = 0; arrived.load() < round * threads; ++spins) {
-          if (spins > 100) std::this_thread::yield();  // the machine may have fewer cores
-        }
+      int round = 0;
+      for (size_t start = 0; start < keys.size(); start += kRoundKeys) {
+        barrier.ArriveAndWait(++round);
         const size_t n = std::min(kRoundKeys, keys.size() - start);
         if (t % 2 == 0) {
           for (size_t j = 0; j < n; ++j) is_new[j] = f.InsertIfNew(keys[start + j]);
@@ -67,7 +89,7 @@ TEST(BloomConcurrencyTest, ExactlyOneCallerIsToldNew) {
   for (int threads : {2, 4, 8}) {
     // Far below capacity: no false positives to muddy "exactly one".
     auto f = MakeFilter(100'000);
-    std::vector<KeyHash> keys = RandomKeys(20'000, 100 + threads);
+    std::vector<KeyHash> keys = RandomKeys(50'000, 100 + threads);
     std::vector<int> news = RaceOnSameKeys(*f, keys, threads);
     for (size_t i = 0; i < keys.size(); ++i) {
       ASSERT_EQ(news[i], 1) << threads << " threads, key " << i;

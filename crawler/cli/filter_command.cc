@@ -5,9 +5,13 @@
 // Streaming in batches: memory is the filter plus one batch of lines. On SIGINT/SIGTERM it stops
 // reading, finishes the batch, saves the state and exits 0.
 //
-// Durability: the state is saved at the end (and on a stop signal). With --exact each batch is also
-// committed before its lines are printed, so a kill -9 loses nothing; without it, the next run
-// prints again the URLs printed since the last save (at-least-once output, nothing lost).
+// Durability: output is at-least-once. A URL's "seen" mark must never become durable before the
+// line itself is written, or a kill -9 in between would lose the URL for good. So the state is
+// saved at the end (and on a stop signal) after stdout is flushed, and with --exact the run is
+// checkpointed (SeenFilterOptions::checkpointed) every kCheckpointKeys URLs, again after a flush:
+// committing each batch (standalone mode) would mark URLs seen whose lines still sit in the output
+// buffer. After a kill -9 the next run prints again the URLs printed since the last save or
+// checkpoint, and nothing is lost.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -34,6 +38,8 @@ struct FilterFlags {
   CanonicalizeOptions canonicalize;
   bool parameters_given = false;  // set after parsing: print which stored parameters win
 };
+
+constexpr uint64_t kCheckpointKeys = uint64_t{1} << 20;
 
 volatile std::sig_atomic_t g_stop = 0;
 int g_devnull = -1;
@@ -62,6 +68,7 @@ int RunFilter(const FilterFlags& flags) {
   SeenFilterOptions options;
   options.state_dir = flags.state_dir;
   options.exact = flags.exact;
+  options.checkpointed = flags.exact;
   options.capacity = flags.capacity;
   options.fp_rate = flags.fp_rate;
   options.canonicalize = flags.canonicalize;
@@ -89,6 +96,7 @@ int RunFilter(const FilterFlags& flags) {
   std::vector<std::string_view> key_views;
   std::vector<uint8_t> is_new;
   uint64_t line_number = 0;
+  uint64_t since_checkpoint = 0;
   bool more = true;
   Status status;
   while (more && status.ok() && writer.ok() && !g_stop) {
@@ -122,6 +130,13 @@ int RunFilter(const FilterFlags& flags) {
                              : std::string_view(lines).substr(begin, line_ends[i] - begin));
       }
       if (!flags.canonical) begin = line_ends[i];
+    }
+    since_checkpoint += key_views.size();
+    if (flags.exact && since_checkpoint >= kCheckpointKeys) {
+      // Printed lines first: a checkpoint must never cover URLs that were not yet written out.
+      writer.Flush();
+      status = filter.Checkpoint();
+      since_checkpoint = 0;
     }
   }
   const bool flushed = writer.Flush();

@@ -141,8 +141,10 @@ int RunFilter(const FilterFlags& flags) {
   }
   const bool flushed = writer.Flush();
   errors.Flush();
-  // Save even after a failure elsewhere: every URL printed so far must stay seen.
-  Status saved = filter.Save();
+  // Save even after a failure elsewhere (every URL printed so far must stay seen), unless stdout
+  // failed: then some URLs marked seen were never printed, and not saving lets the next run print
+  // them.
+  Status saved = flushed ? filter.Save() : Status::Ok();
   int code = kExitOk;
   if (!status.ok()) {
     fprintf(stderr, "urlsieve filter: %s\n", status.ToString().c_str());

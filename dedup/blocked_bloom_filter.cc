@@ -11,13 +11,7 @@
 namespace urlsieve {
 namespace {
 
-__extension__ typedef unsigned __int128 Uint128;
-
-// 64-bit multiply-high: maps a uniform 64-bit hash onto [0, n) without a division and without
-// truncating to 32 bits, so layers larger than 2^32 bits are addressed uniformly.
-inline uint64_t MulHigh(uint64_t hash, uint64_t n) {
-  return static_cast<uint64_t>((static_cast<Uint128>(hash) * n) >> 64);
-}
+using bloom_internal::MulHigh;
 
 constexpr uint64_t SplitMix64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -37,15 +31,49 @@ constexpr auto kMultipliers = [] {
 
 using LineMask = std::array<uint64_t, BlockedBloomFilter::kWordsPerBlock>;
 
-// Bit positions in [1, 511]: bit 0 is the block's lock.
+// Bit `i` of a line: a position in [1, 511] (bit 0 is the block's lock).
+inline void AddBit(uint64_t bits_hash, uint32_t i, LineMask& mask) {
+  const uint64_t pos = 1 + MulHigh(bits_hash * kMultipliers[i], kBloomUsableBlockBits);
+  mask[pos >> 6] |= uint64_t{1} << (pos & 63);
+}
+
 inline LineMask MakeLineMask(uint64_t bits_hash, uint32_t first, uint32_t k) {
   LineMask mask{};
-  for (uint32_t i = 0; i < k; ++i) {
-    const uint64_t top = (bits_hash * kMultipliers[first + i]) >> 32;
-    const uint32_t pos = 1 + static_cast<uint32_t>((top * kBloomUsableBlockBits) >> 32);
-    mask[pos >> 6] |= uint64_t{1} << (pos & 63);
-  }
+  for (uint32_t i = 0; i < k; ++i) AddBit(bits_hash, first + i, mask);
   return mask;
+}
+
+// With k a constant the loop unrolls, with immediate multipliers.
+template <uint32_t kBits>
+inline LineMask MakeLineMask(uint64_t bits_hash) {
+  LineMask mask{};
+#pragma GCC unroll 16
+  for (uint32_t i = 0; i < kBits; ++i) AddBit(bits_hash, i, mask);
+  return mask;
+}
+
+// The first line's mask, with k made a constant for the values ChooseBloomLayout picks for ε from
+// 1e-1 to 1e-5 (one line): building the mask is most of an in-cache insert's instructions.
+inline LineMask FirstLineMask(uint64_t bits_hash, uint32_t k) {
+  switch (k) {
+#define URLSIEVE_CONST_K(n) \
+  case n:                   \
+    return MakeLineMask<n>(bits_hash);
+    URLSIEVE_CONST_K(4)
+    URLSIEVE_CONST_K(5)
+    URLSIEVE_CONST_K(6)
+    URLSIEVE_CONST_K(7)
+    URLSIEVE_CONST_K(8)
+    URLSIEVE_CONST_K(9)
+    URLSIEVE_CONST_K(10)
+    URLSIEVE_CONST_K(11)
+    URLSIEVE_CONST_K(12)
+    URLSIEVE_CONST_K(13)
+    URLSIEVE_CONST_K(14)
+#undef URLSIEVE_CONST_K
+    default:
+      return MakeLineMask(bits_hash, 0, k);
+  }
 }
 
 inline uint64_t Load(const uint64_t& word) {
@@ -59,15 +87,26 @@ inline uint64_t Missing(const uint64_t* block, const LineMask& mask) {
   return missing;
 }
 
-// Sets the missing bits; returns whether any was missing.
+// Sets the missing bits; returns whether any was missing. `kOwned`: the caller is the block's only
+// writer (it holds the block's lock in the locked discipline), so a plain store cannot lose a
+// concurrent writer's bits and the locked read-modify-write is not needed.
+template <bool kOwned>
 inline bool SetMissing(uint64_t* block, const LineMask& mask) {
-  bool changed = false;
+  uint64_t missing = 0;
   for (size_t w = 0; w < mask.size(); ++w) {
-    if ((mask[w] & ~Load(block[w])) == 0) continue;
-    std::atomic_ref<uint64_t>(block[w]).fetch_or(mask[w], std::memory_order_relaxed);
-    changed = true;
+    const uint64_t old = Load(block[w]);
+    missing |= mask[w] & ~old;
+    std::atomic_ref<uint64_t> word(block[w]);
+    if constexpr (kOwned) {
+      // Unconditional and branch-free: the line is already exclusive (the lock was just taken in
+      // it), so rewriting an unchanged word costs nothing, while a data-dependent branch per word
+      // would mispredict about half the time.
+      word.store(old | mask[w], std::memory_order_relaxed);
+    } else if ((mask[w] & ~old) != 0) {
+      word.fetch_or(mask[w], std::memory_order_relaxed);
+    }
   }
-  return changed;
+  return missing != 0;
 }
 
 inline void CpuRelax() {
@@ -110,25 +149,12 @@ BlockedBloomFilter::BlockedBloomFilter(const BloomLayout& layout, uint64_t* word
 
 BlockedBloomFilter::~BlockedBloomFilter() { munmap(words_, mapped_bytes_); }
 
-uint64_t BlockedBloomFilter::BlockIndex(const KeyHash& key) const {
-  return MulHigh(key.low, layout_.num_blocks);
-}
-
 namespace {
 // The second line's block: a remix of hash.low, so it is independent of the first block's index.
 inline uint64_t SecondBlockHash(uint64_t low) {
   return (low ^ (low >> 29)) * 0xBF58476D1CE4E5B9ULL;
 }
 }  // namespace
-
-void BlockedBloomFilter::PrefetchBlock(uint64_t block, bool for_write) const {
-  const uint64_t* p = words_ + block * kWordsPerBlock;
-  if (for_write) {
-    __builtin_prefetch(p, 1, 3);
-  } else {
-    __builtin_prefetch(p, 0, 3);
-  }
-}
 
 void BlockedBloomFilter::Prefetch(const KeyHash& key, bool for_write) const {
   PrefetchBlock(BlockIndex(key), for_write);
@@ -140,24 +166,27 @@ void BlockedBloomFilter::Prefetch(const KeyHash& key, bool for_write) const {
 bool BlockedBloomFilter::MayContain(const KeyHash& key) const {
   const uint32_t k = layout_.bits_per_line;
   const uint64_t* first = words_ + BlockIndex(key) * kWordsPerBlock;
-  if (Missing(first, MakeLineMask(key.high, 0, k)) != 0) return false;
+  if (Missing(first, FirstLineMask(key.high, k)) != 0) return false;
   if (layout_.lines_per_key == 1) return true;
   const uint64_t* second =
       words_ + MulHigh(SecondBlockHash(key.low), layout_.num_blocks) * kWordsPerBlock;
   return Missing(second, MakeLineMask(key.high, k, k)) == 0;
 }
 
-bool BlockedBloomFilter::InsertUnlocked(const KeyHash& key) {
+template <bool kOwned>
+bool BlockedBloomFilter::Insert(const KeyHash& key) {
   const uint32_t k = layout_.bits_per_line;
-  bool changed =
-      SetMissing(words_ + BlockIndex(key) * kWordsPerBlock, MakeLineMask(key.high, 0, k));
-  if (layout_.lines_per_key == 2) {
-    uint64_t* second =
-        words_ + MulHigh(SecondBlockHash(key.low), layout_.num_blocks) * kWordsPerBlock;
-    changed |= SetMissing(second, MakeLineMask(key.high, k, k));
-  }
-  return changed;
+  uint64_t* first = words_ + BlockIndex(key) * kWordsPerBlock;
+  if (layout_.lines_per_key == 1) return SetMissing<kOwned>(first, FirstLineMask(key.high, k));
+  uint64_t* second =
+      words_ + MulHigh(SecondBlockHash(key.low), layout_.num_blocks) * kWordsPerBlock;
+  // Two lines: a block is written by keys whose lock is elsewhere, so always read-modify-write.
+  const bool changed = SetMissing<false>(first, FirstLineMask(key.high, k));
+  return SetMissing<false>(second, MakeLineMask(key.high, k, k)) || changed;
 }
+
+bool BlockedBloomFilter::InsertAtomic(const KeyHash& key) { return Insert<false>(key); }
+bool BlockedBloomFilter::InsertLocked(const KeyHash& key) { return Insert<true>(key); }
 
 void BlockedBloomFilter::LockBlock(uint64_t block) {
   std::atomic_ref<uint64_t> word(words_[block * kWordsPerBlock]);
@@ -175,8 +204,14 @@ void BlockedBloomFilter::LockBlock(uint64_t block) {
 }
 
 void BlockedBloomFilter::UnlockBlock(uint64_t block) {
-  std::atomic_ref<uint64_t>(words_[block * kWordsPerBlock])
-      .fetch_and(~uint64_t{1}, std::memory_order_release);
+  std::atomic_ref<uint64_t> word(words_[block * kWordsPerBlock]);
+  if (layout_.lines_per_key == 1) {
+    // Nobody else writes this word while we hold the lock (waiters' failed fetch_or rewrite the
+    // same value), so a release store is enough.
+    word.store(word.load(std::memory_order_relaxed) & ~uint64_t{1}, std::memory_order_release);
+  } else {
+    word.fetch_and(~uint64_t{1}, std::memory_order_release);
+  }
 }
 
 uint64_t BlockedBloomFilter::CountSetBits() const {

@@ -6,17 +6,19 @@
 // of hash.high times a distinct odd constant (independent multiplies, no chain), scaled to [1,
 // 511].
 //
-// Thread-safety: every member may be called from many threads at once.
-//  - The bit array is only ever touched through std::atomic_ref: readers use relaxed loads, writers
-//    relaxed fetch_or. A reader racing with an insert of the same key may see some of its bits and
-//    answer "absent"; the insert has not completed yet, so that is a correct linearization.
-//  - Bit 0 of each block is that block's spin lock (acquire fetch_or / release fetch_and), held
-//  only
-//    across one key's test-and-set. ScalableBloomFilter locks the key's first block in its oldest
-//    layer to make "exactly one caller is told new" hold (invariant 5). A layer on its own never
-//    takes a lock: InsertUnlocked is the lock-free set, correct for membership but not for
-//    exactly-one-new (two threads can each see a different bit still unset).
-//  - layout, num_blocks, the memory mapping: immutable after construction.
+// Thread-safety: every member may be called from many threads at once. A layer is written in one
+// of two disciplines, never both:
+//  - lock-free: InsertAtomic sets bits with relaxed fetch_or. Membership is correct, but two racing
+//    inserts of one key can both report "new" (each sees a different bit still unset).
+//  - locked: the writer holds the spin lock in bit 0 of the key's first block (acquire fetch_or,
+//    held across one test-and-set) and calls InsertLocked. With one line per key every write to a
+//    block then happens under that block's lock, so InsertLocked updates words with relaxed loads
+//    and stores instead of locked read-modify-writes, and UnlockBlock is a release store: exactly
+//    one of several racing inserts of a key reports "new", and it is cheaper than the lock-free
+//    discipline. (With two lines per key the second block is not covered, so both use fetch_or.)
+// Readers (MayContain, CountSetBits, words()) use relaxed atomic loads in either discipline; a
+// reader racing with an insert of the same key may answer "absent", which linearizes it before the
+// insert. layout and the mapping are immutable after construction.
 #ifndef URLSIEVE_DEDUP_BLOCKED_BLOOM_FILTER_H_
 #define URLSIEVE_DEDUP_BLOCKED_BLOOM_FILTER_H_
 
@@ -30,6 +32,17 @@
 #include "dedup/status.h"
 
 namespace urlsieve {
+namespace bloom_internal {
+
+__extension__ typedef unsigned __int128 Uint128;
+
+// 64-bit multiply-high: maps a uniform 64-bit hash onto [0, n) without a division and without
+// truncating to 32 bits, so layers larger than 2^32 bits are addressed uniformly.
+inline uint64_t MulHigh(uint64_t hash, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<Uint128>(hash) * n) >> 64);
+}
+
+}  // namespace bloom_internal
 
 class BlockedBloomFilter {
  public:
@@ -45,17 +58,28 @@ class BlockedBloomFilter {
   const BloomLayout& layout() const { return layout_; }
   uint64_t bytes() const { return layout_.bytes(); }
 
-  // The key's first block: where its lock lives, and what to prefetch.
-  uint64_t BlockIndex(const KeyHash& key) const;
+  // The key's first block: where its lock lives, and what to prefetch. Inline: the hot path.
+  uint64_t BlockIndex(const KeyHash& key) const {
+    return bloom_internal::MulHigh(key.low, layout_.num_blocks);
+  }
+  void PrefetchBlock(uint64_t block, bool for_write) const {
+    const uint64_t* p = words_ + block * kWordsPerBlock;
+    if (for_write) {
+      __builtin_prefetch(p, 1, 3);
+    } else {
+      __builtin_prefetch(p, 0, 3);
+    }
+  }
   void Prefetch(const KeyHash& key, bool for_write) const;
-  void PrefetchBlock(uint64_t block, bool for_write) const;
 
   // Lock-free membership test.
   bool MayContain(const KeyHash& key) const;
-  // Sets the key's bits; returns true if any of them was unset before (the key was absent).
-  bool InsertUnlocked(const KeyHash& key);
 
-  // The spin lock in bit 0 of `block`.
+  // Both return true if any of the key's bits was unset (the key was absent), after setting them.
+  // The lock-free discipline:
+  bool InsertAtomic(const KeyHash& key);
+  // The locked discipline: the caller holds LockBlock(BlockIndex(key)).
+  bool InsertLocked(const KeyHash& key);
   void LockBlock(uint64_t block);
   void UnlockBlock(uint64_t block);
 
@@ -69,6 +93,8 @@ class BlockedBloomFilter {
 
  private:
   BlockedBloomFilter(const BloomLayout& layout, uint64_t* words, size_t mapped_bytes);
+  template <bool kOwned>
+  bool Insert(const KeyHash& key);
 
   BloomLayout layout_;
   uint64_t* words_;

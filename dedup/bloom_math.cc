@@ -129,6 +129,11 @@ double BlockedFalsePositiveRate(const BloomLayout& layout, uint64_t keys) {
   return FalsePositiveRate(layout, keys, table);
 }
 
+BloomLayout SmallestBloomLayout(uint64_t capacity, double fp_rate, uint32_t lines_per_key) {
+  BlockHitTables tables(kBloomMaxBitsPerLine + 1);
+  return SmallestLayout(std::max<uint64_t>(capacity, 1), fp_rate, lines_per_key, tables);
+}
+
 BloomLayout ChooseBloomLayout(uint64_t capacity, double fp_rate) {
   capacity = std::max<uint64_t>(capacity, 1);
   BlockHitTables tables(kBloomMaxBitsPerLine + 1);

@@ -29,12 +29,14 @@ Status DomainToAscii(std::string_view domain, std::string* out) {
   struct Entry {
     std::string domain;
     std::string ascii;
-    int rc = 1;  // 1: empty slot
+    int rc = IDN2_OK;
+    bool filled = false;
   };
   constexpr size_t kEntries = 1024;
   thread_local std::vector<Entry> cache(kEntries);
   Entry& entry = cache[std::hash<std::string_view>()(domain) % kEntries];
-  if (entry.rc == 1 || entry.domain != domain) {
+  if (!entry.filled || entry.domain != domain) {
+    entry.filled = true;
     entry.domain.assign(domain);
     entry.rc = ToAscii(entry.domain, IDN2_NONTRANSITIONAL, &entry.ascii);
     if (entry.rc != IDN2_OK) entry.rc = ToAscii(entry.domain, IDN2_TRANSITIONAL, &entry.ascii);

@@ -16,15 +16,20 @@ constexpr size_t kCounterShards = 8;
 // few nanoseconds per key, few enough that prefetched lines are not evicted before use.
 constexpr size_t kPrefetchDistance = 16;
 
-// A small per-thread number, so threads count in different cache lines.
+// A small per-thread number, so threads count in different cache lines. Constant-initialized
+// (no thread_local guard on the hot path).
 size_t ThreadShard() {
   static std::atomic<size_t> next{0};
-  thread_local const size_t shard = next.fetch_add(1, std::memory_order_relaxed) % kCounterShards;
+  thread_local size_t shard = kCounterShards;
+  if (shard == kCounterShards)
+    shard = next.fetch_add(1, std::memory_order_relaxed) % kCounterShards;
   return shard;
 }
 
 Status ValidateOptions(const BloomOptions& o) {
-  if (o.capacity == 0) return Status::InvalidArgument("bloom capacity must be at least 1");
+  if (o.capacity == 0 || o.capacity > (uint64_t{1} << 48)) {
+    return Status::InvalidArgument("bloom capacity must be in [1, 2^48]");
+  }
   if (!(o.fp_rate > 0 && o.fp_rate < 1)) {
     return Status::InvalidArgument("bloom fp_rate must be in (0, 1)");
   }
@@ -39,9 +44,9 @@ Status ValidateOptions(const BloomOptions& o) {
 
 }  // namespace
 
-// One layer and its insert counter. The counter is sharded by thread; every `chunk` inserts a shard
-// adds `chunk` to `approx`, which is what the growth check reads, so the check touches a shared
-// line once per chunk, and the layer overshoots its capacity by at most shards·chunk keys.
+// One layer and its insert counter. The counter is sharded by thread; each chunk a shard completes
+// is added to `approx`, which is what the growth check reads, so the check touches a shared line
+// once per chunk, and the layer overshoots its capacity by about shards·chunk keys at most.
 struct ScalableBloomFilter::Layer {
   struct alignas(64) Shard {
     std::atomic<uint64_t> count{0};
@@ -51,7 +56,7 @@ struct ScalableBloomFilter::Layer {
       : filter(std::move(f)),
         capacity(cap),
         fp_rate(rate),
-        chunk(std::clamp<uint64_t>(cap / (kCounterShards * 1024), 1, 256)) {}
+        chunk(std::bit_floor(std::clamp<uint64_t>(cap / (kCounterShards * 1024), 1, 256))) {}
 
   uint64_t Inserted() const {
     uint64_t sum = 0;
@@ -62,7 +67,7 @@ struct ScalableBloomFilter::Layer {
   const std::unique_ptr<BlockedBloomFilter> filter;
   const uint64_t capacity;
   const double fp_rate;
-  const uint64_t chunk;
+  const uint64_t chunk;  // a power of two
   std::array<Shard, kCounterShards> shards;
   alignas(64) std::atomic<uint64_t> approx{0};
 };
@@ -71,7 +76,7 @@ ScalableBloomFilter::ScalableBloomFilter(const BloomOptions& options) : options_
 ScalableBloomFilter::~ScalableBloomFilter() = default;
 
 uint64_t ScalableBloomFilter::LayerCapacity(uint32_t index) const {
-  // Doubling saturates rather than overflows; layer 40 is out of reach anyway.
+  // Doubling saturates rather than overflows (capacity ≤ 2^48); such layers are out of reach.
   const uint32_t shift = std::min<uint32_t>(index, 63 - std::bit_width(options_.capacity));
   return options_.capacity << shift;
 }
@@ -101,11 +106,14 @@ bool ScalableBloomFilter::TestAndSetLocked(const KeyHash& key, uint32_t* inserte
   // The acquire pairs with Grow's release: the layers below the count are fully built. And since
   // the caller holds the key's lock, this load cannot see fewer layers than a previous holder saw.
   const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  *inserted_layer = n - 1;
+  // Layer 0 is written in the locked discipline (its locks are the keys' locks); growth layers,
+  // whose blocks are not covered by those locks, in the lock-free one.
+  if (n == 1) return layers_[0]->filter->InsertLocked(key);
   for (uint32_t i = 0; i + 1 < n; ++i) {
     if (layers_[i]->filter->MayContain(key)) return false;
   }
-  *inserted_layer = n - 1;
-  return layers_[n - 1]->filter->InsertUnlocked(key);
+  return layers_[n - 1]->filter->InsertAtomic(key);
 }
 
 bool ScalableBloomFilter::InsertIfNew(const KeyHash& key) {
@@ -115,7 +123,7 @@ bool ScalableBloomFilter::InsertIfNew(const KeyHash& key) {
   uint32_t layer = 0;
   const bool fresh = TestAndSetLocked(key, &layer);
   lock_layer.UnlockBlock(lock_block);
-  if (fresh) CountInsert(layer);
+  if (fresh) CountInserts(layer, 1);
   return fresh;
 }
 
@@ -140,6 +148,8 @@ void ScalableBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* 
     for (uint32_t l = 1; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i], l + 1 == layers);
   };
   for (size_t i = 0; i < std::min(n, kPrefetchDistance); ++i) prefetch(i);
+  uint32_t pending_layer = 0;
+  uint64_t pending = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint64_t lock_block = blocks[i % kPrefetchDistance];
     if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
@@ -147,9 +157,18 @@ void ScalableBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* 
     uint32_t layer = 0;
     const bool fresh = TestAndSetLocked(keys[i], &layer);
     lock_layer.UnlockBlock(lock_block);
-    if (fresh) CountInsert(layer);
     is_new[i] = fresh;
+    if (!fresh) continue;
+    // Inserts are counted in runs of up to one chunk (one atomic add per run, not per key);
+    // flushing at each chunk keeps the growth check as timely as single inserts.
+    if (layer != pending_layer || pending == layers_[layer]->chunk) {
+      if (pending > 0) CountInserts(pending_layer, pending);
+      pending_layer = layer;
+      pending = 0;
+    }
+    ++pending;
   }
+  if (pending > 0) CountInserts(pending_layer, pending);
 }
 
 void ScalableBloomFilter::MayContainBatch(std::span<const KeyHash> keys, bool* may_contain) const {
@@ -165,12 +184,15 @@ void ScalableBloomFilter::MayContainBatch(std::span<const KeyHash> keys, bool* m
   }
 }
 
-void ScalableBloomFilter::CountInsert(uint32_t index) {
+void ScalableBloomFilter::CountInserts(uint32_t index, uint64_t count) {
   Layer& layer = *layers_[index];
-  const uint64_t v = layer.shards[ThreadShard()].count.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (v % layer.chunk != 0) return;
-  const uint64_t total =
-      layer.approx.fetch_add(layer.chunk, std::memory_order_relaxed) + layer.chunk;
+  const uint64_t before =
+      layer.shards[ThreadShard()].count.fetch_add(count, std::memory_order_relaxed);
+  // Chunks completed by this shard move to the shared count, which the growth check reads.
+  const uint64_t chunks = (before + count) / layer.chunk - before / layer.chunk;
+  if (chunks == 0) return;
+  const uint64_t total = layer.approx.fetch_add(chunks * layer.chunk, std::memory_order_relaxed) +
+                         chunks * layer.chunk;
   if (total >= layer.capacity) Grow(index);
 }
 

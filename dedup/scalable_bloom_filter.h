@@ -13,14 +13,18 @@
 //  - InsertIfNew / InsertIfNewBatch: exactly one of several concurrent callers with the same key is
 //    told "new" (invariant 5; with a false positive, none is). The key's lock is bit 0 of its block
 //    in layer 0, which exists for the filter's lifetime: same key, same lock, whatever layers are
-//    added meanwhile. Under it the caller tests the older layers and test-and-sets the newest; the
-//    lock shares the cache line of the key's bits, so it costs no extra miss.
+//    added meanwhile. Under it the caller tests the older layers and test-and-sets the newest. The
+//    lock shares the cache line of the key's layer-0 bits, so it costs no extra miss, and because
+//    every write to a layer-0 block happens under that block's lock, layer 0 is updated with plain
+//    stores: one locked instruction per insert (see BlockedBloomFilter's "locked discipline").
+//    Growth layers are written with fetch_or (their blocks are not covered by those locks).
 //  - Growth: the inserter whose insert reaches the newest layer's capacity adds a layer under
 //    grow_mu_; the new layer is fully built before the release store of the layer count publishes
 //    it. Inserts racing with growth may land in the previous layer (it overshoots its capacity by
 //    < 1 %); an insert that read the new count sees every bit set by earlier holders of the key's
 //    lock, because lock release/acquire orders them.
-//  - Counters: per-layer, sharded by thread to avoid a contended cache line.
+//  - Counters: per layer, sharded by thread (no contended cache line); a shard passes its count to
+//    the shared growth counter once per chunk of ≤ 256 inserts (≤ capacity/8192).
 #ifndef URLSIEVE_DEDUP_SCALABLE_BLOOM_FILTER_H_
 #define URLSIEVE_DEDUP_SCALABLE_BLOOM_FILTER_H_
 
@@ -59,7 +63,8 @@ class ScalableBloomFilter {
  public:
   static constexpr uint32_t kMaxLayers = 40;
 
-  // InvalidArgument for capacity 0 or rates outside (0, 1); IoError if memory cannot be mapped.
+  // InvalidArgument for a capacity outside [1, 2^48] or rates/shares outside (0, 1); IoError if
+  // memory cannot be mapped.
   static Result<std::unique_ptr<ScalableBloomFilter>> Create(const BloomOptions& options);
 
   ScalableBloomFilter(const ScalableBloomFilter&) = delete;
@@ -84,7 +89,7 @@ class ScalableBloomFilter {
   // owner. Inserts may run meanwhile; each key inserted before Save began is in the snapshot.
   Status Save(const std::string& path, uint64_t generation = 0) const;
   // Corruption for a truncated, damaged or foreign file; Unsupported for a newer format version or
-  // another hash. Never modifies the file.
+  // another hash; NotFound for a missing file. Never modifies the file.
   static Result<std::unique_ptr<ScalableBloomFilter>> Load(const std::string& path,
                                                            uint64_t* generation = nullptr);
 
@@ -95,8 +100,8 @@ class ScalableBloomFilter {
   // The capacity and ε of layer `index` under options_.
   uint64_t LayerCapacity(uint32_t index) const;
   double LayerFpRate(uint32_t index) const;
-  // Called after a successful insert into layer `index`.
-  void CountInsert(uint32_t index);
+  // Records `count` keys newly inserted into layer `index`; grows when it is full.
+  void CountInserts(uint32_t index, uint64_t count);
   void Grow(uint32_t full_index);
   // Under the key's lock (held by the caller): test older layers, test-and-set the newest.
   bool TestAndSetLocked(const KeyHash& key, uint32_t* inserted_layer);

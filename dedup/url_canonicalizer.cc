@@ -65,7 +65,6 @@ std::string_view CleanInput(std::string_view in, std::string* scratch, bool* non
   }
   *non_ascii = (high & kHigh) != 0;
   if ((low & kHigh) == 0) return in;
-  if (in.find_first_of("\t\r\n") == std::string_view::npos) return in;
   scratch->clear();
   for (char c : in) {
     if (c != '\t' && c != '\r' && c != '\n') scratch->push_back(c);
@@ -163,11 +162,13 @@ HostScan PutAsciiHost(std::string_view host, KeyWriter* w) {
   bool punycode = false;
   for (size_t i = 0; i < host.size(); ++i) {
     const char c = host[i];
-    if (!Is(c, url_chars::kHostLiteral)) {
+    const uint16_t f = url_chars::kTable[static_cast<uint8_t>(c)];
+    if (!(f & url_chars::kHostLiteral)) {
       return (c == '%' || static_cast<uint8_t>(c) >= 0x80) ? HostScan::kNeedsDecoding
                                                            : HostScan::kForbidden;
     }
-    d[i] = url_chars::ToLower(c);
+    d[i] = url_chars::kLower[static_cast<uint8_t>(c)];
+    if (!(f & url_chars::kLabelMark)) continue;
     if (c == '.') {
       label = i + 1;
     } else if (c == '-' && i == label + 3 && d[label] == 'x' && d[label + 1] == 'n' &&
@@ -345,9 +346,18 @@ bool ApplyQueryRules(size_t begin, const CanonicalizeOptions& options, KeyWriter
       // Empty parameters ("a=1&&b=2", a trailing '&') say nothing; once the order is gone, neither
       // does their position.
       params.erase(std::remove(params.begin(), params.end(), std::string_view()), params.end());
-      std::stable_sort(params.begin(), params.end(), [](std::string_view x, std::string_view y) {
-        return x.substr(0, x.find('=')) < y.substr(0, y.find('='));
-      });
+      auto name = [](std::string_view param) { return param.substr(0, param.find('=')); };
+      auto by_name = [&](std::string_view x, std::string_view y) { return name(x) < name(y); };
+      if (params.size() > 32) {
+        std::stable_sort(params.begin(), params.end(), by_name);
+      } else {  // insertion sort: stable, allocation-free, fastest for a handful of parameters
+        for (size_t k = 1; k < params.size(); ++k) {
+          const std::string_view param = params[k];
+          size_t j = k;
+          for (; j > 0 && by_name(param, params[j - 1]); --j) params[j] = params[j - 1];
+          params[j] = param;
+        }
+      }
     }
     joined.clear();
     for (size_t k = 0; k < params.size(); ++k) {
@@ -399,11 +409,14 @@ Status CanonicalizeImpl(std::string_view url, const CanonicalizeOptions& options
   // credentials is still the same URL to a crawler, and keys land in state files and logs where
   // passwords must not. The last '@' ends it, as in the WHATWG authority state.
   size_t host_begin = i, colon = std::string_view::npos;
-  for (; i < n && !Is(s[i], url_chars::kSegmentEnd); ++i) {
+  for (; i < n; ++i) {
+    const uint16_t f = url_chars::kTable[static_cast<uint8_t>(s[i])];
+    if (!(f & (url_chars::kSegmentEnd | url_chars::kAuthorityMark))) continue;
+    if (f & url_chars::kSegmentEnd) break;
     if (s[i] == '@') {
       host_begin = i + 1;
       colon = std::string_view::npos;
-    } else if (s[i] == ':' && colon == std::string_view::npos) {
+    } else if (colon == std::string_view::npos) {
       colon = i;
     }
   }
@@ -495,9 +508,13 @@ std::string_view PrepareHttpText(std::string_view in, std::string* scratch) {
   while (b < e && static_cast<uint8_t>(in[b]) <= 0x20) ++b;
   while (e > b && static_cast<uint8_t>(in[e - 1]) <= 0x20) --e;
   in = in.substr(b, e - b);
-  const size_t hier_end = in.find_first_of("?#");
-  const bool backslash = in.substr(0, hier_end).find('\\') != std::string_view::npos;
-  if (!backslash && in.find_first_of("\t\r\n") == std::string_view::npos) return in;
+  bool copy = false;  // one pass, no find_first_of: that is a memchr per byte per character
+  for (size_t i = 0, query = in.size(); i < in.size() && !copy; ++i) {
+    const char c = in[i];
+    if (c == '?' || c == '#') query = i;
+    copy = c == '\t' || c == '\r' || c == '\n' || (c == '\\' && i < query);
+  }
+  if (!copy) return in;
   scratch->clear();
   bool in_hier = true;
   for (char c : in) {
@@ -536,16 +553,17 @@ Reference Split(std::string_view s, bool authority) {
 
 // Appends `text`, percent-encoding only bytes that may not appear literally (RFC 3986 §2.1); an
 // existing '%' is kept, so nothing already encoded changes meaning.
-void AppendMinimallyEncoded(std::string_view text, uint8_t literal, std::string* out) {
-  for (char c : text) {
-    if (Is(c, literal) || c == '%') {
-      out->push_back(c);
-    } else {
-      const auto byte = static_cast<uint8_t>(c);
-      out->push_back('%');
-      out->push_back(url_chars::kUpperHex[byte >> 4]);
-      out->push_back(url_chars::kUpperHex[byte & 15]);
-    }
+void AppendMinimallyEncoded(std::string_view text, uint16_t literal, std::string* out) {
+  size_t i = 0;
+  for (;;) {
+    size_t run = i;
+    while (run < text.size() && (Is(text[run], literal) || text[run] == '%')) ++run;
+    out->append(text.data() + i, run - i);
+    if (run == text.size()) return;
+    const auto byte = static_cast<uint8_t>(text[run]);
+    const char encoded[3] = {'%', url_chars::kUpperHex[byte >> 4], url_chars::kUpperHex[byte & 15]};
+    out->append(encoded, 3);
+    i = run + 1;
   }
 }
 

@@ -19,10 +19,12 @@ enum : uint16_t {
   kPathLiteral = 1 << 2,   // pchar minus pct-encoded (§3.3): unreserved, sub-delims, ':' and '@'
   kQueryLiteral = 1 << 3,  // §3.4: pchar, '/' and '?'
   kHexDigit = 1 << 4,
-  kSchemeChar = 1 << 5,   // §3.1: ALPHA DIGIT + - . (the first one must be ALPHA)
-  kHostLiteral = 1 << 6,  // reg-name without pct-encoded (§3.2.2): unreserved and sub-delims
-  kSegmentEnd = 1 << 7,   // / \ ? #: ends the authority or a path segment of an http(s) URL
-  kQueryEnd = 1 << 8,     // #
+  kSchemeChar = 1 << 5,     // §3.1: ALPHA DIGIT + - . (the first one must be ALPHA)
+  kHostLiteral = 1 << 6,    // reg-name without pct-encoded (§3.2.2): unreserved and sub-delims
+  kSegmentEnd = 1 << 7,     // / \ ? #: ends the authority or a path segment of an http(s) URL
+  kQueryEnd = 1 << 8,       // #
+  kAuthorityMark = 1 << 9,  // '@' and ':', which split an authority
+  kLabelMark = 1 << 10,     // '.' and '-', which matter to host label checks
 };
 
 constexpr std::array<uint16_t, 256> MakeTable() {
@@ -43,6 +45,8 @@ constexpr std::array<uint16_t, 256> MakeTable() {
     if (f & (kUnreserved | kSubDelim)) f |= kHostLiteral;
     if (c == '/' || c == '\\' || c == '?' || c == '#') f |= kSegmentEnd;
     if (c == '#') f |= kQueryEnd;
+    if (c == '@' || c == ':') f |= kAuthorityMark;
+    if (c == '.' || c == '-') f |= kLabelMark;
     t[c] = f;
   }
   return t;
@@ -61,7 +65,14 @@ inline int HexValue(char c) {
 
 inline constexpr char kUpperHex[] = "0123456789ABCDEF";
 
-inline char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+constexpr char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+constexpr std::array<char, 256> MakeLowerTable() {
+  std::array<char, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = ToLower(static_cast<char>(c));
+  return t;
+}
+inline constexpr std::array<char, 256> kLower = MakeLowerTable();
 
 // ASCII case-insensitive equality; `lower` must already be lowercase.
 inline bool EqualsLower(std::string_view s, std::string_view lower) {

@@ -94,13 +94,14 @@ TEST(BloomFilterTest, RejectsBadOptions) {
 class BloomFpRateTest : public ::testing::TestWithParam<double> {};
 
 TEST_P(BloomFpRateTest, MeasuredRateAtCapacityMatchesTarget) {
+  if (kSanitizerBuild) GTEST_SKIP() << "statistical measurement: normal builds only";
   const double eps = GetParam();
   const uint64_t n = 1'000'000;
   auto layer = BlockedBloomFilter::Create(ChooseBloomLayout(n, eps));
   ASSERT_TRUE(layer.ok());
   BlockedBloomFilter& f = **layer;
   std::vector<KeyHash> keys = RandomKeys(n, 10);
-  for (const KeyHash& k : keys) f.InsertUnlocked(k);
+  for (const KeyHash& k : keys) f.InsertAtomic(k);
   for (const KeyHash& k : keys) ASSERT_TRUE(f.MayContain(k));  // no false negatives
   const size_t queries = static_cast<size_t>(1000 / eps);
   size_t positives = 0;
@@ -113,39 +114,42 @@ TEST_P(BloomFpRateTest, MeasuredRateAtCapacityMatchesTarget) {
 INSTANTIATE_TEST_SUITE_P(BloomTargets, BloomFpRateTest, ::testing::Values(1e-2, 1e-3, 1e-4));
 
 TEST(BloomFilterTest, TwoLineLayoutHasNoFalseNegativesAndMeetsTarget) {
-  const uint64_t n = 200'000;
+  const uint64_t n = kSanitizerBuild ? 20'000 : 200'000;
   const double eps = 1e-6;
   BloomLayout layout = ChooseBloomLayout(n, eps);
   ASSERT_EQ(layout.lines_per_key, 2u);
   auto layer = BlockedBloomFilter::Create(layout);
   ASSERT_TRUE(layer.ok());
   std::vector<KeyHash> keys = RandomKeys(n, 12);
-  for (const KeyHash& k : keys) EXPECT_TRUE((*layer)->InsertUnlocked(k));
+  for (const KeyHash& k : keys) EXPECT_TRUE((*layer)->InsertAtomic(k));
   for (const KeyHash& k : keys) ASSERT_TRUE((*layer)->MayContain(k));
   size_t positives = 0;
+  if (kSanitizerBuild) return;
   for (const KeyHash& k : RandomKeys(2'000'000, 13)) positives += (*layer)->MayContain(k);
   EXPECT_LE(positives, 10u);  // expected 2
 }
 
 TEST(BloomFilterTest, StatsAtCapacity) {
-  auto f = MakeFilter(1'000'000, 1e-3);
-  std::vector<KeyHash> keys = RandomKeys(1'000'000, 20);
+  const uint64_t n = kSanitizerBuild ? 100'000 : 1'000'000;
+  auto f = MakeFilter(n, 1e-3);
+  std::vector<KeyHash> keys = RandomKeys(n, 20);
   std::unique_ptr<bool[]> is_new(new bool[keys.size()]);
   f->InsertIfNewBatch(keys, is_new.get());
   BloomStats s = f->Stats();
   EXPECT_EQ(s.layers, 1u);
-  EXPECT_EQ(s.capacity, 1'000'000u);
-  EXPECT_GT(s.inserted, 999'000u);
+  EXPECT_EQ(s.capacity, n);
+  EXPECT_GT(s.inserted, n - n / 1000);
   EXPECT_LE(s.bits_per_key, 16.0);  // layer 0 at ε0 = 0.9·ε
   EXPECT_NEAR(s.fill_ratio, 0.5, 0.1);
   EXPECT_NEAR(s.expected_fp_rate, 0.9e-3, 0.05e-3);
+  if (kSanitizerBuild) return;
   // Layer 0's own target is 0.9·ε: measured within ±15 % of it.
   const double measured = MeasuredFpRate(*f, 1'000'000, 21);
   EXPECT_NEAR(measured, 0.9e-3, 0.15 * 0.9e-3);
 }
 
 TEST(BloomFilterTest, GrowsPastCapacityAndKeepsRateBelowTarget) {
-  const uint64_t capacity = 100'000;
+  const uint64_t capacity = kSanitizerBuild ? 10'000 : 100'000;
   const double eps = 1e-3;
   auto f = MakeFilter(capacity, eps);
   std::vector<KeyHash> keys = RandomKeys(10 * capacity, 30);
@@ -153,10 +157,11 @@ TEST(BloomFilterTest, GrowsPastCapacityAndKeepsRateBelowTarget) {
   f->InsertIfNewBatch(keys, is_new.get());
   ASSERT_EQ(CountPositives(*f, keys), keys.size());  // no false negatives across layers
   BloomStats s = f->Stats();
-  // 100k + 200k + 400k = 700k < 1M ≤ 1.5M: four layers.
+  // 1 + 2 + 4 = 7 capacities < 10 ≤ 15: four layers.
   EXPECT_EQ(s.layers, 4u);
-  EXPECT_EQ(s.capacity, 1'500'000u);
+  EXPECT_EQ(s.capacity, 15 * capacity);
   EXPECT_LE(s.expected_fp_rate, eps);
+  if (kSanitizerBuild) return;
   // Expected 0.975·ε (layers 0-2 full: 0.9 + 0.05 + 0.025); 5 M queries give ±1.5 % noise.
   const double measured = MeasuredFpRate(*f, 5'000'000, 31);
   EXPECT_LE(measured, eps);
@@ -171,7 +176,7 @@ TEST(BloomFilterTest, AddressesBeyond32BitBitIndices) {
   BlockedBloomFilter& f = **layer;
   const KeyHash far{~uint64_t{0}, 0x1234'5678'9ABC'DEF0};
   EXPECT_EQ(f.BlockIndex(far), blocks - 1);
-  EXPECT_TRUE(f.InsertUnlocked(far));
+  EXPECT_TRUE(f.InsertAtomic(far));
   EXPECT_TRUE(f.MayContain(far));
   // The key whose block a 32-bit bit index would have aliased to stays absent.
   const uint64_t aliased_block = (blocks - 1) % (uint64_t{1} << 23);
@@ -183,9 +188,6 @@ TEST(BloomFilterTest, AddressesBeyond32BitBitIndices) {
   alias.low += 1;
   ASSERT_EQ(f.BlockIndex(alias), aliased_block);
   EXPECT_FALSE(f.MayContain(alias));
-  const uint64_t set = f.CountSetBits();
-  EXPECT_GE(set, 1u);
-  EXPECT_LE(set, 8u);
 }
 
 }  // namespace

@@ -103,8 +103,8 @@ struct SeenStats {
   uint64_t bloom_bytes = 0;
   double bloom_fill_ratio = 0;
   double bloom_expected_fp_rate = 0;
-  // The exact store (exact mode), cumulative over the state's lifetime as of the last commit plus
-  // this session.
+  // The exact store (exact mode). The lookup counters are cumulative over the state's lifetime as
+  // of the last checkpoint, plus this session.
   uint64_t stored_keys = 0;      // rows in seen_urls
   uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
   uint64_t false_positives = 0;  // ... of which the key was in fact new
@@ -159,7 +159,6 @@ class SeenFilter {
 
   Status OpenState(const SeenFilterOptions& requested);
   Status LoadOrRebuildBloom();
-  Status RebuildBloom(const std::string& why);
   Status WriteMeta(std::string_view key, const std::string& value);
   // Decides, for keys already hashed, which are new. Takes mu_ itself.
   Status InsertHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
@@ -184,7 +183,6 @@ class SeenFilter {
   bool snapshot_current_ = true;            // bloom.snap matches the committed rows; guarded by mu_
   std::vector<ExactStore::Entry> entries_;  // exact-mode batch buffers, guarded by mu_
   std::vector<uint8_t> inserted_;
-  std::atomic<uint64_t> stored_keys_{0};
   std::atomic<uint64_t> maybe_lookups_{0};
   std::atomic<uint64_t> false_positives_{0};
 };

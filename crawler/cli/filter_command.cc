@@ -5,11 +5,13 @@
 // Streaming in batches: memory is the filter plus one batch of lines. On SIGINT/SIGTERM it stops
 // reading, finishes the batch, saves the state and exits 0.
 //
-// Durability: the state is saved at the end (and on a stop signal). With --exact the run is
-// checkpointed (SeenFilterOptions::checkpointed) every kCheckpointKeys URLs: committing each
-// batch separately measured 2-3x slower, because every commit rewrites the hash-index pages the
-// batch touched. After a kill -9, the next run prints again the URLs printed since the last save or
-// checkpoint (never fewer): at-least-once output, nothing lost.
+// Durability: output is at-least-once. A URL's "seen" mark must never become durable before the
+// line itself is written, or a kill -9 in between would lose the URL for good. So the state is
+// saved at the end (and on a stop signal) after stdout is flushed, and with --exact the run is
+// checkpointed (SeenFilterOptions::checkpointed) every kCheckpointKeys URLs, again after a flush:
+// committing each batch (standalone mode) would mark URLs seen whose lines still sit in the output
+// buffer. After a kill -9 the next run prints again the URLs printed since the last save or
+// checkpoint, and nothing is lost.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -139,8 +141,10 @@ int RunFilter(const FilterFlags& flags) {
   }
   const bool flushed = writer.Flush();
   errors.Flush();
-  // Save even after a failure elsewhere: every URL printed so far must stay seen.
-  Status saved = filter.Save();
+  // Save even after a failure elsewhere (every URL printed so far must stay seen), unless stdout
+  // failed: then some URLs marked seen were never printed, and not saving lets the next run print
+  // them.
+  Status saved = flushed ? filter.Save() : Status::Ok();
   int code = kExitOk;
   if (!status.ok()) {
     fprintf(stderr, "urlsieve filter: %s\n", status.ToString().c_str());

@@ -3,11 +3,10 @@
 #include <toml++/toml.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <limits>
-#include <map>
+#include <set>
 #include <sstream>
 
 namespace urlsieve {
@@ -103,7 +102,7 @@ class TableReader {
   Status Finish() {
     if (!status_.ok()) return status_;
     for (auto&& [k, v] : table_) {
-      if (!claimed_.count(std::string(k.str()))) return Error(k.str(), v, "unknown key");
+      if (!claimed_.count(k.str())) return Error(k.str(), v, "unknown key");
     }
     return Status::Ok();
   }
@@ -111,7 +110,7 @@ class TableReader {
  private:
   template <typename Fn>
   void Field(const char* key, Fn&& read) {
-    claimed_.emplace(key, true);
+    claimed_.emplace(key);
     if (!status_.ok()) return;
     if (const toml::node* n = table_.get(key)) status_ = read(*n);
   }
@@ -127,7 +126,7 @@ class TableReader {
   const toml::table& table_;
   std::string prefix_;
   std::string_view source_;
-  std::map<std::string, bool> claimed_;
+  std::set<std::string, std::less<>> claimed_;
   Status status_;
 };
 

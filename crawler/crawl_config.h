@@ -75,7 +75,7 @@ struct CrawlConfig {
   } output;
 
   struct Fetch {
-    std::string user_agent = "urlsieve/0.1 (+https://github.com/urlsieve/urlsieve)";
+    std::string user_agent = "urlsieve/0.1";
     int connect_timeout_ms = 10'000;
     int timeout_ms = 30'000;            // whole transfer
     int64_t max_body_bytes = 10 << 20;  // also enforced after decompression

@@ -28,11 +28,11 @@ bool NameIn(std::string_view name, std::initializer_list<std::string_view> set) 
 // Elements that never hold children (HTML §13.1.2 void elements) or that the tree builder closes
 // implicitly when a sibling starts, so a run of them does not nest.
 bool DoesNotNest(std::string_view name) {
-  return NameIn(name, {"area",  "base",  "br",       "col",      "embed", "hr",  "img", "input",
-                       "link",  "meta",  "param",    "source",   "track", "wbr", "p",   "li",
-                       "dt",    "dd",    "option",   "optgroup", "tr",    "td",  "th",  "thead",
-                       "tbody", "tfoot", "colgroup", "caption",  "rb",    "rt",  "rp",  "html",
-                       "head",  "body",  "frame",    "keygen"});
+  return NameIn(name,
+                {"area",  "base",     "br",      "col",    "embed", "hr",   "img",   "input",
+                 "link",  "meta",     "param",   "source", "track", "wbr",  "p",     "li",
+                 "dt",    "dd",       "option",  "tr",     "td",    "th",   "thead", "tbody",
+                 "tfoot", "colgroup", "caption", "html",   "head",  "body", "frame", "keygen"});
 }
 
 // The formatting elements of HTML §13.2.4.3, whose misnested end tags run the adoption agency.
@@ -41,10 +41,14 @@ bool IsFormatting(std::string_view name) {
                        "strong", "tt", "u"});
 }
 
-// Elements a link may come from: never removed.
+// The HTML elements links come from. None of them nests (an <a> closes an open <a>, the others are
+// void or raw text), so they are never removed. In foreign content only <a> is a link, and there
+// it does nest.
 bool CarriesLinks(std::string_view name) {
   return NameIn(name, {"a", "area", "frame", "iframe", "link", "meta", "base"});
 }
+
+bool IsForeignRoot(std::string_view name) { return NameIs(name, "svg") || NameIs(name, "math"); }
 
 // Elements whose content the tokenizer reads as text up to the matching end tag.
 bool IsRawText(std::string_view name) {
@@ -67,7 +71,7 @@ class Guard {
   Guard(std::string_view html, const HtmlGuardLimits& limits, std::string* out)
       : s_(html), n_(html.size()), limits_(limits), out_(out) {}
 
-  bool Run() {
+  HtmlGuardResult Run() {
     size_t i = 0;
     while (i < n_) {
       const void* lt = std::memchr(s_.data() + i, '<', n_ - i);
@@ -85,7 +89,7 @@ class Guard {
         ++i;
       }
     }
-    return changed_;
+    return result_;
   }
 
  private:
@@ -114,7 +118,7 @@ class Guard {
     // flattens markup the link extractor does not read.
     for (size_t k = open_.size(); k-- > 0;) {
       if (NameIs(name, open_[k])) {
-        if (!IsFormatting(name) || k + 1 == open_.size()) open_.resize(k);
+        if (!IsFormatting(name) || k + 1 == open_.size()) PopTo(k);
         break;
       }
     }
@@ -156,16 +160,44 @@ class Guard {
       if (count > limits_.max_attributes && !keep) Blank(attr_begin, j);
     }
     size_t tag_end = j >= n_ ? n_ : j + 1;
+    const bool self_closing = tag_end >= 2 && s_[tag_end - 1] == '>' && s_[tag_end - 2] == '/';
+    const size_t depth = open_.size();
+    const size_t max_depth = static_cast<size_t>(limits_.max_depth);
 
+    if (foreign_ > 0) {
+      // Inside <svg> or <math> every element nests unless written self-closing, and the tokenizer
+      // has no raw text or plaintext states. An <a> is a link: kept until twice the limit, then
+      // removed and counted, never silently.
+      if (self_closing) return tag_end;
+      bool link = NameIs(name, "a");
+      if (depth >= (link ? 2 * max_depth : max_depth)) {
+        Blank(i, tag_end);
+        if (link) ++result_.removed_links;
+      } else {
+        Push(name);
+      }
+      return tag_end;
+    }
     if (NameIs(name, "plaintext")) return n_;  // everything after it is text
     if (IsRawText(name)) return SkipRawText(name, tag_end);
     if (CarriesLinks(name) || DoesNotNest(name)) return tag_end;
-    if (open_.size() >= static_cast<size_t>(limits_.max_depth)) {
+    if (depth >= max_depth) {
       Blank(i, tag_end);
     } else {
-      open_.push_back(name);
+      Push(name);
     }
     return tag_end;
+  }
+
+  void Push(std::string_view name) {
+    open_.push_back(name);
+    if (IsForeignRoot(name)) ++foreign_;
+  }
+  void PopTo(size_t k) {
+    for (size_t m = k; m < open_.size(); ++m) {
+      if (IsForeignRoot(open_[m])) --foreign_;
+    }
+    open_.resize(k);
   }
 
   // After <script> and the like, the content up to the matching end tag is text, not markup.
@@ -192,9 +224,9 @@ class Guard {
   }
 
   void Blank(size_t begin, size_t end) {
-    if (!changed_) {
+    if (!result_.changed) {
       out_->assign(s_.data(), n_);
-      changed_ = true;
+      result_.changed = true;
     }
     std::memset(out_->data() + begin, ' ', end - begin);
   }
@@ -204,12 +236,13 @@ class Guard {
   const HtmlGuardLimits limits_;
   std::string* const out_;
   std::vector<std::string_view> open_;  // the estimated stack of open elements
-  bool changed_ = false;
+  int foreign_ = 0;                     // <svg> and <math> elements in open_
+  HtmlGuardResult result_;
 };
 
 }  // namespace
 
-bool GuardHtml(std::string_view html, const HtmlGuardLimits& limits, std::string* out) {
+HtmlGuardResult GuardHtml(std::string_view html, const HtmlGuardLimits& limits, std::string* out) {
   return Guard(html, limits, out).Run();
 }
 

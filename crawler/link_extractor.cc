@@ -2,6 +2,8 @@
 
 #include <gumbo.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace urlsieve {
@@ -109,6 +111,8 @@ struct Collected {
 };
 
 void Visit(const GumboElement& el, Collected* c) {
+  // In SVG and MathML only <a> is a link (SVG 2 §16.2); a <frame> or <meta> there is just a name.
+  if (el.tag_namespace != GUMBO_NAMESPACE_HTML && el.tag != GUMBO_TAG_A) return;
   switch (el.tag) {
     case GUMBO_TAG_A:
     case GUMBO_TAG_AREA:
@@ -159,24 +163,64 @@ void Visit(const GumboElement& el, Collected* c) {
   }
 }
 
-void Walk(const GumboNode* root, Collected* c) {
-  // Explicit stack: hostile pages nest elements arbitrarily deep. Children are pushed in reverse
-  // so that elements are visited in document order.
-  std::vector<const GumboNode*> stack;
+bool IsElement(const GumboNode* node) {
+  return node->type == GUMBO_NODE_ELEMENT || node->type == GUMBO_NODE_TEMPLATE;
+}
+
+// Visits every element in document order; returns the depth of the tree. Explicit stack: hostile
+// pages nest elements arbitrarily deep.
+size_t Walk(const GumboNode* root, Collected* c) {
+  std::vector<std::pair<const GumboNode*, size_t>> stack;
   stack.reserve(64);
-  stack.push_back(root);
+  stack.emplace_back(root, 1);
+  size_t max_depth = 0;
   while (!stack.empty()) {
-    const GumboNode* node = stack.back();
+    auto [node, depth] = stack.back();
     stack.pop_back();
+    max_depth = std::max(max_depth, depth);
     const GumboElement& el = node->v.element;
     Visit(el, c);
-    for (unsigned i = el.children.length; i-- > 0;) {
+    for (unsigned i = el.children.length; i-- > 0;) {  // reversed: popped in document order
       auto* child = static_cast<const GumboNode*>(el.children.data[i]);
-      if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) {
-        stack.push_back(child);
-      }
+      if (IsElement(child)) stack.emplace_back(child, depth + 1);
     }
   }
+  return max_depth;
+}
+
+// gumbo's allocator, set explicitly because FlattenForDestroy allocates a children vector that
+// gumbo_destroy_output frees.
+void* GumboAlloc(void*, size_t size) { return std::malloc(size); }
+void GumboFree(void*, void* ptr) { std::free(ptr); }
+
+// gumbo_destroy_output frees the tree recursively, one stack frame per level: a deep enough tree
+// overflows the stack. GuardHtml keeps trees shallow, but as a last line of defence a tree deeper
+// than this is made flat first, every node becoming a child of the root. Nodes are freed
+// individually, so the shape does not matter to the free.
+constexpr size_t kFlattenDepth = 4096;
+
+void FlattenForDestroy(GumboNode* root) {
+  std::vector<GumboNode*> nodes;
+  std::vector<GumboNode*> stack = {root};
+  while (!stack.empty()) {
+    GumboNode* node = stack.back();
+    stack.pop_back();
+    if (!IsElement(node)) continue;
+    GumboVector& children = node->v.element.children;
+    for (unsigned i = 0; i < children.length; ++i) {
+      auto* child = static_cast<GumboNode*>(children.data[i]);
+      nodes.push_back(child);
+      stack.push_back(child);
+    }
+    if (node != root) children.length = 0;  // its data array is still freed by gumbo
+  }
+  auto** data = static_cast<void**>(std::malloc(std::max<size_t>(nodes.size(), 1) * sizeof(void*)));
+  if (data == nullptr) std::abort();
+  std::copy(nodes.begin(), nodes.end(), data);
+  GumboVector& top = root->v.element.children;
+  std::free(top.data);
+  top.data = data;
+  top.length = top.capacity = static_cast<unsigned>(nodes.size());
 }
 
 LinkDropReason SchemeDropReason(std::string_view scheme) {
@@ -229,6 +273,8 @@ std::string_view LinkDropReasonName(LinkDropReason reason) {
       return "link-too-long";
     case LinkDropReason::kTooMany:
       return "link-too-many";
+    case LinkDropReason::kTooDeep:
+      return "link-too-deep";
     case LinkDropReason::kCount:
       break;
   }
@@ -277,17 +323,21 @@ LinkExtractor::LinkExtractor(const UrlCanonicalizer* canonicalizer, Options opti
 
 PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_url) const {
   GumboOptions gopts = kGumboDefaultOptions;
+  gopts.allocator = GumboAlloc;
+  gopts.deallocator = GumboFree;
   gopts.max_errors = 0;  // parse errors are not used; recording them costs time and memory
   PageLinks page;
   std::string guarded;
-  if (GuardHtml(html, options_.guard, &guarded)) {
+  HtmlGuardResult guard = GuardHtml(html, options_.guard, &guarded);
+  if (guard.changed) {
     html = guarded;
     page.guarded = true;
+    page.dropped[static_cast<size_t>(LinkDropReason::kTooDeep)] = guard.removed_links;
   }
   GumboOutput* output = gumbo_parse_with_options(&gopts, html.data(), html.size());
 
   Collected c;
-  Walk(output->root, &c);
+  const size_t depth = Walk(output->root, &c);
 
   page.noindex = c.noindex;
   page.nofollow = c.nofollow;
@@ -336,6 +386,7 @@ PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_ur
     }
     page.links.push_back({std::move(*url), raw.source, raw.rel, nofollow});
   }
+  if (depth > kFlattenDepth) FlattenForDestroy(output->root);
   gumbo_destroy_output(&gopts, output);
   return page;
 }

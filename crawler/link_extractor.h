@@ -53,6 +53,7 @@ enum class LinkDropReason : uint8_t {
   kNofollow,      // rel=nofollow or meta robots nofollow, when obeyed
   kTooLong,       // longer than the canonicalizer's max_length
   kTooMany,       // past Options::max_links on one page
+  kTooDeep,       // an <a> nested absurdly deep in SVG/MathML, removed by GuardHtml
   kCount,
 };
 std::string_view LinkDropReasonName(LinkDropReason reason);  // "link-javascript", ...
@@ -81,9 +82,9 @@ struct PageLinks {
 class LinkExtractor {
  public:
   struct Options {
-    bool obey_nofollow = true;     // false: keep nofollow links (flagged) instead of dropping them
-    size_t max_links = 10'000;     // per page; the rest are counted as kTooMany
-    HtmlGuardLimits guard;         // keeps hostile markup from making the parse quadratic
+    bool obey_nofollow = true;  // false: keep nofollow links (flagged) instead of dropping them
+    size_t max_links = 10'000;  // per page; the rest are counted as kTooMany
+    HtmlGuardLimits guard;      // keeps hostile markup from making the parse quadratic
   };
 
   // `canonicalizer` resolves references; it must outlive the extractor.

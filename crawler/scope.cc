@@ -1,8 +1,26 @@
+// libstdc++'s <regex> trips GCC's -Wmaybe-uninitialized in std::function's move constructor when
+// optimizing with sanitizers (a known false positive); only this file instantiates it.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include "crawler/scope.h"
 
 #include <libpsl.h>
 
+#include <regex>
+
 namespace urlsieve {
+
+struct Scope::Patterns {
+  std::vector<std::regex> allow;
+  std::vector<std::regex> deny;
+};
+
+Scope::Scope(ScopeOptions options)
+    : options_(std::move(options)), patterns_(std::make_unique<Patterns>()) {}
+
+Scope::~Scope() = default;
 
 std::string_view ScopeReasonName(ScopeReason reason) {
   switch (reason) {
@@ -106,8 +124,8 @@ Result<std::unique_ptr<Scope>> Scope::Create(const ScopeOptions& options,
     }
     return Status::Ok();
   };
-  URLSIEVE_RETURN_IF_ERROR(compile(options.allow, "allow", &scope->allow_));
-  URLSIEVE_RETURN_IF_ERROR(compile(options.deny, "deny", &scope->deny_));
+  URLSIEVE_RETURN_IF_ERROR(compile(options.allow, "allow", &scope->patterns_->allow));
+  URLSIEVE_RETURN_IF_ERROR(compile(options.deny, "deny", &scope->patterns_->deny));
   return scope;
 }
 
@@ -140,11 +158,11 @@ ScopeReason Scope::Decide(const CanonicalUrl& url, int depth) const {
     return ScopeReason::kRepeatedSegments;
   }
   if (!HostInScope(url.host())) return ScopeReason::kOffSite;
-  for (const std::regex& re : deny_) {
+  for (const std::regex& re : patterns_->deny) {
     if (std::regex_search(url.key(), re)) return ScopeReason::kDenied;
   }
-  if (allow_.empty()) return ScopeReason::kAccept;
-  for (const std::regex& re : allow_) {
+  if (patterns_->allow.empty()) return ScopeReason::kAccept;
+  for (const std::regex& re : patterns_->allow) {
     if (std::regex_search(url.key(), re)) return ScopeReason::kAccept;
   }
   return ScopeReason::kNotAllowed;

@@ -16,7 +16,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -69,6 +68,7 @@ class Scope {
   // an invalid pattern or option; no seeds is valid only with ScopeMode::kAny.
   static Result<std::unique_ptr<Scope>> Create(const ScopeOptions& options,
                                                const std::vector<CanonicalUrl>& seeds);
+  ~Scope();
 
   // The decision for a canonical URL found at `depth` (seeds are 0). Rejections are counted.
   ScopeDecision Check(const CanonicalUrl& url, int depth) const;
@@ -80,7 +80,9 @@ class Scope {
   std::vector<std::pair<std::string_view, uint64_t>> Rejections() const;
 
  private:
-  explicit Scope(ScopeOptions options) : options_(std::move(options)) {}
+  struct Patterns;  // the compiled regexes; <regex> stays out of this header
+
+  explicit Scope(ScopeOptions options);
   ScopeReason Decide(const CanonicalUrl& url, int depth) const;
   bool HostInScope(std::string_view host) const;
 
@@ -91,8 +93,7 @@ class Scope {
   };
   // kHost: the seed hosts; kDomain: their registrable domains.
   std::unordered_set<std::string, StringHash, std::equal_to<>> hosts_;
-  std::vector<std::regex> allow_;
-  std::vector<std::regex> deny_;
+  std::unique_ptr<Patterns> patterns_;
   mutable std::array<std::atomic<uint64_t>, static_cast<size_t>(ScopeReason::kCount)> counts_{};
 };
 

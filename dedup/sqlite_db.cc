@@ -45,9 +45,9 @@ Status SqliteStatement::BindInt64(int index, int64_t value) {
 }
 
 Status SqliteStatement::BindText(int index, std::string_view text, bool static_until_reset) {
-  const int rc = sqlite3_bind_text64(stmt_, index, text.data(), text.size(),
-                                     static_until_reset ? SQLITE_STATIC : SQLITE_TRANSIENT,
-                                     SQLITE_UTF8);
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, text.data(), text.size(),
+                          static_until_reset ? SQLITE_STATIC : SQLITE_TRANSIENT, SQLITE_UTF8);
   return rc == SQLITE_OK ? Status::Ok() : Error(rc, "bind");
 }
 
@@ -146,7 +146,8 @@ Result<SqliteStatement> SqliteDb::Prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                                     SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db_, rc, "prepare '" + std::string(sql.substr(0, 60)) + "'");
+  if (rc != SQLITE_OK)
+    return SqliteError(db_, rc, "prepare '" + std::string(sql.substr(0, 60)) + "'");
   return SqliteStatement(db_, stmt);
 }
 

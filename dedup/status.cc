@@ -4,13 +4,20 @@ namespace urlsieve {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kCorruption: return "corruption";
-    case StatusCode::kIoError: return "I/O error";
-    case StatusCode::kFailedPrecondition: return "failed precondition";
-    case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kCorruption:
+      return "corruption";
+    case StatusCode::kIoError:
+      return "I/O error";
+    case StatusCode::kFailedPrecondition:
+      return "failed precondition";
+    case StatusCode::kUnsupported:
+      return "unsupported";
   }
   return "unknown";
 }

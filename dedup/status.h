@@ -18,10 +18,10 @@ enum class StatusCode {
   kOk = 0,
   kInvalidArgument,  // bad input from the caller (a malformed URL, an out-of-range option)
   kNotFound,
-  kCorruption,       // a state file or database failed its checks
-  kIoError,          // the operating system or SQLite refused an operation
+  kCorruption,  // a state file or database failed its checks
+  kIoError,     // the operating system or SQLite refused an operation
   kFailedPrecondition,
-  kUnsupported,      // e.g. a state file written by a newer format version
+  kUnsupported,  // e.g. a state file written by a newer format version
 };
 
 class Status {
@@ -58,7 +58,7 @@ std::string_view StatusCodeName(StatusCode code);
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!status_.ok() && "a Result built from a Status must carry an error");
   }
@@ -81,9 +81,9 @@ class Result {
 }  // namespace urlsieve
 
 // Returns early from the enclosing function when `expr` yields a non-OK Status.
-#define URLSIEVE_RETURN_IF_ERROR(expr)              \
-  do {                                              \
-    ::urlsieve::Status urlsieve_status_ = (expr);   \
+#define URLSIEVE_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::urlsieve::Status urlsieve_status_ = (expr);        \
     if (!urlsieve_status_.ok()) return urlsieve_status_; \
   } while (0)
 

@@ -33,12 +33,12 @@ struct CanonicalizeOptions {
 class CanonicalUrl {
  public:
   const std::string& key() const { return key_; }
-  std::string_view scheme() const { return View(0, scheme_end_); }             // "https"
-  std::string_view host() const { return View(host_begin_, host_end_); }       // "[::1]", "a.com"
+  std::string_view scheme() const { return View(0, scheme_end_); }        // "https"
+  std::string_view host() const { return View(host_begin_, host_end_); }  // "[::1]", "a.com"
   uint16_t port() const { return port_; }  // the effective port: 80/443 when none is written
   // "scheme://host[:port]" — the default politeness key and the robots.txt origin.
   std::string_view origin() const { return View(0, path_begin_); }
-  std::string_view path() const { return View(path_begin_, query_begin_); }    // "/a/b"
+  std::string_view path() const { return View(path_begin_, query_begin_); }  // "/a/b"
   bool has_query() const { return query_begin_ < key_.size(); }
   std::string_view query() const {  // without the '?'
     return has_query() ? View(query_begin_ + 1, key_.size()) : std::string_view();
@@ -47,7 +47,9 @@ class CanonicalUrl {
 
  private:
   friend class UrlCanonicalizer;
-  std::string_view View(size_t b, size_t e) const { return std::string_view(key_).substr(b, e - b); }
+  std::string_view View(size_t b, size_t e) const {
+    return std::string_view(key_).substr(b, e - b);
+  }
 
   std::string key_;
   uint32_t scheme_end_ = 0;
@@ -69,9 +71,10 @@ class UrlCanonicalizer {
   // The hot path: writes only the key into *key, reusing its capacity.
   Status CanonicalizeTo(std::string_view url, std::string* key) const;
 
-  // Resolves `reference` against the absolute URL `base` (RFC 3986 §5.2, with the browser leniencies
-  // for http(s): surrounding whitespace, tab/CR/LF, '\' as '/'). Returns the absolute URL to fetch,
-  // without a fragment; it is not canonicalized (pass it to Canonicalize for the key).
+  // Resolves `reference` against the absolute URL `base` (RFC 3986 §5.2, with the browser
+  // leniencies for http(s): surrounding whitespace, tab/CR/LF, '\' as '/'). Returns the absolute
+  // URL to fetch, without a fragment; it is not canonicalized (pass it to Canonicalize for the
+  // key).
   Result<std::string> Resolve(std::string_view base, std::string_view reference) const;
 
   const CanonicalizeOptions& options() const { return options_; }

@@ -1,0 +1,72 @@
+// The Bloom filter snapshot file format (DESIGN.md §4 "State files").
+//
+// Layout, all integers little-endian:
+//   fixed header (96 bytes)
+//     0  magic "URLSVBLM"          8  u32 format version (1)   12 u32 header bytes (incl. layers)
+//     16 hash id "xxh3-128\0..." (16 bytes)                     32 u32 block bits (512)
+//     36 u32 layer count           40 u64 generation            48 u64 base capacity
+//     56 f64 fp_rate               64 f64 first_layer_share     72 f64 tightening
+//     80 u64 total inserted        88 u64 XXH3-64 of the header bytes with this field zeroed
+//   one 64-byte record per layer
+//     0 u64 capacity   8 f64 ε   16 u64 inserted   24 u64 num_blocks   32 u32 bits per line
+//     36 u32 lines per key   40 u64 data offset   48 u64 XXH3-64 of the bit array   56 u64 zero
+//   the bit arrays, each at a 4096-byte aligned offset, lock bits cleared; the file ends after the
+//   last one.
+// A reader rejects: a short file or bad sizes/offsets or checksum mismatch (Corruption), a foreign
+// magic (Corruption), a version above its own or another hash id or block size (Unsupported).
+//
+// Thread-safety: free functions without shared state. WriteBloomSnapshot reads the layers' bits
+// with atomic loads, so inserts may continue while it runs.
+#ifndef URLSIEVE_DEDUP_BLOOM_SNAPSHOT_H_
+#define URLSIEVE_DEDUP_BLOOM_SNAPSHOT_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dedup/blocked_bloom_filter.h"
+#include "dedup/status.h"
+
+namespace urlsieve {
+
+inline constexpr uint32_t kBloomSnapshotVersion = 1;
+
+struct BloomSnapshotMeta {
+  uint64_t base_capacity = 0;
+  double fp_rate = 0;
+  double first_layer_share = 0;
+  double tightening = 0;
+  uint64_t generation = 0;
+};
+
+struct BloomSnapshotLayerView {
+  uint64_t capacity = 0;
+  double fp_rate = 0;
+  uint64_t inserted = 0;
+  const BlockedBloomFilter* filter = nullptr;
+};
+
+struct BloomSnapshotLayer {
+  uint64_t capacity = 0;
+  double fp_rate = 0;
+  uint64_t inserted = 0;
+  std::unique_ptr<BlockedBloomFilter> filter;
+};
+
+struct BloomSnapshot {
+  BloomSnapshotMeta meta;
+  std::vector<BloomSnapshotLayer> layers;
+};
+
+// Atomic replace of `path`: temp file in the same directory, fsync, rename, fsync the directory.
+// On failure the temp file is removed and `path` is untouched.
+Status WriteBloomSnapshot(const std::string& path, const BloomSnapshotMeta& meta,
+                          std::span<const BloomSnapshotLayerView> layers);
+// Validates everything before returning; never writes to `path`.
+Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path);
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_DEDUP_BLOOM_SNAPSHOT_H_

@@ -1,0 +1,5 @@
+#include "dedup/scalable_bloom_filter.h"
+
+namespace urlsieve {
+// Implementation in progress.
+}  // namespace urlsieve

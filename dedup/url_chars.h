@@ -1,0 +1,76 @@
+// Character classes and small byte helpers shared by the URL parsing code (RFC 3986 §2, §3).
+//
+// One 256-entry table answers every "may this byte appear here?" question with a single load, so
+// the canonicalizer never branches on character ranges in its inner loops.
+// Thread-safety: constant data and pure functions.
+#ifndef URLSIEVE_DEDUP_URL_CHARS_H_
+#define URLSIEVE_DEDUP_URL_CHARS_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace urlsieve::url_chars {
+
+enum : uint8_t {
+  kUnreserved = 1 << 0,    // RFC 3986 §2.3: ALPHA DIGIT - . _ ~
+  kSubDelim = 1 << 1,      // RFC 3986 §2.2: ! $ & ' ( ) * + , ; =
+  kPathLiteral = 1 << 2,   // pchar minus pct-encoded (§3.3): unreserved, sub-delims, ':' and '@'
+  kQueryLiteral = 1 << 3,  // §3.4: pchar, '/' and '?'
+  kHexDigit = 1 << 4,
+  kSchemeChar = 1 << 5,   // §3.1: ALPHA DIGIT + - . (the first one must be ALPHA)
+  kHostLiteral = 1 << 6,  // reg-name without pct-encoded (§3.2.2): unreserved and sub-delims
+};
+
+constexpr std::array<uint8_t, 256> MakeTable() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    uint8_t f = 0;
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    const bool digit = c >= '0' && c <= '9';
+    if (alpha || digit || c == '-' || c == '.' || c == '_' || c == '~') f |= kUnreserved;
+    if (std::string_view("!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos &&
+        c != 0) {
+      f |= kSubDelim;
+    }
+    if ((f & (kUnreserved | kSubDelim)) || c == ':' || c == '@') f |= kPathLiteral;
+    if ((f & kPathLiteral) || c == '/' || c == '?') f |= kQueryLiteral;
+    if (digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) f |= kHexDigit;
+    if (alpha || digit || c == '+' || c == '-' || c == '.') f |= kSchemeChar;
+    if (f & (kUnreserved | kSubDelim)) f |= kHostLiteral;
+    t[c] = f;
+  }
+  return t;
+}
+
+inline constexpr std::array<uint8_t, 256> kTable = MakeTable();
+
+inline bool Is(char c, uint8_t mask) { return (kTable[static_cast<uint8_t>(c)] & mask) != 0; }
+
+inline int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+inline constexpr char kUpperHex[] = "0123456789ABCDEF";
+
+inline char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+// ASCII case-insensitive equality; `lower` must already be lowercase.
+inline bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (ToLower(s[i]) != lower[i]) return false;
+  }
+  return true;
+}
+
+// True if `s` is well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
+bool IsValidUtf8(std::string_view s);
+
+}  // namespace urlsieve::url_chars
+
+#endif  // URLSIEVE_DEDUP_URL_CHARS_H_

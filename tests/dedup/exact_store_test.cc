@@ -1,0 +1,109 @@
+#include "dedup/exact_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace urlsieve {
+namespace {
+
+class ExactStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("urlsieve_exact_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto db = SqliteDb::Open((dir_ / "state.db").string());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+    auto store = ExactStore::Open(db_.get());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+  }
+  void TearDown() override {
+    store_.reset();
+    db_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::vector<uint8_t> Insert(const std::vector<ExactStore::Entry>& entries) {
+    std::vector<uint8_t> inserted;
+    EXPECT_TRUE(db_->Begin().ok());
+    Status status = store_->InsertIfAbsent(entries, &inserted);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    EXPECT_TRUE(db_->Commit().ok());
+    return inserted;
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<SqliteDb> db_;
+  std::unique_ptr<ExactStore> store_;
+};
+
+TEST_F(ExactStoreTest, InsertsOnlyAbsentKeys) {
+  EXPECT_EQ(Insert({{1, "http://a/"}, {2, "http://b/"}}), (std::vector<uint8_t>{1, 1}));
+  EXPECT_EQ(Insert({{2, "http://b/"}, {3, "http://c/"}, {1, "http://a/"}}),
+            (std::vector<uint8_t>{0, 1, 0}));
+  EXPECT_EQ(*store_->CountRows(), 3u);
+}
+
+TEST_F(ExactStoreTest, SameHashDifferentUrlsAreDistinct) {
+  // A 64-bit hash collision must not make a new URL look seen: the URL itself is compared.
+  EXPECT_EQ(Insert({{42, "http://a/x"}, {42, "http://a/y"}}), (std::vector<uint8_t>{1, 1}));
+  EXPECT_TRUE(*store_->Contains(42, "http://a/x"));
+  EXPECT_TRUE(*store_->Contains(42, "http://a/y"));
+  EXPECT_FALSE(*store_->Contains(42, "http://a/z"));
+  EXPECT_FALSE(*store_->Contains(43, "http://a/x"));
+}
+
+TEST_F(ExactStoreTest, FirstOccurrenceInBatchWins) {
+  EXPECT_EQ(Insert({{9, "http://z/"}, {5, "http://q/"}, {9, "http://z/"}, {5, "http://q/"}}),
+            (std::vector<uint8_t>{1, 1, 0, 0}));
+}
+
+TEST_F(ExactStoreTest, HandlesHashesWithTheHighBitSet) {
+  const uint64_t big = 0xFFFF'FFFF'FFFF'FFF0ull;
+  EXPECT_EQ(Insert({{big, "http://a/"}, {1, "http://b/"}}), (std::vector<uint8_t>{1, 1}));
+  EXPECT_TRUE(*store_->Contains(big, "http://a/"));
+  EXPECT_EQ(Insert({{big, "http://a/"}}), (std::vector<uint8_t>{0}));
+}
+
+TEST_F(ExactStoreTest, ForEachKeyVisitsEveryRow) {
+  Insert({{3, "http://c/"}, {1, "http://a/"}, {2, "http://b/"}});
+  std::set<std::string> keys;
+  ASSERT_TRUE(store_->ForEachKey([&](std::string_view k) { keys.emplace(k); }).ok());
+  EXPECT_EQ(keys, (std::set<std::string>{"http://a/", "http://b/", "http://c/"}));
+}
+
+TEST_F(ExactStoreTest, RolledBackInsertsAreForgotten) {
+  std::vector<uint8_t> inserted;
+  ASSERT_TRUE(db_->Begin().ok());
+  ASSERT_TRUE(
+      store_->InsertIfAbsent(std::vector<ExactStore::Entry>{{7, "http://r/"}}, &inserted).ok());
+  // Inside the transaction the row is visible to the same connection: lookups stay exact.
+  EXPECT_TRUE(*store_->Contains(7, "http://r/"));
+  ASSERT_TRUE(db_->Rollback().ok());
+  EXPECT_FALSE(*store_->Contains(7, "http://r/"));
+}
+
+TEST_F(ExactStoreTest, PersistsAcrossReopen) {
+  Insert({{1, "http://a/"}});
+  store_.reset();
+  db_.reset();
+  auto db = SqliteDb::Open((dir_ / "state.db").string());
+  ASSERT_TRUE(db.ok());
+  db_ = std::move(*db);
+  auto store = ExactStore::Open(db_.get());
+  ASSERT_TRUE(store.ok());
+  store_ = std::move(*store);
+  EXPECT_TRUE(*store_->Contains(1, "http://a/"));
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "urlsieve 0.1.0");
   int exit_code = kExitOk;
+  AddCanonCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

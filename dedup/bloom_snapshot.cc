@@ -1,5 +1,316 @@
 #include "dedup/bloom_snapshot.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
 namespace urlsieve {
-// Implementation in progress.
+namespace {
+
+constexpr char kMagic[8] = {'U', 'R', 'L', 'S', 'V', 'B', 'L', 'M'};
+constexpr std::string_view kHashId = "xxh3-128";
+constexpr size_t kFixedHeaderBytes = 128;
+constexpr size_t kLayerRecordBytes = 64;
+constexpr size_t kHeaderChecksumOffset = 120;
+constexpr uint32_t kMaxSnapshotLayers = 64;
+constexpr size_t kBlockBytes = kBloomBlockBits / 8;
+constexpr size_t kWordsPerBlock = BlockedBloomFilter::kWordsPerBlock;
+constexpr size_t kChunkWords = size_t{1} << 16;  // 512 KiB of bits per write
+
+uint64_t ToLittle(uint64_t v) {
+  return std::endian::native == std::endian::little ? v : __builtin_bswap64(v);
+}
+
+void Put32(char* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+void Put64(char* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
+void PutDouble(char* p, double v) { Put64(p, std::bit_cast<uint64_t>(v)); }
+uint32_t Get32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+uint64_t Get64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return v;
+}
+double GetDouble(const char* p) { return std::bit_cast<double>(Get64(p)); }
+
+uint64_t HeaderChecksum(std::string header) {
+  std::memset(header.data() + kHeaderChecksumOffset, 0, 8);
+  return XXH3_64bits(header.data(), header.size());
+}
+
+std::string ErrnoMessage(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+  // Closes now, reporting the error close() can carry (delayed write failures).
+  bool Close() {
+    const int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0;
+  }
+
+ private:
+  int fd_;
+};
+
+Status WriteAll(int fd, const char* data, size_t size, uint64_t offset, const std::string& path) {
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError(ErrnoMessage("cannot write", path));
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+// A short read means the file shrank under us: Corruption, like any truncation.
+Status ReadAll(int fd, char* data, size_t size, uint64_t offset, const std::string& path) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError(ErrnoMessage("cannot read", path));
+    }
+    if (n == 0) return Status::Corruption(path + ": truncated bloom snapshot");
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+// Streams one layer's words (read atomically: inserts may be running) to `fd` at `offset`, with
+// the lock bits cleared, and returns the XXH3-64 of what was written.
+Result<uint64_t> WriteLayerBits(int fd, const BlockedBloomFilter& filter, uint64_t offset,
+                                const std::string& path) {
+  std::span<const uint64_t> words = filter.words();
+  std::vector<uint64_t> buffer(std::min(words.size(), kChunkWords));
+  XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) return Status::IoError("cannot allocate a hash state");
+  XXH3_64bits_reset(state);
+  Status status;
+  for (size_t start = 0; start < words.size() && status.ok(); start += buffer.size()) {
+    const size_t count = std::min(buffer.size(), words.size() - start);
+    for (size_t i = 0; i < count; ++i) {
+      uint64_t w = std::atomic_ref<uint64_t>(const_cast<uint64_t&>(words[start + i]))
+                       .load(std::memory_order_relaxed);
+      if ((start + i) % kWordsPerBlock == 0) w &= ~uint64_t{1};  // the block's lock
+      buffer[i] = ToLittle(w);
+    }
+    const size_t bytes = count * sizeof(uint64_t);
+    XXH3_64bits_update(state, buffer.data(), bytes);
+    status = WriteAll(fd, reinterpret_cast<const char*>(buffer.data()), bytes,
+                      offset + start * sizeof(uint64_t), path);
+  }
+  const uint64_t checksum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  if (!status.ok()) return status;
+  return checksum;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta,
+                   std::span<const BloomSnapshotLayerView> layers) {
+  const size_t header_bytes = kFixedHeaderBytes + kLayerRecordBytes * layers.size();
+  std::string header(header_bytes, '\0');
+  uint64_t offset = header_bytes;
+  uint64_t total_inserted = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const BloomSnapshotLayerView& layer = layers[i];
+    const BloomLayout& layout = layer.filter->layout();
+    auto checksum = WriteLayerBits(fd, *layer.filter, offset, tmp);
+    if (!checksum.ok()) return checksum.status();
+    char* rec = header.data() + kFixedHeaderBytes + kLayerRecordBytes * i;
+    Put64(rec, layer.capacity);
+    PutDouble(rec + 8, layer.fp_rate);
+    Put64(rec + 16, layer.inserted);
+    Put64(rec + 24, layout.num_blocks);
+    Put32(rec + 32, layout.bits_per_line);
+    Put32(rec + 36, layout.lines_per_key);
+    Put64(rec + 40, offset);
+    Put64(rec + 48, *checksum);
+    offset += layout.bytes();
+    total_inserted += layer.inserted;
+  }
+  char* h = header.data();
+  std::memcpy(h, kMagic, sizeof(kMagic));
+  Put32(h + 8, kBloomSnapshotVersion);
+  Put32(h + 12, static_cast<uint32_t>(header_bytes));
+  std::memcpy(h + 16, kHashId.data(), kHashId.size());
+  Put32(h + 32, kBloomBlockBits);
+  Put32(h + 36, static_cast<uint32_t>(layers.size()));
+  Put64(h + 40, meta.generation);
+  Put64(h + 48, meta.base_capacity);
+  PutDouble(h + 56, meta.fp_rate);
+  PutDouble(h + 64, meta.first_layer_share);
+  PutDouble(h + 72, meta.tightening);
+  Put64(h + 80, total_inserted);
+  Put64(h + kHeaderChecksumOffset, HeaderChecksum(header));
+  URLSIEVE_RETURN_IF_ERROR(WriteAll(fd, header.data(), header.size(), 0, tmp));
+  if (::fsync(fd) != 0) return Status::IoError(ErrnoMessage("cannot fsync", tmp));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteBloomSnapshot(const std::string& path, const BloomSnapshotMeta& meta,
+                          std::span<const BloomSnapshotLayerView> layers) {
+  if (layers.empty() || layers.size() > kMaxSnapshotLayers) {
+    return Status::InvalidArgument("a bloom snapshot needs 1 to 64 layers");
+  }
+  // The temp file lives in the target's directory so that rename() is atomic (same file system).
+  std::string tmp = path + ".tmp-XXXXXX";
+  ScopedFd fd(::mkstemp(tmp.data()));
+  if (fd.get() < 0) return Status::IoError(ErrnoMessage("cannot create", tmp));
+  Status status = WriteToTemp(fd.get(), tmp, meta, layers);
+  if (status.ok() && !fd.Close()) status = Status::IoError(ErrnoMessage("cannot close", tmp));
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = Status::IoError(ErrnoMessage("cannot rename to", path));
+  }
+  if (!status.ok()) {
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  // The rename is durable only once the directory entry is.
+  const std::string dir = DirectoryOf(path);
+  ScopedFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0 || ::fsync(dir_fd.get()) != 0) {
+    return Status::IoError(ErrnoMessage("cannot fsync directory", dir));
+  }
+  return Status::Ok();
+}
+
+Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return Status::NotFound(ErrnoMessage("cannot open", path));
+    return Status::IoError(ErrnoMessage("cannot open", path));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Status::IoError(ErrnoMessage("cannot stat", path));
+  if (!S_ISREG(st.st_mode)) return Status::IoError(path + ": not a regular file");
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+
+  // Magic and version first: a foreign or newer file gets that diagnosis, not "bad checksum".
+  std::string fixed(kFixedHeaderBytes, '\0');
+  const size_t head = static_cast<size_t>(std::min<uint64_t>(file_size, kFixedHeaderBytes));
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), fixed.data(), head, 0, path));
+  if (head < 12 || std::memcmp(fixed.data(), kMagic, sizeof(kMagic)) != 0) {
+    return Status::Corruption(path + ": not a urlsieve bloom snapshot (bad magic)");
+  }
+  const uint32_t version = Get32(fixed.data() + 8);
+  if (version > kBloomSnapshotVersion) {
+    return Status::Unsupported(path + ": bloom snapshot format version " + std::to_string(version) +
+                               " is newer than this program's " +
+                               std::to_string(kBloomSnapshotVersion));
+  }
+  if (version == 0) return Status::Corruption(path + ": bloom snapshot version 0");
+  if (head < kFixedHeaderBytes) return Status::Corruption(path + ": truncated bloom snapshot");
+  const uint32_t header_bytes = Get32(fixed.data() + 12);
+  const uint32_t layer_count = Get32(fixed.data() + 36);
+  if (layer_count == 0 || layer_count > kMaxSnapshotLayers ||
+      header_bytes != kFixedHeaderBytes + kLayerRecordBytes * layer_count) {
+    return Status::Corruption(path + ": bad bloom snapshot header size");
+  }
+  if (file_size < header_bytes) return Status::Corruption(path + ": truncated bloom snapshot");
+  std::string header = fixed;
+  header.resize(header_bytes);
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), header.data() + kFixedHeaderBytes,
+                                   header_bytes - kFixedHeaderBytes, kFixedHeaderBytes, path));
+  const char* h = header.data();
+  if (Get64(h + kHeaderChecksumOffset) != HeaderChecksum(header)) {
+    return Status::Corruption(path + ": bloom snapshot header checksum mismatch");
+  }
+  const std::string_view hash_id(h + 16, ::strnlen(h + 16, 16));
+  if (hash_id != kHashId) {
+    return Status::Unsupported(path + ": bloom snapshot uses hash '" + std::string(hash_id) + "'");
+  }
+  if (Get32(h + 32) != kBloomBlockBits) {
+    return Status::Unsupported(path + ": bloom snapshot block size is not 512 bits");
+  }
+
+  BloomSnapshot snap;
+  snap.meta = BloomSnapshotMeta{Get64(h + 48), GetDouble(h + 56), GetDouble(h + 64),
+                                GetDouble(h + 72), Get64(h + 40)};
+  uint64_t offset = header_bytes;
+  uint64_t total_inserted = 0;
+  for (uint32_t i = 0; i < layer_count; ++i) {
+    const char* rec = h + kFixedHeaderBytes + kLayerRecordBytes * i;
+    BloomLayout layout{Get64(rec + 24), Get32(rec + 32), Get32(rec + 36)};
+    if (Get64(rec + 40) != offset || layout.num_blocks == 0 ||
+        layout.num_blocks > (file_size - offset) / kBlockBytes) {
+      return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
+                                " lies outside the file (truncated?)");
+    }
+    auto filter = BlockedBloomFilter::Create(layout);
+    if (!filter.ok()) {
+      if (filter.status().code() == StatusCode::kInvalidArgument) {
+        return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) + ": " +
+                                  filter.status().message());
+      }
+      return filter.status();
+    }
+    std::span<uint64_t> words = (*filter)->words();
+    URLSIEVE_RETURN_IF_ERROR(
+        ReadAll(fd.get(), reinterpret_cast<char*>(words.data()), layout.bytes(), offset, path));
+    if (XXH3_64bits(words.data(), layout.bytes()) != Get64(rec + 48)) {
+      return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
+                                " checksum mismatch");
+    }
+    for (size_t w = 0; w < words.size(); ++w) {
+      words[w] = ToLittle(words[w]);
+      if (w % kWordsPerBlock == 0) words[w] &= ~uint64_t{1};
+    }
+    const uint64_t inserted = Get64(rec + 16);
+    snap.layers.push_back(
+        BloomSnapshotLayer{Get64(rec), GetDouble(rec + 8), inserted, std::move(filter).value()});
+    offset += layout.bytes();
+    total_inserted += inserted;
+  }
+  if (offset != file_size) {
+    return Status::Corruption(path + ": bloom snapshot has trailing bytes");
+  }
+  if (total_inserted != Get64(h + 80)) {
+    return Status::Corruption(path + ": bloom snapshot counts disagree");
+  }
+  return snap;
+}
+
 }  // namespace urlsieve

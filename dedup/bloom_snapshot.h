@@ -1,17 +1,18 @@
 // The Bloom filter snapshot file format (DESIGN.md §4 "State files").
 //
-// Layout, all integers little-endian:
-//   fixed header (96 bytes)
-//     0  magic "URLSVBLM"          8  u32 format version (1)   12 u32 header bytes (incl. layers)
-//     16 hash id "xxh3-128\0..." (16 bytes)                     32 u32 block bits (512)
-//     36 u32 layer count           40 u64 generation            48 u64 base capacity
-//     56 f64 fp_rate               64 f64 first_layer_share     72 f64 tightening
-//     80 u64 total inserted        88 u64 XXH3-64 of the header bytes with this field zeroed
+// Layout, all integers little-endian, every byte covered by a checksum (no padding):
+//   fixed header, 128 bytes
+//     0  magic "URLSVBLM"         8  u32 format version (1)   12 u32 header bytes (128 + 64·layers)
+//     16 hash id "xxh3-128", NUL-padded to 16 bytes            32 u32 block bits (512)
+//     36 u32 layer count          40 u64 generation            48 u64 base capacity
+//     56 f64 fp_rate              64 f64 first_layer_share     72 f64 tightening
+//     80 u64 total inserted       88 32 bytes zero             120 u64 XXH3-64 of the header bytes
+//                                                                  (with this field zeroed)
 //   one 64-byte record per layer
 //     0 u64 capacity   8 f64 ε   16 u64 inserted   24 u64 num_blocks   32 u32 bits per line
 //     36 u32 lines per key   40 u64 data offset   48 u64 XXH3-64 of the bit array   56 u64 zero
-//   the bit arrays, each at a 4096-byte aligned offset, lock bits cleared; the file ends after the
-//   last one.
+//   the bit arrays (num_blocks · 64 bytes each, lock bits cleared), back to back in layer order;
+//   the file ends after the last one.
 // A reader rejects: a short file or bad sizes/offsets or checksum mismatch (Corruption), a foreign
 // magic (Corruption), a version above its own or another hash id or block size (Unsupported).
 //

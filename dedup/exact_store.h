@@ -32,6 +32,9 @@ class ExactStore {
   struct Entry {
     uint64_t hash;         // low 64 bits of HashKey(key)
     std::string_view key;  // the canonical URL
+    // False only when the caller knows the key is not stored (the Bloom filter, which holds every
+    // stored key, said "new"); a hint that lets the store skip its lookup.
+    bool maybe_present = true;
   };
 
   // Creates the table if it is missing and prepares the statements. `db` must outlive the store.
@@ -51,6 +54,8 @@ class ExactStore {
   Result<uint64_t> CountRows();
 
  private:
+  Result<bool> Lookup(int64_t hash, std::string_view key);
+
   ExactStore(SqliteDb* db, SqliteStatement insert, SqliteStatement lookup)
       : db_(db), insert_(std::move(insert)), lookup_(std::move(lookup)) {}
 

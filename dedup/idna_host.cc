@@ -5,8 +5,6 @@
 #include <functional>
 #include <vector>
 
-#include "dedup/url_chars.h"
-
 namespace urlsieve {
 namespace {
 
@@ -47,16 +45,6 @@ Status DomainToAscii(std::string_view domain, std::string* out) {
   }
   out->assign(entry.ascii);
   return Status::Ok();
-}
-
-bool HasPunycodeLabel(std::string_view host) {
-  size_t label = 0;
-  for (;;) {
-    if (url_chars::EqualsLower(host.substr(label, 4), "xn--")) return true;
-    const size_t dot = host.find('.', label);
-    if (dot == std::string_view::npos) return false;
-    label = dot + 1;
-  }
 }
 
 }  // namespace urlsieve

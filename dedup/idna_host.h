@@ -19,9 +19,6 @@ namespace urlsieve {
 // resolve in the wild are not refused.
 Status DomainToAscii(std::string_view domain, std::string* out);
 
-// True if some label of the ASCII `host` starts with "xn--" (any case).
-bool HasPunycodeLabel(std::string_view host);
-
 }  // namespace urlsieve
 
 #endif  // URLSIEVE_DEDUP_IDNA_HOST_H_

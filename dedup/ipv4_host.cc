@@ -37,9 +37,11 @@ std::optional<uint64_t> ParseNumber(std::string_view part) {
 
 bool EndsInIpv4Number(std::string_view host) {
   host = WithoutTrailingDot(host);
-  const size_t dot = host.rfind('.');
-  const std::string_view last = dot == std::string_view::npos ? host : host.substr(dot + 1);
-  if (last.empty()) return false;
+  // Scanned from the end: on every host this costs only the length of its last label.
+  size_t begin = host.size();
+  while (begin > 0 && host[begin - 1] != '.') --begin;
+  const std::string_view last = host.substr(begin);
+  if (last.empty() || last[0] < '0' || last[0] > '9') return false;  // cheap common exit
   bool all_digits = true;
   for (char c : last) all_digits = all_digits && c >= '0' && c <= '9';
   if (all_digits) return true;

@@ -1,5 +1,252 @@
 #include "dedup/scalable_bloom_filter.h"
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "dedup/bloom_math.h"
+#include "dedup/bloom_snapshot.h"
+
 namespace urlsieve {
-// Implementation in progress.
+namespace {
+
+constexpr size_t kCounterShards = 8;
+// How far ahead of the current key the batch calls prefetch: enough to cover a DRAM miss at a
+// few nanoseconds per key, few enough that prefetched lines are not evicted before use.
+constexpr size_t kPrefetchDistance = 16;
+
+// A small per-thread number, so threads count in different cache lines.
+size_t ThreadShard() {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t shard = next.fetch_add(1, std::memory_order_relaxed) % kCounterShards;
+  return shard;
+}
+
+Status ValidateOptions(const BloomOptions& o) {
+  if (o.capacity == 0) return Status::InvalidArgument("bloom capacity must be at least 1");
+  if (!(o.fp_rate > 0 && o.fp_rate < 1)) {
+    return Status::InvalidArgument("bloom fp_rate must be in (0, 1)");
+  }
+  if (!(o.first_layer_share > 0 && o.first_layer_share < 1)) {
+    return Status::InvalidArgument("bloom first_layer_share must be in (0, 1)");
+  }
+  if (!(o.tightening > 0 && o.tightening < 1)) {
+    return Status::InvalidArgument("bloom tightening must be in (0, 1)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// One layer and its insert counter. The counter is sharded by thread; every `chunk` inserts a shard
+// adds `chunk` to `approx`, which is what the growth check reads, so the check touches a shared
+// line once per chunk, and the layer overshoots its capacity by at most shards·chunk keys.
+struct ScalableBloomFilter::Layer {
+  struct alignas(64) Shard {
+    std::atomic<uint64_t> count{0};
+  };
+
+  Layer(std::unique_ptr<BlockedBloomFilter> f, uint64_t cap, double rate)
+      : filter(std::move(f)),
+        capacity(cap),
+        fp_rate(rate),
+        chunk(std::clamp<uint64_t>(cap / (kCounterShards * 1024), 1, 256)) {}
+
+  uint64_t Inserted() const {
+    uint64_t sum = 0;
+    for (const Shard& s : shards) sum += s.count.load(std::memory_order_relaxed);
+    return sum;
+  }
+
+  const std::unique_ptr<BlockedBloomFilter> filter;
+  const uint64_t capacity;
+  const double fp_rate;
+  const uint64_t chunk;
+  std::array<Shard, kCounterShards> shards;
+  alignas(64) std::atomic<uint64_t> approx{0};
+};
+
+ScalableBloomFilter::ScalableBloomFilter(const BloomOptions& options) : options_(options) {}
+ScalableBloomFilter::~ScalableBloomFilter() = default;
+
+uint64_t ScalableBloomFilter::LayerCapacity(uint32_t index) const {
+  // Doubling saturates rather than overflows; layer 40 is out of reach anyway.
+  const uint32_t shift = std::min<uint32_t>(index, 63 - std::bit_width(options_.capacity));
+  return options_.capacity << shift;
+}
+
+double ScalableBloomFilter::LayerFpRate(uint32_t index) const {
+  const double eps = options_.fp_rate;
+  const double share = options_.first_layer_share;
+  const double r = options_.tightening;
+  if (index == 0) return eps * share;
+  return eps * (1 - share) * (1 - r) * std::pow(r, index - 1);
+}
+
+Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Create(
+    const BloomOptions& options) {
+  URLSIEVE_RETURN_IF_ERROR(ValidateOptions(options));
+  std::unique_ptr<ScalableBloomFilter> f(new ScalableBloomFilter(options));
+  const uint64_t cap = f->LayerCapacity(0);
+  const double rate = f->LayerFpRate(0);
+  auto layer = BlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
+  if (!layer.ok()) return layer.status();
+  f->layers_[0] = std::make_unique<Layer>(std::move(layer).value(), cap, rate);
+  f->num_layers_.store(1, std::memory_order_release);
+  return f;
+}
+
+bool ScalableBloomFilter::TestAndSetLocked(const KeyHash& key, uint32_t* inserted_layer) {
+  // The acquire pairs with Grow's release: the layers below the count are fully built. And since
+  // the caller holds the key's lock, this load cannot see fewer layers than a previous holder saw.
+  const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i + 1 < n; ++i) {
+    if (layers_[i]->filter->MayContain(key)) return false;
+  }
+  *inserted_layer = n - 1;
+  return layers_[n - 1]->filter->InsertUnlocked(key);
+}
+
+bool ScalableBloomFilter::InsertIfNew(const KeyHash& key) {
+  BlockedBloomFilter& lock_layer = *layers_[0]->filter;
+  const uint64_t lock_block = lock_layer.BlockIndex(key);
+  lock_layer.LockBlock(lock_block);
+  uint32_t layer = 0;
+  const bool fresh = TestAndSetLocked(key, &layer);
+  lock_layer.UnlockBlock(lock_block);
+  if (fresh) CountInsert(layer);
+  return fresh;
+}
+
+bool ScalableBloomFilter::MayContain(const KeyHash& key) const {
+  const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  for (uint32_t i = n; i-- > 0;) {
+    if (layers_[i]->filter->MayContain(key)) return true;
+  }
+  return false;
+}
+
+void ScalableBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* is_new) {
+  const size_t n = keys.size();
+  BlockedBloomFilter& lock_layer = *layers_[0]->filter;
+  // Block indices of layer 0 (the lock and, usually, the only layer) for the window, so each is
+  // computed once; later layers are prefetched by key.
+  std::array<uint64_t, kPrefetchDistance> blocks;
+  auto prefetch = [&](size_t i) {
+    blocks[i % kPrefetchDistance] = lock_layer.BlockIndex(keys[i]);
+    lock_layer.PrefetchBlock(blocks[i % kPrefetchDistance], /*for_write=*/true);
+    const uint32_t layers = num_layers_.load(std::memory_order_acquire);
+    for (uint32_t l = 1; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i], l + 1 == layers);
+  };
+  for (size_t i = 0; i < std::min(n, kPrefetchDistance); ++i) prefetch(i);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t lock_block = blocks[i % kPrefetchDistance];
+    if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
+    lock_layer.LockBlock(lock_block);
+    uint32_t layer = 0;
+    const bool fresh = TestAndSetLocked(keys[i], &layer);
+    lock_layer.UnlockBlock(lock_block);
+    if (fresh) CountInsert(layer);
+    is_new[i] = fresh;
+  }
+}
+
+void ScalableBloomFilter::MayContainBatch(std::span<const KeyHash> keys, bool* may_contain) const {
+  const size_t n = keys.size();
+  auto prefetch = [&](size_t i) {
+    const uint32_t layers = num_layers_.load(std::memory_order_acquire);
+    for (uint32_t l = 0; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i], false);
+  };
+  for (size_t i = 0; i < std::min(n, kPrefetchDistance); ++i) prefetch(i);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
+    may_contain[i] = MayContain(keys[i]);
+  }
+}
+
+void ScalableBloomFilter::CountInsert(uint32_t index) {
+  Layer& layer = *layers_[index];
+  const uint64_t v = layer.shards[ThreadShard()].count.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (v % layer.chunk != 0) return;
+  const uint64_t total =
+      layer.approx.fetch_add(layer.chunk, std::memory_order_relaxed) + layer.chunk;
+  if (total >= layer.capacity) Grow(index);
+}
+
+void ScalableBloomFilter::Grow(uint32_t full_index) {
+  std::lock_guard<std::mutex> lock(grow_mu_);
+  const uint32_t n = num_layers_.load(std::memory_order_relaxed);
+  // Already grown by another inserter, or out of layers (the newest then fills past capacity and
+  // Stats shows the rising expected rate).
+  if (full_index + 1 != n || n == kMaxLayers) return;
+  const uint64_t cap = LayerCapacity(n);
+  const double rate = LayerFpRate(n);
+  auto filter = BlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
+  if (!filter.ok()) return;  // out of memory: keep filling the current layer, as above
+  layers_[n] = std::make_unique<Layer>(std::move(filter).value(), cap, rate);
+  num_layers_.store(n + 1, std::memory_order_release);
+}
+
+BloomStats ScalableBloomFilter::Stats() const {
+  BloomStats s;
+  const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  s.layers = n;
+  uint64_t set_bits = 0;
+  uint64_t usable_bits = 0;
+  double all_clear = 1;  // P(a query passes no layer)
+  for (uint32_t i = 0; i < n; ++i) {
+    const Layer& layer = *layers_[i];
+    const uint64_t inserted = layer.Inserted();
+    s.inserted += inserted;
+    s.capacity += layer.capacity;
+    s.bytes += layer.filter->bytes();
+    set_bits += layer.filter->CountSetBits();
+    usable_bits += layer.filter->layout().num_blocks * kBloomUsableBlockBits;
+    all_clear *= 1 - BlockedFalsePositiveRate(layer.filter->layout(), inserted);
+  }
+  s.fill_ratio = static_cast<double>(set_bits) / static_cast<double>(usable_bits);
+  s.expected_fp_rate = 1 - all_clear;
+  s.bits_per_key =
+      static_cast<double>(s.bytes) * 8 / static_cast<double>(std::max<uint64_t>(s.inserted, 1));
+  return s;
+}
+
+Status ScalableBloomFilter::Save(const std::string& path, uint64_t generation) const {
+  const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  std::vector<BloomSnapshotLayerView> views;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Layer& layer = *layers_[i];
+    views.push_back({layer.capacity, layer.fp_rate, layer.Inserted(), layer.filter.get()});
+  }
+  BloomSnapshotMeta meta{options_.capacity, options_.fp_rate, options_.first_layer_share,
+                         options_.tightening, generation};
+  return WriteBloomSnapshot(path, meta, views);
+}
+
+Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Load(const std::string& path,
+                                                                       uint64_t* generation) {
+  auto snapshot = ReadBloomSnapshot(path);
+  if (!snapshot.ok()) return snapshot.status();
+  BloomSnapshot& snap = snapshot.value();
+  BloomOptions options{snap.meta.base_capacity, snap.meta.fp_rate, snap.meta.first_layer_share,
+                       snap.meta.tightening};
+  Status valid = ValidateOptions(options);
+  if (!valid.ok()) return Status::Corruption(path + ": " + valid.message());
+  if (snap.layers.empty() || snap.layers.size() > kMaxLayers) {
+    return Status::Corruption(path + ": bad layer count");
+  }
+  std::unique_ptr<ScalableBloomFilter> f(new ScalableBloomFilter(options));
+  for (size_t i = 0; i < snap.layers.size(); ++i) {
+    BloomSnapshotLayer& src = snap.layers[i];
+    auto layer = std::make_unique<Layer>(std::move(src.filter), src.capacity, src.fp_rate);
+    layer->shards[0].count.store(src.inserted, std::memory_order_relaxed);
+    layer->approx.store(src.inserted, std::memory_order_relaxed);
+    f->layers_[i] = std::move(layer);
+  }
+  f->num_layers_.store(static_cast<uint32_t>(snap.layers.size()), std::memory_order_release);
+  if (generation != nullptr) *generation = snap.meta.generation;
+  return f;
+}
+
 }  // namespace urlsieve

@@ -97,31 +97,49 @@ class KeyWriter {
     std::memcpy(d_ + pos_, s.data(), s.size());
     pos_ += s.size();
   }
-  void PutEncoded(uint8_t byte) {
-    d_[pos_] = '%';
-    d_[pos_ + 1] = url_chars::kUpperHex[byte >> 4];
-    d_[pos_ + 2] = url_chars::kUpperHex[byte & 15];
-    pos_ += 3;
-  }
-  // RFC 3986 §6.2.2.1-2: at s[*i] == '%'. A triplet naming an unreserved character is decoded,
-  // any other is kept with uppercase hex; a '%' that starts no triplet is itself encoded.
-  void PutPercent(std::string_view s, size_t* i) {
-    const size_t k = *i;
-    if (k + 2 < s.size() && Is(s[k + 1], url_chars::kHexDigit) &&
-        Is(s[k + 2], url_chars::kHexDigit)) {
-      const auto byte =
-          static_cast<uint8_t>(url_chars::HexValue(s[k + 1]) * 16 + url_chars::HexValue(s[k + 2]));
-      if (Is(static_cast<char>(byte), url_chars::kUnreserved)) {
-        Put(static_cast<char>(byte));
-      } else {
-        PutEncoded(byte);
+
+  // The inner loop of the path and the query: copies s[i..] up to the first byte flagged `end`,
+  // keeping bytes flagged `literal`, normalizing percent-encoding (RFC 3986 §6.2.2.1-2: a triplet
+  // naming an unreserved character is decoded, any other gets uppercase hex, a '%' starting no
+  // triplet becomes "%25") and encoding every other byte, UTF-8 included (§2.1, §2.5).
+  // Returns the index of the end byte, or s.size(). Works on locals: stores through a char*
+  // could alias the members, which would force a reload per byte.
+  size_t PutComponent(std::string_view s, size_t i, uint16_t literal, uint16_t end) {
+    const char* p = s.data();
+    const size_t n = s.size();
+    char* d = d_;
+    size_t o = pos_;
+    while (i < n) {
+      const char c = p[i];
+      const uint16_t f = url_chars::kTable[static_cast<uint8_t>(c)];
+      if (f & literal) {
+        d[o++] = c;
+        ++i;
+        continue;
       }
-      *i = k + 3;
-    } else {
-      PutEncoded('%');
-      *i = k + 1;
+      if (f & end) break;
+      uint8_t byte = static_cast<uint8_t>(c);
+      ++i;
+      if (c == '%') {
+        if (i + 1 < n && Is(p[i], url_chars::kHexDigit) && Is(p[i + 1], url_chars::kHexDigit)) {
+          byte =
+              static_cast<uint8_t>(url_chars::HexValue(p[i]) * 16 + url_chars::HexValue(p[i + 1]));
+          i += 2;
+          if (Is(static_cast<char>(byte), url_chars::kUnreserved)) {
+            d[o++] = static_cast<char>(byte);
+            continue;
+          }
+        }
+      }
+      d[o] = '%';
+      d[o + 1] = url_chars::kUpperHex[byte >> 4];
+      d[o + 2] = url_chars::kUpperHex[byte & 15];
+      o += 3;
     }
+    pos_ = o;
+    return i;
   }
+
   size_t pos() const { return pos_; }
   void set_pos(size_t p) { pos_ = p; }
   char* data() { return d_; }
@@ -133,15 +151,42 @@ class KeyWriter {
   size_t pos_ = 0;
 };
 
-// Lowercases an ASCII host into the writer, checking every byte is allowed in a reg-name
-// (RFC 3986 §3.2.2). That rejects the WHATWG forbidden domain code points and also the few
-// characters WHATWG lets through but RFC 3986 does not (" ` { }), keeping the key a valid URI.
-Status PutAsciiHost(std::string_view host, KeyWriter* w) {
-  w->Reserve(host.size());
-  for (char c : host) {
-    if (!Is(c, url_chars::kHostLiteral)) return Invalid("forbidden host code point");
-    w->Put(url_chars::ToLower(c));
+enum class HostScan { kOk, kPunycode, kNeedsDecoding, kForbidden };
+
+// Lowercases an ASCII host into the writer (which has room for it), checking every byte is
+// allowed in a reg-name (RFC 3986 §3.2.2). That rejects the WHATWG forbidden domain code points
+// and also the few characters WHATWG lets through but RFC 3986 does not (" ` { }), keeping the
+// key a valid URI. Stops at '%' or a non-ASCII byte (kNeedsDecoding), and notes "xn--" labels.
+HostScan PutAsciiHost(std::string_view host, KeyWriter* w) {
+  char* d = w->data() + w->pos();
+  size_t label = 0;
+  bool punycode = false;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const char c = host[i];
+    if (!Is(c, url_chars::kHostLiteral)) {
+      return (c == '%' || static_cast<uint8_t>(c) >= 0x80) ? HostScan::kNeedsDecoding
+                                                           : HostScan::kForbidden;
+    }
+    d[i] = url_chars::ToLower(c);
+    if (c == '.') {
+      label = i + 1;
+    } else if (c == '-' && i == label + 3 && d[label] == 'x' && d[label + 1] == 'n' &&
+               d[label + 2] == '-') {
+      punycode = true;
+    }
   }
+  w->set_pos(w->pos() + host.size());
+  return punycode ? HostScan::kPunycode : HostScan::kOk;
+}
+
+// Writes an ASCII host from a slow path (decoded or IDNA output), which must be all allowed.
+Status PutCheckedAsciiHost(std::string_view host, KeyWriter* w, bool* punycode) {
+  w->Reserve(host.size());
+  const HostScan scan = PutAsciiHost(host, w);
+  if (scan == HostScan::kNeedsDecoding || scan == HostScan::kForbidden) {
+    return Invalid("forbidden host code point");
+  }
+  *punycode = scan == HostScan::kPunycode;
   return Status::Ok();
 }
 
@@ -158,11 +203,12 @@ Status PutHost(std::string_view host, const CanonicalizeOptions& options, KeyWri
     return Status::Ok();
   }
   const size_t begin = w->pos();
-  bool plain = true;  // ASCII without '%': the common case, handled without copies or libidn2
-  for (char c : host) plain = plain && c != '%' && static_cast<uint8_t>(c) < 0x80;
-  if (plain) {
-    URLSIEVE_RETURN_IF_ERROR(PutAsciiHost(host, w));
-  } else {
+  w->Reserve(host.size());
+  HostScan scan = PutAsciiHost(host, w);  // the common case: no copies, no libidn2
+  if (scan == HostScan::kForbidden) return Invalid("forbidden host code point");
+  bool punycode = scan == HostScan::kPunycode;
+  if (scan == HostScan::kNeedsDecoding) {
+    w->set_pos(begin);
     thread_local std::string decoded;
     decoded.clear();
     bool ascii = true;
@@ -178,20 +224,21 @@ Status PutHost(std::string_view host, const CanonicalizeOptions& options, KeyWri
       decoded.push_back(c);
     }
     if (ascii) {
-      URLSIEVE_RETURN_IF_ERROR(PutAsciiHost(decoded, w));
+      URLSIEVE_RETURN_IF_ERROR(PutCheckedAsciiHost(decoded, w, &punycode));
     } else {
       if (!url_chars::IsValidUtf8(decoded)) return Invalid("invalid UTF-8 in host");
       thread_local std::string ascii_host;
       URLSIEVE_RETURN_IF_ERROR(DomainToAscii(decoded, &ascii_host));
-      URLSIEVE_RETURN_IF_ERROR(PutAsciiHost(ascii_host, w));
+      URLSIEVE_RETURN_IF_ERROR(PutCheckedAsciiHost(ascii_host, w, &punycode));
+      punycode = false;  // libidn2's own output needs no second check
     }
   }
-  if (HasPunycodeLabel(w->View(begin, w->pos()))) {
+  if (punycode) {
     // An "xn--" label must hold valid punycode of a valid IDN; libidn2 checks and normalizes it.
     thread_local std::string ascii_host;
     URLSIEVE_RETURN_IF_ERROR(DomainToAscii(w->View(begin, w->pos()), &ascii_host));
     w->set_pos(begin);
-    URLSIEVE_RETURN_IF_ERROR(PutAsciiHost(ascii_host, w));
+    URLSIEVE_RETURN_IF_ERROR(PutCheckedAsciiHost(ascii_host, w, &punycode));
   }
   std::string_view out = w->View(begin, w->pos());
   if (out.empty()) return Invalid("empty host");
@@ -244,20 +291,7 @@ void PutPath(std::string_view s, size_t* pos, const CanonicalizeOptions& options
   if (i < n && IsSlash(s[i])) ++i;
   for (;;) {
     const size_t segment = w->pos();
-    while (i < n) {
-      const char c = s[i];
-      if (Is(c, url_chars::kPathLiteral)) {
-        w->Put(c);
-        ++i;
-      } else if (IsSlash(c) || c == '?' || c == '#') {
-        break;
-      } else if (c == '%') {
-        w->PutPercent(s, &i);
-      } else {  // RFC 3986 §2.1, §2.5: everything else, including UTF-8 bytes, is encoded
-        w->PutEncoded(static_cast<uint8_t>(c));
-        ++i;
-      }
-    }
+    i = w->PutComponent(s, i, url_chars::kPathLiteral, url_chars::kSegmentEnd);
     const bool last = !(i < n && IsSlash(s[i]));
     if (options.strip_session_ids) StripPathSessionIds(segment, w);
     const std::string_view text = w->View(segment, w->pos());
@@ -308,6 +342,9 @@ bool ApplyQueryRules(size_t begin, const CanonicalizeOptions& options, KeyWriter
       if (params.empty()) return false;  // the query carried nothing but session ids
     }
     if (options.sort_query) {
+      // Empty parameters ("a=1&&b=2", a trailing '&') say nothing; once the order is gone, neither
+      // does their position.
+      params.erase(std::remove(params.begin(), params.end(), std::string_view()), params.end());
       std::stable_sort(params.begin(), params.end(), [](std::string_view x, std::string_view y) {
         return x.substr(0, x.find('=')) < y.substr(0, y.find('='));
       });
@@ -333,49 +370,58 @@ Status CanonicalizeImpl(std::string_view url, const CanonicalizeOptions& options
   if (non_ascii && !url_chars::IsValidUtf8(s)) return Invalid("invalid UTF-8");
 
   // RFC 3986 §3.1, §6.2.2.1: the scheme is case-insensitive; only http and https are crawled.
-  const size_t scheme_len = SchemeLength(s);
-  if (scheme_len == 0) return Invalid("relative URL without a base");
-  const std::string_view scheme = s.substr(0, scheme_len);
+  size_t scheme_len;
   bool https;
-  if (url_chars::EqualsLower(scheme, "http")) {
-    https = false;
-  } else if (url_chars::EqualsLower(scheme, "https")) {
+  if (s.size() >= 8 && std::memcmp(s.data(), "https://", 8) == 0) {  // the usual spellings
+    scheme_len = 5;
     https = true;
+  } else if (s.size() >= 7 && std::memcmp(s.data(), "http://", 7) == 0) {
+    scheme_len = 4;
+    https = false;
   } else {
-    return UnsupportedScheme(scheme);
+    scheme_len = SchemeLength(s);
+    if (scheme_len == 0) return Invalid("relative URL without a base");
+    const std::string_view scheme = s.substr(0, scheme_len);
+    if (url_chars::EqualsLower(scheme, "http")) {
+      https = false;
+    } else if (url_chars::EqualsLower(scheme, "https")) {
+      https = true;
+    } else {
+      return UnsupportedScheme(scheme);
+    }
   }
 
-  // WHATWG "special authority ignore slashes": "http:/a", "http:\\\\a" and "http:a" all name a.
+  // WHATWG "special authority ignore slashes": "http:/a", "http:\\a" and "http:a" all name a.
   size_t i = scheme_len + 1;
   const size_t n = s.size();
   while (i < n && IsSlash(s[i])) ++i;
-  const size_t authority_begin = i;
-  while (i < n && !IsSlash(s[i]) && s[i] != '?' && s[i] != '#') ++i;
-  std::string_view authority = s.substr(authority_begin, i - authority_begin);
   // Userinfo (RFC 3986 §3.2.1) is dropped from the key: the same resource fetched with other
   // credentials is still the same URL to a crawler, and keys land in state files and logs where
   // passwords must not. The last '@' ends it, as in the WHATWG authority state.
-  const size_t at = authority.rfind('@');
-  if (at != std::string_view::npos) authority.remove_prefix(at + 1);
-
-  std::string_view host = authority, port_text;
+  size_t host_begin = i, colon = std::string_view::npos;
+  for (; i < n && !Is(s[i], url_chars::kSegmentEnd); ++i) {
+    if (s[i] == '@') {
+      host_begin = i + 1;
+      colon = std::string_view::npos;
+    } else if (s[i] == ':' && colon == std::string_view::npos) {
+      colon = i;
+    }
+  }
+  std::string_view host = s.substr(host_begin, i - host_begin), port_text;
   bool has_port = false;
-  if (!authority.empty() && authority[0] == '[') {
-    const size_t close = authority.find(']');
+  if (!host.empty() && host[0] == '[') {
+    const size_t close = host.find(']');
     if (close == std::string_view::npos) return Invalid("invalid IPv6 address");
-    host = authority.substr(0, close + 1);
-    if (close + 1 < authority.size()) {
-      if (authority[close + 1] != ':') return Invalid("invalid IPv6 address");
+    if (close + 1 < host.size()) {
+      if (host[close + 1] != ':') return Invalid("invalid IPv6 address");
       has_port = true;
-      port_text = authority.substr(close + 2);
+      port_text = host.substr(close + 2);
     }
-  } else {
-    const size_t colon = authority.find(':');
-    if (colon != std::string_view::npos) {
-      host = authority.substr(0, colon);
-      has_port = true;
-      port_text = authority.substr(colon + 1);
-    }
+    host = host.substr(0, close + 1);
+  } else if (colon != std::string_view::npos) {
+    has_port = true;
+    port_text = s.substr(colon + 1, i - colon - 1);
+    host = s.substr(host_begin, colon - host_begin);
   }
   if (host.empty()) return Invalid("empty host");
 
@@ -417,18 +463,7 @@ Status CanonicalizeImpl(std::string_view url, const CanonicalizeOptions& options
   if (i < n && s[i] == '?') {
     const size_t question = w.pos();
     w.Put('?');
-    for (++i; i < n && s[i] != '#';) {
-      const char c = s[i];
-      if (Is(c, url_chars::kQueryLiteral)) {
-        w.Put(c);
-        ++i;
-      } else if (c == '%') {
-        w.PutPercent(s, &i);
-      } else {
-        w.PutEncoded(static_cast<uint8_t>(c));
-        ++i;
-      }
-    }
+    i = w.PutComponent(s, i + 1, url_chars::kQueryLiteral, url_chars::kQueryEnd);
     if (options.sort_query || options.strip_session_ids || options.drop_empty_query) {
       if (!ApplyQueryRules(question + 1, options, &w)) w.set_pos(question);
     }

@@ -13,7 +13,7 @@
 
 namespace urlsieve::url_chars {
 
-enum : uint8_t {
+enum : uint16_t {
   kUnreserved = 1 << 0,    // RFC 3986 §2.3: ALPHA DIGIT - . _ ~
   kSubDelim = 1 << 1,      // RFC 3986 §2.2: ! $ & ' ( ) * + , ; =
   kPathLiteral = 1 << 2,   // pchar minus pct-encoded (§3.3): unreserved, sub-delims, ':' and '@'
@@ -21,12 +21,14 @@ enum : uint8_t {
   kHexDigit = 1 << 4,
   kSchemeChar = 1 << 5,   // §3.1: ALPHA DIGIT + - . (the first one must be ALPHA)
   kHostLiteral = 1 << 6,  // reg-name without pct-encoded (§3.2.2): unreserved and sub-delims
+  kSegmentEnd = 1 << 7,   // / \ ? #: ends the authority or a path segment of an http(s) URL
+  kQueryEnd = 1 << 8,     // #
 };
 
-constexpr std::array<uint8_t, 256> MakeTable() {
-  std::array<uint8_t, 256> t{};
+constexpr std::array<uint16_t, 256> MakeTable() {
+  std::array<uint16_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
-    uint8_t f = 0;
+    uint16_t f = 0;
     const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     const bool digit = c >= '0' && c <= '9';
     if (alpha || digit || c == '-' || c == '.' || c == '_' || c == '~') f |= kUnreserved;
@@ -39,14 +41,16 @@ constexpr std::array<uint8_t, 256> MakeTable() {
     if (digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) f |= kHexDigit;
     if (alpha || digit || c == '+' || c == '-' || c == '.') f |= kSchemeChar;
     if (f & (kUnreserved | kSubDelim)) f |= kHostLiteral;
+    if (c == '/' || c == '\\' || c == '?' || c == '#') f |= kSegmentEnd;
+    if (c == '#') f |= kQueryEnd;
     t[c] = f;
   }
   return t;
 }
 
-inline constexpr std::array<uint8_t, 256> kTable = MakeTable();
+inline constexpr std::array<uint16_t, 256> kTable = MakeTable();
 
-inline bool Is(char c, uint8_t mask) { return (kTable[static_cast<uint8_t>(c)] & mask) != 0; }
+inline bool Is(char c, uint16_t mask) { return (kTable[static_cast<uint8_t>(c)] & mask) != 0; }
 
 inline int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';

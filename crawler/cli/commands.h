@@ -12,6 +12,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
+// urlsieve canon: canonical keys for URLs on stdin (canon_command.cc).
+void AddCanonCommand(CLI::App& app, int* exit_code);
+
 }  // namespace urlsieve::cli
 
 #endif  // URLSIEVE_CRAWLER_CLI_COMMANDS_H_

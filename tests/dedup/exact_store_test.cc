@@ -67,6 +67,13 @@ TEST_F(ExactStoreTest, FirstOccurrenceInBatchWins) {
             (std::vector<uint8_t>{1, 1, 0, 0}));
 }
 
+TEST_F(ExactStoreTest, AbsenceHintSkipsOnlyTheFirstProbeOfAHash) {
+  // A later occurrence flagged "not stored" must still find the earlier one of the same batch.
+  EXPECT_EQ(Insert({{5, "http://q/", true}, {5, "http://q/", false}, {6, "http://r/", false}}),
+            (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(*store_->CountRows(), 2u);
+}
+
 TEST_F(ExactStoreTest, HandlesHashesWithTheHighBitSet) {
   const uint64_t big = 0xFFFF'FFFF'FFFF'FFF0ull;
   EXPECT_EQ(Insert({{big, "http://a/"}, {1, "http://b/"}}), (std::vector<uint8_t>{1, 1}));

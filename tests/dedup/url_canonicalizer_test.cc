@@ -289,6 +289,8 @@ TEST(UrlCanonicalizerTest, SortQuery) {
   EXPECT_EQ(Key("http://a/?b=2&a=9&a=1&b=1", options), "http://a/?a=9&a=1&b=2&b=1");  // stable
   EXPECT_EQ(Key("http://a/?b&a=&a", options), "http://a/?a=&a&b");
   EXPECT_EQ(Key("http://a/?", options), "http://a/?");
+  EXPECT_EQ(Key("http://a/?b=2&&a=1&", options), "http://a/?a=1&b=2");  // empty params go
+  EXPECT_EQ(Key("http://a/?&&", options), "http://a/?");
 }
 
 TEST(UrlCanonicalizerTest, DropEmptyQuery) {

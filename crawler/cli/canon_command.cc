@@ -1,0 +1,85 @@
+// `urlsieve canon`: canonical keys for URLs read one per line from stdin.
+//
+// Exactly one output line per input line (the key, or "error: <reason>"), so the output can be
+// pasted beside the input. Streaming with constant memory.
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "crawler/cli/commands.h"
+#include "crawler/cli/line_io.h"
+#include "dedup/url_canonicalizer.h"
+
+namespace urlsieve::cli {
+namespace {
+
+struct CanonFlags {
+  std::string base;
+  CanonicalizeOptions options;
+};
+
+int RunCanon(const CanonFlags& flags) {
+  const UrlCanonicalizer canonicalizer(flags.options);
+  const bool has_base = !flags.base.empty();
+  if (has_base) {
+    const Result<CanonicalUrl> base = canonicalizer.Canonicalize(flags.base);
+    if (!base.ok()) {
+      fprintf(stderr, "urlsieve canon: invalid --base: %s\n", base.status().message().c_str());
+      return kExitUsage;
+    }
+  }
+  LineReader reader(STDIN_FILENO);
+  LineWriter writer(STDOUT_FILENO);
+  std::string key;
+  std::string_view line;
+  while (reader.Next(&line)) {
+    Status status;
+    if (has_base) {
+      Result<std::string> absolute = canonicalizer.Resolve(flags.base, line);
+      status = absolute.ok() ? canonicalizer.CanonicalizeTo(*absolute, &key) : absolute.status();
+    } else {
+      status = canonicalizer.CanonicalizeTo(line, &key);
+    }
+    if (status.ok()) {
+      writer.WriteLine(key);
+    } else {
+      writer.Write("error: ");
+      writer.WriteLine(status.message());
+    }
+    if (!writer.ok()) break;
+  }
+  const bool flushed = writer.Flush();
+  if (reader.error()) {
+    fprintf(stderr, "urlsieve canon: error reading stdin\n");
+    return kExitFailure;
+  }
+  if (!flushed) {
+    fprintf(stderr, "urlsieve canon: error writing stdout\n");
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddCanonCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<CanonFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "canon", "Print the canonical key of each URL read from stdin, one line per input line");
+  cmd->add_option("--base", flags->base, "Resolve each line against this absolute URL first");
+  cmd->add_flag("--sort-query", flags->options.sort_query, "Sort query parameters by name");
+  cmd->add_flag("--drop-empty-query", flags->options.drop_empty_query, "Drop an empty '?'");
+  cmd->add_flag("--strip-session-ids", flags->options.strip_session_ids,
+                "Remove jsessionid, phpsessid, sid, aspsessionid, cfid, cftoken");
+  cmd->add_flag("--strip-www", flags->options.strip_www, "Remove a leading 'www.' from hosts");
+  cmd->add_flag("--collapse-slashes", flags->options.collapse_slashes,
+                "Collapse '//' in paths to '/'");
+  cmd->add_option("--max-length", flags->options.max_length,
+                  "Reject URLs longer than this many bytes")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  cmd->callback([flags, exit_code] { *exit_code = RunCanon(*flags); });
+}
+
+}  // namespace urlsieve::cli

@@ -1,0 +1,184 @@
+// SeenFilter: the URL-seen stage a crawler embeds (DESIGN.md §4). It canonicalizes a URL, hashes
+// the key once (XXH3-128), and asks a scalable Bloom filter whether it is new; in exact mode every
+// Bloom "maybe seen" is confirmed against the SQLite exact store (one index probe comparing the
+// full canonical URL), so no new URL is ever reported as seen.
+//
+// Modes
+//  - In memory (state_dir empty): a Bloom filter only; nothing persists.
+//  - Persistent (state_dir set): the state lives in a directory (layout below) and survives
+//    restarts. Standalone (checkpointed = false): each batch written to the exact store is its own
+//    transaction. Checkpointed (the crawl): writes accumulate in one long transaction on the shared
+//    state database and become durable together with the caller's tables (the frontier's) at
+//    Checkpoint().
+//
+// State directory layout (format version 1)
+//   DIR/state.db          SQLite. `urlsieve_meta(key TEXT PRIMARY KEY, value)`: format
+//                         "urlsieve-state", version, capacity, fp_rate, exact, canonicalizer
+//                         options, generation, counters. In exact mode also `seen_urls` (see
+//                         exact_store.h). In checkpointed mode other layers add their own tables.
+//   DIR/bloom.snap        The Bloom filter snapshot (bloom_snapshot.h), tagged with the generation
+//                         of the database commit it matches.
+//   DIR/bloom.snap.next   Transient: the snapshot of a checkpoint whose commit may not have
+//                         happened. Each Checkpoint writes it, COMMITs the new generation, then
+//                         renames it over bloom.snap. On open, a .next whose generation equals the
+//                         database's is promoted (the crash hit after the commit); otherwise it is
+//                         discarded (the commit never happened).
+// The first open creates the directory and records the given capacity, ε, exact flag and
+// canonicalizer options; later opens reuse the stored ones (notices() says when the caller asked
+// for others). A snapshot that is missing, stale (generation differs from the database's) or
+// corrupt is rebuilt from the exact store in exact mode, and is an error in Bloom-only mode. A
+// foreign or corrupt state.db is a Corruption error; nothing is ever overwritten.
+//
+// Durability: a Bloom-only filter is durable at Save()/Checkpoint(). An exact standalone filter
+// commits each batch, so its rows survive a crash; the Bloom filter is then rebuilt from them.
+//
+// Thread-safety: every method may be called concurrently. Exactly one of several threads inserting
+// the same URL at once is told "new" (DESIGN invariant 5):
+//  - Bloom-only mode: by the Bloom filter's own per-key lock; inserts hold `mu_` shared, only to
+//    keep Checkpoint() (exclusive) from snapshotting in the middle of a batch.
+//  - Exact mode: a batch holds `mu_` exclusively across Bloom test-and-set, SQLite confirmation and
+//    insert. Without it, thread A's Bloom "new" could set the bits, thread B's Bloom could then say
+//    "maybe" and probe SQLite before A wrote the row: both would be told "new". SQLite has one
+//    writer per database anyway, so the lock costs no parallelism there; canonicalizing and hashing
+//    run before it is taken.
+#ifndef URLSIEVE_DEDUP_SEEN_FILTER_H_
+#define URLSIEVE_DEDUP_SEEN_FILTER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dedup/exact_store.h"
+#include "dedup/status.h"
+#include "dedup/url_canonicalizer.h"
+
+namespace urlsieve {
+
+class ScalableBloomFilter;
+class SqliteDb;
+struct KeyHash;
+
+struct SeenFilterOptions {
+  uint64_t capacity = 10'000'000;  // keys at which the Bloom filter still meets fp_rate (it grows)
+  double fp_rate = 1e-3;           // Bloom false-positive bound (ignored for answers in exact mode)
+  std::string state_dir;           // empty: in memory only
+  bool exact = false;              // SQLite confirms every Bloom "maybe" (needs state_dir)
+  bool checkpointed = false;       // crawl mode: commit only at Checkpoint()
+  CanonicalizeOptions canonicalize;
+};
+
+enum class Verdict : uint8_t { kNew, kSeen, kInvalid };
+
+struct SeenResult {
+  Verdict verdict = Verdict::kSeen;
+  Status error;  // the reason when verdict == kInvalid
+};
+
+struct SeenStats {
+  uint64_t capacity = 0;  // as stored
+  double fp_rate = 0;     // as stored
+  bool exact = false;
+  uint64_t generation = 0;  // of the last commit/checkpoint
+  // The Bloom filter.
+  uint64_t bloom_inserted = 0;
+  uint64_t bloom_capacity = 0;
+  uint32_t bloom_layers = 0;
+  uint64_t bloom_bytes = 0;
+  double bloom_fill_ratio = 0;
+  double bloom_expected_fp_rate = 0;
+  // The exact store (exact mode), cumulative over the state's lifetime as of the last commit plus
+  // this session.
+  uint64_t stored_keys = 0;      // rows in seen_urls
+  uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
+  uint64_t false_positives = 0;  // ... of which the key was in fact new
+};
+
+class SeenFilter {
+ public:
+  // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir,
+  // capacity 0, fp_rate outside (0, 1)); Corruption for a foreign or damaged state; IoError.
+  static Result<std::unique_ptr<SeenFilter>> Open(const SeenFilterOptions& options);
+  ~SeenFilter();
+  SeenFilter(const SeenFilter&) = delete;
+  SeenFilter& operator=(const SeenFilter&) = delete;
+
+  // True if the URL's canonical key was never seen (and is now recorded). InvalidArgument for a
+  // URL the canonicalizer rejects.
+  Result<bool> InsertIfNew(std::string_view url);
+  // One result per URL, in order; a URL repeated within the batch is new at most once (its first
+  // occurrence). A non-OK Status means the exact store failed and no verdict can be trusted.
+  Status InsertIfNewBatch(std::span<const std::string_view> urls, std::vector<SeenResult>* out);
+  // For callers that already hold canonical keys (UrlCanonicalizer::CanonicalizeTo with the same
+  // options as canonicalize_options()): skips canonicalization. (*is_new)[i] is 1 for a new key.
+  Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new);
+
+  // Has the URL been seen? (does not record it).
+  Result<bool> Contains(std::string_view url) const;
+
+  SeenStats Stats() const;
+
+  // Makes everything inserted so far durable (a Checkpoint with nothing else to write). A no-op
+  // for an in-memory filter.
+  Status Save();
+  // Under an exclusive lock (no insert runs): runs write_more(state_db) inside the current
+  // transaction, records a new generation, writes the Bloom snapshot, COMMITs, and (checkpointed
+  // mode) BEGINs the next transaction. FailedPrecondition for an in-memory filter.
+  Status Checkpoint(const std::function<Status(SqliteDb&)>& write_more = nullptr);
+
+  // The state database, shared with the crawl's other durable tables (null in memory). In
+  // checkpointed mode a transaction is always open on it: use it only inside Checkpoint's
+  // write_more, or while no insert runs.
+  SqliteDb* state_db() { return db_.get(); }
+
+  // The options in effect (the stored ones when an existing state was reopened).
+  const SeenFilterOptions& options() const { return options_; }
+  const UrlCanonicalizer& canonicalizer() const { return canonicalizer_; }
+  // Human-readable notes from Open: stored parameters that override the requested ones, a Bloom
+  // filter rebuilt from the exact store and why.
+  const std::vector<std::string>& notices() const { return notices_; }
+
+ private:
+  explicit SeenFilter(const SeenFilterOptions& options);
+
+  Status OpenState(const SeenFilterOptions& requested);
+  Status LoadOrRebuildBloom();
+  Status RebuildBloom(const std::string& why);
+  Status WriteMeta(std::string_view key, const std::string& value);
+  // Decides, for keys already hashed, which are new. Takes mu_ itself.
+  Status InsertHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
+                      bool* is_new);
+  Status InsertExactLocked(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
+                           bool* is_new);
+  Status CheckpointLocked(const std::function<Status(SqliteDb&)>& write_more);
+  std::string SnapshotPath() const;
+  std::string NextSnapshotPath() const;
+
+  SeenFilterOptions options_;
+  UrlCanonicalizer canonicalizer_;
+  std::vector<std::string> notices_;
+
+  // Shared by Bloom-only inserts, exclusive for exact-mode batches, Contains in exact mode,
+  // Checkpoint.
+  mutable std::shared_mutex mu_;
+  std::unique_ptr<ScalableBloomFilter> bloom_;
+  std::unique_ptr<SqliteDb> db_;            // null in memory
+  std::unique_ptr<ExactStore> store_;       // exact mode only
+  uint64_t generation_ = 0;                 // guarded by mu_
+  bool snapshot_current_ = true;            // bloom.snap matches the committed rows; guarded by mu_
+  std::vector<ExactStore::Entry> entries_;  // exact-mode batch buffers, guarded by mu_
+  std::vector<uint8_t> inserted_;
+  std::atomic<uint64_t> stored_keys_{0};
+  std::atomic<uint64_t> maybe_lookups_{0};
+  std::atomic<uint64_t> false_positives_{0};
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_DEDUP_SEEN_FILTER_H_

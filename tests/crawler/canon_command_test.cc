@@ -1,0 +1,168 @@
+// Runs the real `urlsieve canon` binary: stdin from a file, stdout captured, exit code checked.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct CanonRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+class CanonCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/urlsieve_canon_test_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+
+  // Feeds `input` on stdin to `urlsieve canon <args>`; `redirect` is appended to the command.
+  CanonRun Canon(const std::string& input, const std::string& args = "",
+                 const std::string& redirect = "2>/dev/null") {
+    const std::string in_path = dir_ + "/in.txt";
+    std::ofstream(in_path, std::ios::binary) << input;
+    const std::string cmd =
+        std::string(URLSIEVE_BINARY) + " canon " + args + " < '" + in_path + "' " + redirect;
+    CanonRun run;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (pipe == nullptr) return run;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) run.out.append(buf, n);
+    const int status = pclose(pipe);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return run;
+  }
+
+  std::string dir_;
+};
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST_F(CanonCommandTest, OneOutputLinePerInputLine) {
+  const CanonRun run = Canon(
+      "HTTP://Example.COM:80/a/./b#f\n"
+      "\n"
+      "mailto:someone@example.com\n"
+      "http://b\xc3\xbc"
+      "cher.de/\n"
+      "../relative\n"
+      "http://0x7f.1/\n"
+      "http://example.com:99999/\n"
+      "  https://example.com/%7euser  \n"
+      "http://[::FFFF:127.0.0.1]/\n"
+      "http://last.example/no-newline");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(Lines(run.out), (std::vector<std::string>{
+                                "http://example.com/a/b",
+                                "error: empty url",
+                                "error: unsupported scheme 'mailto'",
+                                "http://xn--bcher-kva.de/",
+                                "error: relative URL without a base",
+                                "http://127.0.0.1/",
+                                "error: invalid port",
+                                "https://example.com/~user",
+                                "http://[::ffff:7f00:1]/",
+                                "http://last.example/no-newline",
+                            }));
+}
+
+TEST_F(CanonCommandTest, EmptyInputGivesEmptyOutput) {
+  const CanonRun run = Canon("");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out, "");
+}
+
+TEST_F(CanonCommandTest, CrLfLineEndings) {
+  const CanonRun run = Canon("http://a/x\r\nhttp://b/y\r\n\r\n");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out, "http://a/x\nhttp://b/y\nerror: empty url\n");
+}
+
+TEST_F(CanonCommandTest, BaseResolvesEachLine) {
+  const CanonRun run =
+      Canon("g\n../x?q#f\n//other.org\n\njavascript:void(0)\n", "--base 'http://a/b/c/d;p?q'");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(Lines(run.out), (std::vector<std::string>{
+                                "http://a/b/c/g",
+                                "http://a/b/x?q",
+                                "http://other.org/",
+                                "http://a/b/c/d;p?q",  // RFC 3986 §5.4.1: "" is the base
+                                "error: unsupported scheme 'javascript'",
+                            }));
+}
+
+TEST_F(CanonCommandTest, CrawlerRuleFlags) {
+  const std::string url = "http://www.example.com//a//b;jsessionid=1?z=1&sid=2&a=3\n";
+  EXPECT_EQ(Canon(url).out, "http://www.example.com//a//b;jsessionid=1?z=1&sid=2&a=3\n");
+  EXPECT_EQ(Canon(url, "--sort-query").out,
+            "http://www.example.com//a//b;jsessionid=1?a=3&sid=2&z=1\n");
+  EXPECT_EQ(Canon(url, "--strip-session-ids").out, "http://www.example.com//a//b?z=1&a=3\n");
+  EXPECT_EQ(Canon(url, "--strip-www").out, "http://example.com//a//b;jsessionid=1?z=1&sid=2&a=3\n");
+  EXPECT_EQ(Canon(url, "--collapse-slashes").out,
+            "http://www.example.com/a/b;jsessionid=1?z=1&sid=2&a=3\n");
+  EXPECT_EQ(Canon("http://a/p?\n").out, "http://a/p?\n");
+  EXPECT_EQ(Canon("http://a/p?\n", "--drop-empty-query").out, "http://a/p\n");
+  EXPECT_EQ(Canon(url,
+                  "--sort-query --drop-empty-query --strip-session-ids --strip-www "
+                  "--collapse-slashes")
+                .out,
+            "http://example.com/a/b?a=3&z=1\n");
+}
+
+TEST_F(CanonCommandTest, MaxLength) {
+  const CanonRun run = Canon("http://example.com/1\nhttp://example.com/12\n", "--max-length 20");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out, "http://example.com/1\nerror: url too long (21 > 20 bytes)\n");
+}
+
+TEST_F(CanonCommandTest, UsageErrorsExitTwo) {
+  for (const char* args : {"--base /relative", "--base mailto:x", "--bogus", "--max-length 0",
+                           "--max-length abc", "--base"}) {
+    const CanonRun run = Canon("http://a/\n", args);
+    EXPECT_EQ(run.exit_code, 2) << args;
+    EXPECT_EQ(run.out, "") << args;
+  }
+}
+
+TEST_F(CanonCommandTest, ReadErrorExitsOne) {
+  // A directory as stdin: read() fails with EISDIR.
+  const std::string cmd = std::string(URLSIEVE_BINARY) + " canon < / >/dev/null 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+}
+
+TEST_F(CanonCommandTest, WriteErrorExitsOne) {
+  // stdout closed: every write() fails with EBADF.
+  const CanonRun run = Canon("http://a/\n", "", ">&- 2>/dev/null");
+  EXPECT_EQ(run.exit_code, 1);
+}
+
+TEST_F(CanonCommandTest, StreamsManyLines) {
+  std::string input;
+  for (int i = 0; i < 50000; ++i)
+    input += "HTTP://Host" + std::to_string(i % 97) + ".example/p/" + std::to_string(i) + "\n";
+  const CanonRun run = Canon(input);
+  EXPECT_EQ(run.exit_code, 0);
+  const std::vector<std::string> lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 50000u);
+  EXPECT_EQ(lines[0], "http://host0.example/p/0");
+  EXPECT_EQ(lines[49999], "http://host44.example/p/49999");
+}
+
+}  // namespace

@@ -106,45 +106,61 @@ class PySeenFilter {
     }
     std::shared_ptr<SeenFilter> f = Get();
     const size_t n = ends.size();
-    std::vector<std::string> keys(n);
-    std::vector<std::string_view> valid;  // the keys of the valid URLs, in order
+    // The keys of the valid URLs, back to back in one buffer: no allocation per URL.
+    std::string keys;
+    std::vector<size_t> key_ends;
+    std::vector<std::string_view> valid;
     std::vector<uint8_t> is_new;
-    std::vector<Status> errors(n);
-    size_t first_invalid = n;
+    std::vector<uint32_t> invalid_at;  // indexes of the invalid URLs
+    Status first_error;
     Status failed;
     {
       py::gil_scoped_release release;
       const UrlCanonicalizer& canon = f->canonicalizer();
-      valid.reserve(n);
+      std::string key;
+      keys.reserve(text.size() + text.size() / 8);
+      key_ends.reserve(n);
       size_t begin = 0;
       for (size_t i = 0; i < n; ++i) {
-        errors[i] = canon.CanonicalizeTo(std::string_view(text).substr(begin, ends[i] - begin),
-                                         &keys[i]);
+        Status s = canon.CanonicalizeTo(std::string_view(text).substr(begin, ends[i] - begin), &key);
         begin = ends[i];
-        if (errors[i].ok()) {
-          valid.push_back(keys[i]);
-        } else if (first_invalid == n) {
-          first_invalid = i;
+        if (s.ok()) {
+          keys.append(key);
+          key_ends.push_back(keys.size());
+        } else {
+          if (invalid_at.empty()) first_error = std::move(s);
+          invalid_at.push_back(static_cast<uint32_t>(i));
           if (raise) break;
         }
       }
-      if (!(raise && first_invalid < n)) failed = f->InsertKeysIfNew(valid, &is_new);
+      if (!(raise && !invalid_at.empty())) {
+        valid.reserve(key_ends.size());
+        size_t b = 0;
+        for (size_t e : key_ends) {
+          valid.emplace_back(keys.data() + b, e - b);
+          b = e;
+        }
+        failed = f->InsertKeysIfNew(valid, &is_new);
+      }
     }
-    if (raise && first_invalid < n) {
-      size_t begin = first_invalid == 0 ? 0 : ends[first_invalid - 1];
-      std::string url = text.substr(begin, ends[first_invalid] - begin);
-      throw py::value_error("invalid URL at index " + std::to_string(first_invalid) + " (" +
-                            py::repr(py::bytes(url)).cast<std::string>() + "): " +
-                            errors[first_invalid].message() + "; nothing was inserted");
+    if (raise && !invalid_at.empty()) {
+      size_t i = invalid_at[0];
+      size_t begin = i == 0 ? 0 : ends[i - 1];
+      std::string url = text.substr(begin, ends[i] - begin);
+      throw py::value_error("invalid URL at index " + std::to_string(i) + " (" +
+                            py::repr(py::bytes(url)).cast<std::string>() +
+                            "): " + first_error.message() + "; nothing was inserted");
     }
     if (!failed.ok()) Throw(failed);
     py::list out(n);
-    size_t j = 0;
+    size_t j = 0;  // into is_new
+    size_t k = 0;  // into invalid_at
     for (size_t i = 0; i < n; ++i) {
-      if (errors[i].ok()) {
-        out[i] = py::bool_(is_new[j++] != 0);
-      } else {
+      if (k < invalid_at.size() && invalid_at[k] == i) {
         out[i] = py::none();
+        ++k;
+      } else {
+        out[i] = py::bool_(is_new[j++] != 0);
       }
     }
     return out;

@@ -60,11 +60,11 @@ typedef struct urlsieve_error {
 } urlsieve_error;
 
 typedef struct urlsieve_options {
-  size_t struct_size;   /* sizeof(urlsieve_options); set by urlsieve_options_init */
-  uint64_t capacity;    /* URLs at which the Bloom filter still meets fp_rate (it grows); 10^7 */
-  double fp_rate;       /* Bloom false-positive bound, in (0, 1); 1e-3 */
+  size_t struct_size;    /* sizeof(urlsieve_options); set by urlsieve_options_init */
+  uint64_t capacity;     /* URLs at which the Bloom filter still meets fp_rate (it grows); 10^7 */
+  double fp_rate;        /* Bloom false-positive bound, in (0, 1); 1e-3 */
   const char* state_dir; /* NULL or "": in memory only; else created or reopened */
-  int exact;            /* nonzero: SQLite confirms Bloom "maybe seen" (needs state_dir); 0 */
+  int exact;             /* nonzero: SQLite confirms Bloom "maybe seen" (needs state_dir); 0 */
   /* Opt-in canonicalization rules (DESIGN.md §4), all 0 by default. */
   int sort_query;        /* order query parameters by name */
   int drop_empty_query;  /* "http://a/p?" -> "http://a/p" */

@@ -23,13 +23,20 @@ using urlsieve::StatusCode;
 
 urlsieve_status ToCode(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return URLSIEVE_OK;
-    case StatusCode::kInvalidArgument: return URLSIEVE_INVALID_ARGUMENT;
-    case StatusCode::kNotFound: return URLSIEVE_NOT_FOUND;
-    case StatusCode::kCorruption: return URLSIEVE_CORRUPTION;
-    case StatusCode::kIoError: return URLSIEVE_IO_ERROR;
-    case StatusCode::kFailedPrecondition: return URLSIEVE_FAILED_PRECONDITION;
-    case StatusCode::kUnsupported: return URLSIEVE_UNSUPPORTED;
+    case StatusCode::kOk:
+      return URLSIEVE_OK;
+    case StatusCode::kInvalidArgument:
+      return URLSIEVE_INVALID_ARGUMENT;
+    case StatusCode::kNotFound:
+      return URLSIEVE_NOT_FOUND;
+    case StatusCode::kCorruption:
+      return URLSIEVE_CORRUPTION;
+    case StatusCode::kIoError:
+      return URLSIEVE_IO_ERROR;
+    case StatusCode::kFailedPrecondition:
+      return URLSIEVE_FAILED_PRECONDITION;
+    case StatusCode::kUnsupported:
+      return URLSIEVE_UNSUPPORTED;
   }
   return URLSIEVE_INTERNAL;
 }
@@ -81,16 +88,26 @@ const char* urlsieve_version(void) { return "0.1.0"; }
 
 const char* urlsieve_status_name(urlsieve_status code) {
   switch (code) {
-    case URLSIEVE_OK: return "ok";
-    case URLSIEVE_INVALID_ARGUMENT: return "invalid argument";
-    case URLSIEVE_NOT_FOUND: return "not found";
-    case URLSIEVE_CORRUPTION: return "corruption";
-    case URLSIEVE_IO_ERROR: return "I/O error";
-    case URLSIEVE_FAILED_PRECONDITION: return "failed precondition";
-    case URLSIEVE_UNSUPPORTED: return "unsupported";
-    case URLSIEVE_OUT_OF_MEMORY: return "out of memory";
-    case URLSIEVE_INTERNAL: return "internal error";
-    case URLSIEVE_BUFFER_TOO_SMALL: return "buffer too small";
+    case URLSIEVE_OK:
+      return "ok";
+    case URLSIEVE_INVALID_ARGUMENT:
+      return "invalid argument";
+    case URLSIEVE_NOT_FOUND:
+      return "not found";
+    case URLSIEVE_CORRUPTION:
+      return "corruption";
+    case URLSIEVE_IO_ERROR:
+      return "I/O error";
+    case URLSIEVE_FAILED_PRECONDITION:
+      return "failed precondition";
+    case URLSIEVE_UNSUPPORTED:
+      return "unsupported";
+    case URLSIEVE_OUT_OF_MEMORY:
+      return "out of memory";
+    case URLSIEVE_INTERNAL:
+      return "internal error";
+    case URLSIEVE_BUFFER_TOO_SMALL:
+      return "buffer too small";
   }
   return "unknown status";
 }
@@ -111,7 +128,8 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
                               urlsieve_error* error) {
   if (filter != nullptr) *filter = nullptr;
   if (options == nullptr || filter == nullptr) {
-    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_open: options and filter must not be NULL");
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_open: options and filter must not be NULL");
   }
   if (options->struct_size < offsetof(urlsieve_options, sort_query)) {
     return Fail(error, URLSIEVE_INVALID_ARGUMENT,
@@ -179,9 +197,15 @@ urlsieve_status urlsieve_insert_batch(urlsieve_filter* filter, const urlsieve_ur
     if (!s.ok()) return Report(error, s);
     for (size_t i = 0; i < count; ++i) {
       switch (out[i].verdict) {
-        case urlsieve::Verdict::kNew: results[i] = URLSIEVE_NEW; break;
-        case urlsieve::Verdict::kSeen: results[i] = URLSIEVE_SEEN; break;
-        case urlsieve::Verdict::kInvalid: results[i] = URLSIEVE_INVALID; break;
+        case urlsieve::Verdict::kNew:
+          results[i] = URLSIEVE_NEW;
+          break;
+        case urlsieve::Verdict::kSeen:
+          results[i] = URLSIEVE_SEEN;
+          break;
+        case urlsieve::Verdict::kInvalid:
+          results[i] = URLSIEVE_INVALID;
+          break;
       }
     }
     return URLSIEVE_OK;
@@ -204,8 +228,8 @@ urlsieve_status urlsieve_contains(const urlsieve_filter* filter, const char* url
 urlsieve_status urlsieve_canonicalize(const urlsieve_filter* filter, const char* url, size_t size,
                                       char* buffer, size_t buffer_size, size_t* key_size,
                                       urlsieve_error* error) {
-  if (filter == nullptr || (url == nullptr && size != 0) || (buffer == nullptr && buffer_size != 0) ||
-      key_size == nullptr) {
+  if (filter == nullptr || (url == nullptr && size != 0) ||
+      (buffer == nullptr && buffer_size != 0) || key_size == nullptr) {
     return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_canonicalize: NULL argument");
   }
   return Guard(error, [&]() -> urlsieve_status {
@@ -255,7 +279,8 @@ urlsieve_status urlsieve_get_stats(const urlsieve_filter* filter, urlsieve_stats
 }
 
 urlsieve_status urlsieve_save(urlsieve_filter* filter, urlsieve_error* error) {
-  if (filter == nullptr) return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_save: NULL filter");
+  if (filter == nullptr)
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_save: NULL filter");
   return Guard(error, [&]() -> urlsieve_status { return Report(error, filter->filter->Save()); });
 }
 

@@ -122,7 +122,8 @@ class PySeenFilter {
       key_ends.reserve(n);
       size_t begin = 0;
       for (size_t i = 0; i < n; ++i) {
-        Status s = canon.CanonicalizeTo(std::string_view(text).substr(begin, ends[i] - begin), &key);
+        Status s =
+            canon.CanonicalizeTo(std::string_view(text).substr(begin, ends[i] - begin), &key);
         begin = ends[i];
         if (s.ok()) {
           keys.append(key);

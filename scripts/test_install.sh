@@ -55,6 +55,7 @@ check cmake_shared "$tmp/consumer/consumer_shared"
 check cmake_c "$tmp/consumer/consumer_c"
 ldd "$tmp/consumer/consumer_shared" | grep -q "$libdir/liburlsieve_dedup.so" \
   || fail "consumer_shared does not use the installed shared library"
+ldd "$tmp/consumer/consumer" | grep -q liburlsieve && fail "urlsieve::dedup is not the static library"
 
 # pkg-config.
 export PKG_CONFIG_PATH=$libdir/pkgconfig

@@ -13,24 +13,24 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                       \
-    }                                                                   \
+      ++failures;                                                              \
+    }                                                                          \
   } while (0)
 
-#define CHECK_OK(expr)                                                             \
-  do {                                                                             \
-    urlsieve_error e_;                                                             \
-    urlsieve_status s_;                                                            \
-    memset(&e_, 0, sizeof(e_));                                                    \
-    s_ = urlsieve_##expr;                                                          \
-    if (s_ != URLSIEVE_OK) {                                                       \
+#define CHECK_OK(expr)                                                                  \
+  do {                                                                                  \
+    urlsieve_error e_;                                                                  \
+    urlsieve_status s_;                                                                 \
+    memset(&e_, 0, sizeof(e_));                                                         \
+    s_ = urlsieve_##expr;                                                               \
+    if (s_ != URLSIEVE_OK) {                                                            \
       fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, e_.message); \
-      ++failures;                                                                  \
-    }                                                                              \
+      ++failures;                                                                       \
+    }                                                                                   \
   } while (0)
 
 static urlsieve_filter* OpenMemory(void) {
@@ -92,7 +92,7 @@ static void TestBatch(void) {
   urlsieve_url urls[6];
   uint8_t results[6];
   const char* text[6] = {"http://b.example/1", "http://B.example/1#f", "mailto:x@y",
-                         "http://b.example/2", "http://b.example/1", "http://b.example/3"};
+                         "http://b.example/2", "http://b.example/1",   "http://b.example/3"};
   int i;
   CHECK(Insert(f, "http://b.example/3") == 1);
   for (i = 0; i < 6; ++i) {

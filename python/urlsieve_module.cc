@@ -111,7 +111,7 @@ class PySeenFilter {
     std::vector<size_t> key_ends;
     std::vector<std::string_view> valid;
     std::vector<uint8_t> is_new;
-    std::vector<uint32_t> invalid_at;  // indexes of the invalid URLs
+    std::vector<size_t> invalid_at;  // indexes of the invalid URLs
     Status first_error;
     Status failed;
     {
@@ -130,7 +130,7 @@ class PySeenFilter {
           key_ends.push_back(keys.size());
         } else {
           if (invalid_at.empty()) first_error = std::move(s);
-          invalid_at.push_back(static_cast<uint32_t>(i));
+          invalid_at.push_back(i);
           if (raise) break;
         }
       }

@@ -67,4 +67,17 @@ cc -std=c99 $flags "$src/examples/consumer/consumer_c.c" -o "$tmp/pc_static_c" \
   $(pkg-config --cflags urlsieve) $static_libs
 ldd "$tmp/pc_static_c" | grep -q liburlsieve && fail "pc_static_c links the shared library"
 check pkgconfig_static_c "$tmp/pc_static_c"
+
+# The Python package, when it was built (not under sanitizers: the interpreter is not instrumented).
+pydir=$prefix/lib/python3/dist-packages
+if [[ -d "$pydir/urlsieve" && -z "$sanitize" ]]; then
+  out=$(cd "$tmp" && PYTHONPATH=$pydir /usr/bin/python3 -c '
+import sys, urlsieve
+seen = urlsieve.SeenFilter(capacity=100)
+print("\n".join(u for u in sys.stdin.read().split() if seen.insert_if_new(u)))
+print(urlsieve.__file__)' < "$tmp/in.txt")
+  [[ "$out" == "$(cat "$tmp/expected.txt")"$'\n'"$pydir/urlsieve/__init__.py" ]] \
+    || fail "installed Python package: $out"
+  echo "test_install: python ok"
+fi
 echo "test_install: all ok"

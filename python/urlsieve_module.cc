@@ -1,16 +1,17 @@
 // urlsieve._core: SeenFilter for Python (pybind11). The package's __init__.py re-exports it.
 //
-// Batches cross once: insert_many copies the URLs' bytes into one buffer while it holds the GIL
-// (so no Python object is touched without it), then canonicalizes and inserts with the GIL
-// released. Thread-safety: a SeenFilter may be shared by Python threads; close() waits for no one,
-// but every call holds its own reference to the native filter, so closing while another thread
-// inserts is safe (that insert finishes on the still-open filter).
+// Batches cross once: insert_many collects the URLs while it holds the GIL, then canonicalizes and
+// inserts them with the GIL released. Thread-safety: a SeenFilter may be shared by Python threads;
+// close() waits for no one, but every call holds its own reference to the native filter, so closing
+// while another thread inserts is safe (that insert finishes on the still-open filter).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -94,74 +95,71 @@ class PySeenFilter {
 
   // One bool per URL, or None for an invalid URL when invalid="none"; with invalid="raise" (the
   // default) an invalid URL raises ValueError naming it and its index, and nothing of the batch is
-  // inserted.
+  // inserted (a caller must never lose the verdicts of URLs that were inserted before the error).
+  //
+  // Memory is what bounds a big batch, so the URLs are not copied: the batch holds a reference to
+  // each (str and bytes are immutable, so their bytes stay put while the GIL is released) and
+  // inserts in chunks. The price of "nothing inserted" is a validation pass that canonicalizes
+  // each URL once more.
   py::list InsertMany(py::iterable urls, const std::string& invalid) {
     bool raise = invalid == "raise";
     if (!raise && invalid != "none") throw py::value_error("invalid must be 'raise' or 'none'");
-    std::string text;
-    std::vector<size_t> ends;
+    std::vector<py::object> refs;
+    std::vector<std::string_view> views;
     for (py::handle url : urls) {
-      text.append(UrlBytes(url));
-      ends.push_back(text.size());
+      py::object ref = py::reinterpret_borrow<py::object>(url);
+      if (PyByteArray_Check(url.ptr())) ref = py::bytes(std::string(UrlBytes(url)));  // mutable
+      views.push_back(UrlBytes(ref));
+      refs.push_back(std::move(ref));
     }
     std::shared_ptr<SeenFilter> f = Get();
-    const size_t n = ends.size();
-    // The keys of the valid URLs, back to back in one buffer: no allocation per URL.
-    std::string keys;
-    std::vector<size_t> key_ends;
-    std::vector<std::string_view> valid;
-    std::vector<uint8_t> is_new;
-    std::vector<size_t> invalid_at;  // indexes of the invalid URLs
+    const size_t n = views.size();
+    std::vector<uint8_t> verdicts(n);  // Verdict per URL
+    size_t first_invalid = n;
     Status first_error;
     Status failed;
     {
       py::gil_scoped_release release;
-      const UrlCanonicalizer& canon = f->canonicalizer();
-      std::string key;
-      keys.reserve(text.size() + text.size() / 8);
-      key_ends.reserve(n);
-      size_t begin = 0;
-      for (size_t i = 0; i < n; ++i) {
-        Status s =
-            canon.CanonicalizeTo(std::string_view(text).substr(begin, ends[i] - begin), &key);
-        begin = ends[i];
-        if (s.ok()) {
-          keys.append(key);
-          key_ends.push_back(keys.size());
-        } else {
-          if (invalid_at.empty()) first_error = std::move(s);
-          invalid_at.push_back(i);
-          if (raise) break;
+      if (raise) {
+        const UrlCanonicalizer& canon = f->canonicalizer();
+        std::string key;
+        for (size_t i = 0; i < n && first_invalid == n; ++i) {
+          Status s = canon.CanonicalizeTo(views[i], &key);
+          if (!s.ok()) {
+            first_invalid = i;
+            first_error = std::move(s);
+          }
         }
       }
-      if (!(raise && !invalid_at.empty())) {
-        valid.reserve(key_ends.size());
-        size_t b = 0;
-        for (size_t e : key_ends) {
-          valid.emplace_back(keys.data() + b, e - b);
-          b = e;
+      constexpr size_t kChunk = 16384;
+      std::vector<SeenResult> results;
+      for (size_t begin = 0; first_invalid == n && begin < n && failed.ok(); begin += kChunk) {
+        size_t count = std::min(kChunk, n - begin);
+        failed = f->InsertIfNewBatch(std::span(views).subspan(begin, count), &results);
+        for (size_t i = 0; i < count && failed.ok(); ++i) {
+          verdicts[begin + i] = static_cast<uint8_t>(results[i].verdict);
         }
-        failed = f->InsertKeysIfNew(valid, &is_new);
       }
     }
-    if (raise && !invalid_at.empty()) {
-      size_t i = invalid_at[0];
-      size_t begin = i == 0 ? 0 : ends[i - 1];
-      std::string url = text.substr(begin, ends[i] - begin);
-      throw py::value_error("invalid URL at index " + std::to_string(i) + " (" +
+    if (first_invalid < n) {
+      std::string url(views[first_invalid]);
+      throw py::value_error("invalid URL at index " + std::to_string(first_invalid) + " (" +
                             py::repr(py::bytes(url)).cast<std::string>() +
                             "): " + first_error.message() + "; nothing was inserted");
     }
     if (!failed.ok()) Throw(failed);
     py::list out(n);
-    size_t j = 0;  // into is_new
-    size_t k = 0;  // into invalid_at
     for (size_t i = 0; i < n; ++i) {
-      if (k < invalid_at.size() && invalid_at[k] == i) {
-        out[i] = py::none();
-        ++k;
-      } else {
-        out[i] = py::bool_(is_new[j++] != 0);
+      switch (static_cast<Verdict>(verdicts[i])) {
+        case Verdict::kNew:
+          out[i] = py::bool_(true);
+          break;
+        case Verdict::kSeen:
+          out[i] = py::bool_(false);
+          break;
+        case Verdict::kInvalid:
+          out[i] = py::none();
+          break;
       }
     }
     return out;

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "urlsieve 0.1.0");
   int exit_code = kExitOk;
   AddCanonCommand(app, &exit_code);
+  AddFilterCommand(app, &exit_code);
+  AddStatsCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

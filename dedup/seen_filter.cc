@@ -183,7 +183,7 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
   }
   auto version = get("version");
   if (!version.ok()) return version.status();
-  if (std::stoll(*version) > kFormatVersion) {
+  if (std::strtoll(version->c_str(), nullptr, 10) > kFormatVersion) {
     return Status::Unsupported(path + ": state format version " + *version +
                                " is newer than this build's " + std::to_string(kFormatVersion));
   }
@@ -210,32 +210,29 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
     auto it = meta.find(key);
     return it == meta.end() ? 0 : std::strtoull(it->second.c_str(), &end, 10);
   };
-  stored_keys_ = counter("stored_keys");
   maybe_lookups_ = counter("maybe_lookups");
   false_positives_ = counter("false_positives");
   canonicalizer_ = UrlCanonicalizer(options_.canonicalize);
 
   if (options_.capacity != requested.capacity || options_.fp_rate != requested.fp_rate) {
-    notices_.push_back("using the stored capacity " + std::to_string(options_.capacity) +
-                       " and fp-rate " + FormatDouble(options_.fp_rate) + " (requested " +
-                       std::to_string(requested.capacity) + ", " + FormatDouble(requested.fp_rate) +
-                       ")");
+    notices_.push_back({SeenNotice::Kind::kStoredParameters,
+                        "using the stored capacity " + std::to_string(options_.capacity) +
+                            " and fp-rate " + FormatDouble(options_.fp_rate) + " (requested " +
+                            std::to_string(requested.capacity) + ", " +
+                            FormatDouble(requested.fp_rate) + ")"});
   }
   if (options_.exact != requested.exact) {
-    notices_.push_back(options_.exact
-                           ? "the state is exact (created with exact mode): staying exact"
-                           : "the state was created without exact mode, so its store lacks the "
-                             "earlier keys: staying Bloom-only");
+    notices_.push_back({SeenNotice::Kind::kStoredParameters,
+                        options_.exact
+                            ? "the state is exact (created with exact mode): staying exact"
+                            : "the state was created without exact mode, so its store lacks the "
+                              "earlier keys: staying Bloom-only"});
   }
   if (EncodeCanonicalize(options_.canonicalize) != EncodeCanonicalize(requested.canonicalize)) {
-    notices_.push_back("using the stored canonicalizer options (" + *canon + ")");
+    notices_.push_back({SeenNotice::Kind::kStoredParameters,
+                        "using the stored canonicalizer options (" + *canon + ")"});
   }
 
-  if (options_.exact) {
-    auto store = ExactStore::Open(db_.get());
-    if (!store.ok()) return store.status();
-    store_ = std::move(*store);
-  }
   URLSIEVE_RETURN_IF_ERROR(LoadOrRebuildBloom());
   if (options_.checkpointed) URLSIEVE_RETURN_IF_ERROR(db_->Begin());
   return Status::Ok();
@@ -261,56 +258,56 @@ Status SeenFilter::LoadOrRebuildBloom() {
     }
   }
 
-  const bool have_snapshot = fs::exists(snap, ec);
-  if (!have_snapshot && generation_ == 0 && stored_keys_ == 0) {
-    // A fresh state (or one that never reached its first checkpoint).
-    if (store_ != nullptr) return RebuildBloom("");
-    auto bloom = ScalableBloomFilter::Create({options_.capacity, options_.fp_rate});
-    if (!bloom.ok()) return bloom.status();
-    bloom_ = std::move(*bloom);
-    snapshot_current_ = false;
-    return Status::Ok();
-  }
+  // Why bloom.snap cannot be used; empty when it can, or when there is none to use yet.
   std::string problem;
-  if (!have_snapshot) {
-    problem = snap + " is missing";
-  } else {
+  const bool have_snapshot = fs::exists(snap, ec);
+  if (have_snapshot) {
     uint64_t snap_generation = 0;
     auto loaded = ScalableBloomFilter::Load(snap, &snap_generation);
     if (!loaded.ok()) {
+      if (!options_.exact) return loaded.status();
       problem = loaded.status().ToString();
-      if (store_ == nullptr) return loaded.status();
     } else if (snap_generation != generation_) {
       problem = snap + " is stale (generation " + std::to_string(snap_generation) +
                 ", state.db is at " + std::to_string(generation_) + ")";
     } else {
       bloom_ = std::move(*loaded);
       snapshot_current_ = true;
-      return Status::Ok();
     }
-  }
-  if (store_ == nullptr) {
-    return Status::Corruption(problem + "; a Bloom-only state cannot be rebuilt (no exact store)");
-  }
-  return RebuildBloom(problem);
-}
+  } else if (generation_ > 0) {
+    problem = snap + " is missing";
+  }  // else: a fresh state, or one that never reached its first checkpoint or Save.
 
-Status SeenFilter::RebuildBloom(const std::string& why) {
-  auto bloom = ScalableBloomFilter::Create({options_.capacity, options_.fp_rate});
-  if (!bloom.ok()) return bloom.status();
-  bloom_ = std::move(*bloom);
-  uint64_t rows = 0;
-  // Rows hold the key, not the 128-bit digest: rehashing costs less than reading the extra 8 bytes
-  // per row would, and the table stays smaller.
-  URLSIEVE_RETURN_IF_ERROR(store_->ForEachKey([&](std::string_view key) {
-    bloom_->InsertIfNew(HashKey(key));
-    ++rows;
-  }));
-  stored_keys_ = rows;
-  snapshot_current_ = false;
-  if (!why.empty()) {
-    notices_.push_back("rebuilt the Bloom filter from " + std::to_string(rows) +
-                       " keys in the exact store: " + why);
+  if (!options_.exact) {
+    if (!problem.empty()) {
+      return Status::Corruption(problem +
+                                "; a Bloom-only state cannot be rebuilt (no exact store)");
+    }
+    if (bloom_ == nullptr) {
+      auto bloom = ScalableBloomFilter::Create({options_.capacity, options_.fp_rate});
+      if (!bloom.ok()) return bloom.status();
+      bloom_ = std::move(*bloom);
+      snapshot_current_ = false;
+    }
+    return Status::Ok();
+  }
+  // Exact mode: opening the store reads every row to build its index; when the snapshot is not
+  // usable the same scan refills the Bloom filter.
+  std::function<void(std::string_view)> refill;
+  if (bloom_ == nullptr) {
+    auto bloom = ScalableBloomFilter::Create({options_.capacity, options_.fp_rate});
+    if (!bloom.ok()) return bloom.status();
+    bloom_ = std::move(*bloom);
+    snapshot_current_ = false;
+    refill = [this](std::string_view key) { bloom_->InsertIfNew(HashKey(key)); };
+  }
+  auto store = ExactStore::Open(db_.get(), refill);
+  if (!store.ok()) return store.status();
+  store_ = std::move(*store);
+  if (!problem.empty()) {
+    notices_.push_back({SeenNotice::Kind::kRebuilt, "rebuilt the Bloom filter from " +
+                                                        std::to_string(store_->rows()) +
+                                                        " keys in the exact store: " + problem});
   }
   return Status::Ok();
 }
@@ -409,13 +406,11 @@ Status SeenFilter::InsertExactLocked(std::span<const std::string_view> keys,
     ++generation_;
     snapshot_current_ = false;
   }
-  uint64_t added = 0, false_positives = 0;
+  uint64_t false_positives = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     false_positives += (!is_new[i] && inserted_[i]) ? 1 : 0;
     is_new[i] = inserted_[i] != 0;
-    added += inserted_[i];
   }
-  stored_keys_ += added;
   maybe_lookups_ += maybes;
   false_positives_ += false_positives;
   return Status::Ok();
@@ -439,6 +434,7 @@ SeenStats SeenFilter::Stats() const {
   {
     std::shared_lock lock(mu_);
     s.generation = generation_;
+    if (store_ != nullptr) s.stored_keys = store_->rows();
   }
   const BloomStats b = bloom_->Stats();
   s.bloom_inserted = b.inserted;
@@ -447,7 +443,6 @@ SeenStats SeenFilter::Stats() const {
   s.bloom_bytes = b.bytes;
   s.bloom_fill_ratio = b.fill_ratio;
   s.bloom_expected_fp_rate = b.expected_fp_rate;
-  s.stored_keys = stored_keys_;
   s.maybe_lookups = maybe_lookups_;
   s.false_positives = false_positives_;
   return s;
@@ -469,7 +464,6 @@ Status SeenFilter::CheckpointLocked(const std::function<Status(SqliteDb&)>& writ
   const uint64_t generation = generation_ + 1;
   Status status = write_more ? write_more(*db_) : Status::Ok();
   if (status.ok()) status = WriteMeta("generation", std::to_string(generation));
-  if (status.ok()) status = WriteMeta("stored_keys", std::to_string(stored_keys_.load()));
   if (status.ok()) status = WriteMeta("maybe_lookups", std::to_string(maybe_lookups_.load()));
   if (status.ok()) status = WriteMeta("false_positives", std::to_string(false_positives_.load()));
   // Snapshot, then commit, then rename (see the header): whichever step a crash interrupts, the

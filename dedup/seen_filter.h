@@ -76,6 +76,16 @@ struct SeenFilterOptions {
 
 enum class Verdict : uint8_t { kNew, kSeen, kInvalid };
 
+// Something Open wants the caller to know; nothing here is an error.
+struct SeenNotice {
+  enum class Kind : uint8_t {
+    kStoredParameters,  // the state's stored parameters override the requested ones
+    kRebuilt,           // the Bloom filter was rebuilt from the exact store (and why)
+  };
+  Kind kind;
+  std::string text;
+};
+
 struct SeenResult {
   Verdict verdict = Verdict::kSeen;
   Status error;  // the reason when verdict == kInvalid
@@ -93,8 +103,8 @@ struct SeenStats {
   uint64_t bloom_bytes = 0;
   double bloom_fill_ratio = 0;
   double bloom_expected_fp_rate = 0;
-  // The exact store (exact mode), cumulative over the state's lifetime as of the last commit plus
-  // this session.
+  // The exact store (exact mode). The lookup counters are cumulative over the state's lifetime as
+  // of the last checkpoint, plus this session.
   uint64_t stored_keys = 0;      // rows in seen_urls
   uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
   uint64_t false_positives = 0;  // ... of which the key was in fact new
@@ -140,16 +150,15 @@ class SeenFilter {
   // The options in effect (the stored ones when an existing state was reopened).
   const SeenFilterOptions& options() const { return options_; }
   const UrlCanonicalizer& canonicalizer() const { return canonicalizer_; }
-  // Human-readable notes from Open: stored parameters that override the requested ones, a Bloom
-  // filter rebuilt from the exact store and why.
-  const std::vector<std::string>& notices() const { return notices_; }
+  // Notes from Open: stored parameters that override the requested ones, a Bloom filter rebuilt
+  // from the exact store and why.
+  const std::vector<SeenNotice>& notices() const { return notices_; }
 
  private:
   explicit SeenFilter(const SeenFilterOptions& options);
 
   Status OpenState(const SeenFilterOptions& requested);
   Status LoadOrRebuildBloom();
-  Status RebuildBloom(const std::string& why);
   Status WriteMeta(std::string_view key, const std::string& value);
   // Decides, for keys already hashed, which are new. Takes mu_ itself.
   Status InsertHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
@@ -162,7 +171,7 @@ class SeenFilter {
 
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;
-  std::vector<std::string> notices_;
+  std::vector<SeenNotice> notices_;
 
   // Shared by Bloom-only inserts, exclusive for exact-mode batches, Contains in exact mode,
   // Checkpoint.
@@ -174,7 +183,6 @@ class SeenFilter {
   bool snapshot_current_ = true;            // bloom.snap matches the committed rows; guarded by mu_
   std::vector<ExactStore::Entry> entries_;  // exact-mode batch buffers, guarded by mu_
   std::vector<uint8_t> inserted_;
-  std::atomic<uint64_t> stored_keys_{0};
   std::atomic<uint64_t> maybe_lookups_{0};
   std::atomic<uint64_t> false_positives_{0};
 };

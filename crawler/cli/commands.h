@@ -14,6 +14,11 @@ inline constexpr int kExitUsage = 2;
 
 // urlsieve canon: canonical keys for URLs on stdin (canon_command.cc).
 void AddCanonCommand(CLI::App& app, int* exit_code);
+// urlsieve filter: URLs from stdin never seen before, with a persistent seen set
+// (filter_command.cc).
+void AddFilterCommand(CLI::App& app, int* exit_code);
+// urlsieve stats: statistics of a filter's state directory (stats_command.cc).
+void AddStatsCommand(CLI::App& app, int* exit_code);
 
 }  // namespace urlsieve::cli
 

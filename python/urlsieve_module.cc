@@ -210,7 +210,11 @@ class PySeenFilter {
     return d;
   }
 
-  std::vector<std::string> Notices() { return Get()->notices(); }
+  std::vector<std::string> Notices() {
+    std::vector<std::string> texts;
+    for (const SeenNotice& n : Get()->notices()) texts.push_back(n.text);
+    return texts;
+  }
 
   std::optional<std::string> StateDir() {
     const std::string& dir = Get()->options().state_dir;

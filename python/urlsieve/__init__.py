@@ -19,8 +19,8 @@ SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False, so
         urls: any iterable of str/bytes; one call into C++ for the whole batch, without the GIL.
         A URL repeated in the batch is new only at its first occurrence. invalid="raise": an
         invalid URL raises ValueError naming its index, and nothing of the batch is inserted;
-        invalid="none": its slot is None and the others are inserted. Memory: about twice the
-        batch's text, so feed a huge stream in batches (e.g. 100 000 URLs).
+        invalid="none": its slot is None and the others are inserted. The URLs are not copied
+        (about 24 bytes per URL of bookkeeping); feed a huge stream in batches (e.g. 100 000).
     url in seen -> bool              does not insert; ValueError if invalid.
     canonicalize(url) -> str         the key that is deduplicated.
     insert_key_if_new(key) -> bool   a raw key, not canonicalized (see urlsieve.scrapy).

@@ -13,9 +13,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev
   clang libclang-rt-14-dev
+  pybind11-dev python3-dev python3-pytest python3-scrapy libunistring-dev
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(nginx-light wget2 python3-scrapy valgrind)
+  packages+=(nginx-light wget2 valgrind)
 fi
 
 missing=()

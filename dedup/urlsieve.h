@@ -1,0 +1,153 @@
+/* urlsieve.h: the C API of the seen stage (SeenFilter, dedup/seen_filter.h), for C programs and
+ * for bindings from other languages. Plain C89 plus <stddef.h>/<stdint.h> types; no C++ type or
+ * exception crosses it (the implementation, urlsieve_c.cc, catches everything at the boundary).
+ *
+ *   urlsieve_options opt;
+ *   urlsieve_filter* f;
+ *   urlsieve_error err;
+ *   int is_new;
+ *   urlsieve_options_init(&opt);
+ *   opt.capacity = 1000000;
+ *   if (urlsieve_open(&opt, &f, &err) != URLSIEVE_OK) { fprintf(stderr, "%s\n", err.message); }
+ *   urlsieve_insert_if_new(f, url, strlen(url), &is_new, &err);
+ *   urlsieve_close(f, &err);
+ *
+ * Errors: every fallible function returns a urlsieve_status and, when `error` is not NULL, fills
+ * it with the same code and a NUL-terminated message. There is no global or per-handle "last
+ * error", so one handle can be shared by threads.
+ *
+ * ABI growth: urlsieve_options and urlsieve_stats start with `struct_size`; urlsieve_options_init
+ * and the caller (for stats) set it to sizeof the struct they were compiled with, and the library
+ * reads or writes only that many bytes. New fields are only ever appended.
+ *
+ * Thread-safety: every function may be called concurrently on one handle, except urlsieve_close,
+ * which must be the last call on it.
+ */
+#ifndef URLSIEVE_DEDUP_URLSIEVE_H_
+#define URLSIEVE_DEDUP_URLSIEVE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum urlsieve_status {
+  URLSIEVE_OK = 0,
+  URLSIEVE_INVALID_ARGUMENT = 1, /* bad option, invalid URL, NULL where a pointer is needed */
+  URLSIEVE_NOT_FOUND = 2,
+  URLSIEVE_CORRUPTION = 3, /* foreign or damaged state directory (never overwritten) */
+  URLSIEVE_IO_ERROR = 4,
+  URLSIEVE_FAILED_PRECONDITION = 5,
+  URLSIEVE_UNSUPPORTED = 6,
+  URLSIEVE_OUT_OF_MEMORY = 7,
+  URLSIEVE_INTERNAL = 8, /* an unexpected C++ exception, reported instead of crossing */
+  URLSIEVE_BUFFER_TOO_SMALL = 9
+} urlsieve_status;
+
+/* One verdict per URL of a batch. */
+enum {
+  URLSIEVE_SEEN = 0,   /* its canonical form was inserted before */
+  URLSIEVE_NEW = 1,    /* first time: it is now recorded */
+  URLSIEVE_INVALID = 2 /* not an absolute http(s) URL the canonicalizer accepts; not recorded */
+};
+
+#define URLSIEVE_ERROR_MESSAGE_SIZE 256
+typedef struct urlsieve_error {
+  urlsieve_status code;
+  char message[URLSIEVE_ERROR_MESSAGE_SIZE]; /* NUL-terminated, truncated if longer */
+} urlsieve_error;
+
+typedef struct urlsieve_options {
+  size_t struct_size;    /* sizeof(urlsieve_options); set by urlsieve_options_init */
+  uint64_t capacity;     /* URLs at which the Bloom filter still meets fp_rate (it grows); 10^7 */
+  double fp_rate;        /* Bloom false-positive bound, in (0, 1); 1e-3 */
+  const char* state_dir; /* NULL or "": in memory only; else created or reopened */
+  int exact;             /* nonzero: SQLite confirms Bloom "maybe seen" (needs state_dir); 0 */
+  /* Opt-in canonicalization rules (DESIGN.md §4), all 0 by default. */
+  int sort_query;        /* order query parameters by name */
+  int drop_empty_query;  /* "http://a/p?" -> "http://a/p" */
+  int strip_session_ids; /* jsessionid, phpsessid, sid, ... */
+  int strip_www;         /* "www.example.com" -> "example.com" */
+  int collapse_slashes;  /* "/a//b" -> "/a/b" */
+  size_t max_url_length; /* longer URLs are invalid; 2083 */
+} urlsieve_options;
+
+typedef struct urlsieve_stats {
+  size_t struct_size; /* the caller sets sizeof(urlsieve_stats) */
+  uint64_t capacity;  /* as stored in the state */
+  double fp_rate;     /* as stored in the state */
+  int exact;
+  uint64_t bloom_inserted;
+  uint64_t bloom_capacity;
+  uint32_t bloom_layers;
+  uint64_t bloom_bytes;
+  double bloom_fill_ratio;
+  double bloom_expected_fp_rate;
+  uint64_t stored_keys;     /* exact mode: rows in the exact store */
+  uint64_t maybe_lookups;   /* exact mode: Bloom "maybe seen" answers checked in SQLite */
+  uint64_t false_positives; /* ... of which the URL was in fact new */
+} urlsieve_stats;
+
+/* A URL as pointer + length (need not be NUL-terminated). */
+typedef struct urlsieve_url {
+  const char* data;
+  size_t size;
+} urlsieve_url;
+
+typedef struct urlsieve_filter urlsieve_filter;
+
+/* "0.1.0". */
+const char* urlsieve_version(void);
+/* A static description of a status code ("ok", "invalid argument", ...). */
+const char* urlsieve_status_name(urlsieve_status code);
+
+/* Sets every field to its default (and struct_size). */
+void urlsieve_options_init(urlsieve_options* options);
+
+/* Opens or creates a filter. On success *filter is a new handle; on failure *filter is NULL.
+ * INVALID_ARGUMENT for bad options, CORRUPTION for a damaged or foreign state directory. A state
+ * directory that exists keeps the capacity, fp_rate, exact flag and rules it was created with. */
+urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter** filter,
+                              urlsieve_error* error);
+
+/* Saves (when it has a state directory) and frees the handle, which is invalid afterwards even
+ * when saving fails. NULL is a no-op. */
+urlsieve_status urlsieve_close(urlsieve_filter* filter, urlsieve_error* error);
+
+/* *is_new = 1 if the URL's canonical form was never inserted (it now is), else 0.
+ * INVALID_ARGUMENT (with the reason) for a URL that is not a valid absolute http(s) URL. */
+urlsieve_status urlsieve_insert_if_new(urlsieve_filter* filter, const char* url, size_t size,
+                                       int* is_new, urlsieve_error* error);
+
+/* results[i] = URLSIEVE_NEW / URLSIEVE_SEEN / URLSIEVE_INVALID for urls[i]; a URL repeated in
+ * the batch is new at most once (its first occurrence). Invalid URLs do not fail the call (use
+ * urlsieve_canonicalize for the reason); a non-OK status means the state store failed and no
+ * result can be trusted. Faster than single inserts: one call, one transaction. */
+urlsieve_status urlsieve_insert_batch(urlsieve_filter* filter, const urlsieve_url* urls,
+                                      size_t count, uint8_t* results, urlsieve_error* error);
+
+/* *seen = 1 if the URL's canonical form was inserted before; records nothing. */
+urlsieve_status urlsieve_contains(const urlsieve_filter* filter, const char* url, size_t size,
+                                  int* seen, urlsieve_error* error);
+
+/* Writes the canonical key of a URL (what the filter deduplicates) into buffer, NUL-terminated,
+ * and its length to *key_size. INVALID_ARGUMENT with the reason for an invalid URL;
+ * BUFFER_TOO_SMALL when buffer_size <= the key's length (*key_size still says how long it is). */
+urlsieve_status urlsieve_canonicalize(const urlsieve_filter* filter, const char* url, size_t size,
+                                      char* buffer, size_t buffer_size, size_t* key_size,
+                                      urlsieve_error* error);
+
+/* Fills the first stats->struct_size bytes of *stats. */
+urlsieve_status urlsieve_get_stats(const urlsieve_filter* filter, urlsieve_stats* stats,
+                                   urlsieve_error* error);
+
+/* Makes everything inserted so far durable; a no-op in memory. */
+urlsieve_status urlsieve_save(urlsieve_filter* filter, urlsieve_error* error);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* URLSIEVE_DEDUP_URLSIEVE_H_ */

@@ -1,0 +1,287 @@
+// The C API (dedup/urlsieve.h) over SeenFilter. Every entry point catches every exception: a C
+// caller, or a language binding unwinding through C frames, must never see one.
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dedup/seen_filter.h"
+#include "dedup/urlsieve.h"
+
+struct urlsieve_filter {
+  std::unique_ptr<urlsieve::SeenFilter> filter;
+};
+
+namespace {
+
+using urlsieve::Status;
+using urlsieve::StatusCode;
+
+urlsieve_status ToCode(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return URLSIEVE_OK;
+    case StatusCode::kInvalidArgument:
+      return URLSIEVE_INVALID_ARGUMENT;
+    case StatusCode::kNotFound:
+      return URLSIEVE_NOT_FOUND;
+    case StatusCode::kCorruption:
+      return URLSIEVE_CORRUPTION;
+    case StatusCode::kIoError:
+      return URLSIEVE_IO_ERROR;
+    case StatusCode::kFailedPrecondition:
+      return URLSIEVE_FAILED_PRECONDITION;
+    case StatusCode::kUnsupported:
+      return URLSIEVE_UNSUPPORTED;
+  }
+  return URLSIEVE_INTERNAL;
+}
+
+urlsieve_status Fail(urlsieve_error* error, urlsieve_status code, std::string_view message) {
+  if (error != nullptr) {
+    error->code = code;
+    size_t n = std::min(message.size(), sizeof(error->message) - 1);
+    std::memcpy(error->message, message.data(), n);
+    error->message[n] = '\0';
+  }
+  return code;
+}
+
+urlsieve_status Report(urlsieve_error* error, const Status& status) {
+  return Fail(error, ToCode(status.code()), status.ok() ? "ok" : status.message());
+}
+
+// Runs body() and turns whatever it throws into a status: the boundary the header promises.
+template <typename Body>
+urlsieve_status Guard(urlsieve_error* error, Body body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Fail(error, URLSIEVE_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return Fail(error, URLSIEVE_INTERNAL, e.what());
+  } catch (...) {
+    return Fail(error, URLSIEVE_INTERNAL, "unknown exception");
+  }
+}
+
+// Reads a caller's options struct that may be older (smaller) than ours: fields past its
+// struct_size keep their defaults.
+urlsieve_options ReadOptions(const urlsieve_options* given) {
+  urlsieve_options o;
+  urlsieve_options_init(&o);
+  size_t n = std::min(given->struct_size, sizeof(o));
+  std::memcpy(&o, given, n);
+  o.struct_size = sizeof(o);
+  return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* urlsieve_version(void) { return "0.1.0"; }
+
+const char* urlsieve_status_name(urlsieve_status code) {
+  switch (code) {
+    case URLSIEVE_OK:
+      return "ok";
+    case URLSIEVE_INVALID_ARGUMENT:
+      return "invalid argument";
+    case URLSIEVE_NOT_FOUND:
+      return "not found";
+    case URLSIEVE_CORRUPTION:
+      return "corruption";
+    case URLSIEVE_IO_ERROR:
+      return "I/O error";
+    case URLSIEVE_FAILED_PRECONDITION:
+      return "failed precondition";
+    case URLSIEVE_UNSUPPORTED:
+      return "unsupported";
+    case URLSIEVE_OUT_OF_MEMORY:
+      return "out of memory";
+    case URLSIEVE_INTERNAL:
+      return "internal error";
+    case URLSIEVE_BUFFER_TOO_SMALL:
+      return "buffer too small";
+  }
+  return "unknown status";
+}
+
+void urlsieve_options_init(urlsieve_options* options) {
+  if (options == nullptr) return;
+  urlsieve::SeenFilterOptions d;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->capacity = d.capacity;
+  options->fp_rate = d.fp_rate;
+  options->state_dir = nullptr;
+  options->exact = d.exact;
+  options->max_url_length = d.canonicalize.max_length;
+}
+
+urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter** filter,
+                              urlsieve_error* error) {
+  if (filter != nullptr) *filter = nullptr;
+  if (options == nullptr || filter == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_open: options and filter must not be NULL");
+  }
+  if (options->struct_size < offsetof(urlsieve_options, sort_query)) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_open: options->struct_size not set (call urlsieve_options_init)");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    urlsieve_options o = ReadOptions(options);
+    urlsieve::SeenFilterOptions so;
+    so.capacity = o.capacity;
+    so.fp_rate = o.fp_rate;
+    if (o.state_dir != nullptr) so.state_dir = o.state_dir;
+    so.exact = o.exact != 0;
+    so.canonicalize.sort_query = o.sort_query != 0;
+    so.canonicalize.drop_empty_query = o.drop_empty_query != 0;
+    so.canonicalize.strip_session_ids = o.strip_session_ids != 0;
+    so.canonicalize.strip_www = o.strip_www != 0;
+    so.canonicalize.collapse_slashes = o.collapse_slashes != 0;
+    so.canonicalize.max_length = o.max_url_length;
+    auto opened = urlsieve::SeenFilter::Open(so);
+    if (!opened.ok()) return Report(error, opened.status());
+    auto handle = std::make_unique<urlsieve_filter>();
+    handle->filter = std::move(opened).value();
+    *filter = handle.release();
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_close(urlsieve_filter* filter, urlsieve_error* error) {
+  if (filter == nullptr) return URLSIEVE_OK;
+  std::unique_ptr<urlsieve_filter> owned(filter);
+  return Guard(error, [&]() -> urlsieve_status {
+    if (owned->filter->options().state_dir.empty()) return URLSIEVE_OK;
+    return Report(error, owned->filter->Save());
+  });
+}
+
+urlsieve_status urlsieve_insert_if_new(urlsieve_filter* filter, const char* url, size_t size,
+                                       int* is_new, urlsieve_error* error) {
+  if (filter == nullptr || (url == nullptr && size != 0) || is_new == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_insert_if_new: NULL argument");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    auto r = filter->filter->InsertIfNew(std::string_view(url, size));
+    if (!r.ok()) return Report(error, r.status());
+    *is_new = *r ? 1 : 0;
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_insert_batch(urlsieve_filter* filter, const urlsieve_url* urls,
+                                      size_t count, uint8_t* results, urlsieve_error* error) {
+  if (filter == nullptr || (count != 0 && (urls == nullptr || results == nullptr))) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_insert_batch: NULL argument");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (urls[i].data == nullptr && urls[i].size != 0) {
+      return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_insert_batch: a URL's data is NULL");
+    }
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    std::vector<std::string_view> views(count);
+    for (size_t i = 0; i < count; ++i) views[i] = std::string_view(urls[i].data, urls[i].size);
+    std::vector<urlsieve::SeenResult> out;
+    Status s = filter->filter->InsertIfNewBatch(views, &out);
+    if (!s.ok()) return Report(error, s);
+    for (size_t i = 0; i < count; ++i) {
+      switch (out[i].verdict) {
+        case urlsieve::Verdict::kNew:
+          results[i] = URLSIEVE_NEW;
+          break;
+        case urlsieve::Verdict::kSeen:
+          results[i] = URLSIEVE_SEEN;
+          break;
+        case urlsieve::Verdict::kInvalid:
+          results[i] = URLSIEVE_INVALID;
+          break;
+      }
+    }
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_contains(const urlsieve_filter* filter, const char* url, size_t size,
+                                  int* seen, urlsieve_error* error) {
+  if (filter == nullptr || (url == nullptr && size != 0) || seen == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_contains: NULL argument");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    auto r = filter->filter->Contains(std::string_view(url, size));
+    if (!r.ok()) return Report(error, r.status());
+    *seen = *r ? 1 : 0;
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_canonicalize(const urlsieve_filter* filter, const char* url, size_t size,
+                                      char* buffer, size_t buffer_size, size_t* key_size,
+                                      urlsieve_error* error) {
+  if (filter == nullptr || (url == nullptr && size != 0) ||
+      (buffer == nullptr && buffer_size != 0) || key_size == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_canonicalize: NULL argument");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    std::string key;
+    Status s = filter->filter->canonicalizer().CanonicalizeTo(std::string_view(url, size), &key);
+    if (!s.ok()) return Report(error, s);
+    *key_size = key.size();
+    if (buffer_size <= key.size()) {
+      return Fail(error, URLSIEVE_BUFFER_TOO_SMALL, "urlsieve_canonicalize: buffer too small");
+    }
+    std::memcpy(buffer, key.data(), key.size());
+    buffer[key.size()] = '\0';
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_get_stats(const urlsieve_filter* filter, urlsieve_stats* stats,
+                                   urlsieve_error* error) {
+  if (filter == nullptr || stats == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_get_stats: NULL argument");
+  }
+  if (stats->struct_size < offsetof(urlsieve_stats, capacity)) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_get_stats: set stats->struct_size = sizeof(urlsieve_stats)");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    urlsieve::SeenStats s = filter->filter->Stats();
+    urlsieve_stats c;
+    std::memset(&c, 0, sizeof(c));
+    c.capacity = s.capacity;
+    c.fp_rate = s.fp_rate;
+    c.exact = s.exact ? 1 : 0;
+    c.bloom_inserted = s.bloom_inserted;
+    c.bloom_capacity = s.bloom_capacity;
+    c.bloom_layers = s.bloom_layers;
+    c.bloom_bytes = s.bloom_bytes;
+    c.bloom_fill_ratio = s.bloom_fill_ratio;
+    c.bloom_expected_fp_rate = s.bloom_expected_fp_rate;
+    c.stored_keys = s.stored_keys;
+    c.maybe_lookups = s.maybe_lookups;
+    c.false_positives = s.false_positives;
+    size_t n = std::min(stats->struct_size, sizeof(c));
+    c.struct_size = stats->struct_size;
+    std::memcpy(stats, &c, n);
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_save(urlsieve_filter* filter, urlsieve_error* error) {
+  if (filter == nullptr)
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_save: NULL filter");
+  return Guard(error, [&]() -> urlsieve_status { return Report(error, filter->filter->Save()); });
+}
+
+}  // extern "C"

@@ -1,0 +1,35 @@
+"""urlsieve: a fast, small and (optionally) exact URL-seen test.
+
+    import urlsieve
+    with urlsieve.SeenFilter(capacity=1_000_000, fp_rate=1e-6) as seen:
+        seen.insert_if_new("http://Example.com/a#top")    # True
+        seen.insert_if_new("HTTP://example.com:80/a")     # False: the same canonical URL
+        seen.insert_many(["http://example.com/b", "http://example.com/a"])  # [True, False]
+
+SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False, sort_query=False,
+           drop_empty_query=False, strip_session_ids=False, strip_www=False,
+           collapse_slashes=False, max_url_length=2083)
+    capacity/fp_rate size the Bloom filter (it grows past capacity, keeping the bound). state_dir
+    makes the filter persistent (created, or reopened with its stored parameters). exact=True
+    (needs state_dir) confirms every Bloom "maybe seen" in SQLite: no new URL is ever reported as
+    seen. The other flags are opt-in canonicalization rules.
+
+    insert_if_new(url) -> bool       url: str or bytes. ValueError (with the reason) if invalid.
+    insert_many(urls, *, invalid="raise") -> list
+        urls: any iterable of str/bytes; one call into C++ for the whole batch, without the GIL.
+        A URL repeated in the batch is new only at its first occurrence. invalid="raise": an
+        invalid URL raises ValueError naming its index, and nothing of the batch is inserted;
+        invalid="none": its slot is None and the others are inserted. The URLs are not copied
+        (about 24 bytes per URL of bookkeeping); feed a huge stream in batches (e.g. 100 000).
+    url in seen -> bool              does not insert; ValueError if invalid.
+    canonicalize(url) -> str         the key that is deduplicated.
+    insert_key_if_new(key) -> bool   a raw key, not canonicalized (see urlsieve.scrapy).
+    stats() -> dict, notices, state_dir, closed, save(), close(); `with` closes (and saves).
+
+Errors: ValueError for bad input or options, OSError for I/O, urlsieve.Error (a RuntimeError) for
+corrupt or foreign state and other failures.
+"""
+
+from ._core import Error, SeenFilter, __version__
+
+__all__ = ["Error", "SeenFilter", "__version__"]

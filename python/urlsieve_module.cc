@@ -1,0 +1,300 @@
+// urlsieve._core: SeenFilter for Python (pybind11). The package's __init__.py re-exports it.
+//
+// Batches cross once: insert_many collects the URLs while it holds the GIL, then canonicalizes and
+// inserts them with the GIL released. Thread-safety: a SeenFilter may be shared by Python threads;
+// close() waits for no one, but every call holds its own reference to the native filter, so closing
+// while another thread inserts is safe (that insert finishes on the still-open filter).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dedup/seen_filter.h"
+
+namespace py = pybind11;
+
+namespace urlsieve {
+namespace {
+
+// Raised for every failure that is not the caller's bad input (ValueError) or an OS error.
+PyObject* g_error = nullptr;
+
+[[noreturn]] void Throw(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+      throw py::value_error(status.message());
+    case StatusCode::kIoError:
+      PyErr_SetString(PyExc_OSError, status.ToString().c_str());
+      throw py::error_already_set();
+    default:
+      PyErr_SetString(g_error, status.ToString().c_str());
+      throw py::error_already_set();
+  }
+}
+
+// The UTF-8 bytes of a str, or the bytes of a bytes/bytearray; TypeError otherwise. The view is
+// valid while `obj` is alive and the GIL is held.
+std::string_view UrlBytes(py::handle obj) {
+  if (PyUnicode_Check(obj.ptr())) {
+    Py_ssize_t n = 0;
+    const char* p = PyUnicode_AsUTF8AndSize(obj.ptr(), &n);
+    if (p == nullptr) throw py::error_already_set();  // e.g. lone surrogates
+    return {p, static_cast<size_t>(n)};
+  }
+  if (PyBytes_Check(obj.ptr())) {
+    return {PyBytes_AS_STRING(obj.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(obj.ptr()))};
+  }
+  if (PyByteArray_Check(obj.ptr())) {
+    return {PyByteArray_AS_STRING(obj.ptr()), static_cast<size_t>(PyByteArray_GET_SIZE(obj.ptr()))};
+  }
+  throw py::type_error("urlsieve: a URL must be str or bytes, not " +
+                       std::string(py::str(py::type::of(obj).attr("__name__"))));
+}
+
+class PySeenFilter {
+ public:
+  PySeenFilter(uint64_t capacity, double fp_rate, std::optional<std::string> state_dir, bool exact,
+               bool sort_query, bool drop_empty_query, bool strip_session_ids, bool strip_www,
+               bool collapse_slashes, size_t max_url_length) {
+    SeenFilterOptions o;
+    o.capacity = capacity;
+    o.fp_rate = fp_rate;
+    o.state_dir = state_dir.value_or("");
+    o.exact = exact;
+    o.canonicalize.sort_query = sort_query;
+    o.canonicalize.drop_empty_query = drop_empty_query;
+    o.canonicalize.strip_session_ids = strip_session_ids;
+    o.canonicalize.strip_www = strip_www;
+    o.canonicalize.collapse_slashes = collapse_slashes;
+    o.canonicalize.max_length = max_url_length;
+    std::optional<Result<std::unique_ptr<SeenFilter>>> opened;
+    {
+      py::gil_scoped_release release;
+      opened.emplace(SeenFilter::Open(o));
+    }
+    if (!opened->ok()) Throw(opened->status());
+    filter_ = std::shared_ptr<SeenFilter>(std::move(*opened).value());
+  }
+
+  bool InsertIfNew(py::handle url) {
+    std::string_view v = UrlBytes(url);
+    std::shared_ptr<SeenFilter> f = Get();
+    // A single short URL is cheaper to insert than to release and retake the GIL for.
+    Result<bool> r = f->InsertIfNew(v);
+    if (!r.ok()) Throw(r.status());
+    return *r;
+  }
+
+  // One bool per URL, or None for an invalid URL when invalid="none"; with invalid="raise" (the
+  // default) an invalid URL raises ValueError naming it and its index, and nothing of the batch is
+  // inserted (a caller must never lose the verdicts of URLs that were inserted before the error).
+  //
+  // Memory is what bounds a big batch, so the URLs are not copied: the batch holds a reference to
+  // each (str and bytes are immutable, so their bytes stay put while the GIL is released) and
+  // inserts in chunks. The price of "nothing inserted" is a validation pass that canonicalizes
+  // each URL once more.
+  py::list InsertMany(py::iterable urls, const std::string& invalid) {
+    bool raise = invalid == "raise";
+    if (!raise && invalid != "none") throw py::value_error("invalid must be 'raise' or 'none'");
+    std::vector<py::object> refs;
+    std::vector<std::string_view> views;
+    for (py::handle url : urls) {
+      py::object ref = py::reinterpret_borrow<py::object>(url);
+      if (PyByteArray_Check(url.ptr())) ref = py::bytes(std::string(UrlBytes(url)));  // mutable
+      views.push_back(UrlBytes(ref));
+      refs.push_back(std::move(ref));
+    }
+    std::shared_ptr<SeenFilter> f = Get();
+    const size_t n = views.size();
+    std::vector<uint8_t> verdicts(n);  // Verdict per URL
+    size_t first_invalid = n;
+    Status first_error;
+    Status failed;
+    {
+      py::gil_scoped_release release;
+      if (raise) {
+        const UrlCanonicalizer& canon = f->canonicalizer();
+        std::string key;
+        for (size_t i = 0; i < n && first_invalid == n; ++i) {
+          Status s = canon.CanonicalizeTo(views[i], &key);
+          if (!s.ok()) {
+            first_invalid = i;
+            first_error = std::move(s);
+          }
+        }
+      }
+      constexpr size_t kChunk = 16384;
+      std::vector<SeenResult> results;
+      for (size_t begin = 0; first_invalid == n && begin < n && failed.ok(); begin += kChunk) {
+        size_t count = std::min(kChunk, n - begin);
+        failed = f->InsertIfNewBatch(std::span(views).subspan(begin, count), &results);
+        for (size_t i = 0; i < count && failed.ok(); ++i) {
+          verdicts[begin + i] = static_cast<uint8_t>(results[i].verdict);
+        }
+      }
+    }
+    if (first_invalid < n) {
+      std::string url(views[first_invalid]);
+      throw py::value_error("invalid URL at index " + std::to_string(first_invalid) + " (" +
+                            py::repr(py::bytes(url)).cast<std::string>() +
+                            "): " + first_error.message() + "; nothing was inserted");
+    }
+    if (!failed.ok()) Throw(failed);
+    py::list out(n);
+    for (size_t i = 0; i < n; ++i) {
+      switch (static_cast<Verdict>(verdicts[i])) {
+        case Verdict::kNew:
+          out[i] = py::bool_(true);
+          break;
+        case Verdict::kSeen:
+          out[i] = py::bool_(false);
+          break;
+        case Verdict::kInvalid:
+          out[i] = py::none();
+          break;
+      }
+    }
+    return out;
+  }
+
+  // For keys that are not URLs (the Scrapy filter's request keys): no canonicalization. Such keys
+  // must not start with "http://" or "https://" unless they are canonical URL keys.
+  bool InsertKeyIfNew(py::handle key) {
+    std::string_view v = UrlBytes(key);
+    std::shared_ptr<SeenFilter> f = Get();
+    std::vector<uint8_t> is_new;
+    Status s = f->InsertKeysIfNew(std::span<const std::string_view>(&v, 1), &is_new);
+    if (!s.ok()) Throw(s);
+    return is_new[0] != 0;
+  }
+
+  bool Contains(py::handle url) {
+    std::string_view v = UrlBytes(url);
+    Result<bool> r = Get()->Contains(v);
+    if (!r.ok()) Throw(r.status());
+    return *r;
+  }
+
+  std::string Canonicalize(py::handle url) {
+    std::string_view v = UrlBytes(url);
+    std::string key;
+    Status s = Get()->canonicalizer().CanonicalizeTo(v, &key);
+    if (!s.ok()) Throw(s);
+    return key;
+  }
+
+  py::dict Stats() {
+    SeenStats s = Get()->Stats();
+    py::dict d;
+    d["capacity"] = s.capacity;
+    d["fp_rate"] = s.fp_rate;
+    d["exact"] = s.exact;
+    d["generation"] = s.generation;
+    d["bloom_inserted"] = s.bloom_inserted;
+    d["bloom_capacity"] = s.bloom_capacity;
+    d["bloom_layers"] = s.bloom_layers;
+    d["bloom_bytes"] = s.bloom_bytes;
+    d["bloom_fill_ratio"] = s.bloom_fill_ratio;
+    d["bloom_expected_fp_rate"] = s.bloom_expected_fp_rate;
+    d["stored_keys"] = s.stored_keys;
+    d["maybe_lookups"] = s.maybe_lookups;
+    d["false_positives"] = s.false_positives;
+    return d;
+  }
+
+  std::vector<std::string> Notices() {
+    std::vector<std::string> texts;
+    for (const SeenNotice& n : Get()->notices()) texts.push_back(n.text);
+    return texts;
+  }
+
+  std::optional<std::string> StateDir() {
+    const std::string& dir = Get()->options().state_dir;
+    if (dir.empty()) return std::nullopt;
+    return dir;
+  }
+
+  void Save() {
+    std::shared_ptr<SeenFilter> f = Get();
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = f->Save();
+    }
+    if (!s.ok()) Throw(s);
+  }
+
+  // Saves (a persistent filter) and releases it; a second close is a no-op.
+  void Close() {
+    std::shared_ptr<SeenFilter> f;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      f = std::move(filter_);
+    }
+    if (f == nullptr) return;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      if (!f->options().state_dir.empty()) s = f->Save();
+      f.reset();
+    }
+    if (!s.ok()) Throw(s);
+  }
+
+  bool closed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return filter_ == nullptr;
+  }
+
+ private:
+  std::shared_ptr<SeenFilter> Get() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (filter_ == nullptr) throw py::value_error("operation on a closed urlsieve.SeenFilter");
+    return filter_;
+  }
+
+  std::mutex mu_;  // guards filter_ (Python threads may call close() while others insert)
+  std::shared_ptr<SeenFilter> filter_;
+};
+
+}  // namespace
+}  // namespace urlsieve
+
+PYBIND11_MODULE(_core, m) {
+  using urlsieve::PySeenFilter;
+  m.doc() = "urlsieve's URL-seen test (canonicalizer + Bloom filter + optional SQLite exact store)";
+  m.attr("__version__") = "0.1.0";
+  static py::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);
+  urlsieve::g_error = error.ptr();
+
+  py::class_<PySeenFilter>(m, "SeenFilter")
+      .def(py::init<uint64_t, double, std::optional<std::string>, bool, bool, bool, bool, bool,
+                    bool, size_t>(),
+           py::kw_only(), py::arg("capacity") = 10'000'000, py::arg("fp_rate") = 1e-3,
+           py::arg("state_dir") = py::none(), py::arg("exact") = false,
+           py::arg("sort_query") = false, py::arg("drop_empty_query") = false,
+           py::arg("strip_session_ids") = false, py::arg("strip_www") = false,
+           py::arg("collapse_slashes") = false, py::arg("max_url_length") = 2083)
+      .def("insert_if_new", &PySeenFilter::InsertIfNew, py::arg("url"))
+      .def("insert_many", &PySeenFilter::InsertMany, py::arg("urls"), py::kw_only(),
+           py::arg("invalid") = "raise")
+      .def("insert_key_if_new", &PySeenFilter::InsertKeyIfNew, py::arg("key"))
+      .def("__contains__", &PySeenFilter::Contains, py::arg("url"))
+      .def("canonicalize", &PySeenFilter::Canonicalize, py::arg("url"))
+      .def("stats", &PySeenFilter::Stats)
+      .def_property_readonly("notices", &PySeenFilter::Notices)
+      .def_property_readonly("state_dir", &PySeenFilter::StateDir)
+      .def_property_readonly("closed", &PySeenFilter::closed)
+      .def("save", &PySeenFilter::Save)
+      .def("close", &PySeenFilter::Close)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PySeenFilter& self, py::args) { self.Close(); });
+}

@@ -1,0 +1,367 @@
+/* The C API (dedup/urlsieve.h) exercised from C: in-memory and persistent filters, batches,
+ * errors (invalid URLs, bad options, NULL arguments, a corrupt state directory), ABI growth of the
+ * option and stats structs, and concurrent inserts. Exits non-zero on the first failed check. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dedup/urlsieve.h"
+
+static int failures = 0;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_OK(expr)                                                                  \
+  do {                                                                                  \
+    urlsieve_error e_;                                                                  \
+    urlsieve_status s_;                                                                 \
+    memset(&e_, 0, sizeof(e_));                                                         \
+    s_ = urlsieve_##expr;                                                               \
+    if (s_ != URLSIEVE_OK) {                                                            \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, e_.message); \
+      ++failures;                                                                       \
+    }                                                                                   \
+  } while (0)
+
+static urlsieve_filter* OpenMemory(void) {
+  urlsieve_options o;
+  urlsieve_filter* f = NULL;
+  urlsieve_error e;
+  urlsieve_options_init(&o);
+  o.capacity = 10000;
+  if (urlsieve_open(&o, &f, &e) != URLSIEVE_OK) {
+    fprintf(stderr, "open: %s\n", e.message);
+    exit(1);
+  }
+  return f;
+}
+
+static int Insert(urlsieve_filter* f, const char* url) {
+  int is_new = -1;
+  urlsieve_error e;
+  if (urlsieve_insert_if_new(f, url, strlen(url), &is_new, &e) != URLSIEVE_OK) return -1;
+  return is_new;
+}
+
+static void TestSpellingsAreOneUrl(void) {
+  urlsieve_filter* f = OpenMemory();
+  int seen = -1;
+  CHECK(Insert(f, "http://Example.COM/a/./b?x=1#top") == 1);
+  CHECK(Insert(f, "HTTP://example.com:80/a/b?x=1") == 0);
+  CHECK(Insert(f, "http://example.com/a/%62?x=1") == 0);
+  CHECK(Insert(f, "http://example.com/a/c") == 1);
+  CHECK_OK(contains(f, "http://example.com/a/b?x=1#other", 33, &seen, &e_));
+  CHECK(seen == 1);
+  CHECK_OK(contains(f, "http://example.com/never", 24, &seen, &e_));
+  CHECK(seen == 0);
+  CHECK(Insert(f, "http://example.com/never") == 1); /* contains recorded nothing */
+  CHECK_OK(close(f, &e_));
+}
+
+static void TestInvalidUrlIsAnErrorWithAReason(void) {
+  urlsieve_filter* f = OpenMemory();
+  urlsieve_error e;
+  int is_new = -1;
+  const char* bad = "ftp://example.com/file";
+  CHECK(urlsieve_insert_if_new(f, bad, strlen(bad), &is_new, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(e.code == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(strlen(e.message) > 0);
+  CHECK(is_new == -1);
+  CHECK(urlsieve_insert_if_new(f, "not a url", 9, &is_new, &e) == URLSIEVE_INVALID_ARGUMENT);
+  /* The length is honoured: no NUL needed, bytes after it are ignored. */
+  CHECK(urlsieve_insert_if_new(f, "http://a.example/xyz", 18, &is_new, &e) == URLSIEVE_OK);
+  CHECK(is_new == 1);
+  CHECK(Insert(f, "http://a.example/x") == 0);
+  /* Error out-param is optional. */
+  CHECK(urlsieve_insert_if_new(f, bad, strlen(bad), &is_new, NULL) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK_OK(close(f, &e_));
+}
+
+static void TestBatch(void) {
+  urlsieve_filter* f = OpenMemory();
+  urlsieve_url urls[6];
+  uint8_t results[6];
+  const char* text[6] = {"http://b.example/1", "http://B.example/1#f", "mailto:x@y",
+                         "http://b.example/2", "http://b.example/1",   "http://b.example/3"};
+  int i;
+  CHECK(Insert(f, "http://b.example/3") == 1);
+  for (i = 0; i < 6; ++i) {
+    urls[i].data = text[i];
+    urls[i].size = strlen(text[i]);
+  }
+  memset(results, 0xAA, sizeof(results));
+  CHECK_OK(insert_batch(f, urls, 6, results, &e_));
+  CHECK(results[0] == URLSIEVE_NEW);
+  CHECK(results[1] == URLSIEVE_SEEN); /* repeated within the batch: new only once */
+  CHECK(results[2] == URLSIEVE_INVALID);
+  CHECK(results[3] == URLSIEVE_NEW);
+  CHECK(results[4] == URLSIEVE_SEEN);
+  CHECK(results[5] == URLSIEVE_SEEN);
+  CHECK_OK(insert_batch(f, NULL, 0, NULL, &e_)); /* empty batch */
+  CHECK_OK(close(f, &e_));
+}
+
+static void TestCanonicalizeAndStats(void) {
+  urlsieve_filter* f = OpenMemory();
+  char buf[64];
+  char tiny[8];
+  size_t n = 0;
+  urlsieve_error e;
+  urlsieve_stats st;
+  const char* url = "HTTP://Example.com:80/a/../b#x";
+  CHECK_OK(canonicalize(f, url, strlen(url), buf, sizeof(buf), &n, &e_));
+  CHECK(strcmp(buf, "http://example.com/b") == 0);
+  CHECK(n == strlen("http://example.com/b"));
+  CHECK(urlsieve_canonicalize(f, url, strlen(url), tiny, sizeof(tiny), &n, &e) ==
+        URLSIEVE_BUFFER_TOO_SMALL);
+  CHECK(n == strlen("http://example.com/b"));
+  CHECK(urlsieve_canonicalize(f, "x", 1, buf, sizeof(buf), &n, &e) == URLSIEVE_INVALID_ARGUMENT);
+
+  CHECK(Insert(f, "http://s.example/1") == 1);
+  CHECK(Insert(f, "http://s.example/2") == 1);
+  CHECK(Insert(f, "http://s.example/2") == 0);
+  memset(&st, 0, sizeof(st));
+  st.struct_size = sizeof(st);
+  CHECK_OK(get_stats(f, &st, &e_));
+  CHECK(st.bloom_inserted == 2);
+  CHECK(st.capacity == 10000);
+  CHECK(st.exact == 0);
+  CHECK(st.bloom_bytes > 0);
+  CHECK(st.bloom_fill_ratio > 0 && st.bloom_fill_ratio < 1);
+  /* An older caller's smaller struct: only its prefix is written. */
+  memset(&st, 0x5A, sizeof(st));
+  st.struct_size = offsetof(urlsieve_stats, fp_rate);
+  CHECK_OK(get_stats(f, &st, &e_));
+  CHECK(st.capacity == 10000);
+  CHECK(st.exact == 0x5A5A5A5A);
+  st.struct_size = 0;
+  CHECK(urlsieve_get_stats(f, &st, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK_OK(save(f, &e_)); /* in memory: a no-op */
+  CHECK_OK(close(f, &e_));
+}
+
+static void TestBadOptions(void) {
+  urlsieve_options o;
+  urlsieve_filter* f = (urlsieve_filter*)&o; /* must be reset to NULL on failure */
+  urlsieve_error e;
+
+  urlsieve_options_init(&o);
+  o.fp_rate = 0;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(f == NULL);
+  CHECK(strlen(e.message) > 0);
+
+  urlsieve_options_init(&o);
+  o.fp_rate = 1.5;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+
+  urlsieve_options_init(&o);
+  o.capacity = 0;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+
+  urlsieve_options_init(&o);
+  o.exact = 1; /* exact needs a state directory */
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+
+  memset(&o, 0, sizeof(o)); /* forgot urlsieve_options_init */
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+
+  CHECK(urlsieve_open(NULL, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  urlsieve_options_init(&o);
+  CHECK(urlsieve_open(&o, NULL, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(urlsieve_insert_if_new(NULL, "http://a/", 9, NULL, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(urlsieve_close(NULL, &e) == URLSIEVE_OK);
+
+  /* An older caller's options struct (without the canonicalizer rules) gets their defaults. */
+  urlsieve_options_init(&o);
+  o.struct_size = offsetof(urlsieve_options, sort_query);
+  o.sort_query = 12345; /* beyond struct_size: must be ignored */
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_OK);
+  if (f != NULL) {
+    CHECK(Insert(f, "http://o.example/?b=1&a=2") == 1);
+    CHECK(Insert(f, "http://o.example/?a=2&b=1") == 1); /* not sorted: a different URL */
+    CHECK_OK(close(f, &e_));
+  }
+  CHECK(strcmp(urlsieve_status_name(URLSIEVE_CORRUPTION), "corruption") == 0);
+  CHECK(strlen(urlsieve_version()) > 0);
+}
+
+static char* MakeTempDir(void) {
+  const char* base = getenv("TMPDIR");
+  char* path = malloc(512);
+  snprintf(path, 512, "%s/urlsieve_c_api_XXXXXX", base != NULL && base[0] ? base : "/tmp");
+  if (mkdtemp(path) == NULL) {
+    perror("mkdtemp");
+    exit(1);
+  }
+  return path;
+}
+
+static void RemoveTree(const char* dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+static void TestPersistence(int exact) {
+  char* root = MakeTempDir();
+  char dir[600];
+  urlsieve_options o;
+  urlsieve_filter* f = NULL;
+  urlsieve_stats st;
+  int seen = -1;
+  snprintf(dir, sizeof(dir), "%s/state", root);
+  urlsieve_options_init(&o);
+  o.capacity = 1000;
+  o.state_dir = dir;
+  o.exact = exact;
+  o.strip_www = 1;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://www.p.example/1") == 1);
+  CHECK(Insert(f, "http://p.example/2") == 1);
+  CHECK_OK(close(f, &e_)); /* saves */
+
+  /* Reopened with other options: the stored ones win (capacity, exact, strip_www). */
+  o.capacity = 999999;
+  o.strip_www = 0;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  CHECK_OK(contains(f, "http://p.example/1", 18, &seen, &e_));
+  CHECK(seen == 1);
+  CHECK(Insert(f, "http://www.p.example/2") == 0);
+  CHECK(Insert(f, "http://p.example/3") == 1);
+  memset(&st, 0, sizeof(st));
+  st.struct_size = sizeof(st);
+  CHECK_OK(get_stats(f, &st, &e_));
+  CHECK(st.capacity == 1000);
+  CHECK(st.exact == exact);
+  if (exact) CHECK(st.stored_keys == 3);
+  CHECK_OK(close(f, &e_));
+  RemoveTree(root);
+  free(root);
+}
+
+static void TestCorruptStateDirIsAnErrorAndUntouched(void) {
+  char* root = MakeTempDir();
+  char db[600];
+  char back[64];
+  FILE* fp;
+  urlsieve_options o;
+  urlsieve_filter* f = (urlsieve_filter*)&o;
+  urlsieve_error e;
+  static const char kGarbage[] = "this is not an SQLite database, it is garbage............";
+  snprintf(db, sizeof(db), "%s/state.db", root);
+  fp = fopen(db, "wb");
+  fwrite(kGarbage, 1, sizeof(kGarbage), fp);
+  fclose(fp);
+
+  urlsieve_options_init(&o);
+  o.state_dir = root;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_CORRUPTION);
+  CHECK(f == NULL);
+  CHECK(e.code == URLSIEVE_CORRUPTION);
+  CHECK(strlen(e.message) > 0);
+  o.exact = 1;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_CORRUPTION);
+
+  fp = fopen(db, "rb");
+  CHECK(fp != NULL);
+  if (fp != NULL) {
+    memset(back, 0, sizeof(back));
+    CHECK(fread(back, 1, sizeof(back), fp) == sizeof(kGarbage));
+    CHECK(memcmp(back, kGarbage, sizeof(kGarbage)) == 0); /* never overwritten */
+    fclose(fp);
+  }
+  RemoveTree(root);
+  free(root);
+}
+
+static void TestTruncatedSnapshotIsAnError(void) {
+  char* root = MakeTempDir();
+  char dir[600];
+  char snap[700];
+  urlsieve_options o;
+  urlsieve_filter* f = NULL;
+  urlsieve_error e;
+  snprintf(dir, sizeof(dir), "%s/state", root);
+  snprintf(snap, sizeof(snap), "%s/bloom.snap", dir);
+  urlsieve_options_init(&o);
+  o.capacity = 1000;
+  o.state_dir = dir;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://t.example/") == 1);
+  CHECK_OK(close(f, &e_));
+  CHECK(truncate(snap, 20) == 0);
+  CHECK(urlsieve_open(&o, &f, &e) != URLSIEVE_OK); /* Bloom-only: nothing to rebuild from */
+  CHECK(f == NULL);
+  CHECK(strlen(e.message) > 0);
+  RemoveTree(root);
+  free(root);
+}
+
+enum { kThreads = 4, kUrls = 2000 };
+
+typedef struct Worker {
+  urlsieve_filter* filter;
+  int new_count;
+} Worker;
+
+/* Every thread inserts the same URLs: exactly one may be told each is new (invariant 5). */
+static void* InsertAll(void* arg) {
+  Worker* w = (Worker*)arg;
+  char url[64];
+  int i;
+  for (i = 0; i < kUrls; ++i) {
+    snprintf(url, sizeof(url), "http://c.example/%d", i);
+    if (Insert(w->filter, url) == 1) ++w->new_count;
+  }
+  return NULL;
+}
+
+static void TestConcurrentInsertsExactlyOneNew(void) {
+  urlsieve_filter* f = OpenMemory();
+  pthread_t threads[kThreads];
+  Worker workers[kThreads];
+  int t;
+  int total = 0;
+  for (t = 0; t < kThreads; ++t) {
+    workers[t].filter = f;
+    workers[t].new_count = 0;
+    CHECK(pthread_create(&threads[t], NULL, InsertAll, &workers[t]) == 0);
+  }
+  for (t = 0; t < kThreads; ++t) pthread_join(threads[t], NULL);
+  for (t = 0; t < kThreads; ++t) total += workers[t].new_count;
+  CHECK(total == kUrls);
+  CHECK_OK(close(f, &e_));
+}
+
+int main(void) {
+  TestSpellingsAreOneUrl();
+  TestInvalidUrlIsAnErrorWithAReason();
+  TestBatch();
+  TestCanonicalizeAndStats();
+  TestBadOptions();
+  TestPersistence(0);
+  TestPersistence(1);
+  TestCorruptStateDirIsAnErrorAndUntouched();
+  TestTruncatedSnapshotIsAnError();
+  TestConcurrentInsertsExactlyOneNew();
+  if (failures != 0) {
+    fprintf(stderr, "c_api_test: %d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("c_api_test: all checks passed\n");
+  return 0;
+}

@@ -1,0 +1,148 @@
+"""urlsieve.SeenFilter from Python: spellings, batches, errors, persistence, threads."""
+
+import threading
+
+import pytest
+
+import urlsieve
+
+
+def test_spellings_of_one_url_are_one_url():
+    seen = urlsieve.SeenFilter(capacity=1000)
+    assert seen.insert_if_new("http://Example.COM/a/./b?x=1#top") is True
+    assert seen.insert_if_new("HTTP://example.com:80/a/b?x=1") is False
+    assert seen.insert_if_new(b"http://example.com/a/%62?x=1") is False
+    assert seen.insert_if_new("http://example.com/a/c") is True
+    assert seen.canonicalize("HTTP://Example.com:80/a/../b#x") == "http://example.com/b"
+
+
+def test_contains_does_not_insert():
+    seen = urlsieve.SeenFilter(capacity=1000)
+    assert "http://a.example/" not in seen
+    assert seen.insert_if_new("http://a.example/") is True
+    assert "http://A.example:80/#f" in seen
+
+
+def test_insert_many_accepts_any_iterable_and_dedups_within_the_batch():
+    seen = urlsieve.SeenFilter(capacity=1000)
+    seen.insert_if_new("http://b.example/3")
+    urls = (u for u in ["http://b.example/1", b"http://B.example/1#f", bytearray(b"http://b.example/2"),
+                        "http://b.example/3"])
+    assert seen.insert_many(urls) == [True, False, True, False]
+    assert seen.insert_many([]) == []
+    assert seen.stats()["bloom_inserted"] == 3
+
+
+def test_insert_many_with_an_invalid_url_raises_and_inserts_nothing():
+    seen = urlsieve.SeenFilter(capacity=1000)
+    with pytest.raises(ValueError, match=r"index 1 .*ftp://x/"):
+        seen.insert_many(["http://c.example/1", "ftp://x/", "http://c.example/2"])
+    assert "http://c.example/1" not in seen
+    assert seen.stats()["bloom_inserted"] == 0
+
+
+def test_insert_many_invalid_none_marks_the_slot():
+    seen = urlsieve.SeenFilter(capacity=1000)
+    assert seen.insert_many(["http://c.example/1", "ftp://x/", "http://c.example/1"],
+                            invalid="none") == [True, None, False]
+    with pytest.raises(ValueError):
+        seen.insert_many([], invalid="ignore")
+
+
+def test_bad_input_raises_clear_errors():
+    seen = urlsieve.SeenFilter(capacity=1000)
+    with pytest.raises(ValueError, match="."):
+        seen.insert_if_new("not a url")
+    with pytest.raises(ValueError):
+        "mailto:someone@example.com" in seen
+    with pytest.raises(TypeError, match="str or bytes"):
+        seen.insert_if_new(42)
+    with pytest.raises(TypeError):
+        seen.insert_many(["http://d.example/", 42])
+    with pytest.raises(UnicodeEncodeError):
+        seen.insert_if_new("http://d.example/\udcff")
+
+
+@pytest.mark.parametrize("kwargs", [dict(fp_rate=0), dict(fp_rate=1.5), dict(capacity=0),
+                                    dict(exact=True)])
+def test_bad_options_raise_value_error(kwargs):
+    with pytest.raises(ValueError):
+        urlsieve.SeenFilter(**kwargs)
+
+
+def test_canonicalizer_rules_are_opt_in():
+    plain = urlsieve.SeenFilter(capacity=100)
+    ruled = urlsieve.SeenFilter(capacity=100, sort_query=True, strip_www=True,
+                                drop_empty_query=True, collapse_slashes=True,
+                                strip_session_ids=True)
+    url = "http://www.e.example//a//b?z=1&a=2"
+    assert plain.canonicalize(url) == "http://www.e.example//a//b?z=1&a=2"
+    assert ruled.canonicalize(url) == "http://e.example/a/b?a=2&z=1"
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_with_saves_and_a_reopened_filter_remembers(tmp_path, exact):
+    state = str(tmp_path / "state")
+    with urlsieve.SeenFilter(capacity=1000, state_dir=state, exact=exact) as seen:
+        assert seen.insert_many(["http://f.example/1", "http://f.example/2"]) == [True, True]
+        assert seen.state_dir == state
+    assert seen.closed
+    with pytest.raises(ValueError, match="closed"):
+        seen.insert_if_new("http://f.example/3")
+    seen.close()  # a second close is a no-op
+
+    with urlsieve.SeenFilter(capacity=5, state_dir=state) as again:
+        assert again.insert_if_new("http://F.example/1") is False
+        assert again.insert_if_new("http://f.example/3") is True
+        stats = again.stats()
+        assert stats["capacity"] == 1000  # the stored parameters win
+        assert stats["exact"] is exact
+        assert any("capacity" in n for n in again.notices)
+
+
+def test_corrupt_state_dir_is_an_error_and_left_alone(tmp_path):
+    db = tmp_path / "state.db"
+    garbage = b"not an SQLite database" * 10
+    db.write_bytes(garbage)
+    with pytest.raises(urlsieve.Error):
+        urlsieve.SeenFilter(state_dir=str(tmp_path))
+    assert db.read_bytes() == garbage
+
+
+def test_threads_sharing_a_filter_see_each_url_new_exactly_once():
+    seen = urlsieve.SeenFilter(capacity=100_000)
+    urls = [f"http://g.example/{i}" for i in range(20_000)]
+    counts = []
+
+    def work():
+        news = 0
+        for start in range(0, len(urls), 1000):
+            news += sum(1 for r in seen.insert_many(urls[start:start + 1000]) if r)
+        counts.append(news)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(counts) == len(urls)
+
+
+def test_close_from_another_thread_while_inserting_is_safe():
+    seen = urlsieve.SeenFilter(capacity=100_000)
+    urls = [f"http://h.example/{i}" for i in range(50_000)]
+    errors = []
+
+    def work():
+        try:
+            while True:
+                seen.insert_many(urls)
+        except ValueError as e:  # "closed": the expected way out
+            errors.append(str(e))
+
+    t = threading.Thread(target=work)
+    t.start()
+    seen.close()
+    t.join()
+    assert errors and "closed" in errors[0]
+

@@ -10,9 +10,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "urlsieve 0.1.0");
   int exit_code = kExitOk;
   AddCrawlCommand(app, &exit_code);
-  AddRobotsCommand(app, &exit_code);
-  AddCanonCommand(app, &exit_code);
   AddFilterCommand(app, &exit_code);
+  AddCanonCommand(app, &exit_code);
+  AddRobotsCommand(app, &exit_code);
   AddStatsCommand(app, &exit_code);
 
   try {

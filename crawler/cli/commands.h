@@ -12,19 +12,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
-// `urlsieve robots`: checks URLs against a robots.txt file (crawler/cli/robots_command.cc).
-void AddRobotsCommand(CLI::App& app, int* exit_code);
-
-// `urlsieve crawl`: runs a crawl from a seed list (crawler/cli/crawl_command.cc).
-void AddCrawlCommand(CLI::App& app, int* exit_code);
-
-// urlsieve canon: canonical keys for URLs on stdin (canon_command.cc).
-void AddCanonCommand(CLI::App& app, int* exit_code);
-// urlsieve filter: URLs from stdin never seen before, with a persistent seen set
-// (filter_command.cc).
-void AddFilterCommand(CLI::App& app, int* exit_code);
-// urlsieve stats: statistics of a filter's state directory (stats_command.cc).
-void AddStatsCommand(CLI::App& app, int* exit_code);
+// One file per command in crawler/cli/<name>_command.cc, listed in `urlsieve --help` order.
+void AddCrawlCommand(CLI::App& app, int* exit_code);   // crawl from a seed list
+void AddFilterCommand(CLI::App& app, int* exit_code);  // URLs from stdin never seen before
+void AddCanonCommand(CLI::App& app, int* exit_code);   // canonical keys of URLs from stdin
+void AddRobotsCommand(CLI::App& app, int* exit_code);  // check URLs against a robots.txt
+void AddStatsCommand(CLI::App& app, int* exit_code);   // statistics of a state directory
 
 }  // namespace urlsieve::cli
 

@@ -90,6 +90,16 @@ uint64_t SplitMix64(uint64_t* state) {
 
 bool IsBackoffStatus(int status) { return status == 0 || status == 429 || status >= 500; }
 
+// Whether frontier_pending has the parent column: databases written before it existed do not.
+Result<bool> HasParentColumn(SqliteDb& db) {
+  Result<SqliteStatement> stmt =
+      db.Prepare("SELECT count(*) FROM pragma_table_info('frontier_pending') WHERE name='parent'");
+  if (!stmt.ok()) return stmt.status();
+  Result<bool> row = stmt->Step();
+  if (!row.ok()) return row.status();
+  return *row && stmt->ColumnInt64(0) > 0;
+}
+
 }  // namespace
 
 std::string_view RejectReasonName(RejectReason reason) {
@@ -144,16 +154,19 @@ Frontier::Frontier(const FrontierOptions& options, Clock* clock, std::unique_ptr
 
 Frontier::~Frontier() { clock_->RemoveWakeup(wakeup_handle_); }
 
-bool Frontier::Push(std::string_view url, uint32_t depth) {
+bool Frontier::Push(std::string_view url, uint32_t depth, std::string_view parent) {
   std::lock_guard<std::mutex> lock(mu_);
-  const bool accepted = PushLocked(url, depth, next_id_++, false);
+  const bool accepted = PushLocked(url, depth, parent, next_id_++, false);
   if (accepted && waiters_ > 0) cv_.notify_one();
   return accepted;
 }
 
-bool Frontier::PushLocked(std::string_view url, uint32_t depth, uint64_t id, bool from_restore) {
+bool Frontier::PushLocked(std::string_view url, uint32_t depth, std::string_view parent,
+                          uint64_t id, bool from_restore) {
   ++stats_.pushed;
-  if (!from_restore && options_.checkpoints) ckpt_inserts_.push_back({id, std::string(url), depth});
+  if (!from_restore && options_.checkpoints) {
+    ckpt_inserts_.push_back({id, std::string(url), depth, std::string(parent)});
+  }
   std::string_view origin_name, rest;
   if (!SplitUrl(url, &origin_name, &rest)) {
     Reject(std::string(url), depth, id, RejectReason::kInvalidUrl);
@@ -174,7 +187,7 @@ bool Frontier::PushLocked(std::string_view url, uint32_t depth, uint64_t id, boo
     Reject(std::string(url), depth, id, key.closed ? key.close_reason : origin.deny_reason);
     return false;
   }
-  Enqueue(key, origin.key, QueuedUrl{id, origin_id, depth, 0, rest});
+  Enqueue(key, origin.key, QueuedUrl{id, origin_id, depth, 0, rest, parents_.Ref(parent)});
   Schedule(origin.key, clock_->Now());
   return true;
 }
@@ -242,7 +255,8 @@ bool Frontier::EnsureHead(KeyState& key, uint32_t key_id) {
       std::min<uint64_t>(key.spilled(), std::clamp<uint64_t>(room, 4, options_.spill_batch));
   const Status status = spill_->Load(key_id, key.spill_head, batch, &key.queue);
   if (!status.ok()) {
-    // The URLs stay in the checkpointed pending set; this key just cannot proceed.
+    // The URLs stay in the checkpointed pending set; this key just cannot proceed (and keeps
+    // its references to their parents).
     key.storage_error = true;
     key.queue.Clear();
     stats_.last_error = status.ToString();
@@ -387,6 +401,7 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
         lease->url.assign(origin.name).append("/robots.txt");
         lease->depth = head.depth;
         lease->retries = 0;
+        lease->parent.clear();
         lease->start = now;
         lease->id = 0;
         lease->key = key_id;
@@ -415,11 +430,13 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
     lease->url.assign(origin.name).append(head.rest);
     lease->depth = head.depth;
     lease->retries = head.retries;
+    lease->parent.assign(parents_.Get(head.parent));
     lease->start = now;
     lease->id = head.id;
     lease->key = key_id;
     lease->origin = head.origin;
     key.queue.Pop();
+    parents_.Unref(head.parent);  // a retry takes a new reference from lease.parent
     --stats_.pending;
     --stats_.pending_in_memory;
     if (head.retries == 0) {
@@ -546,7 +563,9 @@ void Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock
   ++stats_.retried;
   std::string_view origin_name, rest;
   SplitUrl(lease.url, &origin_name, &rest);
-  Enqueue(key, lease.key, QueuedUrl{lease.id, lease.origin, lease.depth, lease.retries + 1, rest});
+  Enqueue(key, lease.key,
+          QueuedUrl{lease.id, lease.origin, lease.depth, lease.retries + 1, rest,
+                    parents_.Ref(lease.parent)});
 }
 
 void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason) {
@@ -559,6 +578,7 @@ void Frontier::PopAndReject(KeyState& key, RejectReason reason) {
   const QueuedUrl head = key.queue.Front();
   Reject(origins_[head.origin].name + std::string(head.rest), head.depth, head.id, reason);
   key.queue.Pop();
+  parents_.Unref(head.parent);
   --stats_.pending;
   --stats_.pending_in_memory;
 }
@@ -618,6 +638,8 @@ FrontierStats Frontier::Stats() {
                    (ready_.size() + waiting_.size()) * sizeof(HeapEntry);
   for (const KeyState& key : keys_) bytes += key.queue.allocated_bytes();
   for (const OriginState& origin : origins_) bytes += origin.name.capacity() * 2 + 64;  // + maps
+  bytes += parents_.memory_bytes();
+  stats.parents = parents_.size();
   stats.memory_bytes = bytes;
   stats.spill_bytes = spill_ != nullptr ? spill_->FileBytes() : 0;
   return stats;
@@ -630,8 +652,13 @@ Status Frontier::Checkpoint(SqliteDb& db) {
   std::lock_guard<std::mutex> checkpoint_lock(checkpoint_mu_);
   URLSIEVE_RETURN_IF_ERROR(db.Exec(
       "CREATE TABLE IF NOT EXISTS frontier_pending(id INTEGER PRIMARY KEY, url TEXT NOT NULL,"
-      " depth INTEGER NOT NULL);"
+      " depth INTEGER NOT NULL, parent TEXT);"
       "CREATE TABLE IF NOT EXISTS frontier_meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"));
+  Result<bool> has_parent = HasParentColumn(db);
+  if (!has_parent.ok()) return has_parent.status();
+  if (!*has_parent) {
+    URLSIEVE_RETURN_IF_ERROR(db.Exec("ALTER TABLE frontier_pending ADD COLUMN parent TEXT"));
+  }
   Result<SqliteStatement> read_seq =
       db.Prepare("SELECT value FROM frontier_meta WHERE name='checkpoint_seq'");
   if (!read_seq.ok()) return read_seq.status();
@@ -664,12 +691,14 @@ Status Frontier::Checkpoint(SqliteDb& db) {
   unconfirmed_deletes_.insert(unconfirmed_deletes_.end(), deletes.begin(), deletes.end());
 
   Result<SqliteStatement> insert =
-      db.Prepare("INSERT OR REPLACE INTO frontier_pending(id, url, depth) VALUES(?,?,?)");
+      db.Prepare("INSERT OR REPLACE INTO frontier_pending(id, url, depth, parent) VALUES(?,?,?,?)");
   if (!insert.ok()) return insert.status();
   for (const PendingRow& row : unconfirmed_inserts_) {
     URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(1, static_cast<int64_t>(row.id)));
     URLSIEVE_RETURN_IF_ERROR(insert->BindText(2, row.url, true));
     URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(3, row.depth));
+    URLSIEVE_RETURN_IF_ERROR(row.parent.empty() ? insert->BindNull(4)
+                                                : insert->BindText(4, row.parent, true));
     URLSIEVE_RETURN_IF_ERROR(insert->Run());
   }
   Result<SqliteStatement> erase = db.Prepare("DELETE FROM frontier_pending WHERE id=?");
@@ -719,8 +748,11 @@ Status Frontier::Restore(SqliteDb& db) {
     if (meta->ColumnText(0) == "checkpoint_seq") checkpoint_seq_ = value;
     if (meta->ColumnText(0) == "next_id") next_id_ = std::max(next_id_, value);
   }
+  Result<bool> has_parent = HasParentColumn(db);
+  if (!has_parent.ok()) return has_parent.status();
   Result<SqliteStatement> rows =
-      db.Prepare("SELECT id, url, depth FROM frontier_pending ORDER BY id");
+      db.Prepare(*has_parent ? "SELECT id, url, depth, parent FROM frontier_pending ORDER BY id"
+                             : "SELECT id, url, depth, NULL FROM frontier_pending ORDER BY id");
   if (!rows.ok()) return rows.status();
   for (;;) {
     Result<bool> more = rows->Step();
@@ -729,7 +761,7 @@ Status Frontier::Restore(SqliteDb& db) {
     const auto id = static_cast<uint64_t>(rows->ColumnInt64(0));
     const int64_t depth = rows->ColumnInt64(2);
     if (depth < 0 || depth > UINT32_MAX) return Status::Corruption("frontier_pending: bad depth");
-    PushLocked(rows->ColumnText(1), static_cast<uint32_t>(depth), id, true);
+    PushLocked(rows->ColumnText(1), static_cast<uint32_t>(depth), rows->ColumnText(3), id, true);
     next_id_ = std::max(next_id_, id + 1);
   }
   checkpointed_ = true;

@@ -14,6 +14,11 @@
 // passes the final status and body to Done(); pages of that origin wait until then. Disallowed
 // URLs are rejected by the frontier (kRobotsDisallowed), never handed out.
 //
+// Parents: every pending URL carries the URL of the page that linked to it (empty for seeds),
+// through RAM, the spill file, retries and checkpoints, and Next() returns it in Lease::parent.
+// RAM holds each parent string once (ParentTable, reference-counted), not once per child: a page
+// has tens of children and a frontier up to ~1e7 URLs, so per-URL copies would double its memory.
+//
 // Nothing is silently dropped: every URL pushed is eventually handed out and completed by
 // Done(), or rejected with a reason, which DrainRejections() returns (and Stats() counts).
 //
@@ -43,6 +48,7 @@
 #include "dedup/status.h"
 #include "frontier/clock.h"
 #include "frontier/frontier_options.h"
+#include "frontier/parent_table.h"
 #include "frontier/robots_rules.h"
 #include "frontier/spill_store.h"
 #include "frontier/url_queue.h"
@@ -76,6 +82,7 @@ struct Lease {
   std::string url;  // kRobots: "<origin>/robots.txt"
   uint32_t depth = 0;
   uint32_t retries = 0;  // earlier failed attempts of this URL
+  std::string parent;    // kPage: the page that linked to url ("" for seeds); kRobots: ""
   Clock::TimePoint start{};
   // The frontier's bookkeeping; leave untouched.
   uint64_t id = 0;
@@ -104,7 +111,8 @@ struct FrontierStats {
   uint64_t keys = 0;
   uint64_t origins = 0;
   std::array<uint64_t, kRejectReasonCount> rejected{};
-  uint64_t memory_bytes = 0;  // approximate RAM held by queues, keys and origins
+  uint64_t parents = 0;       // distinct parent URLs referenced by pending URLs (interned)
+  uint64_t memory_bytes = 0;  // approximate RAM held by queues, keys, origins and parents
   int64_t spill_bytes = 0;    // bytes in use in the spill file
   std::string last_error;     // the last storage error, if any
 };
@@ -119,9 +127,10 @@ class Frontier {
   Frontier(const Frontier&) = delete;
   Frontier& operator=(const Frontier&) = delete;
 
-  // Queues an absolute URL (a canonical key from the seen stage) found at `depth`. Returns false
-  // when it is rejected at once (see DrainRejections for the reason).
-  bool Push(std::string_view url, uint32_t depth);
+  // Queues an absolute URL (a canonical key from the seen stage) found at `depth` on the page
+  // `parent` ("" for a seed). Returns false when it is rejected at once (see DrainRejections for
+  // the reason).
+  bool Push(std::string_view url, uint32_t depth, std::string_view parent = {});
 
   // Blocks until a lease is due and fills *lease (true), or returns false after Stop() or when
   // the crawl is over: nothing pending and nothing in flight. Push the links a lease discovered
@@ -160,11 +169,13 @@ class Frontier {
     uint64_t id;
     std::string url;
     uint32_t depth;
+    std::string parent;  // "" → NULL
   };
 
   Frontier(const FrontierOptions& options, Clock* clock, std::unique_ptr<SpillStore> spill);
 
-  bool PushLocked(std::string_view url, uint32_t depth, uint64_t id, bool from_restore);
+  bool PushLocked(std::string_view url, uint32_t depth, std::string_view parent, uint64_t id,
+                  bool from_restore);
   uint32_t InternOrigin(std::string_view origin);
   void Enqueue(KeyState& key, uint32_t key_id, const QueuedUrl& url);
   bool EnsureHead(KeyState& key, uint32_t key_id);
@@ -193,6 +204,7 @@ class Frontier {
   std::unordered_map<std::string, uint32_t> key_ids_;
   std::vector<OriginState> origins_;
   std::vector<KeyState> keys_;
+  ParentTable parents_;  // referenced by every queued or spilled URL that has a parent
   MinHeap ready_;
   MinHeap waiting_;
   uint64_t ready_sequence_ = 0;

@@ -83,7 +83,7 @@ struct FrontierOptions {
   std::string spill_path;
   uint32_t spill_batch = 64;
   // Record the changes for Frontier::Checkpoint. Without a state database, turn this off: the
-  // changes between two checkpoints hold a copy of each new URL.
+  // changes between two checkpoints hold a copy of each new URL and its parent.
   bool checkpoints = true;
 };
 

@@ -16,16 +16,17 @@ Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& path) {
       "DROP TABLE IF EXISTS spill;"
       "CREATE TABLE spill(key INTEGER NOT NULL, seq INTEGER NOT NULL, id INTEGER NOT NULL,"
       " origin INTEGER NOT NULL, depth INTEGER NOT NULL, retries INTEGER NOT NULL,"
-      " rest BLOB NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID"));
+      " parent INTEGER NOT NULL, rest BLOB NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID"));
   // One long transaction: a commit per URL would cost a write() per page touched. With no
   // journal, SQLite writes dirty pages back as its cache fills; Sync() commits now and then.
   URLSIEVE_RETURN_IF_ERROR(store->db_->Exec("BEGIN"));
   Result<SqliteStatement> insert = store->db_->Prepare(
-      "INSERT INTO spill(key, seq, id, origin, depth, retries, rest) VALUES(?,?,?,?,?,?,?)");
+      "INSERT INTO spill(key, seq, id, origin, depth, retries, parent, rest) "
+      "VALUES(?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   store->insert_ = std::move(*insert);
   Result<SqliteStatement> select = store->db_->Prepare(
-      "SELECT id, origin, depth, retries, rest FROM spill WHERE key=? AND seq>=? AND seq<? "
+      "SELECT id, origin, depth, retries, parent, rest FROM spill WHERE key=? AND seq>=? AND seq<? "
       "ORDER BY seq");
   if (!select.ok()) return select.status();
   store->select_ = std::move(*select);
@@ -43,7 +44,8 @@ Status SpillStore::Append(uint32_t key, uint64_t seq, const QueuedUrl& url) {
   URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(4, url.origin));
   URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(5, url.depth));
   URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(6, url.retries));
-  URLSIEVE_RETURN_IF_ERROR(insert_.BindBlob(7, url.rest.data(), url.rest.size(), true));
+  URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(7, url.parent));
+  URLSIEVE_RETURN_IF_ERROR(insert_.BindBlob(8, url.rest.data(), url.rest.size(), true));
   URLSIEVE_RETURN_IF_ERROR(insert_.Run());
   return MaybeCommit();
 }
@@ -74,7 +76,8 @@ Status SpillStore::Load(uint32_t key, uint64_t from, uint64_t count, UrlQueue* q
     url.origin = static_cast<uint32_t>(select_.ColumnInt64(1));
     url.depth = static_cast<uint32_t>(select_.ColumnInt64(2));
     url.retries = static_cast<uint32_t>(select_.ColumnInt64(3));
-    url.rest = select_.ColumnBlob(4);
+    url.parent = static_cast<uint32_t>(select_.ColumnInt64(4));
+    url.rest = select_.ColumnBlob(5);
     queue->Push(url);
     ++loaded;
   }

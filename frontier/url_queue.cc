@@ -29,6 +29,7 @@ void UrlQueue::Push(const QueuedUrl& url) {
   PutVarint(&buf_, url.origin);
   PutVarint(&buf_, url.depth);
   PutVarint(&buf_, url.retries);
+  PutVarint(&buf_, url.parent);
   PutVarint(&buf_, url.rest.size());
   buf_.append(url.rest);
   ++count_;
@@ -42,6 +43,7 @@ QueuedUrl UrlQueue::Front() const {
   url.origin = static_cast<uint32_t>(GetVarint(p));
   url.depth = static_cast<uint32_t>(GetVarint(p));
   url.retries = static_cast<uint32_t>(GetVarint(p));
+  url.parent = static_cast<uint32_t>(GetVarint(p));
   const size_t length = GetVarint(p);
   url.rest = std::string_view(p, length);
   return url;

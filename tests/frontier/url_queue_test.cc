@@ -11,8 +11,8 @@ TEST(UrlQueueTest, FifoRoundTripOfEveryField) {
   UrlQueue queue;
   EXPECT_TRUE(queue.empty());
   const std::string big(100000, 'x');
-  queue.Push({1, 2, 3, 0, "/a?b=c"});
-  queue.Push({UINT64_MAX, UINT32_MAX, 70000, 5, big});
+  queue.Push({1, 2, 3, 0, "/a?b=c", 7});
+  queue.Push({UINT64_MAX, UINT32_MAX, 70000, 5, big, UINT32_MAX});
   queue.Push({300, 0, 0, 1, ""});
   EXPECT_EQ(queue.size(), 3u);
   QueuedUrl url = queue.Front();
@@ -20,6 +20,7 @@ TEST(UrlQueueTest, FifoRoundTripOfEveryField) {
   EXPECT_EQ(url.origin, 2u);
   EXPECT_EQ(url.depth, 3u);
   EXPECT_EQ(url.rest, "/a?b=c");
+  EXPECT_EQ(url.parent, 7u);
   queue.Pop();
   url = queue.Front();
   EXPECT_EQ(url.id, UINT64_MAX);
@@ -27,10 +28,12 @@ TEST(UrlQueueTest, FifoRoundTripOfEveryField) {
   EXPECT_EQ(url.depth, 70000u);
   EXPECT_EQ(url.retries, 5u);
   EXPECT_EQ(url.rest, big);
+  EXPECT_EQ(url.parent, UINT32_MAX);
   queue.Pop();
   url = queue.Front();
   EXPECT_EQ(url.id, 300u);
   EXPECT_EQ(url.rest, "");
+  EXPECT_EQ(url.parent, 0u);
   queue.Pop();
   EXPECT_TRUE(queue.empty());
 }

@@ -345,6 +345,7 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   record.content_type = r.content_type;
   record.bytes = r.body.size();
   record.depth = static_cast<int>(lease.depth);
+  record.parent = lease.parent;
   record.fetch_ms = std::chrono::duration<double, std::milli>(r.total_time).count();
   if (!r.ok()) record.error = FetchError(r);
 
@@ -410,7 +411,7 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
 }
 
 std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
-                                        uint32_t depth, const std::string& /*parent*/) {
+                                        uint32_t depth, const std::string& parent) {
   std::vector<std::string> fetch_urls;
   fetch_urls.reserve(absolute_urls.size());
   for (const std::string& url : absolute_urls) {
@@ -441,7 +442,7 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
   int fresh = 0;
   for (size_t i = 0; i < fetch_urls.size(); ++i) {
     if (!is_new[i]) continue;
-    frontier_->Push(fetch_urls[i], depth);
+    frontier_->Push(fetch_urls[i], depth, parent);
     ++fresh;
   }
   return {static_cast<int>(fetch_urls.size()), fresh};

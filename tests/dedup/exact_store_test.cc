@@ -8,17 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/scratch_dir.h"
+
 namespace urlsieve {
 namespace {
 
 class ExactStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("urlsieve_exact_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     auto db = SqliteDb::Open((dir_ / "state.db").string());
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     db_ = std::move(*db);
@@ -29,7 +26,6 @@ class ExactStoreTest : public ::testing::Test {
   void TearDown() override {
     store_.reset();
     db_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   std::vector<uint8_t> Insert(const std::vector<ExactStore::Entry>& entries) {
@@ -41,7 +37,8 @@ class ExactStoreTest : public ::testing::Test {
     return inserted;
   }
 
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_{"urlsieve_exact"};
+  const std::filesystem::path& dir_ = scratch_.path();
   std::unique_ptr<SqliteDb> db_;
   std::unique_ptr<ExactStore> store_;
 };

@@ -5,20 +5,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/scratch_dir.h"
+
 namespace urlsieve {
 namespace {
 
 class SqliteDbTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("urlsieve_sqlite_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_{"urlsieve_sqlite"};
+  const std::filesystem::path& dir_ = scratch_.path();
 };
 
 TEST_F(SqliteDbTest, RoundTripsRowsThroughPreparedStatements) {

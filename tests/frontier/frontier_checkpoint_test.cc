@@ -12,6 +12,7 @@
 
 #include "dedup/sqlite_db.h"
 #include "frontier/frontier.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -19,16 +20,10 @@ namespace {
 class FrontierCheckpointTest : public ::testing::Test {
  protected:
   FrontierCheckpointTest() {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("frontier_ckpt_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     options_.obey_robots = false;
     options_.delay = Clock::Duration::zero();
     options_.per_key_concurrency = 1000;
   }
-  ~FrontierCheckpointTest() override { std::filesystem::remove_all(dir_); }
 
   std::unique_ptr<Frontier> Make() {
     Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(options_, &clock_);
@@ -67,7 +62,8 @@ class FrontierCheckpointTest : public ::testing::Test {
     return "http://h" + std::to_string(i % 7) + ".test/p" + std::to_string(i);
   }
 
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_{"frontier_ckpt"};
+  const std::filesystem::path& dir_ = scratch_.path();
   FrontierOptions options_;
   ManualClock clock_;
 };

@@ -11,6 +11,7 @@
 #include "dedup/sqlite_db.h"
 #include "frontier/frontier.h"
 #include "frontier/parent_table.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -18,16 +19,10 @@ namespace {
 class FrontierParentTest : public ::testing::Test {
  protected:
   FrontierParentTest() {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("frontier_parent_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     options_.obey_robots = false;
     options_.delay = Clock::Duration::zero();
     options_.per_key_concurrency = 1000;
   }
-  ~FrontierParentTest() override { std::filesystem::remove_all(dir_); }
 
   std::unique_ptr<Frontier> Make() {
     Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(options_, &clock_);
@@ -55,7 +50,8 @@ class FrontierParentTest : public ::testing::Test {
   }
   static std::string ParentOf(int i) { return "http://p.test/page" + std::to_string(i / 10); }
 
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_{"frontier_parent"};
+  const std::filesystem::path& dir_ = scratch_.path();
   FrontierOptions options_;
   ManualClock clock_;
 };

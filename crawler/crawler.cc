@@ -188,22 +188,31 @@ Status Crawler::ReadSeeds(std::vector<std::string>* fetch_urls) {
 
 Status Crawler::QueueSeeds(const std::vector<std::string>& fetch_urls) {
   std::shared_lock<std::shared_mutex> gate(gate_);
-  std::vector<std::string_view> views(fetch_urls.begin(), fetch_urls.end());
-  std::vector<std::string> keys;
+  Result<int> fresh = PushNew(fetch_urls, 0, "");
+  RecordRejections();
+  return fresh.ok() ? Status::Ok() : fresh.status();
+}
+
+Result<int> Crawler::PushNew(const std::vector<std::string>& fetch_urls, uint32_t depth,
+                             const std::string& parent) {
+  std::vector<std::string_view> keys(fetch_urls.begin(), fetch_urls.end());
+  std::vector<std::string> rule_keys;
   if (HasOptInRules(config_.canonicalize)) {
-    keys.resize(fetch_urls.size());
+    rule_keys.resize(fetch_urls.size());
     for (size_t i = 0; i < fetch_urls.size(); ++i) {
-      URLSIEVE_RETURN_IF_ERROR(seen_->canonicalizer().CanonicalizeTo(fetch_urls[i], &keys[i]));
-      views[i] = keys[i];
+      URLSIEVE_RETURN_IF_ERROR(seen_->canonicalizer().CanonicalizeTo(fetch_urls[i], &rule_keys[i]));
+      keys[i] = rule_keys[i];
     }
   }
   std::vector<uint8_t> is_new;
-  URLSIEVE_RETURN_IF_ERROR(seen_->InsertKeysIfNew(views, &is_new));
+  URLSIEVE_RETURN_IF_ERROR(seen_->InsertKeysIfNew(keys, &is_new));
+  int fresh = 0;
   for (size_t i = 0; i < fetch_urls.size(); ++i) {
-    if (is_new[i]) frontier_->Push(fetch_urls[i], 0);
+    if (!is_new[i]) continue;
+    frontier_->Push(fetch_urls[i], depth, parent);
+    ++fresh;
   }
-  RecordRejections();
-  return Status::Ok();
+  return fresh;
 }
 
 Result<CrawlSummary> Crawler::Run() {
@@ -423,29 +432,9 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
     if (!scope_->Check(*canonical, static_cast<int>(depth)).accept()) continue;
     fetch_urls.push_back(canonical->key());
   }
-  std::vector<std::string_view> keys(fetch_urls.begin(), fetch_urls.end());
-  std::vector<std::string> rule_keys;
-  if (HasOptInRules(config_.canonicalize)) {
-    rule_keys.resize(fetch_urls.size());
-    for (size_t i = 0; i < fetch_urls.size(); ++i) {
-      // The fetch form is already a valid canonical URL, so the stricter rules cannot fail on it.
-      (void)seen_->canonicalizer().CanonicalizeTo(fetch_urls[i], &rule_keys[i]);
-      keys[i] = rule_keys[i];
-    }
-  }
-  std::vector<uint8_t> is_new;
-  Status status = seen_->InsertKeysIfNew(keys, &is_new);
-  if (!status.ok()) {
-    Fail(status);
-    return {static_cast<int>(fetch_urls.size()), 0};
-  }
-  int fresh = 0;
-  for (size_t i = 0; i < fetch_urls.size(); ++i) {
-    if (!is_new[i]) continue;
-    frontier_->Push(fetch_urls[i], depth, parent);
-    ++fresh;
-  }
-  return {static_cast<int>(fetch_urls.size()), fresh};
+  Result<int> fresh = PushNew(fetch_urls, depth, parent);
+  if (!fresh.ok()) Fail(fresh.status());
+  return {static_cast<int>(fetch_urls.size()), fresh.ok() ? *fresh : 0};
 }
 
 void Crawler::RecordRejections() {

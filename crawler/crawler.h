@@ -88,6 +88,10 @@ class Crawler {
   void FetcherLoop();
   void HandleRobots(Fetcher& fetcher, const Lease& lease);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
+  // Deduplicates fetch-form URLs (under the configured rules) and pushes the new ones; returns how
+  // many were new. Requires the checkpoint gate (shared).
+  Result<int> PushNew(const std::vector<std::string>& fetch_urls, uint32_t depth,
+                      const std::string& parent);
   // Canonicalizes, scopes and deduplicates the references found on one page, pushes the new ones.
   // Returns {links in scope, links new}. Requires the checkpoint gate (shared).
   std::pair<int, int> QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,

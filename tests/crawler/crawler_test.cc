@@ -209,6 +209,18 @@ TEST_F(CrawlerTest, CrawlsTheTrapSiteOnceEachPolitelyAndEnds) {
   EXPECT_TRUE(fs::exists(dir_ / "out" / "stats.json"));
 }
 
+TEST_F(CrawlerTest, OptInCanonicalizationRulesChangeTheKeyNotTheUrlFetched) {
+  CrawlConfig config = Config();
+  config.canonicalize.sort_query = true;
+  config.canonicalize.strip_session_ids = true;
+  config.canonicalize.collapse_slashes = true;
+  auto crawler = Crawler::Create(config);
+  ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+  auto summary = (*crawler)->Run();
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ExpectCorrectCrawl(0);
+}
+
 TEST_F(CrawlerTest, ASecondRunOfAFinishedCrawlNeedsResumeAndFetchesNothingNew) {
   {
     auto crawler = Crawler::Create(Config());

@@ -160,7 +160,9 @@ for ((i = 0; i < threads; i++)); do
   URLSIEVE_SITE_DIR="$tmp/site" "$ceiling_bin" --benchmark_filter='BM_ParseCeiling|BM_ExtractCorpus' \
     --benchmark_min_time=3 --benchmark_format=json > "$tmp/ceiling.$i.json" 2> "$tmp/ceiling.$i.err" &
 done
-wait
+for job in $(jobs -p); do
+  wait "$job" || { echo "bench_parse_ceiling failed:" >&2; cat "$tmp"/ceiling.*.err >&2; exit 1; }
+done
 read -r parse_core parse_all parse_wall extract_core parse_mbs < <("$python" - "$tmp"/ceiling.*.json << 'EOF'
 import json, sys
 rate = {"BM_ParseCeiling": [], "BM_ExtractCorpus": []}
@@ -195,7 +197,7 @@ printf 'parse ceiling (gumbo alone): %.0f pages/s per core (%.1f MB/s) x %d core
   "$parse_core" "$parse_mbs" "$threads" "$parse_all"
 printf '; full link extraction %.0f pages/s per core\n' "$extract_core"
 printf 'parse ceiling in wall time on this machine now: %.0f pages/s\n\n' "$parse_wall"
-printf '%-18s %6s %6s %8s %9s %7s %7s %7s %8s %8s %7s\n' tool pages "dist%" "wall s" "pages/s" \
+printf '%-18s %6s %6s %8s %9s %7s %7s %7s %8s %8s %7s\n' tool pages "%site" "wall s" "pages/s" \
   "user s" "sys s" "cpu%" "ms/page" "RSS MB" "dupes"
 for name in "${names[@]}"; do
   awk -v name="$name" -v p="${served[$name]}" -v n="$pages" -v w="${wall[$name]}" -v u="${usr[$name]}" \
@@ -203,7 +205,7 @@ for name in "${names[@]}"; do
     printf "%-18s %6d %6.1f %8.2f %9.1f %7.2f %7.2f %7.0f %8.3f %8.1f %7d\n", name, p, 100 * p / n, w,
       p / w, u, s, 100 * (u + s) / w, 1000 * (u + s) / p, r / 1024, d }'
 done
-echo "(pages: distinct URIs served with 200; dist%: of the pages generated; cpu%: user+sys over wall;"
+echo "(pages: distinct URIs served with 200; %site: of the pages generated; cpu%: user+sys over wall;"
 echo " ms/page: CPU ms per page; dupes: requests beyond the first per URI; nginx's own CPU not counted)"
 echo
 
@@ -211,8 +213,8 @@ echo
 # crawler waits for a core as much as for the network).
 rate() { awk -v p="${served[$1]}" -v w="${wall[$1]}" 'BEGIN { print p / w }'; }
 cpu_ms() { awk -v p="${served[$1]}" -v c="${cpu[$1]}" 'BEGIN { print 1000 * c / p }'; }
-awk -v us="$(rate urlsieve)" -v ceil="$parse_all" -v ceil_wall="$parse_wall" -v core="$parse_core" -v sc="$(rate scrapy)" \
-  -v wg="$(rate 'wget2 -r')" -v uc="$(cpu_ms urlsieve)" -v scc="$(cpu_ms scrapy)" \
+awk -v us="$(rate urlsieve)" -v ceil="$parse_all" -v ceil_wall="$parse_wall" -v core="$parse_core" \
+  -v sc="$(rate scrapy)" -v wg="$(rate 'wget2 -r')" -v uc="$(cpu_ms urlsieve)" -v scc="$(cpu_ms scrapy)" \
   -v wgc="$(cpu_ms 'wget2 -r')" -v t="$threads" 'BEGIN {
   printf "%-34s %12s %18s\n", "ratio", "wall pages/s", "CPU ms per page"
   printf "%-34s %11.1f%% %17.1f%%   (target >= 80 %%)\n", "urlsieve / parse ceiling", 100 * us / ceil,

@@ -27,6 +27,9 @@ WORDS = ("crawl frontier politeness queue robots canonical fragment anchor heade
          "is for on with as by at from that this").split()
 
 
+NAV_LABELS = ["Home"] + [f"Section {k}" for k in range(SECTIONS)]
+
+
 def page_path(i):
     if i == 0:
         return "/index.html"
@@ -71,12 +74,13 @@ def main():
                                    for _ in range(n_links - len(nav_targets) - len(children))]
         rng.shuffle(body_targets)
 
-        nav = "".join(f'<li><a href="{href(rng, src, paths[t])}">{"Home" if t == 0 else f"Section {t - 1}"}</a></li>'
+        nav = "".join(f'<li><a href="{href(rng, src, paths[t])}">{NAV_LABELS[t]}</a></li>'
                       for t in nav_targets)
         head = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                 f"<title>Page {i}</title></head>\n"
                 f"<body><header><nav><ul>{nav}</ul></nav></header>\n<main><h1>Page {i}</h1>\n")
-        tail = "</main>\n<footer><p>Generated for the urlsieve crawl benchmark.</p></footer></body></html>\n"
+        tail = ("</main>\n<footer><p>Generated for the urlsieve crawl benchmark.</p></footer>"
+                "</body></html>\n")
         budget = max(size - len(head) - len(tail), 0)
         per_link = budget // (len(body_targets) + 1)
         parts = [head]

@@ -1,6 +1,7 @@
 """The Scrapy side of bench/crawl_vs_peers.sh: follows every link of one site, keeps nothing.
 
-    python3 -m scrapy runspider bench/scrapy_crawl_spider.py -a start_url=http://127.0.0.1:PORT/index.html
+    python3 -m scrapy runspider bench/scrapy_crawl_spider.py \\
+        -a start_url=http://127.0.0.1:PORT/index.html
 
 Settings are Scrapy's best for a local static site (16 concurrent requests, no delay, no robots,
 no cookies); the crawl script may override them with -s.

@@ -412,7 +412,8 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
       if (path.empty() || path.front() != '/') {
         // "http://a?q" has the path "/" (RFC 3986 §6.2.3); match "/?q".
         thread_local std::string with_slash;
-        with_slash.assign("/").append(path);
+        with_slash.assign(1, '/');  // not assign("/"): GCC 12 -O3 warns -Wrestrict wrongly
+        with_slash.append(path);
         path = with_slash;
       }
       if (!origin.policy->IsAllowed(path)) {

@@ -12,29 +12,13 @@
 
 #include "dedup/sqlite_db.h"
 #include "frontier/frontier.h"
-#include "tests/support/scratch_dir.h"
+#include "tests/frontier/frontier_db_test_base.h"
 
 namespace urlsieve {
 namespace {
 
-class FrontierCheckpointTest : public ::testing::Test {
+class FrontierCheckpointTest : public FrontierDbTest {
  protected:
-  FrontierCheckpointTest() {
-    options_.obey_robots = false;
-    options_.delay = Clock::Duration::zero();
-    options_.per_key_concurrency = 1000;
-  }
-
-  std::unique_ptr<Frontier> Make() {
-    Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(options_, &clock_);
-    EXPECT_TRUE(frontier.ok()) << frontier.status().ToString();
-    return frontier.ok() ? std::move(*frontier) : nullptr;
-  }
-  std::unique_ptr<SqliteDb> OpenDb() {
-    Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open((dir_ / "state.db").string());
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    return std::move(*db);
-  }
   // Checkpoints inside a transaction, as the crawler does.
   void CheckpointAndCommit(Frontier& f, SqliteDb& db) {
     ASSERT_TRUE(db.Begin().ok());
@@ -61,11 +45,6 @@ class FrontierCheckpointTest : public ::testing::Test {
   static std::string Url(int i) {
     return "http://h" + std::to_string(i % 7) + ".test/p" + std::to_string(i);
   }
-
-  testing::ScratchDir scratch_{"frontier_ckpt"};
-  const std::filesystem::path& dir_ = scratch_.path();
-  FrontierOptions options_;
-  ManualClock clock_;
 };
 
 TEST_F(FrontierCheckpointTest, PendingAndInFlightSurviveAReopen) {

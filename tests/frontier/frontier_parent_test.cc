@@ -11,29 +11,13 @@
 #include "dedup/sqlite_db.h"
 #include "frontier/frontier.h"
 #include "frontier/parent_table.h"
-#include "tests/support/scratch_dir.h"
+#include "tests/frontier/frontier_db_test_base.h"
 
 namespace urlsieve {
 namespace {
 
-class FrontierParentTest : public ::testing::Test {
+class FrontierParentTest : public FrontierDbTest {
  protected:
-  FrontierParentTest() {
-    options_.obey_robots = false;
-    options_.delay = Clock::Duration::zero();
-    options_.per_key_concurrency = 1000;
-  }
-
-  std::unique_ptr<Frontier> Make() {
-    Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(options_, &clock_);
-    EXPECT_TRUE(frontier.ok()) << frontier.status().ToString();
-    return frontier.ok() ? std::move(*frontier) : nullptr;
-  }
-  std::unique_ptr<SqliteDb> OpenDb() {
-    Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open((dir_ / "state.db").string());
-    EXPECT_TRUE(db.ok()) << db.status().ToString();
-    return std::move(*db);
-  }
   // Hands out everything that is due, completing each lease; url → parent.
   static std::map<std::string, std::string> Drain(Frontier& f) {
     std::map<std::string, std::string> parents;
@@ -49,11 +33,6 @@ class FrontierParentTest : public ::testing::Test {
     return "http://h" + std::to_string(i % 7) + ".test/c" + std::to_string(i);
   }
   static std::string ParentOf(int i) { return "http://p.test/page" + std::to_string(i / 10); }
-
-  testing::ScratchDir scratch_{"frontier_parent"};
-  const std::filesystem::path& dir_ = scratch_.path();
-  FrontierOptions options_;
-  ManualClock clock_;
 };
 
 TEST(ParentTableTest, RefCountsFreeAndReuseIds) {

@@ -164,10 +164,10 @@ void BM_LayerInsert(benchmark::State& state) {
   for (auto _ : state) {
     const KeyHash key = KeyAt(i);
     if constexpr (kLocked) {
-      const uint64_t block = g_layer->BlockIndex(key);
-      g_layer->LockBlock(block);
-      benchmark::DoNotOptimize(g_layer->InsertLocked(key));
-      g_layer->UnlockBlock(block);
+      const BlockedBloomFilter::Probe probe = g_layer->MakeProbe(key);
+      g_layer->LockBlock(probe.block);
+      benchmark::DoNotOptimize(g_layer->InsertLocked(key, probe));
+      g_layer->UnlockBlock(probe.block);
     } else {
       benchmark::DoNotOptimize(g_layer->InsertAtomic(key));
     }

@@ -2,9 +2,7 @@
 // 64-byte cache line (two lines for very small ε, see bloom_math.h).
 //
 // Addressing: the first block is multiply-high(hash.low, num_blocks), a 64-bit index, so a layer
-// may exceed 2^32 bits; the bit positions inside a line come from hash.high, each one the top bits
-// of hash.high times a distinct odd constant (independent multiplies, no chain), scaled to [1,
-// 511].
+// may exceed 2^32 bits; the bit positions inside a line come from hash.high (bloom_line.h).
 //
 // Thread-safety: every member may be called from many threads at once. A layer is written in one
 // of two disciplines, never both:
@@ -12,21 +10,23 @@
 //    inserts of one key can both report "new" (each sees a different bit still unset).
 //  - locked: the writer holds the spin lock in bit 0 of the key's first block (acquire fetch_or,
 //    held across one test-and-set) and calls InsertLocked. With one line per key every write to a
-//    block then happens under that block's lock, so InsertLocked updates words with relaxed loads
-//    and stores instead of locked read-modify-writes, and UnlockBlock is a release store: exactly
-//    one of several racing inserts of a key reports "new", and it is cheaper than the lock-free
+//    block then happens under that block's lock, so InsertLocked rewrites the line with plain
+//    stores instead of locked read-modify-writes, and UnlockBlock is a release store: exactly one
+//    of several racing inserts of a key reports "new", and it is cheaper than the lock-free
 //    discipline. (With two lines per key the second block is not covered, so both use fetch_or.)
-// Readers (MayContain, CountSetBits, words()) use relaxed atomic loads in either discipline; a
-// reader racing with an insert of the same key may answer "absent", which linearizes it before the
-// insert. layout and the mapping are immutable after construction.
+// Readers (MayContain, CountSetBits, words()) read without locks in either discipline; a reader
+// racing with an insert of the same key may answer "absent", which linearizes it before the insert.
+// layout, kernel and the mapping are immutable after construction.
 #ifndef URLSIEVE_DEDUP_BLOCKED_BLOOM_FILTER_H_
 #define URLSIEVE_DEDUP_BLOCKED_BLOOM_FILTER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 
+#include "dedup/bloom_line.h"
 #include "dedup/bloom_math.h"
 #include "dedup/key_hash.h"
 #include "dedup/status.h"
@@ -46,16 +46,28 @@ inline uint64_t MulHigh(uint64_t hash, uint64_t n) {
 
 class BlockedBloomFilter {
  public:
-  static constexpr size_t kWordsPerBlock = kBloomBlockBits / 64;
+  static constexpr size_t kWordsPerBlock = kBloomWordsPerLine;
 
-  // Allocates a zeroed, 64-byte (in practice page- or huge-page-) aligned bit array.
-  static Result<std::unique_ptr<BlockedBloomFilter>> Create(const BloomLayout& layout);
+  // A key's first line in this layer: its block, where the key's lock lives, and the key's bits
+  // there. Building it reads none of the bit array, so callers build it while the line is still on
+  // its way, and before taking the lock. A two-line layout's second line is derived from the key
+  // when needed.
+  struct Probe {
+    uint64_t block;
+    BloomLineMask mask;
+  };
+
+  // Allocates a zeroed, 64-byte (in practice page- or huge-page-) aligned bit array. InvalidArgument
+  // for a layout out of range or a kernel this CPU cannot run.
+  static Result<std::unique_ptr<BlockedBloomFilter>> Create(
+      const BloomLayout& layout, BloomLineKernel kernel = ActiveBloomLineKernel());
 
   BlockedBloomFilter(const BlockedBloomFilter&) = delete;
   BlockedBloomFilter& operator=(const BlockedBloomFilter&) = delete;
   ~BlockedBloomFilter();
 
   const BloomLayout& layout() const { return layout_; }
+  BloomLineKernel kernel() const { return kernel_; }
   uint64_t bytes() const { return layout_.bytes(); }
 
   // The key's first block: where its lock lives, and what to prefetch. Inline: the hot path.
@@ -72,16 +84,44 @@ class BlockedBloomFilter {
   }
   void Prefetch(const KeyHash& key, bool for_write) const;
 
-  // Lock-free membership test.
-  bool MayContain(const KeyHash& key) const;
+  // `block` == BlockIndex(key).
+  Probe MakeProbe(const KeyHash& key, uint64_t block) const {
+    return Probe{block, BuildBloomLineMask(kernel_, key.high, 0, layout_.bits_per_line)};
+  }
+  Probe MakeProbe(const KeyHash& key) const { return MakeProbe(key, BlockIndex(key)); }
+
+  // Lock-free membership test; `first` == MakeProbe(key).
+  bool MayContain(const KeyHash& key, const Probe& first) const {
+    if (!LineHasAll(kernel_, Line(first.block), first.mask)) return false;
+    return layout_.lines_per_key == 1 || SecondLineHasAll(key);
+  }
+  bool MayContain(const KeyHash& key) const { return MayContain(key, MakeProbe(key)); }
 
   // Both return true if any of the key's bits was unset (the key was absent), after setting them.
   // The lock-free discipline:
-  bool InsertAtomic(const KeyHash& key);
-  // The locked discipline: the caller holds LockBlock(BlockIndex(key)).
-  bool InsertLocked(const KeyHash& key);
-  void LockBlock(uint64_t block);
-  void UnlockBlock(uint64_t block);
+  bool InsertAtomic(const KeyHash& key, const Probe& first);
+  bool InsertAtomic(const KeyHash& key) { return InsertAtomic(key, MakeProbe(key)); }
+  // The locked discipline: the caller holds LockBlock(first.block).
+  bool InsertLocked(const KeyHash& key, const Probe& first) {
+    if (layout_.lines_per_key == 1) return LineSetOwned(kernel_, Line(first.block), first.mask);
+    // The second line's block is written by keys whose lock is elsewhere.
+    return InsertAtomic(key, first);
+  }
+  void LockBlock(uint64_t block) {
+    if (std::atomic_ref<uint64_t>(Line(block)[0]).fetch_or(1, std::memory_order_acquire) & 1) {
+      WaitAndLockBlock(block);
+    }
+  }
+  void UnlockBlock(uint64_t block) {
+    std::atomic_ref<uint64_t> word(Line(block)[0]);
+    if (layout_.lines_per_key == 1) {
+      // Nobody else writes this word while we hold the lock (waiters' failed fetch_or rewrite the
+      // same value), so a release store is enough.
+      word.store(word.load(std::memory_order_relaxed) & ~uint64_t{1}, std::memory_order_release);
+    } else {
+      word.fetch_and(~uint64_t{1}, std::memory_order_release);
+    }
+  }
 
   // Number of key bits set (lock bits excluded), for the fill ratio. Reads the whole array.
   uint64_t CountSetBits() const;
@@ -92,11 +132,16 @@ class BlockedBloomFilter {
   std::span<const uint64_t> words() const { return {words_, layout_.num_blocks * kWordsPerBlock}; }
 
  private:
-  BlockedBloomFilter(const BloomLayout& layout, uint64_t* words, size_t mapped_bytes);
-  template <bool kOwned>
-  bool Insert(const KeyHash& key);
+  BlockedBloomFilter(const BloomLayout& layout, BloomLineKernel kernel, uint64_t* words,
+                     size_t mapped_bytes);
+  uint64_t* Line(uint64_t block) const { return words_ + block * kWordsPerBlock; }
+  uint64_t SecondBlock(const KeyHash& key) const;
+  BloomLineMask SecondLineMask(const KeyHash& key) const;
+  bool SecondLineHasAll(const KeyHash& key) const;
+  void WaitAndLockBlock(uint64_t block);
 
   BloomLayout layout_;
+  BloomLineKernel kernel_;
   uint64_t* words_;
   size_t mapped_bytes_;
 };

@@ -98,31 +98,50 @@ Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Create(
   auto layer = BlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
   if (!layer.ok()) return layer.status();
   f->layers_[0] = std::make_unique<Layer>(std::move(layer).value(), cap, rate);
+  f->base_ = f->layers_[0]->filter.get();
   f->num_layers_.store(1, std::memory_order_release);
   return f;
 }
 
-bool ScalableBloomFilter::TestAndSetLocked(const KeyHash& key, uint32_t* inserted_layer) {
-  // The acquire pairs with Grow's release: the layers below the count are fully built. And since
-  // the caller holds the key's lock, this load cannot see fewer layers than a previous holder saw.
+bool ScalableBloomFilter::TestAndSetLocked(const KeyHash& key,
+                                           const BlockedBloomFilter::Probe& base_probe,
+                                           uint32_t* inserted_layer) {
+  // Read under the key's lock, so this cannot see fewer layers than a previous holder of the lock
+  // saw (the key may be in the newest of them); the acquire pairs with Grow's release, so the
+  // layers below the count are fully built.
   const uint32_t n = num_layers_.load(std::memory_order_acquire);
   *inserted_layer = n - 1;
   // Layer 0 is written in the locked discipline (its locks are the keys' locks); growth layers,
-  // whose blocks are not covered by those locks, in the lock-free one.
-  if (n == 1) return layers_[0]->filter->InsertLocked(key);
-  for (uint32_t i = 0; i + 1 < n; ++i) {
+  // whose blocks are not covered by those locks, in the lock-free one. The common case, one
+  // layer, uses only what was computed before the lock was taken: work that waits for the lock
+  // waits for the line, and delays the next insert's locked instruction.
+  if (n == 1) [[likely]] {
+    return base_->InsertLocked(key, base_probe);
+  }
+  return TestAndSetGrown(key, base_probe, n);
+}
+
+bool ScalableBloomFilter::TestAndSetGrown(const KeyHash& key,
+                                          const BlockedBloomFilter::Probe& base_probe,
+                                          uint32_t n) {
+  if (base_->MayContain(key, base_probe)) return false;
+  for (uint32_t i = 1; i + 1 < n; ++i) {
     if (layers_[i]->filter->MayContain(key)) return false;
   }
   return layers_[n - 1]->filter->InsertAtomic(key);
 }
 
 bool ScalableBloomFilter::InsertIfNew(const KeyHash& key) {
-  BlockedBloomFilter& lock_layer = *layers_[0]->filter;
-  const uint64_t lock_block = lock_layer.BlockIndex(key);
-  lock_layer.LockBlock(lock_block);
+  const uint64_t lock_block = base_->BlockIndex(key);
+  // Ask for the line first: a prefetch is not ordered behind the previous call's locked
+  // instructions, so back-to-back inserts overlap their cache misses instead of queueing them,
+  // and the mask below is built while the line is on its way.
+  base_->PrefetchBlock(lock_block, /*for_write=*/true);
+  const BlockedBloomFilter::Probe probe = base_->MakeProbe(key, lock_block);
+  base_->LockBlock(lock_block);
   uint32_t layer = 0;
-  const bool fresh = TestAndSetLocked(key, &layer);
-  lock_layer.UnlockBlock(lock_block);
+  const bool fresh = TestAndSetLocked(key, probe, &layer);
+  base_->UnlockBlock(lock_block);
   if (fresh) CountInserts(layer, 1);
   return fresh;
 }
@@ -137,13 +156,13 @@ bool ScalableBloomFilter::MayContain(const KeyHash& key) const {
 
 void ScalableBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* is_new) {
   const size_t n = keys.size();
-  BlockedBloomFilter& lock_layer = *layers_[0]->filter;
+  BlockedBloomFilter& base = *base_;
   // Block indices of layer 0 (the lock and, usually, the only layer) for the window, so each is
   // computed once; later layers are prefetched by key.
   std::array<uint64_t, kPrefetchDistance> blocks;
   auto prefetch = [&](size_t i) {
-    blocks[i % kPrefetchDistance] = lock_layer.BlockIndex(keys[i]);
-    lock_layer.PrefetchBlock(blocks[i % kPrefetchDistance], /*for_write=*/true);
+    blocks[i % kPrefetchDistance] = base.BlockIndex(keys[i]);
+    base.PrefetchBlock(blocks[i % kPrefetchDistance], /*for_write=*/true);
     const uint32_t layers = num_layers_.load(std::memory_order_acquire);
     for (uint32_t l = 1; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i], l + 1 == layers);
   };
@@ -153,10 +172,11 @@ void ScalableBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* 
   for (size_t i = 0; i < n; ++i) {
     const uint64_t lock_block = blocks[i % kPrefetchDistance];
     if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
-    lock_layer.LockBlock(lock_block);
+    const BlockedBloomFilter::Probe probe = base.MakeProbe(keys[i], lock_block);
+    base.LockBlock(lock_block);
     uint32_t layer = 0;
-    const bool fresh = TestAndSetLocked(keys[i], &layer);
-    lock_layer.UnlockBlock(lock_block);
+    const bool fresh = TestAndSetLocked(keys[i], probe, &layer);
+    base.UnlockBlock(lock_block);
     is_new[i] = fresh;
     if (!fresh) continue;
     // Inserts are counted in runs of up to one chunk (one atomic add per run, not per key);
@@ -266,6 +286,7 @@ Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Load(const std
     layer->approx.store(src.inserted, std::memory_order_relaxed);
     f->layers_[i] = std::move(layer);
   }
+  f->base_ = f->layers_[0]->filter.get();
   f->num_layers_.store(static_cast<uint32_t>(snap.layers.size()), std::memory_order_release);
   if (generation != nullptr) *generation = snap.meta.generation;
   return f;

@@ -104,12 +104,18 @@ class ScalableBloomFilter {
   void CountInserts(uint32_t index, uint64_t count);
   void Grow(uint32_t full_index);
   // Under the key's lock (held by the caller): test older layers, test-and-set the newest.
-  bool TestAndSetLocked(const KeyHash& key, uint32_t* inserted_layer);
+  // `base_probe` is the key's probe in layer 0. Inline: the hot path.
+  inline bool TestAndSetLocked(const KeyHash& key, const BlockedBloomFilter::Probe& base_probe,
+                               uint32_t* inserted_layer);
+  // TestAndSetLocked once the filter has grown to `n` > 1 layers.
+  bool TestAndSetGrown(const KeyHash& key, const BlockedBloomFilter::Probe& base_probe,
+                       uint32_t n);
 
   BloomOptions options_;
   // layers_[i] is written once, before num_layers_ is raised past i with a release store.
   std::array<std::unique_ptr<Layer>, kMaxLayers> layers_;
   std::atomic<uint32_t> num_layers_{0};
+  BlockedBloomFilter* base_ = nullptr;  // layers_[0]'s filter: set before the object is shared
   std::mutex grow_mu_;  // serializes Grow
 };
 

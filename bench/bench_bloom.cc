@@ -165,9 +165,9 @@ void BM_LayerInsert(benchmark::State& state) {
     const KeyHash key = KeyAt(i);
     if constexpr (kLocked) {
       const BlockedBloomFilter::Probe probe = g_layer->MakeProbe(key);
-      g_layer->LockBlock(probe.block);
+      BlockedBloomFilter::LockLine(probe.line);
       benchmark::DoNotOptimize(g_layer->InsertLocked(key, probe));
-      g_layer->UnlockBlock(probe.block);
+      g_layer->UnlockLine(probe.line);
     } else {
       benchmark::DoNotOptimize(g_layer->InsertAtomic(key));
     }

@@ -62,10 +62,10 @@ BlockedBloomFilter::BlockedBloomFilter(const BloomLayout& layout, BloomLineKerne
 
 BlockedBloomFilter::~BlockedBloomFilter() { munmap(words_, mapped_bytes_); }
 
-uint64_t BlockedBloomFilter::SecondBlock(const KeyHash& key) const {
-  // A remix of hash.low, so it is independent of the first block's index.
+uint64_t* BlockedBloomFilter::SecondLineOf(const KeyHash& key) const {
+  // A remix of hash.low, so it is independent of the first line's index.
   const uint64_t remixed = (key.low ^ (key.low >> 29)) * 0xBF58476D1CE4E5B9ULL;
-  return MulHigh(remixed, layout_.num_blocks);
+  return words_ + MulHigh(remixed, layout_.num_blocks) * kWordsPerBlock;
 }
 
 BloomLineMask BlockedBloomFilter::SecondLineMask(const KeyHash& key) const {
@@ -73,23 +73,23 @@ BloomLineMask BlockedBloomFilter::SecondLineMask(const KeyHash& key) const {
   return BuildBloomLineMask(kernel_, key.high, k, k);
 }
 
-void BlockedBloomFilter::Prefetch(const KeyHash& key, bool for_write) const {
-  PrefetchBlock(BlockIndex(key), for_write);
-  if (layout_.lines_per_key == 2) PrefetchBlock(SecondBlock(key), for_write);
+void BlockedBloomFilter::Prefetch(const KeyHash& key) const {
+  PrefetchLine(LineOf(key));
+  if (layout_.lines_per_key == 2) PrefetchLine(SecondLineOf(key));
 }
 
 bool BlockedBloomFilter::SecondLineHasAll(const KeyHash& key) const {
-  return LineHasAll(kernel_, Line(SecondBlock(key)), SecondLineMask(key));
+  return LineHasAll(kernel_, SecondLineOf(key), SecondLineMask(key));
 }
 
 bool BlockedBloomFilter::InsertAtomic(const KeyHash& key, const Probe& first) {
-  const bool changed = LineSetShared(Line(first.block), first.mask);
+  const bool changed = LineSetShared(first.line, first.mask);
   if (layout_.lines_per_key == 1) return changed;
-  return LineSetShared(Line(SecondBlock(key)), SecondLineMask(key)) || changed;
+  return LineSetShared(SecondLineOf(key), SecondLineMask(key)) || changed;
 }
 
-void BlockedBloomFilter::WaitAndLockBlock(uint64_t block) {
-  std::atomic_ref<uint64_t> word(Line(block)[0]);
+void BlockedBloomFilter::WaitAndLockLine(uint64_t* line) {
+  std::atomic_ref<uint64_t> word(line[0]);
   int spins = 0;
   do {
     // Wait with plain loads so the line stays shared until the holder releases it. The lock is

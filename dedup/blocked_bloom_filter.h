@@ -11,7 +11,7 @@
 //  - locked: the writer holds the spin lock in bit 0 of the key's first block (acquire fetch_or,
 //    held across one test-and-set) and calls InsertLocked. With one line per key every write to a
 //    block then happens under that block's lock, so InsertLocked rewrites the line with plain
-//    stores instead of locked read-modify-writes, and UnlockBlock is a release store: exactly one
+//    stores instead of locked read-modify-writes, and UnlockLine is a release store: exactly one
 //    of several racing inserts of a key reports "new", and it is cheaper than the lock-free
 //    discipline. (With two lines per key the second block is not covered, so both use fetch_or.)
 // Readers (MayContain, CountSetBits, words()) read without locks in either discipline; a reader
@@ -48,12 +48,10 @@ class BlockedBloomFilter {
  public:
   static constexpr size_t kWordsPerBlock = kBloomWordsPerLine;
 
-  // A key's first line in this layer: its block, where the key's lock lives, and the key's bits
-  // there. Building it reads none of the bit array, so callers build it while the line is still on
-  // its way, and before taking the lock. A two-line layout's second line is derived from the key
-  // when needed.
+  // A key's first line in this layer, where the key's lock lives, and the key's bits there. A
+  // two-line layout's second line is derived from the key when needed.
   struct Probe {
-    uint64_t block;
+    uint64_t* line;
     BloomLineMask mask;
   };
 
@@ -70,29 +68,25 @@ class BlockedBloomFilter {
   BloomLineKernel kernel() const { return kernel_; }
   uint64_t bytes() const { return layout_.bytes(); }
 
-  // The key's first block: where its lock lives, and what to prefetch. Inline: the hot path.
-  uint64_t BlockIndex(const KeyHash& key) const {
-    return bloom_internal::MulHigh(key.low, layout_.num_blocks);
+  // The key's first line: where its lock lives, and what to prefetch. Inline: the hot path.
+  uint64_t* LineOf(const KeyHash& key) const {
+    return words_ + bloom_internal::MulHigh(key.low, layout_.num_blocks) * kWordsPerBlock;
   }
-  void PrefetchBlock(uint64_t block, bool for_write) const {
-    const uint64_t* p = words_ + block * kWordsPerBlock;
-    if (for_write) {
-      __builtin_prefetch(p, 1, 3);
-    } else {
-      __builtin_prefetch(p, 0, 3);
-    }
-  }
-  void Prefetch(const KeyHash& key, bool for_write) const;
+  static void PrefetchLine(const uint64_t* line) { __builtin_prefetch(line, 1, 3); }
+  // Both lines of the key.
+  void Prefetch(const KeyHash& key) const;
 
-  // `block` == BlockIndex(key).
-  Probe MakeProbe(const KeyHash& key, uint64_t block) const {
-    return Probe{block, BuildBloomLineMask(kernel_, key.high, 0, layout_.bits_per_line)};
+  // Asks for the key's first line, then builds its mask while the line is on its way: callers make
+  // the probe before the line is needed, and before taking the key's lock.
+  Probe MakeProbe(const KeyHash& key) const {
+    uint64_t* line = LineOf(key);
+    PrefetchLine(line);
+    return Probe{line, BuildBloomLineMask(kernel_, key.high, 0, layout_.bits_per_line)};
   }
-  Probe MakeProbe(const KeyHash& key) const { return MakeProbe(key, BlockIndex(key)); }
 
   // Lock-free membership test; `first` == MakeProbe(key).
   bool MayContain(const KeyHash& key, const Probe& first) const {
-    if (!LineHasAll(kernel_, Line(first.block), first.mask)) return false;
+    if (!LineHasAll(kernel_, first.line, first.mask)) return false;
     return layout_.lines_per_key == 1 || SecondLineHasAll(key);
   }
   bool MayContain(const KeyHash& key) const { return MayContain(key, MakeProbe(key)); }
@@ -101,19 +95,19 @@ class BlockedBloomFilter {
   // The lock-free discipline:
   bool InsertAtomic(const KeyHash& key, const Probe& first);
   bool InsertAtomic(const KeyHash& key) { return InsertAtomic(key, MakeProbe(key)); }
-  // The locked discipline: the caller holds LockBlock(first.block).
+  // The locked discipline: the caller holds LockLine(first.line).
   bool InsertLocked(const KeyHash& key, const Probe& first) {
-    if (layout_.lines_per_key == 1) return LineSetOwned(kernel_, Line(first.block), first.mask);
+    if (layout_.lines_per_key == 1) return LineSetOwned(kernel_, first.line, first.mask);
     // The second line's block is written by keys whose lock is elsewhere.
     return InsertAtomic(key, first);
   }
-  void LockBlock(uint64_t block) {
-    if (std::atomic_ref<uint64_t>(Line(block)[0]).fetch_or(1, std::memory_order_acquire) & 1) {
-      WaitAndLockBlock(block);
+  static void LockLine(uint64_t* line) {
+    if (std::atomic_ref<uint64_t>(line[0]).fetch_or(1, std::memory_order_acquire) & 1) {
+      WaitAndLockLine(line);
     }
   }
-  void UnlockBlock(uint64_t block) {
-    std::atomic_ref<uint64_t> word(Line(block)[0]);
+  void UnlockLine(uint64_t* line) const {
+    std::atomic_ref<uint64_t> word(line[0]);
     if (layout_.lines_per_key == 1) {
       // Nobody else writes this word while we hold the lock (waiters' failed fetch_or rewrite the
       // same value), so a release store is enough.
@@ -134,11 +128,10 @@ class BlockedBloomFilter {
  private:
   BlockedBloomFilter(const BloomLayout& layout, BloomLineKernel kernel, uint64_t* words,
                      size_t mapped_bytes);
-  uint64_t* Line(uint64_t block) const { return words_ + block * kWordsPerBlock; }
-  uint64_t SecondBlock(const KeyHash& key) const;
+  uint64_t* SecondLineOf(const KeyHash& key) const;
   BloomLineMask SecondLineMask(const KeyHash& key) const;
   bool SecondLineHasAll(const KeyHash& key) const;
-  void WaitAndLockBlock(uint64_t block);
+  static void WaitAndLockLine(uint64_t* line);
 
   BloomLayout layout_;
   BloomLineKernel kernel_;

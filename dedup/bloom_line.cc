@@ -117,11 +117,18 @@ bool SetOwnedScalar(uint64_t* line, const BloomLineMask& mask) {
 
 namespace {
 
-// Lane w of the result is bit `pos` of a 512-bit line restricted to word w: 1 << (pos − 64·w),
+// Lane w of the result is bit pos[w] of a 512-bit line restricted to word w: 1 << (pos[w] − 64·w),
 // which vpsllvq makes 0 wherever the count is outside [0, 63] (negative counts are huge unsigned).
-URLSIEVE_AVX512_TARGET inline __m512i OneHot(__m512i broadcast_pos) {
+URLSIEVE_AVX512_TARGET inline __m512i OneHot(__m512i pos) {
   const __m512i word_base = _mm512_setr_epi64(0, 64, 128, 192, 256, 320, 384, 448);
-  return _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_sub_epi64(broadcast_pos, word_base));
+  return _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_sub_epi64(pos, word_base));
+}
+
+// Rotation r puts position (w + r) mod 8 in lane w: the eight rotations of a group pair each
+// position with each word, without the index vectors a broadcast per position needs.
+template <int kRotation>
+URLSIEVE_AVX512_TARGET inline __m512i AddRotation(__m512i mask, __m512i pos) {
+  return _mm512_or_si512(mask, OneHot(_mm512_alignr_epi64(pos, pos, kRotation)));
 }
 
 // Positions index .. index+7. Exactly Position(): y·511 = (y << 9) − y, so its high word is
@@ -136,6 +143,16 @@ URLSIEVE_AVX512_TARGET inline __m512i PositionGroup(__m512i bits_hash, uint32_t 
 
 // ORs the one-hot lines of the first `lanes` positions of `pos` into `mask`.
 URLSIEVE_AVX512_TARGET inline __m512i AddGroup(__m512i mask, __m512i pos, uint32_t lanes) {
+  if (lanes == 8) {
+    mask = AddRotation<0>(mask, pos);
+    mask = AddRotation<1>(mask, pos);
+    mask = AddRotation<2>(mask, pos);
+    mask = AddRotation<3>(mask, pos);
+    mask = AddRotation<4>(mask, pos);
+    mask = AddRotation<5>(mask, pos);
+    mask = AddRotation<6>(mask, pos);
+    return AddRotation<7>(mask, pos);
+  }
 #pragma GCC unroll 8
   for (uint32_t lane = 0; lane < lanes; ++lane) {
     mask = _mm512_or_si512(mask, OneHot(_mm512_permutexvar_epi64(_mm512_set1_epi64(lane), pos)));

@@ -7,24 +7,15 @@
 
 #include "dedup/bloom_math.h"
 #include "dedup/bloom_snapshot.h"
+#include "dedup/thread_slot.h"
 
 namespace urlsieve {
 namespace {
 
-constexpr size_t kCounterShards = 8;
 // How far ahead of the current key the batch calls prefetch: enough to cover a DRAM miss at a
 // few nanoseconds per key, few enough that prefetched lines are not evicted before use.
 constexpr size_t kPrefetchDistance = 16;
-
-// A small per-thread number, so threads count in different cache lines. Constant-initialized
-// (no thread_local guard on the hot path).
-size_t ThreadShard() {
-  static std::atomic<size_t> next{0};
-  thread_local size_t shard = kCounterShards;
-  if (shard == kCounterShards)
-    shard = next.fetch_add(1, std::memory_order_relaxed) % kCounterShards;
-  return shard;
-}
+constexpr uint64_t kCounterShards = kThreadSlots + 1;  // one per thread slot, and the shared one
 
 Status ValidateOptions(const BloomOptions& o) {
   if (o.capacity == 0 || o.capacity > (uint64_t{1} << 48)) {
@@ -44,9 +35,10 @@ Status ValidateOptions(const BloomOptions& o) {
 
 }  // namespace
 
-// One layer and its insert counter. The counter is sharded by thread; each chunk a shard completes
-// is added to `approx`, which is what the growth check reads, so the check touches a shared line
-// once per chunk, and the layer overshoots its capacity by about shards·chunk keys at most.
+// One layer and its insert counter. The counter is sharded by thread slot (thread_slot.h): a
+// thread that owns its slot counts with a plain load and store. Each chunk a shard completes is
+// added to `approx`, which is what the growth check reads, so the check touches a shared line once
+// per chunk, and the layer overshoots its capacity by at most shards·chunk keys.
 struct ScalableBloomFilter::Layer {
   struct alignas(64) Shard {
     std::atomic<uint64_t> count{0};
@@ -56,7 +48,8 @@ struct ScalableBloomFilter::Layer {
       : filter(std::move(f)),
         capacity(cap),
         fp_rate(rate),
-        chunk(std::bit_floor(std::clamp<uint64_t>(cap / (kCounterShards * 1024), 1, 256))) {}
+        chunk_shift(std::bit_width(std::clamp<uint64_t>(cap / (kCounterShards * 1024), 1, 256)) -
+                    1) {}
 
   uint64_t Inserted() const {
     uint64_t sum = 0;
@@ -67,7 +60,7 @@ struct ScalableBloomFilter::Layer {
   const std::unique_ptr<BlockedBloomFilter> filter;
   const uint64_t capacity;
   const double fp_rate;
-  const uint64_t chunk;  // a power of two
+  const int chunk_shift;  // a chunk is 2^chunk_shift inserts
   std::array<Shard, kCounterShards> shards;
   alignas(64) std::atomic<uint64_t> approx{0};
 };
@@ -113,8 +106,9 @@ bool ScalableBloomFilter::TestAndSetLocked(const KeyHash& key,
   *inserted_layer = n - 1;
   // Layer 0 is written in the locked discipline (its locks are the keys' locks); growth layers,
   // whose blocks are not covered by those locks, in the lock-free one. The common case, one
-  // layer, uses only what was computed before the lock was taken: work that waits for the lock
-  // waits for the line, and delays the next insert's locked instruction.
+  // layer, needs only the probe, made before the lock was taken: on x86 no load after a locked
+  // instruction runs before the instruction completes, so work left until after the lock waits
+  // for the line, and delays the next insert's lock.
   if (n == 1) [[likely]] {
     return base_->InsertLocked(key, base_probe);
   }
@@ -132,16 +126,14 @@ bool ScalableBloomFilter::TestAndSetGrown(const KeyHash& key,
 }
 
 bool ScalableBloomFilter::InsertIfNew(const KeyHash& key) {
-  const uint64_t lock_block = base_->BlockIndex(key);
-  // Ask for the line first: a prefetch is not ordered behind the previous call's locked
-  // instructions, so back-to-back inserts overlap their cache misses instead of queueing them,
-  // and the mask below is built while the line is on its way.
-  base_->PrefetchBlock(lock_block, /*for_write=*/true);
-  const BlockedBloomFilter::Probe probe = base_->MakeProbe(key, lock_block);
-  base_->LockBlock(lock_block);
+  // The probe asks for the line first: a prefetch is not ordered behind the previous call's
+  // locked instructions, so back-to-back inserts overlap their cache misses instead of queueing
+  // them.
+  const BlockedBloomFilter::Probe probe = base_->MakeProbe(key);
+  BlockedBloomFilter::LockLine(probe.line);
   uint32_t layer = 0;
   const bool fresh = TestAndSetLocked(key, probe, &layer);
-  base_->UnlockBlock(lock_block);
+  base_->UnlockLine(probe.line);
   if (fresh) CountInserts(layer, 1);
   return fresh;
 }
@@ -156,32 +148,27 @@ bool ScalableBloomFilter::MayContain(const KeyHash& key) const {
 
 void ScalableBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* is_new) {
   const size_t n = keys.size();
-  BlockedBloomFilter& base = *base_;
-  // Block indices of layer 0 (the lock and, usually, the only layer) for the window, so each is
-  // computed once; later layers are prefetched by key.
-  std::array<uint64_t, kPrefetchDistance> blocks;
+  const BlockedBloomFilter& base = *base_;
   auto prefetch = [&](size_t i) {
-    blocks[i % kPrefetchDistance] = base.BlockIndex(keys[i]);
-    base.PrefetchBlock(blocks[i % kPrefetchDistance], /*for_write=*/true);
+    BlockedBloomFilter::PrefetchLine(base.LineOf(keys[i]));
     const uint32_t layers = num_layers_.load(std::memory_order_acquire);
-    for (uint32_t l = 1; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i], l + 1 == layers);
+    for (uint32_t l = 1; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i]);
   };
   for (size_t i = 0; i < std::min(n, kPrefetchDistance); ++i) prefetch(i);
   uint32_t pending_layer = 0;
   uint64_t pending = 0;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t lock_block = blocks[i % kPrefetchDistance];
     if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
-    const BlockedBloomFilter::Probe probe = base.MakeProbe(keys[i], lock_block);
-    base.LockBlock(lock_block);
+    const BlockedBloomFilter::Probe probe = base.MakeProbe(keys[i]);
+    BlockedBloomFilter::LockLine(probe.line);
     uint32_t layer = 0;
     const bool fresh = TestAndSetLocked(keys[i], probe, &layer);
-    base.UnlockBlock(lock_block);
+    base.UnlockLine(probe.line);
     is_new[i] = fresh;
     if (!fresh) continue;
-    // Inserts are counted in runs of up to one chunk (one atomic add per run, not per key);
-    // flushing at each chunk keeps the growth check as timely as single inserts.
-    if (layer != pending_layer || pending == layers_[layer]->chunk) {
+    // Inserts are counted in runs of up to one chunk (one call per run, not per key); flushing at
+    // each chunk keeps the growth check as timely as single inserts.
+    if (layer != pending_layer || pending >> layers_[layer]->chunk_shift != 0) {
       if (pending > 0) CountInserts(pending_layer, pending);
       pending_layer = layer;
       pending = 0;
@@ -195,7 +182,7 @@ void ScalableBloomFilter::MayContainBatch(std::span<const KeyHash> keys, bool* m
   const size_t n = keys.size();
   auto prefetch = [&](size_t i) {
     const uint32_t layers = num_layers_.load(std::memory_order_acquire);
-    for (uint32_t l = 0; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i], false);
+    for (uint32_t l = 0; l < layers; ++l) layers_[l]->filter->Prefetch(keys[i]);
   };
   for (size_t i = 0; i < std::min(n, kPrefetchDistance); ++i) prefetch(i);
   for (size_t i = 0; i < n; ++i) {
@@ -206,13 +193,21 @@ void ScalableBloomFilter::MayContainBatch(std::span<const KeyHash> keys, bool* m
 
 void ScalableBloomFilter::CountInserts(uint32_t index, uint64_t count) {
   Layer& layer = *layers_[index];
-  const uint64_t before =
-      layer.shards[ThreadShard()].count.fetch_add(count, std::memory_order_relaxed);
+  const uint32_t slot = CurrentThreadSlot();
+  std::atomic<uint64_t>& shard = layer.shards[slot].count;
+  uint64_t before;
+  if (slot != kSharedThreadSlot) {
+    // This thread is the shard's only writer.
+    before = shard.load(std::memory_order_relaxed);
+    shard.store(before + count, std::memory_order_relaxed);
+  } else {
+    before = shard.fetch_add(count, std::memory_order_relaxed);
+  }
   // Chunks completed by this shard move to the shared count, which the growth check reads.
-  const uint64_t chunks = (before + count) / layer.chunk - before / layer.chunk;
+  const uint64_t chunks = ((before + count) >> layer.chunk_shift) - (before >> layer.chunk_shift);
   if (chunks == 0) return;
-  const uint64_t total = layer.approx.fetch_add(chunks * layer.chunk, std::memory_order_relaxed) +
-                         chunks * layer.chunk;
+  const uint64_t added = chunks << layer.chunk_shift;
+  const uint64_t total = layer.approx.fetch_add(added, std::memory_order_relaxed) + added;
   if (total >= layer.capacity) Grow(index);
 }
 
@@ -282,7 +277,7 @@ Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Load(const std
   for (size_t i = 0; i < snap.layers.size(); ++i) {
     BloomSnapshotLayer& src = snap.layers[i];
     auto layer = std::make_unique<Layer>(std::move(src.filter), src.capacity, src.fp_rate);
-    layer->shards[0].count.store(src.inserted, std::memory_order_relaxed);
+    layer->shards[kSharedThreadSlot].count.store(src.inserted, std::memory_order_relaxed);
     layer->approx.store(src.inserted, std::memory_order_relaxed);
     f->layers_[i] = std::move(layer);
   }

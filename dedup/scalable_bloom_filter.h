@@ -23,8 +23,9 @@
 //    it. Inserts racing with growth may land in the previous layer (it overshoots its capacity by
 //    < 1 %); an insert that read the new count sees every bit set by earlier holders of the key's
 //    lock, because lock release/acquire orders them.
-//  - Counters: per layer, sharded by thread (no contended cache line); a shard passes its count to
-//    the shared growth counter once per chunk of ≤ 256 inserts (≤ capacity/8192).
+//  - Counters: per layer, sharded by thread slot (thread_slot.h), so a thread counts its inserts
+//    with a plain load and store, not a second locked instruction; a shard passes its count to
+//    the shared growth counter once per chunk of ≤ 256 inserts (≤ capacity/65536).
 #ifndef URLSIEVE_DEDUP_SCALABLE_BLOOM_FILTER_H_
 #define URLSIEVE_DEDUP_SCALABLE_BLOOM_FILTER_H_
 

@@ -152,6 +152,7 @@ void BM_MayContainBatch(benchmark::State& state) {
 // The price of exactly-one-new, on one layer: test-and-set under the block's spin lock (what
 // ScalableBloomFilter does) against the lock-free set that can tell two racing callers "new".
 std::unique_ptr<BlockedBloomFilter> g_layer;
+const std::atomic<uint32_t> kUnchangedGuard{1};
 
 template <bool kLocked>
 void BM_LayerInsert(benchmark::State& state) {
@@ -164,10 +165,7 @@ void BM_LayerInsert(benchmark::State& state) {
   for (auto _ : state) {
     const KeyHash key = KeyAt(i);
     if constexpr (kLocked) {
-      const BlockedBloomFilter::Probe probe = g_layer->MakeProbe(key);
-      BlockedBloomFilter::LockLine(probe.line);
-      benchmark::DoNotOptimize(g_layer->InsertLocked(key, probe));
-      g_layer->UnlockLine(probe.line);
+      benchmark::DoNotOptimize(g_layer->InsertLockedIf(key, kUnchangedGuard, 1));
     } else {
       benchmark::DoNotOptimize(g_layer->InsertAtomic(key));
     }

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <bit>
 #include <string>
-#include <thread>
 
 namespace urlsieve {
 namespace {
@@ -15,14 +14,6 @@ using bloom_internal::MulHigh;
 
 inline uint64_t Load(const uint64_t& word) {
   return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(word)).load(std::memory_order_relaxed);
-}
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 constexpr size_t kHugePage = size_t{2} << 20;
@@ -78,30 +69,29 @@ void BlockedBloomFilter::Prefetch(const KeyHash& key) const {
   if (layout_.lines_per_key == 2) PrefetchLine(SecondLineOf(key));
 }
 
-bool BlockedBloomFilter::SecondLineHasAll(const KeyHash& key) const {
-  return LineHasAll(kernel_, SecondLineOf(key), SecondLineMask(key));
+bool BlockedBloomFilter::MayContain(const KeyHash& key) const {
+  const uint32_t k = layout_.bits_per_line;
+  if (!LineHasAll(kernel_, LineOf(key), BuildBloomLineMask(kernel_, key.high, 0, k))) return false;
+  return layout_.lines_per_key == 1 || LineHasAll(kernel_, SecondLineOf(key), SecondLineMask(key));
 }
 
-bool BlockedBloomFilter::InsertAtomic(const KeyHash& key, const Probe& first) {
-  const bool changed = LineSetShared(first.line, first.mask);
+bool BlockedBloomFilter::InsertAtomic(const KeyHash& key) {
+  const uint32_t k = layout_.bits_per_line;
+  const bool changed = LineSetShared(LineOf(key), BuildBloomLineMask(kernel_, key.high, 0, k));
   if (layout_.lines_per_key == 1) return changed;
   return LineSetShared(SecondLineOf(key), SecondLineMask(key)) || changed;
 }
 
-void BlockedBloomFilter::WaitAndLockLine(uint64_t* line) {
-  std::atomic_ref<uint64_t> word(line[0]);
-  int spins = 0;
-  do {
-    // Wait with plain loads so the line stays shared until the holder releases it. The lock is
-    // held for a few nanoseconds; yield only in case the holder was descheduled.
-    while (word.load(std::memory_order_relaxed) & 1) {
-      if (++spins < 128) {
-        CpuRelax();
-      } else {
-        std::this_thread::yield();
-      }
-    }
-  } while (word.fetch_or(1, std::memory_order_acquire) & 1);
+LockedSet BlockedBloomFilter::InsertTwoLinesIf(const KeyHash& key, uint64_t* line,
+                                               const std::atomic<uint32_t>& guard,
+                                               uint32_t expected) {
+  LockBloomLine(line);
+  if (guard.load(std::memory_order_acquire) != expected) return LockedSet::kGuardChanged;
+  // The second line is written by keys whose lock is elsewhere, and this line's first word by
+  // keys whose second line it is: read-modify-writes throughout.
+  const bool fresh = InsertAtomic(key);
+  UnlockBloomLine(line, /*exclusive_word=*/false);
+  return fresh ? LockedSet::kNew : LockedSet::kSeen;
 }
 
 uint64_t BlockedBloomFilter::CountSetBits() const {

@@ -8,12 +8,12 @@
 // of two disciplines, never both:
 //  - lock-free: InsertAtomic sets bits with relaxed fetch_or. Membership is correct, but two racing
 //    inserts of one key can both report "new" (each sees a different bit still unset).
-//  - locked: the writer holds the spin lock in bit 0 of the key's first block (acquire fetch_or,
-//    held across one test-and-set) and calls InsertLocked. With one line per key every write to a
-//    block then happens under that block's lock, so InsertLocked rewrites the line with plain
-//    stores instead of locked read-modify-writes, and UnlockLine is a release store: exactly one
-//    of several racing inserts of a key reports "new", and it is cheaper than the lock-free
-//    discipline. (With two lines per key the second block is not covered, so both use fetch_or.)
+//  - locked: InsertLockedIf takes the spin lock in the key's first line (bloom_line.h) across one
+//    test-and-set. With one line per key every write to a line then happens under its lock, so the
+//    line is rewritten with plain stores instead of locked read-modify-writes and the lock released
+//    with a release store: exactly one of several racing inserts of a key reports "new", and it is
+//    cheaper than the lock-free discipline. (With two lines per key the second line is not covered
+//    by the lock, so both lines use fetch_or.)
 // Readers (MayContain, CountSetBits, words()) read without locks in either discipline; a reader
 // racing with an insert of the same key may answer "absent", which linearizes it before the insert.
 // layout, kernel and the mapping are immutable after construction.
@@ -48,13 +48,6 @@ class BlockedBloomFilter {
  public:
   static constexpr size_t kWordsPerBlock = kBloomWordsPerLine;
 
-  // A key's first line in this layer, where the key's lock lives, and the key's bits there. A
-  // two-line layout's second line is derived from the key when needed.
-  struct Probe {
-    uint64_t* line;
-    BloomLineMask mask;
-  };
-
   // Allocates a zeroed, 64-byte (in practice page- or huge-page-) aligned bit array. InvalidArgument
   // for a layout out of range or a kernel this CPU cannot run.
   static Result<std::unique_ptr<BlockedBloomFilter>> Create(
@@ -76,46 +69,29 @@ class BlockedBloomFilter {
   // Both lines of the key.
   void Prefetch(const KeyHash& key) const;
 
-  // Asks for the key's first line, then builds its mask while the line is on its way: callers make
-  // the probe before the line is needed, and before taking the key's lock.
-  Probe MakeProbe(const KeyHash& key) const {
+  // Lock-free membership test.
+  bool MayContain(const KeyHash& key) const;
+
+  // The lock-free discipline: true if any of the key's bits was unset (the key was absent), after
+  // setting them.
+  bool InsertAtomic(const KeyHash& key);
+
+  // The locked discipline: takes the key's lock and, if `guard` (read under the lock) equals
+  // `expected`, test-and-sets the key and releases the lock (kNew: the key was absent). Otherwise
+  // returns kGuardChanged with nothing written and the lock held, for the caller to finish and
+  // then call UnlockKey. Inline, and asks for the line before anything else: a prefetch is
+  // not ordered behind the previous call's locked instructions, so back-to-back inserts overlap
+  // their cache misses instead of queueing them.
+  LockedSet InsertLockedIf(const KeyHash& key, const std::atomic<uint32_t>& guard,
+                           uint32_t expected) {
     uint64_t* line = LineOf(key);
     PrefetchLine(line);
-    return Probe{line, BuildBloomLineMask(kernel_, key.high, 0, layout_.bits_per_line)};
-  }
-
-  // Lock-free membership test; `first` == MakeProbe(key).
-  bool MayContain(const KeyHash& key, const Probe& first) const {
-    if (!LineHasAll(kernel_, first.line, first.mask)) return false;
-    return layout_.lines_per_key == 1 || SecondLineHasAll(key);
-  }
-  bool MayContain(const KeyHash& key) const { return MayContain(key, MakeProbe(key)); }
-
-  // Both return true if any of the key's bits was unset (the key was absent), after setting them.
-  // The lock-free discipline:
-  bool InsertAtomic(const KeyHash& key, const Probe& first);
-  bool InsertAtomic(const KeyHash& key) { return InsertAtomic(key, MakeProbe(key)); }
-  // The locked discipline: the caller holds LockLine(first.line).
-  bool InsertLocked(const KeyHash& key, const Probe& first) {
-    if (layout_.lines_per_key == 1) return LineSetOwned(kernel_, first.line, first.mask);
-    // The second line's block is written by keys whose lock is elsewhere.
-    return InsertAtomic(key, first);
-  }
-  static void LockLine(uint64_t* line) {
-    if (std::atomic_ref<uint64_t>(line[0]).fetch_or(1, std::memory_order_acquire) & 1) {
-      WaitAndLockLine(line);
-    }
-  }
-  void UnlockLine(uint64_t* line) const {
-    std::atomic_ref<uint64_t> word(line[0]);
     if (layout_.lines_per_key == 1) {
-      // Nobody else writes this word while we hold the lock (waiters' failed fetch_or rewrite the
-      // same value), so a release store is enough.
-      word.store(word.load(std::memory_order_relaxed) & ~uint64_t{1}, std::memory_order_release);
-    } else {
-      word.fetch_and(~uint64_t{1}, std::memory_order_release);
+      return LockedSetLine(kernel_, line, key.high, layout_.bits_per_line, guard, expected);
     }
+    return InsertTwoLinesIf(key, line, guard, expected);
   }
+  void UnlockKey(const KeyHash& key) { UnlockBloomLine(LineOf(key), layout_.lines_per_key == 1); }
 
   // Number of key bits set (lock bits excluded), for the fill ratio. Reads the whole array.
   uint64_t CountSetBits() const;
@@ -130,8 +106,8 @@ class BlockedBloomFilter {
                      size_t mapped_bytes);
   uint64_t* SecondLineOf(const KeyHash& key) const;
   BloomLineMask SecondLineMask(const KeyHash& key) const;
-  bool SecondLineHasAll(const KeyHash& key) const;
-  static void WaitAndLockLine(uint64_t* line);
+  LockedSet InsertTwoLinesIf(const KeyHash& key, uint64_t* line, const std::atomic<uint32_t>& guard,
+                             uint32_t expected);
 
   BloomLayout layout_;
   BloomLineKernel kernel_;

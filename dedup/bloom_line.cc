@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <thread>
 
 #if URLSIEVE_BLOOM_LINE_AVX512
 #if defined(__GNUC__) && !defined(__clang__)
@@ -61,6 +62,14 @@ inline uint64_t Load(const uint64_t& word) {
   return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(word)).load(std::memory_order_relaxed);
 }
 
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 }  // namespace
 
 namespace bloom_line_internal {
@@ -98,7 +107,13 @@ bool HasAllScalar(const uint64_t* line, const BloomLineMask& mask) {
   return missing == 0;
 }
 
-bool SetOwnedScalar(uint64_t* line, const BloomLineMask& mask) {
+LockedSet LockedSetScalar(uint64_t* line, uint64_t bits_hash, uint32_t count,
+                          const std::atomic<uint32_t>& guard, uint32_t expected) {
+  const BloomLineMask mask = BuildMaskScalar(bits_hash, 0, count);
+  // As in LockedSetAvx512: the mask is complete before the locked instruction.
+  asm volatile("" : : "r"(&mask) : "memory");
+  LockBloomLine(line);
+  if (guard.load(std::memory_order_acquire) != expected) return LockedSet::kGuardChanged;
   uint64_t missing = 0;
 #pragma GCC unroll 8
   for (size_t w = 0; w < kBloomWordsPerLine; ++w) {
@@ -109,7 +124,8 @@ bool SetOwnedScalar(uint64_t* line, const BloomLineMask& mask) {
     // would mispredict about half the time.
     std::atomic_ref<uint64_t>(line[w]).store(old | mask.words[w], std::memory_order_relaxed);
   }
-  return missing != 0;
+  UnlockBloomLine(line, /*exclusive_word=*/true);
+  return missing != 0 ? LockedSet::kNew : LockedSet::kSeen;
 }
 
 #if URLSIEVE_BLOOM_LINE_AVX512
@@ -170,17 +186,15 @@ URLSIEVE_AVX512_TARGET inline __m512i MaskVector(__m512i bits_hash, uint32_t fir
   return mask;
 }
 
-}  // namespace
 
-URLSIEVE_AVX512_TARGET BloomLineMask BuildMaskAvx512(uint64_t bits_hash, uint32_t first,
-                                                     uint32_t count) {
+// Always inlined: on the insert path a call (and its stack frame) costs as much as the mask.
+[[gnu::always_inline]] URLSIEVE_AVX512_TARGET inline __m512i MaskOfPositions(uint64_t bits_hash, uint32_t first,
+                                                      uint32_t count) {
   const __m512i hash = _mm512_set1_epi64(static_cast<long long>(bits_hash));
-  __m512i mask = _mm512_setzero_si512();
   switch (count) {  // as in BuildMaskScalar
-#define URLSIEVE_CONST_COUNT(n)        \
-  case n:                              \
-    mask = MaskVector<n>(hash, first); \
-    break;
+#define URLSIEVE_CONST_COUNT(n) \
+  case n:                       \
+    return MaskVector<n>(hash, first);
     URLSIEVE_CONST_COUNT(4)
     URLSIEVE_CONST_COUNT(5)
     URLSIEVE_CONST_COUNT(6)
@@ -194,12 +208,21 @@ URLSIEVE_AVX512_TARGET BloomLineMask BuildMaskAvx512(uint64_t bits_hash, uint32_
     URLSIEVE_CONST_COUNT(14)
 #undef URLSIEVE_CONST_COUNT
     default:
-      for (uint32_t base = 0; base < count; base += 8) {
-        mask = AddGroup(mask, PositionGroup(hash, first + base), std::min(count - base, 8u));
-      }
+      break;
   }
+  __m512i mask = _mm512_setzero_si512();
+  for (uint32_t base = 0; base < count; base += 8) {
+    mask = AddGroup(mask, PositionGroup(hash, first + base), std::min(count - base, 8u));
+  }
+  return mask;
+}
+
+}  // namespace
+
+URLSIEVE_AVX512_TARGET BloomLineMask BuildMaskAvx512(uint64_t bits_hash, uint32_t first,
+                                                     uint32_t count) {
   BloomLineMask out;
-  _mm512_store_si512(out.words.data(), mask);
+  _mm512_store_si512(out.words.data(), MaskOfPositions(bits_hash, first, count));
   return out;
 }
 
@@ -209,16 +232,43 @@ URLSIEVE_AVX512_TARGET bool HasAllAvx512(const uint64_t* line, const BloomLineMa
   return _mm512_test_epi64_mask(absent, absent) == 0;
 }
 
-URLSIEVE_AVX512_TARGET bool SetOwnedAvx512(uint64_t* line, const BloomLineMask& mask) {
-  const __m512i m = _mm512_load_si512(mask.words.data());
+// LockedSetScalar with the line read and written as one vector (see the header on why that is
+// safe for concurrent readers; under the lock nobody else writes the line).
+URLSIEVE_AVX512_TARGET LockedSet LockedSetAvx512(uint64_t* line, uint64_t bits_hash,
+                                                 uint32_t count,
+                                                 const std::atomic<uint32_t>& guard,
+                                                 uint32_t expected) {
+  __m512i mask = MaskOfPositions(bits_hash, 0, count);
+  // The mask is wanted only after the lock, and the compiler would move its computation there:
+  // make it complete before the locked instruction.
+  asm volatile("" : "+v"(mask));
+  LockBloomLine(line);
+  if (guard.load(std::memory_order_acquire) != expected) return LockedSet::kGuardChanged;
   const __m512i old = _mm512_load_si512(line);
-  const __m512i absent = _mm512_andnot_si512(old, m);
-  _mm512_store_si512(line, _mm512_or_si512(old, m));
-  return _mm512_test_epi64_mask(absent, absent) != 0;
+  const __m512i absent = _mm512_andnot_si512(old, mask);
+  _mm512_store_si512(line, _mm512_or_si512(old, mask));
+  UnlockBloomLine(line, /*exclusive_word=*/true);
+  return _mm512_test_epi64_mask(absent, absent) != 0 ? LockedSet::kNew : LockedSet::kSeen;
 }
 
 #undef URLSIEVE_AVX512_TARGET
 #endif  // URLSIEVE_BLOOM_LINE_AVX512
+
+void WaitAndLock(uint64_t* line) {
+  std::atomic_ref<uint64_t> word(line[0]);
+  int spins = 0;
+  do {
+    // Wait with plain loads so the line stays shared until the holder releases it. The lock is
+    // held for a few nanoseconds; yield only in case the holder was descheduled.
+    while (word.load(std::memory_order_relaxed) & 1) {
+      if (++spins < 128) {
+        CpuRelax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  } while (word.fetch_or(1, std::memory_order_acquire) & 1);
+}
 
 }  // namespace bloom_line_internal
 

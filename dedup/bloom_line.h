@@ -13,17 +13,22 @@
 // core keep several inserts' misses in flight. Under ThreadSanitizer only the scalar kernel is
 // built (TSan checks word-sized atomics, not vector accesses).
 //
-// Concurrency of the line operations: LineSetShared may race with anything. LineSetOwned requires
-// that no other thread writes the line meanwhile (the caller holds the block's lock and every
-// writer of the line takes it) and may race with readers. A reader sees each 64-bit word before
-// or after a write; bits are only ever set, so whatever it sees is a subset of the final line, and
-// a reader racing with an insert may answer "absent", which linearizes it before the insert.
+// Locking: bit 0 of a line's first word is the line's spin lock (no key position uses it),
+// taken with an acquire fetch_or and released with a release store (or fetch_and, where other
+// threads may write the word without the lock).
+//
+// Concurrency of the line operations: LineSetShared may race with anything. LockedSetLine writes
+// the line with plain stores under its lock, which requires that every writer of the line takes
+// the lock; it may race with readers. A reader sees each 64-bit word before or after a write; bits
+// are only ever set, so whatever it sees is a subset of the final line, and a reader racing with
+// an insert may answer "absent", which linearizes it before the insert.
 //
 // Thread-safety: masks are plain values; line operations as above.
 #ifndef URLSIEVE_DEDUP_BLOOM_LINE_H_
 #define URLSIEVE_DEDUP_BLOOM_LINE_H_
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -60,15 +65,25 @@ BloomLineKernel ActiveBloomLineKernel();
 bool BloomLineKernelSupported(BloomLineKernel kernel);
 const char* BloomLineKernelName(BloomLineKernel kernel);
 
+// What LockedSetLine did.
+enum class LockedSet {
+  kSeen,          // every bit was already set; the lock is released
+  kNew,           // some bit was unset and is now set; the lock is released
+  kGuardChanged,  // the guard had changed: nothing was written, and the lock is still held
+};
+
 namespace bloom_line_internal {
 BloomLineMask BuildMaskScalar(uint64_t bits_hash, uint32_t first, uint32_t count);
 bool HasAllScalar(const uint64_t* line, const BloomLineMask& mask);
-bool SetOwnedScalar(uint64_t* line, const BloomLineMask& mask);
+LockedSet LockedSetScalar(uint64_t* line, uint64_t bits_hash, uint32_t count,
+                          const std::atomic<uint32_t>& guard, uint32_t expected);
 #if URLSIEVE_BLOOM_LINE_AVX512
 BloomLineMask BuildMaskAvx512(uint64_t bits_hash, uint32_t first, uint32_t count);
 bool HasAllAvx512(const uint64_t* line, const BloomLineMask& mask);
-bool SetOwnedAvx512(uint64_t* line, const BloomLineMask& mask);
+LockedSet LockedSetAvx512(uint64_t* line, uint64_t bits_hash, uint32_t count,
+                          const std::atomic<uint32_t>& guard, uint32_t expected);
 #endif
+void WaitAndLock(uint64_t* line);
 }  // namespace bloom_line_internal
 
 // The operations, on a supported `kernel`; they branch to the kernel's code (a predictable branch
@@ -97,19 +112,45 @@ inline bool LineHasAll(BloomLineKernel kernel, const uint64_t* line, const Bloom
   return bloom_line_internal::HasAllScalar(line, mask);
 }
 
-// Sets `mask` in `line`; returns whether any of its bits was unset. The caller is the line's only
-// writer (see above).
-inline bool LineSetOwned(BloomLineKernel kernel, uint64_t* line, const BloomLineMask& mask) {
-#if URLSIEVE_BLOOM_LINE_AVX512
-  if (kernel == BloomLineKernel::kAvx512) return bloom_line_internal::SetOwnedAvx512(line, mask);
-#endif
-  (void)kernel;
-  return bloom_line_internal::SetOwnedScalar(line, mask);
-}
-
 // Sets `mask` in `line` with atomic fetch_or (other writers may race); returns whether any of its
 // bits was unset before this call's writes.
 bool LineSetShared(uint64_t* line, const BloomLineMask& mask);
+
+inline void LockBloomLine(uint64_t* line) {
+  if (std::atomic_ref<uint64_t>(line[0]).fetch_or(1, std::memory_order_acquire) & 1) {
+    bloom_line_internal::WaitAndLock(line);
+  }
+}
+
+// `exclusive_word`: every writer of the line's first word holds the lock (then nobody else writes
+// it now, waiters' failed fetch_or rewriting the same value, and a release store is enough).
+inline void UnlockBloomLine(uint64_t* line, bool exclusive_word) {
+  std::atomic_ref<uint64_t> word(line[0]);
+  if (exclusive_word) {
+    word.store(word.load(std::memory_order_relaxed) & ~uint64_t{1}, std::memory_order_release);
+  } else {
+    word.fetch_and(~uint64_t{1}, std::memory_order_release);
+  }
+}
+
+// The locked test-and-set of a one-line key in one call: builds the mask of positions
+// 0..count−1, takes the line's lock, and if `guard` (read under the lock) still equals
+// `expected`, sets the mask with plain stores and releases the lock. The caller's decision to
+// write only this line rests on `guard` (for the scalable filter, its layer count). One call keeps
+// the mask in registers across the lock: on x86 no load after a locked instruction runs before
+// the instruction completes, so work left until after the lock waits for the line, and delays the
+// next insert's lock.
+inline LockedSet LockedSetLine(BloomLineKernel kernel, uint64_t* line, uint64_t bits_hash,
+                               uint32_t count, const std::atomic<uint32_t>& guard,
+                               uint32_t expected) {
+#if URLSIEVE_BLOOM_LINE_AVX512
+  if (kernel == BloomLineKernel::kAvx512) {
+    return bloom_line_internal::LockedSetAvx512(line, bits_hash, count, guard, expected);
+  }
+#endif
+  (void)kernel;
+  return bloom_line_internal::LockedSetScalar(line, bits_hash, count, guard, expected);
+}
 
 }  // namespace urlsieve
 

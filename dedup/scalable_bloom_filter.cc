@@ -96,44 +96,52 @@ Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Create(
   return f;
 }
 
-bool ScalableBloomFilter::TestAndSetLocked(const KeyHash& key,
-                                           const BlockedBloomFilter::Probe& base_probe,
-                                           uint32_t* inserted_layer) {
-  // Read under the key's lock, so this cannot see fewer layers than a previous holder of the lock
-  // saw (the key may be in the newest of them); the acquire pairs with Grow's release, so the
-  // layers below the count are fully built.
-  const uint32_t n = num_layers_.load(std::memory_order_acquire);
-  *inserted_layer = n - 1;
-  // Layer 0 is written in the locked discipline (its locks are the keys' locks); growth layers,
-  // whose blocks are not covered by those locks, in the lock-free one. The common case, one
-  // layer, needs only the probe, made before the lock was taken: on x86 no load after a locked
-  // instruction runs before the instruction completes, so work left until after the lock waits
-  // for the line, and delays the next insert's lock.
-  if (n == 1) [[likely]] {
-    return base_->InsertLocked(key, base_probe);
+// Inline: on the single-insert path a call costs as much as the count.
+inline void ScalableBloomFilter::CountInserts(uint32_t index, uint64_t count) {
+  Layer& layer = *layers_[index];
+  const uint32_t slot = CurrentThreadSlot();
+  std::atomic<uint64_t>& shard = layer.shards[slot].count;
+  uint64_t before;
+  if (slot != kSharedThreadSlot) [[likely]] {
+    // This thread is the shard's only writer.
+    before = shard.load(std::memory_order_relaxed);
+    shard.store(before + count, std::memory_order_relaxed);
+  } else {
+    before = shard.fetch_add(count, std::memory_order_relaxed);
   }
-  return TestAndSetGrown(key, base_probe, n);
+  // Chunks completed by this shard move to the shared count, which the growth check reads.
+  const uint64_t chunks = ((before + count) >> layer.chunk_shift) - (before >> layer.chunk_shift);
+  if (chunks != 0) PublishChunks(index, chunks << layer.chunk_shift);
 }
 
-bool ScalableBloomFilter::TestAndSetGrown(const KeyHash& key,
-                                          const BlockedBloomFilter::Probe& base_probe,
-                                          uint32_t n) {
-  if (base_->MayContain(key, base_probe)) return false;
-  for (uint32_t i = 1; i + 1 < n; ++i) {
-    if (layers_[i]->filter->MayContain(key)) return false;
+inline bool ScalableBloomFilter::TestAndSet(const KeyHash& key, uint32_t* inserted_layer) {
+  // Layer 0 is written in the locked discipline (its locks are the keys' locks), while the filter
+  // has one layer: the layer count is the guard, read under the key's lock.
+  *inserted_layer = 0;
+  switch (base_->InsertLockedIf(key, num_layers_, 1)) {
+    case LockedSet::kNew:
+      return true;
+    case LockedSet::kSeen:
+      return false;
+    case LockedSet::kGuardChanged:
+      break;
   }
-  return layers_[n - 1]->filter->InsertAtomic(key);
+  // The filter has grown, and the key's lock is held. Read under it, the count cannot be less than
+  // a previous holder of the lock saw (the key may be in the newest layer it saw); the acquire
+  // pairs with Grow's release, so the layers below it are fully built. Growth layers, whose lines
+  // are not covered by the keys' locks, are written in the lock-free discipline.
+  const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  *inserted_layer = n - 1;
+  bool fresh = true;
+  for (uint32_t i = 0; i + 1 < n && fresh; ++i) fresh = !layers_[i]->filter->MayContain(key);
+  if (fresh) fresh = layers_[n - 1]->filter->InsertAtomic(key);
+  base_->UnlockKey(key);
+  return fresh;
 }
 
 bool ScalableBloomFilter::InsertIfNew(const KeyHash& key) {
-  // The probe asks for the line first: a prefetch is not ordered behind the previous call's
-  // locked instructions, so back-to-back inserts overlap their cache misses instead of queueing
-  // them.
-  const BlockedBloomFilter::Probe probe = base_->MakeProbe(key);
-  BlockedBloomFilter::LockLine(probe.line);
   uint32_t layer = 0;
-  const bool fresh = TestAndSetLocked(key, probe, &layer);
-  base_->UnlockLine(probe.line);
+  const bool fresh = TestAndSet(key, &layer);
   if (fresh) CountInserts(layer, 1);
   return fresh;
 }
@@ -159,11 +167,8 @@ void ScalableBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* 
   uint64_t pending = 0;
   for (size_t i = 0; i < n; ++i) {
     if (i + kPrefetchDistance < n) prefetch(i + kPrefetchDistance);
-    const BlockedBloomFilter::Probe probe = base.MakeProbe(keys[i]);
-    BlockedBloomFilter::LockLine(probe.line);
     uint32_t layer = 0;
-    const bool fresh = TestAndSetLocked(keys[i], probe, &layer);
-    base.UnlockLine(probe.line);
+    const bool fresh = TestAndSet(keys[i], &layer);
     is_new[i] = fresh;
     if (!fresh) continue;
     // Inserts are counted in runs of up to one chunk (one call per run, not per key); flushing at
@@ -191,23 +196,9 @@ void ScalableBloomFilter::MayContainBatch(std::span<const KeyHash> keys, bool* m
   }
 }
 
-void ScalableBloomFilter::CountInserts(uint32_t index, uint64_t count) {
+void ScalableBloomFilter::PublishChunks(uint32_t index, uint64_t inserts) {
   Layer& layer = *layers_[index];
-  const uint32_t slot = CurrentThreadSlot();
-  std::atomic<uint64_t>& shard = layer.shards[slot].count;
-  uint64_t before;
-  if (slot != kSharedThreadSlot) {
-    // This thread is the shard's only writer.
-    before = shard.load(std::memory_order_relaxed);
-    shard.store(before + count, std::memory_order_relaxed);
-  } else {
-    before = shard.fetch_add(count, std::memory_order_relaxed);
-  }
-  // Chunks completed by this shard move to the shared count, which the growth check reads.
-  const uint64_t chunks = ((before + count) >> layer.chunk_shift) - (before >> layer.chunk_shift);
-  if (chunks == 0) return;
-  const uint64_t added = chunks << layer.chunk_shift;
-  const uint64_t total = layer.approx.fetch_add(added, std::memory_order_relaxed) + added;
+  const uint64_t total = layer.approx.fetch_add(inserts, std::memory_order_relaxed) + inserts;
   if (total >= layer.capacity) Grow(index);
 }
 

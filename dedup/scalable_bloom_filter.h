@@ -102,15 +102,12 @@ class ScalableBloomFilter {
   uint64_t LayerCapacity(uint32_t index) const;
   double LayerFpRate(uint32_t index) const;
   // Records `count` keys newly inserted into layer `index`; grows when it is full.
-  void CountInserts(uint32_t index, uint64_t count);
+  inline void CountInserts(uint32_t index, uint64_t count);
+  // Adds completed chunks of inserts to layer `index`'s growth counter; grows when it is full.
+  void PublishChunks(uint32_t index, uint64_t inserts);
   void Grow(uint32_t full_index);
-  // Under the key's lock (held by the caller): test older layers, test-and-set the newest.
-  // `base_probe` is the key's probe in layer 0. Inline: the hot path.
-  inline bool TestAndSetLocked(const KeyHash& key, const BlockedBloomFilter::Probe& base_probe,
-                               uint32_t* inserted_layer);
-  // TestAndSetLocked once the filter has grown to `n` > 1 layers.
-  bool TestAndSetGrown(const KeyHash& key, const BlockedBloomFilter::Probe& base_probe,
-                       uint32_t n);
+  // Exactly-one-new test-and-set of the key across all layers; reports the layer written to.
+  [[gnu::always_inline]] inline bool TestAndSet(const KeyHash& key, uint32_t* inserted_layer);
 
   BloomOptions options_;
   // layers_[i] is written once, before num_layers_ is raised past i with a release store.

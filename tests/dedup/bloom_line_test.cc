@@ -84,39 +84,57 @@ TEST(BloomLineTest, Avx512KernelMatchesScalar) {
     }
   }
   // Line operations: same answers and same resulting lines.
+  const std::atomic<uint32_t> guard{1};
   for (int i = 0; i < 2000; ++i) {
     Line scalar_line, vector_line;
     for (size_t w = 0; w < kBloomWordsPerLine; ++w) {
       scalar_line.words[w] = vector_line.words[w] = rng() & rng() & ~uint64_t{w == 0};
     }
-    const BloomLineMask mask = BuildMaskScalar(rng(), 0, 1 + static_cast<uint32_t>(rng() % 14));
+    const uint64_t hash = rng();
+    const uint32_t count = 1 + static_cast<uint32_t>(rng() % kBloomMaxBitsPerLine);
+    const BloomLineMask mask = BuildMaskScalar(hash, 0, count);
     EXPECT_EQ(LineHasAll(BloomLineKernel::kAvx512, vector_line.words.data(), mask),
               LineHasAll(BloomLineKernel::kScalar, scalar_line.words.data(), mask));
-    EXPECT_EQ(LineSetOwned(BloomLineKernel::kAvx512, vector_line.words.data(), mask),
-              LineSetOwned(BloomLineKernel::kScalar, scalar_line.words.data(), mask));
+    EXPECT_EQ(
+        LockedSetLine(BloomLineKernel::kAvx512, vector_line.words.data(), hash, count, guard, 1),
+        LockedSetLine(BloomLineKernel::kScalar, scalar_line.words.data(), hash, count, guard, 1));
     EXPECT_EQ(vector_line.words, scalar_line.words);
   }
 }
 
-TEST(BloomLineTest, SetThenHasAll) {
+TEST(BloomLineTest, LockedSetThenHasAll) {
   std::mt19937_64 rng(3);
+  const std::atomic<uint32_t> guard{1};
   for (BloomLineKernel kernel : {BloomLineKernel::kScalar, BloomLineKernel::kAvx512}) {
     if (!BloomLineKernelSupported(kernel)) continue;
-    Line owned, shared;
-    const BloomLineMask a = BuildBloomLineMask(kernel, rng(), 0, 9);
-    const BloomLineMask b = BuildBloomLineMask(kernel, rng(), 0, 9);
-    EXPECT_FALSE(LineHasAll(kernel, owned.words.data(), a));
-    EXPECT_TRUE(LineSetOwned(kernel, owned.words.data(), a));
-    EXPECT_TRUE(LineSetShared(shared.words.data(), a));
-    EXPECT_EQ(owned.words, shared.words);
-    EXPECT_TRUE(LineHasAll(kernel, owned.words.data(), a));
-    EXPECT_FALSE(LineSetOwned(kernel, owned.words.data(), a));  // already there
-    EXPECT_FALSE(LineSetShared(shared.words.data(), a));
-    EXPECT_EQ(LineHasAll(kernel, owned.words.data(), b), false);
-    // The lock bit is preserved by an owned write (the writer holds it).
-    owned.words[0] |= 1;
-    EXPECT_TRUE(LineSetOwned(kernel, owned.words.data(), b));
-    EXPECT_EQ(owned.words[0] & 1, 1u);
+    Line locked, shared;
+    const uint64_t a = rng();
+    const uint64_t b = rng();
+    const BloomLineMask mask_a = BuildBloomLineMask(kernel, a, 0, 9);
+    EXPECT_FALSE(LineHasAll(kernel, locked.words.data(), mask_a));
+    EXPECT_EQ(LockedSetLine(kernel, locked.words.data(), a, 9, guard, 1), LockedSet::kNew);
+    EXPECT_TRUE(LineSetShared(shared.words.data(), mask_a));
+    EXPECT_EQ(locked.words, shared.words);  // the same bits, and the lock released
+    EXPECT_TRUE(LineHasAll(kernel, locked.words.data(), mask_a));
+    EXPECT_EQ(LockedSetLine(kernel, locked.words.data(), a, 9, guard, 1), LockedSet::kSeen);
+    EXPECT_FALSE(LineSetShared(shared.words.data(), mask_a));
+    EXPECT_FALSE(LineHasAll(kernel, locked.words.data(), BuildBloomLineMask(kernel, b, 0, 9)));
+  }
+}
+
+TEST(BloomLineTest, ChangedGuardWritesNothingAndKeepsTheLock) {
+  std::mt19937_64 rng(9);
+  const std::atomic<uint32_t> guard{2};
+  for (BloomLineKernel kernel : {BloomLineKernel::kScalar, BloomLineKernel::kAvx512}) {
+    if (!BloomLineKernelSupported(kernel)) continue;
+    Line line;
+    line.words[3] = 0xF0F0;
+    const Line before = line;
+    EXPECT_EQ(LockedSetLine(kernel, line.words.data(), rng(), 9, guard, 1),
+              LockedSet::kGuardChanged);
+    EXPECT_EQ(line.words[0], before.words[0] | 1);  // held
+    UnlockBloomLine(line.words.data(), /*exclusive_word=*/true);
+    EXPECT_EQ(line.words, before.words);
   }
 }
 
@@ -131,15 +149,10 @@ TEST(BloomLineTest, FiltersWithEitherKernelHoldTheSameBits) {
     auto vector = BlockedBloomFilter::Create(layout, BloomLineKernel::kAvx512);
     ASSERT_TRUE(scalar.ok() && vector.ok());
     std::mt19937_64 rng(5);
+    const std::atomic<uint32_t> guard{1};
     for (int i = 0; i < 20'000; ++i) {
       const KeyHash key{rng(), rng()};
-      const BlockedBloomFilter::Probe s = (*scalar)->MakeProbe(key);
-      const BlockedBloomFilter::Probe v = (*vector)->MakeProbe(key);
-      BlockedBloomFilter::LockLine(s.line);
-      BlockedBloomFilter::LockLine(v.line);
-      EXPECT_EQ((*scalar)->InsertLocked(key, s), (*vector)->InsertLocked(key, v));
-      (*scalar)->UnlockLine(s.line);
-      (*vector)->UnlockLine(v.line);
+      EXPECT_EQ((*scalar)->InsertLockedIf(key, guard, 1), (*vector)->InsertLockedIf(key, guard, 1));
     }
     const auto a = (*scalar)->words();
     const auto b = (*vector)->words();

@@ -8,6 +8,7 @@
 // shared machine compare the CPU column (per iteration: 1 key, or kBatch keys for *Batch).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,6 +44,7 @@ std::unique_ptr<ScalableBloomFilter> NewFilter(uint64_t capacity) {
 
 void SetCounters(benchmark::State& state, uint64_t keys_per_iteration,
                  const ScalableBloomFilter* filter) {
+  state.SetLabel(BloomLineKernelName(ActiveBloomLineKernel()));
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * keys_per_iteration));
   // Wall seconds per key over all threads, printed with an SI prefix ("25.3n" is 25.3 ns).
   state.counters["time_per_key"] = benchmark::Counter(
@@ -192,7 +194,31 @@ void BM_LinesLookup(benchmark::State& state) {
   state.counters["bits_per_key"] = static_cast<double>(layer->bytes()) * 8 / kKeys;
 }
 
+// The machine's reference: one dependent DRAM miss, a pointer chase through a random cycle over an
+// array as large as the 10^8-key filter, in huge pages like the filter. Memory latency on a shared
+// VM varies from run to run: read the insert figures as multiples of this one, measured in the
+// same run.
+void BM_DramLatency(benchmark::State& state) {
+  const size_t lines = static_cast<size_t>(state.range(0)) / 64;
+  auto layer = BlockedBloomFilter::Create(BloomLayout{lines, 1, 1});  // its huge-page mapping
+  uint64_t* words = (*layer)->words().data();
+  std::vector<uint32_t> next(lines);
+  for (size_t i = 0; i < lines; ++i) next[i] = static_cast<uint32_t>(i);
+  uint64_t rng = 1;
+  for (size_t i = lines - 1; i > 0; --i) {  // Sattolo: a single cycle through every line
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    std::swap(next[i], next[(rng >> 33) % i]);
+  }
+  for (size_t i = 0; i < lines; ++i) words[i * 8] = next[i];
+  uint64_t at = 0;
+  for (auto _ : state) at = words[at * 8];
+  benchmark::DoNotOptimize(at);
+  SetCounters(state, 1, nullptr);
+}
+
 }  // namespace
+
+BENCHMARK(BM_DramLatency)->Arg(int64_t{100'000'000} * 2)->Iterations(20'000'000)->UseRealTime();
 
 // Each insert run performs exactly N inserts in total (the fill from empty to capacity).
 #define URLSIEVE_INSERT_BENCH(fn, batch)                                                         \

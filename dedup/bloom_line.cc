@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #if URLSIEVE_BLOOM_LINE_AVX512
@@ -301,9 +303,16 @@ bool BloomLineKernelSupported(BloomLineKernel kernel) {
 }
 
 BloomLineKernel ActiveBloomLineKernel() {
-  static const BloomLineKernel kernel = BloomLineKernelSupported(BloomLineKernel::kAvx512)
-                                            ? BloomLineKernel::kAvx512
-                                            : BloomLineKernel::kScalar;
+  static const BloomLineKernel kernel = [] {
+    // URLSIEVE_BLOOM_KERNEL=scalar forces the portable kernel (to compare, or where AVX-512 slows
+    // the clock); an unsupported or unknown request falls back to the fastest supported kernel.
+    const char* requested = std::getenv("URLSIEVE_BLOOM_KERNEL");
+    if (requested != nullptr && std::string_view(requested) == "scalar") {
+      return BloomLineKernel::kScalar;
+    }
+    return BloomLineKernelSupported(BloomLineKernel::kAvx512) ? BloomLineKernel::kAvx512
+                                                              : BloomLineKernel::kScalar;
+  }();
   return kernel;
 }
 

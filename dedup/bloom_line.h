@@ -59,8 +59,9 @@ enum class BloomLineKernel { kScalar, kAvx512 };
 #define URLSIEVE_BLOOM_LINE_AVX512 0
 #endif
 
-// The fastest kernel this CPU supports (detected once), and whether `kernel` can run here (kScalar
-// always can).
+// The kernel filters use: the fastest one this CPU supports, or the scalar one if the environment
+// sets URLSIEVE_BLOOM_KERNEL=scalar (read once). Whether `kernel` can run here (kScalar always
+// can).
 BloomLineKernel ActiveBloomLineKernel();
 bool BloomLineKernelSupported(BloomLineKernel kernel);
 const char* BloomLineKernelName(BloomLineKernel kernel);

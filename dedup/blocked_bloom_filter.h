@@ -48,8 +48,8 @@ class BlockedBloomFilter {
  public:
   static constexpr size_t kWordsPerBlock = kBloomWordsPerLine;
 
-  // Allocates a zeroed, 64-byte (in practice page- or huge-page-) aligned bit array. InvalidArgument
-  // for a layout out of range or a kernel this CPU cannot run.
+  // Allocates a zeroed, 64-byte (in practice page- or huge-page-) aligned bit array.
+  // InvalidArgument for a layout out of range or a kernel this CPU cannot run.
   static Result<std::unique_ptr<BlockedBloomFilter>> Create(
       const BloomLayout& layout, BloomLineKernel kernel = ActiveBloomLineKernel());
 

@@ -188,10 +188,10 @@ URLSIEVE_AVX512_TARGET inline __m512i MaskVector(__m512i bits_hash, uint32_t fir
   return mask;
 }
 
-
 // Always inlined: on the insert path a call (and its stack frame) costs as much as the mask.
-[[gnu::always_inline]] URLSIEVE_AVX512_TARGET inline __m512i MaskOfPositions(uint64_t bits_hash, uint32_t first,
-                                                      uint32_t count) {
+[[gnu::always_inline]] URLSIEVE_AVX512_TARGET inline __m512i MaskOfPositions(uint64_t bits_hash,
+                                                                             uint32_t first,
+                                                                             uint32_t count) {
   const __m512i hash = _mm512_set1_epi64(static_cast<long long>(bits_hash));
   switch (count) {  // as in BuildMaskScalar
 #define URLSIEVE_CONST_COUNT(n) \
@@ -236,8 +236,7 @@ URLSIEVE_AVX512_TARGET bool HasAllAvx512(const uint64_t* line, const BloomLineMa
 
 // LockedSetScalar with the line read and written as one vector (see the header on why that is
 // safe for concurrent readers; under the lock nobody else writes the line).
-URLSIEVE_AVX512_TARGET LockedSet LockedSetAvx512(uint64_t* line, uint64_t bits_hash,
-                                                 uint32_t count,
+URLSIEVE_AVX512_TARGET LockedSet LockedSetAvx512(uint64_t* line, uint64_t bits_hash, uint32_t count,
                                                  const std::atomic<uint32_t>& guard,
                                                  uint32_t expected) {
   __m512i mask = MaskOfPositions(bits_hash, 0, count);

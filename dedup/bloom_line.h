@@ -7,11 +7,11 @@
 // The positions are part of the snapshot format: both kernels below compute exactly the same ones.
 //
 // Two kernels: AVX-512 (F + DQ) where the CPU and OS support it, else portable scalar code; a
-// filter takes the fastest one when it is created. A caller builds a key's mask before touching its line, so the work
-// overlaps the line's cache miss and stays out of the block's lock. The AVX-512 kernel builds a
-// mask and updates a line in about 60 instructions instead of about 200, which is what lets one
-// core keep several inserts' misses in flight. Under ThreadSanitizer only the scalar kernel is
-// built (TSan checks word-sized atomics, not vector accesses).
+// filter takes the active kernel when it is created. The AVX-512 kernel builds a mask and updates a
+// line in about 60 instructions instead of about 200, and a core with fewer instructions between
+// its inserts' locked instructions keeps more of their cache misses in flight. Under
+// ThreadSanitizer only the scalar kernel is built (TSan checks word-sized atomics, not vector
+// accesses).
 //
 // Locking: bit 0 of a line's first word is the line's spin lock (no key position uses it),
 // taken with an acquire fetch_or and released with a release store (or fetch_and, where other
@@ -93,8 +93,8 @@ void WaitAndLock(uint64_t* line);
 // The mask of positions first .. first+count−1 (count ≤ kBloomMaxBitsPerLine, first + count ≤
 // 2·kBloomMaxBitsPerLine). A one-line key uses positions 0..k−1; a two-line key's second line
 // uses k..2k−1.
-inline BloomLineMask BuildBloomLineMask(BloomLineKernel kernel, uint64_t bits_hash,
-                                        uint32_t first, uint32_t count) {
+inline BloomLineMask BuildBloomLineMask(BloomLineKernel kernel, uint64_t bits_hash, uint32_t first,
+                                        uint32_t count) {
 #if URLSIEVE_BLOOM_LINE_AVX512
   if (kernel == BloomLineKernel::kAvx512) {
     return bloom_line_internal::BuildMaskAvx512(bits_hash, first, count);

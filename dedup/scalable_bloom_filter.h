@@ -114,7 +114,7 @@ class ScalableBloomFilter {
   std::array<std::unique_ptr<Layer>, kMaxLayers> layers_;
   std::atomic<uint32_t> num_layers_{0};
   BlockedBloomFilter* base_ = nullptr;  // layers_[0]'s filter: set before the object is shared
-  std::mutex grow_mu_;  // serializes Grow
+  std::mutex grow_mu_;                  // serializes Grow
 };
 
 }  // namespace urlsieve

@@ -175,7 +175,8 @@ TEST(BloomFilterTest, AddressesBeyond32BitBitIndices) {
   ASSERT_TRUE(layer.ok());
   BlockedBloomFilter& f = **layer;
   auto block_of = [&](const KeyHash& key) {
-    return static_cast<uint64_t>(f.LineOf(key) - f.words().data()) / BlockedBloomFilter::kWordsPerBlock;
+    return static_cast<uint64_t>(f.LineOf(key) - f.words().data()) /
+           BlockedBloomFilter::kWordsPerBlock;
   };
   const KeyHash far{~uint64_t{0}, 0x1234'5678'9ABC'DEF0};
   EXPECT_EQ(block_of(far), blocks - 1);

@@ -32,15 +32,21 @@ TEST(BloomLineTest, PositionsArePinned) {
     BloomLineMask mask;
   };
   const Case cases[] = {
-      {0x0123456789ABCDEFULL, 0, 9,
+      {0x0123456789ABCDEFULL,
+       0,
+       9,
        {{0x0000000000000102ULL, 0x0010000000000000ULL, 0x0000000000000000ULL, 0x0000000200000000ULL,
          0x0000000040000000ULL, 0x8000000000000020ULL, 0x0000000000000080ULL,
          0x0000010000000000ULL}}},
-      {0xFEDCBA9876543210ULL, 9, 9,
+      {0xFEDCBA9876543210ULL,
+       9,
+       9,
        {{0x0000010000000000ULL, 0x0000000200080000ULL, 0x0000000000000000ULL, 0x0000000000040000ULL,
          0x0001100000001000ULL, 0x0000000000000000ULL, 0x0000000000800000ULL,
          0x0000000080000000ULL}}},
-      {0xDEADBEEFCAFEF00DULL, 0, 48,
+      {0xDEADBEEFCAFEF00DULL,
+       0,
+       48,
        {{0x900010c144481000ULL, 0x00400400200a0040ULL, 0x0000000000002001ULL, 0x040c000000010008ULL,
          0x0000080000008200ULL, 0x0120080108468000ULL, 0x0008808000800008ULL,
          0x0000020080100800ULL}}},
@@ -66,8 +72,8 @@ TEST(BloomLineTest, ScalarMasksHaveAtMostCountBitsAndNeverTheLockBit) {
   }
 }
 
-// The AVX-512 kernel must agree with the scalar one bit for bit, for every count (the constant-count
-// paths and the generic one) and both lines' position ranges.
+// The AVX-512 kernel must agree with the scalar one bit for bit, for every count (the
+// constant-count paths and the generic one) and both lines' position ranges.
 TEST(BloomLineTest, Avx512KernelMatchesScalar) {
   if (!BloomLineKernelSupported(BloomLineKernel::kAvx512)) {
     GTEST_SKIP() << "no AVX-512 (F+DQ) here, or a TSan build";
@@ -144,7 +150,8 @@ TEST(BloomLineTest, FiltersWithEitherKernelHoldTheSameBits) {
   if (!BloomLineKernelSupported(BloomLineKernel::kAvx512)) {
     GTEST_SKIP() << "no AVX-512 (F+DQ) here, or a TSan build";
   }
-  for (const BloomLayout& layout : {ChooseBloomLayout(20'000, 1e-3), ChooseBloomLayout(20'000, 1e-6)}) {
+  for (const BloomLayout& layout :
+       {ChooseBloomLayout(20'000, 1e-3), ChooseBloomLayout(20'000, 1e-6)}) {
     auto scalar = BlockedBloomFilter::Create(layout, BloomLineKernel::kScalar);
     auto vector = BlockedBloomFilter::Create(layout, BloomLineKernel::kAvx512);
     ASSERT_TRUE(scalar.ok() && vector.ok());

@@ -77,7 +77,9 @@ bool BlockedBloomFilter::MayContain(const KeyHash& key) const {
 
 bool BlockedBloomFilter::InsertAtomic(const KeyHash& key) {
   const uint32_t k = layout_.bits_per_line;
-  const bool changed = LineSetShared(LineOf(key), BuildBloomLineMask(kernel_, key.high, 0, k));
+  uint64_t* line = LineOf(key);
+  PrefetchLine(line);  // as in InsertLockedIf: fetch_or is a locked instruction too
+  const bool changed = LineSetShared(line, BuildBloomLineMask(kernel_, key.high, 0, k));
   if (layout_.lines_per_key == 1) return changed;
   return LineSetShared(SecondLineOf(key), SecondLineMask(key)) || changed;
 }

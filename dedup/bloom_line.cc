@@ -51,7 +51,10 @@ inline void AddPosition(uint64_t bits_hash, uint32_t i, BloomLineMask& mask) {
 }
 
 // With the count a constant the loop unrolls with immediate multipliers: building the mask is most
-// of an in-cache insert's instructions.
+// of an in-cache insert's instructions. Both kernels do so for the counts ChooseBloomLayout picks
+// for ε from 1e-1 to 1e-5.
+#define URLSIEVE_FOR_EACH_CONST_COUNT(X) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14)
+
 template <uint32_t kCount>
 inline BloomLineMask MaskOf(uint64_t bits_hash, uint32_t first) {
   BloomLineMask mask;
@@ -77,22 +80,11 @@ inline void CpuRelax() {
 namespace bloom_line_internal {
 
 BloomLineMask BuildMaskScalar(uint64_t bits_hash, uint32_t first, uint32_t count) {
-  // The counts ChooseBloomLayout picks for ε from 1e-1 to 1e-5.
   switch (count) {
 #define URLSIEVE_CONST_COUNT(n) \
   case n:                       \
     return MaskOf<n>(bits_hash, first);
-    URLSIEVE_CONST_COUNT(4)
-    URLSIEVE_CONST_COUNT(5)
-    URLSIEVE_CONST_COUNT(6)
-    URLSIEVE_CONST_COUNT(7)
-    URLSIEVE_CONST_COUNT(8)
-    URLSIEVE_CONST_COUNT(9)
-    URLSIEVE_CONST_COUNT(10)
-    URLSIEVE_CONST_COUNT(11)
-    URLSIEVE_CONST_COUNT(12)
-    URLSIEVE_CONST_COUNT(13)
-    URLSIEVE_CONST_COUNT(14)
+    URLSIEVE_FOR_EACH_CONST_COUNT(URLSIEVE_CONST_COUNT)
 #undef URLSIEVE_CONST_COUNT
     default:
       break;
@@ -160,7 +152,8 @@ URLSIEVE_AVX512_TARGET inline __m512i PositionGroup(__m512i bits_hash, uint32_t 
 }
 
 // ORs the one-hot lines of the first `lanes` positions of `pos` into `mask`.
-URLSIEVE_AVX512_TARGET inline __m512i AddGroup(__m512i mask, __m512i pos, uint32_t lanes) {
+[[gnu::always_inline]] URLSIEVE_AVX512_TARGET inline __m512i AddGroup(__m512i mask, __m512i pos,
+                                                                      uint32_t lanes) {
   if (lanes == 8) {
     mask = AddRotation<0>(mask, pos);
     mask = AddRotation<1>(mask, pos);
@@ -178,45 +171,32 @@ URLSIEVE_AVX512_TARGET inline __m512i AddGroup(__m512i mask, __m512i pos, uint32
   return mask;
 }
 
-template <uint32_t kCount>
-URLSIEVE_AVX512_TARGET inline __m512i MaskVector(__m512i bits_hash, uint32_t first) {
+// Always inlined: on the insert path a call (and its stack frame) costs as much as the mask, and
+// with a constant count the loops unroll.
+[[gnu::always_inline]] URLSIEVE_AVX512_TARGET inline __m512i MaskVector(__m512i bits_hash,
+                                                                        uint32_t first,
+                                                                        uint32_t count) {
   __m512i mask = _mm512_setzero_si512();
 #pragma GCC unroll 2
-  for (uint32_t base = 0; base < kCount; base += 8) {
-    mask = AddGroup(mask, PositionGroup(bits_hash, first + base), std::min(kCount - base, 8u));
+  for (uint32_t base = 0; base < count; base += 8) {
+    mask = AddGroup(mask, PositionGroup(bits_hash, first + base), std::min(count - base, 8u));
   }
   return mask;
 }
 
-// Always inlined: on the insert path a call (and its stack frame) costs as much as the mask.
 [[gnu::always_inline]] URLSIEVE_AVX512_TARGET inline __m512i MaskOfPositions(uint64_t bits_hash,
                                                                              uint32_t first,
                                                                              uint32_t count) {
   const __m512i hash = _mm512_set1_epi64(static_cast<long long>(bits_hash));
-  switch (count) {  // as in BuildMaskScalar
+  switch (count) {
 #define URLSIEVE_CONST_COUNT(n) \
   case n:                       \
-    return MaskVector<n>(hash, first);
-    URLSIEVE_CONST_COUNT(4)
-    URLSIEVE_CONST_COUNT(5)
-    URLSIEVE_CONST_COUNT(6)
-    URLSIEVE_CONST_COUNT(7)
-    URLSIEVE_CONST_COUNT(8)
-    URLSIEVE_CONST_COUNT(9)
-    URLSIEVE_CONST_COUNT(10)
-    URLSIEVE_CONST_COUNT(11)
-    URLSIEVE_CONST_COUNT(12)
-    URLSIEVE_CONST_COUNT(13)
-    URLSIEVE_CONST_COUNT(14)
+    return MaskVector(hash, first, n);
+    URLSIEVE_FOR_EACH_CONST_COUNT(URLSIEVE_CONST_COUNT)
 #undef URLSIEVE_CONST_COUNT
     default:
-      break;
+      return MaskVector(hash, first, count);
   }
-  __m512i mask = _mm512_setzero_si512();
-  for (uint32_t base = 0; base < count; base += 8) {
-    mask = AddGroup(mask, PositionGroup(hash, first + base), std::min(count - base, 8u));
-  }
-  return mask;
 }
 
 }  // namespace

@@ -143,8 +143,11 @@ std::string NormalizeRobotsPath(std::string_view path) {
         out.push_back(kHex[decoded & 15]);
       }
       i += 2;
-    } else if (c >= 0x80 || c <= 0x20 || c == 0x7f) {
-      // RFC 9309 §2.2.2: non-ASCII (UTF-8) octets in patterns are matched percent-encoded.
+    } else if (c == '%' || c >= 0x80 || c <= 0x20 || c == 0x7f) {
+      // RFC 9309 §2.2.2: non-ASCII (UTF-8) octets in patterns are matched percent-encoded. A '%'
+      // that starts no escape is a literal percent sign: "%25", as the URL canonicalizer writes it
+      // in the paths matched (and so that normalizing twice changes nothing: "/%7%41" is "/%257A",
+      // not "/%7A", which would then decode to "/z").
       out.push_back('%');
       out.push_back(kHex[c >> 4]);
       out.push_back(kHex[c & 15]);

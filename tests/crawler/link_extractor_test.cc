@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/crawler/link_invariants.h"
+#include "tests/support/fuzz_corpus.h"
+
 namespace urlsieve {
 namespace {
 
@@ -309,6 +312,15 @@ TEST_F(LinkExtractorTest, ManyUnclosedFormattingElementsFinish) {
   for (int i = 0; i < 5000; ++i) html += "<a href=/" + std::to_string(i) + "><b><p>";
   PageLinks page = Extract(html);
   EXPECT_GE(page.links.size(), 5000u);
+}
+
+// The fuzz_links corpus (seeds and what the fuzzer found) keeps the fuzzer's invariants.
+TEST(LinkExtractorCorpusTest, FuzzCorpusKeepsInvariants) {
+  const auto corpus = testing::FuzzCorpus("links");
+  EXPECT_GE(corpus.size(), 2u);
+  for (const auto& [name, input] : corpus) {
+    EXPECT_EQ(testing::LinkInvariantViolation(input), "") << name;
+  }
 }
 
 }  // namespace

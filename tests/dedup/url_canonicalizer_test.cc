@@ -2,12 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "tests/dedup/uri_validator.h"
+#include "tests/support/fuzz_corpus.h"
 
 namespace urlsieve {
 namespace {
@@ -413,12 +411,8 @@ TEST(UrlCanonicalizerTest, SpellingsOfOneUrlShareAKey) {
 // The fuzzer's seed corpus (first byte: option flags, rest: the URL) under every combination of
 // crawler rules: Key() checks validity and idempotence of every key, as the fuzzer does.
 TEST(UrlCanonicalizerTest, FuzzCorpusKeepsInvariants) {
-  const std::filesystem::path dir =
-      std::filesystem::path(URLSIEVE_SOURCE_DIR) / "fuzz/corpus/canonicalize";
   int files = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(entry.path(), std::ios::binary);
-    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const auto& [name, data] : testing::FuzzCorpus("canonicalize")) {
     if (data.empty()) continue;
     ++files;
     for (int flags = 0; flags < 32; ++flags) {

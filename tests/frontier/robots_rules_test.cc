@@ -6,6 +6,9 @@
 #include <random>
 #include <string>
 
+#include "tests/frontier/robots_invariants.h"
+#include "tests/support/fuzz_corpus.h"
+
 namespace urlsieve {
 namespace {
 
@@ -141,6 +144,17 @@ TEST(RobotsRulesTest, PercentEncodingIsNormalizedBeforeMatching) {
   EXPECT_EQ(NormalizeRobotsPath("/%7e%41%2f ä"), "/~A%2F%20%C3%A4");
 }
 
+TEST(RobotsRulesTest, StrayPercentIsALiteralPercentSign) {
+  // Found by fuzz_robots: "/%7%41" normalized to "/%7A", which normalizes again to "/z". A '%'
+  // that starts no escape is "%25", as the canonicalizer writes it in the URLs matched.
+  EXPECT_EQ(NormalizeRobotsPath("/%7%41"), "/%257A");
+  EXPECT_EQ(NormalizeRobotsPath(NormalizeRobotsPath("/%7%41")), "/%257A");
+  EXPECT_EQ(NormalizeRobotsPath("/100%"), "/100%25");
+  EXPECT_FALSE(Allowed("User-agent: *\nDisallow: /100%\n", "b", "/100%25off"));
+  EXPECT_FALSE(Allowed("User-agent: *\nDisallow: /100%25\n", "b", "/100%"));
+  EXPECT_TRUE(Allowed("User-agent: *\nDisallow: /%7%41\n", "b", "/z"));
+}
+
 TEST(RobotsRulesTest, RobotsTxtIsAlwaysAllowed) {
   EXPECT_TRUE(Allowed("User-agent: *\nDisallow: /\n", "b", "/robots.txt"));
   EXPECT_FALSE(Allowed("User-agent: *\nDisallow: /\n", "b", "/robots.txt.bak"));
@@ -251,6 +265,15 @@ TEST(RobotsRulesTest, RandomInputNeverBreaksTheParserOrMatcher) {
       EXPECT_EQ(match.allowed, match.rule->allow);
     }
     EXPECT_GE(policy.crawl_delay().value_or(0), 0);
+  }
+}
+
+// The fuzz_robots corpus (seeds and what the fuzzer found) keeps the fuzzer's invariants.
+TEST(RobotsRulesTest, FuzzCorpusKeepsInvariants) {
+  const auto corpus = testing::FuzzCorpus("robots");
+  EXPECT_GE(corpus.size(), 3u);
+  for (const auto& [name, body] : corpus) {
+    EXPECT_EQ(testing::RobotsInvariantViolation(body), "") << name;
   }
 }
 

@@ -59,9 +59,9 @@ uint64_t* BlockedBloomFilter::SecondLineOf(const KeyHash& key) const {
   return words_ + MulHigh(remixed, layout_.num_blocks) * kWordsPerBlock;
 }
 
-BloomLineMask BlockedBloomFilter::SecondLineMask(const KeyHash& key) const {
+BloomLineMask BlockedBloomFilter::MaskOf(const KeyHash& key, uint32_t line) const {
   const uint32_t k = layout_.bits_per_line;
-  return BuildBloomLineMask(kernel_, key.high, k, k);
+  return BuildBloomLineMask(kernel_, key.high, line * k, k);
 }
 
 void BlockedBloomFilter::Prefetch(const KeyHash& key) const {
@@ -70,18 +70,16 @@ void BlockedBloomFilter::Prefetch(const KeyHash& key) const {
 }
 
 bool BlockedBloomFilter::MayContain(const KeyHash& key) const {
-  const uint32_t k = layout_.bits_per_line;
-  if (!LineHasAll(kernel_, LineOf(key), BuildBloomLineMask(kernel_, key.high, 0, k))) return false;
-  return layout_.lines_per_key == 1 || LineHasAll(kernel_, SecondLineOf(key), SecondLineMask(key));
+  if (!LineHasAll(kernel_, LineOf(key), MaskOf(key, 0))) return false;
+  return layout_.lines_per_key == 1 || LineHasAll(kernel_, SecondLineOf(key), MaskOf(key, 1));
 }
 
 bool BlockedBloomFilter::InsertAtomic(const KeyHash& key) {
-  const uint32_t k = layout_.bits_per_line;
   uint64_t* line = LineOf(key);
   PrefetchLine(line);  // as in InsertLockedIf: fetch_or is a locked instruction too
-  const bool changed = LineSetShared(line, BuildBloomLineMask(kernel_, key.high, 0, k));
+  const bool changed = LineSetShared(line, MaskOf(key, 0));
   if (layout_.lines_per_key == 1) return changed;
-  return LineSetShared(SecondLineOf(key), SecondLineMask(key)) || changed;
+  return LineSetShared(SecondLineOf(key), MaskOf(key, 1)) || changed;
 }
 
 LockedSet BlockedBloomFilter::InsertTwoLinesIf(const KeyHash& key, uint64_t* line,

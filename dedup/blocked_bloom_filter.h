@@ -105,7 +105,8 @@ class BlockedBloomFilter {
   BlockedBloomFilter(const BloomLayout& layout, BloomLineKernel kernel, uint64_t* words,
                      size_t mapped_bytes);
   uint64_t* SecondLineOf(const KeyHash& key) const;
-  BloomLineMask SecondLineMask(const KeyHash& key) const;
+  // The key's bits in its first (`line` 0) or second (1) line: positions line·k .. line·k+k−1.
+  BloomLineMask MaskOf(const KeyHash& key, uint32_t line) const;
   LockedSet InsertTwoLinesIf(const KeyHash& key, uint64_t* line, const std::atomic<uint32_t>& guard,
                              uint32_t expected);
 

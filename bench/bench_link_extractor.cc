@@ -104,7 +104,8 @@ std::string Hostile(int which) {
     for (int i = 0; html.size() < target; ++i) html += "<b id=" + std::to_string(i) + ">x";
   } else if (which == 6) {  // one tag, very many attributes
     html = "<a ";
-    for (int i = 0; html.size() < target; ++i) html += "x" + std::to_string(i) + "=1 ";
+    // 'x' + s, not "x" + s: GCC 12 at -O3 warns -Wrestrict wrongly on a 1-char literal + string&&.
+    for (int i = 0; html.size() < target; ++i) html += 'x' + std::to_string(i) + "=1 ";
     html += "href=/x>";
   } else {
     while (html.size() < target) html += unit;

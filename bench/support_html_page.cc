@@ -12,10 +12,11 @@ std::string GenerateHtmlPage(uint64_t seed, size_t bytes, int links) {
                                    "the",   "of",    "and",   "search", "content", "article"};
     return std::string(kWords[rng() % (sizeof(kWords) / sizeof(kWords[0]))]);
   };
+  // '/' + s, not "/" + s: GCC 12 at -O3 warns -Wrestrict wrongly on a 1-char literal + string&&.
   auto href = [&](int i) {
     switch (i % 8) {
       case 0:
-        return "/" + word() + "/" + word() + "-" + std::to_string(rng() % 10000) + ".html";
+        return '/' + word() + "/" + word() + "-" + std::to_string(rng() % 10000) + ".html";
       case 1:
         return word() + "/" + std::to_string(i) + "?page=" + std::to_string(rng() % 50);
       case 2:
@@ -27,7 +28,7 @@ std::string GenerateHtmlPage(uint64_t seed, size_t bytes, int links) {
       case 5:
         return "//cdn.example.net/" + word() + "/" + std::to_string(i);
       case 6:
-        return "/" + word() + "/" + word() + "/" + word() + "/";
+        return '/' + word() + "/" + word() + "/" + word() + "/";
       default:
         return "article-" + std::to_string(rng() % 100000);
     }

@@ -247,9 +247,9 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
                               "earlier keys: staying Bloom-only"});
   }
   if (EncodeCanonicalize(options_.canonicalize) != EncodeCanonicalize(requested.canonicalize)) {
-    notices_.push_back({SeenNotice::Kind::kStoredParameters,
-                        "using the stored canonicalizer options (" + *canon + ")" +
-                            KeyVersionNote(options_.canonicalize)});
+    notices_.push_back(
+        {SeenNotice::Kind::kStoredParameters, "using the stored canonicalizer options (" + *canon +
+                                                  ")" + KeyVersionNote(options_.canonicalize)});
   }
 
   URLSIEVE_RETURN_IF_ERROR(LoadOrRebuildBloom());

@@ -682,8 +682,11 @@ Result<std::string> UrlCanonicalizer::Resolve(std::string_view base,
   }
   if (query_from->has_query) {
     out.push_back('?');
-    // The query as a browser sends it (see CanonicalizeImpl): '\'' encoded.
-    AppendMinimallyEncoded(query_from->query, url_chars::kSpecialQueryLiteral, &out);
+    // The query as a browser sends it (see CanonicalizeImpl): '\'' encoded, from key version 2.
+    AppendMinimallyEncoded(
+        query_from->query,
+        options_.key_version >= 2 ? url_chars::kSpecialQueryLiteral : url_chars::kQueryLiteral,
+        &out);
   }
   if (out.size() > max) return TooLong(out.size(), max);
   return out;

@@ -636,6 +636,16 @@ TEST(UrlCanonicalizerResolveTest, BrowserLeniencies) {
   EXPECT_EQ(Resolved("//user:pw@x/p"), "http://user:pw@x/p");
 }
 
+TEST(UrlCanonicalizerResolveTest, ApostropheInTheQueryIsEncoded) {
+  EXPECT_EQ(Resolved("it's?q='x'"), "http://a/b/c/it's?q=%27x%27");
+  EXPECT_EQ(Resolved("?q=%27x'"), "http://a/b/c/d;p?q=%27x%27");
+  EXPECT_EQ(Resolved("g", "http://a/b?q='x'"), "http://a/g");
+  EXPECT_EQ(Resolved("", "http://a/b?q='x'"), "http://a/b?q=%27x%27");
+  CanonicalizeOptions version1;
+  version1.key_version = 1;
+  EXPECT_EQ(UrlCanonicalizer(version1).Resolve("http://a/", "?q='x'").value(), "http://a/?q='x'");
+}
+
 TEST(UrlCanonicalizerResolveTest, BaseVariants) {
   EXPECT_EQ(Resolved("g", "http://a"), "http://a/g");  // §5.2.3: empty base path merges as "/"
   EXPECT_EQ(Resolved("?q", "http://a"), "http://a?q");

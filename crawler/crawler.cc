@@ -96,10 +96,6 @@ Status Crawler::Open() {
   fs::create_directories(state, ec);
   if (ec) return Status::IoError("cannot create " + state.string() + ": " + ec.message());
 
-  CanonicalizeOptions fetch_form;
-  fetch_form.max_length = config_.canonicalize.max_length;
-  fetch_form_ = std::make_unique<UrlCanonicalizer>(fetch_form);
-
   SeenFilterOptions seen_options;
   seen_options.capacity = config_.crawl.expected_urls;
   seen_options.fp_rate = config_.crawl.false_positive_rate;
@@ -110,6 +106,11 @@ Status Crawler::Open() {
   Result<std::unique_ptr<SeenFilter>> seen = SeenFilter::Open(seen_options);
   if (!seen.ok()) return seen.status();
   seen_ = std::move(*seen);
+  // Without opt-in rules the fetch form is the key, so it keeps the state's key version.
+  CanonicalizeOptions fetch_form;
+  fetch_form.max_length = config_.canonicalize.max_length;
+  fetch_form.key_version = seen_->options().canonicalize.key_version;
+  fetch_form_ = std::make_unique<UrlCanonicalizer>(fetch_form);
   for (const SeenNotice& notice : seen_->notices()) notices_.push_back(notice.text);
 
   Result<std::unique_ptr<Frontier>> frontier =

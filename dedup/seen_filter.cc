@@ -23,9 +23,12 @@ std::string FormatDouble(double v) {
 }
 
 // The canonicalizer options as stored in the meta table: keys written under other options would
-// never match, so they are part of the state's identity.
+// never match, so they are part of the state's identity. So is the key version, written first
+// from version 2 on: a build that predates it then refuses the state (it cannot parse the string)
+// rather than keying it the old way; a string without it is a version 1 state.
 std::string EncodeCanonicalize(const CanonicalizeOptions& o) {
   std::string s;
+  if (o.key_version != 1) s += "key_version=" + std::to_string(o.key_version) + ",";
   s += "sort_query=" + std::to_string(o.sort_query);
   s += ",drop_empty_query=" + std::to_string(o.drop_empty_query);
   s += ",strip_session_ids=" + std::to_string(o.strip_session_ids);
@@ -39,7 +42,15 @@ Result<CanonicalizeOptions> DecodeCanonicalize(const std::string& s) {
   CanonicalizeOptions o;
   unsigned sort_query, drop_empty, strip_sid, strip_www, collapse;
   unsigned long long max_length;
-  if (std::sscanf(s.c_str(),
+  int consumed = 0;
+  o.key_version = 1;
+  if (std::sscanf(s.c_str(), "key_version=%d,%n", &o.key_version, &consumed) == 1 &&
+      (consumed == 0 || o.key_version < 2 || o.key_version > kCurrentKeyVersion)) {
+    return Status::Unsupported("the state's keys are of canonicalizer version " +
+                               std::to_string(o.key_version) + "; this build makes versions 1 to " +
+                               std::to_string(kCurrentKeyVersion));
+  }
+  if (std::sscanf(s.c_str() + consumed,
                   "sort_query=%u,drop_empty_query=%u,strip_session_ids=%u,strip_www=%u,"
                   "collapse_slashes=%u,max_length=%llu",
                   &sort_query, &drop_empty, &strip_sid, &strip_www, &collapse, &max_length) != 6) {
@@ -52,6 +63,13 @@ Result<CanonicalizeOptions> DecodeCanonicalize(const std::string& s) {
   o.collapse_slashes = collapse != 0;
   o.max_length = static_cast<size_t>(max_length);
   return o;
+}
+
+// Why an older state's keys differ from what the requested options alone would make.
+std::string KeyVersionNote(const CanonicalizeOptions& o) {
+  if (o.key_version >= kCurrentKeyVersion) return "";
+  return "; the state's keys are of canonicalizer version " + std::to_string(o.key_version) +
+         " (' kept literal in queries), kept so that no key changes under it";
 }
 
 // Per-thread buffers of the batch paths, so that a steady stream of batches allocates nothing.
@@ -229,8 +247,9 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
                               "earlier keys: staying Bloom-only"});
   }
   if (EncodeCanonicalize(options_.canonicalize) != EncodeCanonicalize(requested.canonicalize)) {
-    notices_.push_back({SeenNotice::Kind::kStoredParameters,
-                        "using the stored canonicalizer options (" + *canon + ")"});
+    notices_.push_back(
+        {SeenNotice::Kind::kStoredParameters, "using the stored canonicalizer options (" + *canon +
+                                                  ")" + KeyVersionNote(options_.canonicalize)});
   }
 
   URLSIEVE_RETURN_IF_ERROR(LoadOrRebuildBloom());

@@ -229,15 +229,16 @@ Status PutHost(std::string_view host, const CanonicalizeOptions& options, KeyWri
     } else {
       if (!url_chars::IsValidUtf8(decoded)) return Invalid("invalid UTF-8 in host");
       thread_local std::string ascii_host;
-      URLSIEVE_RETURN_IF_ERROR(DomainToAscii(decoded, &ascii_host));
+      URLSIEVE_RETURN_IF_ERROR(DomainToAscii(decoded, &ascii_host, options.key_version));
       URLSIEVE_RETURN_IF_ERROR(PutCheckedAsciiHost(ascii_host, w, &punycode));
       punycode = false;  // libidn2's own output needs no second check
     }
   }
   if (punycode) {
-    // An "xn--" label must hold valid punycode of a valid IDN; libidn2 checks and normalizes it.
+    // An "xn--" label must hold valid punycode of a valid IDN (UTS #46 §4.1).
     thread_local std::string ascii_host;
-    URLSIEVE_RETURN_IF_ERROR(DomainToAscii(w->View(begin, w->pos()), &ascii_host));
+    URLSIEVE_RETURN_IF_ERROR(
+        DomainToAscii(w->View(begin, w->pos()), &ascii_host, options.key_version));
     w->set_pos(begin);
     URLSIEVE_RETURN_IF_ERROR(PutCheckedAsciiHost(ascii_host, w, &punycode));
   }
@@ -476,7 +477,14 @@ Status CanonicalizeImpl(std::string_view url, const CanonicalizeOptions& options
   if (i < n && s[i] == '?') {
     const size_t question = w.pos();
     w.Put('?');
-    i = w.PutComponent(s, i + 1, url_chars::kQueryLiteral, url_chars::kQueryEnd);
+    // WHATWG URL Standard §4.4 query state: a browser percent-encodes the special-query
+    // percent-encode set (§1.3), which holds '\'' besides what RFC 3986 already forbids; so "'"
+    // and "%27" are one request. The characters a browser leaves literal but RFC 3986 §3.4 forbids
+    // (" ` { } | ^ [ ] \") are encoded to keep the key a valid URI: a server reads both spellings
+    // alike (§2.1).
+    const uint16_t literal =
+        options.key_version >= 2 ? url_chars::kSpecialQueryLiteral : url_chars::kQueryLiteral;
+    i = w.PutComponent(s, i + 1, literal, url_chars::kQueryEnd);
     if (options.sort_query || options.strip_session_ids || options.drop_empty_query) {
       if (!ApplyQueryRules(question + 1, options, &w)) w.set_pos(question);
     }
@@ -674,7 +682,11 @@ Result<std::string> UrlCanonicalizer::Resolve(std::string_view base,
   }
   if (query_from->has_query) {
     out.push_back('?');
-    AppendMinimallyEncoded(query_from->query, url_chars::kQueryLiteral, &out);
+    // The query as a browser sends it (see CanonicalizeImpl): '\'' encoded, from key version 2.
+    AppendMinimallyEncoded(
+        query_from->query,
+        options_.key_version >= 2 ? url_chars::kSpecialQueryLiteral : url_chars::kQueryLiteral,
+        &out);
   }
   if (out.size() > max) return TooLong(out.size(), max);
   return out;

@@ -2,7 +2,9 @@
 //
 // The key follows RFC 3986 §6 normalization plus WHATWG host parsing: lowercase scheme and host,
 // IDNA (UTS #46) to punycode, IPv4 number forms to dotted decimal, IPv6 compressed, default port
-// removed, empty path -> "/", dot segments removed, percent-encoding normalized, fragment dropped.
+// removed, empty path -> "/", dot segments removed, percent-encoding normalized, '\'' in the query
+// percent-encoded as a browser does, fragment dropped. Spellings a browser sends as one request
+// share a key.
 // Opt-in crawler rules (CanonicalizeOptions) go further. The key is always a valid RFC 3986 URI and
 // canonicalizing a key yields the key itself.
 //
@@ -20,6 +22,14 @@
 
 namespace urlsieve {
 
+// The version of the key function itself (not an opt-in rule). A state records the version its
+// keys were made with and keeps using it (dedup/seen_filter.cc), so no key changes under a state.
+//   1: '\'' kept literal in queries; hosts through libidn2 whole (IDNA2008 checks, then
+//      transitional processing)
+//   2: '\'' in a query percent-encoded, as a browser sends it; hosts by UTS #46 as browsers do
+//      (dedup/idna_host.h)
+inline constexpr int kCurrentKeyVersion = 2;
+
 struct CanonicalizeOptions {
   bool sort_query = false;         // order query parameters by name (stable for equal names)
   bool drop_empty_query = false;   // "http://a/p?" -> "http://a/p"
@@ -27,6 +37,7 @@ struct CanonicalizeOptions {
   bool strip_www = false;          // "www.example.com" -> "example.com"
   bool collapse_slashes = false;   // "/a//b" -> "/a/b"
   size_t max_length = 2083;        // longer input is rejected
+  int key_version = kCurrentKeyVersion;  // 1 or 2; set from a state, never by a user
 };
 
 // A canonical http(s) URL: the key plus views of its components (all pointing into key()).

@@ -25,6 +25,9 @@ enum : uint16_t {
   kQueryEnd = 1 << 8,       // #
   kAuthorityMark = 1 << 9,  // '@' and ':', which split an authority
   kLabelMark = 1 << 10,     // '.' and '-', which matter to host label checks
+  // The query of an http(s) URL as a browser sends it: kQueryLiteral without '\'', which the WHATWG
+  // URL Standard §1.3 "special-query percent-encode set" encodes for special schemes.
+  kSpecialQueryLiteral = 1 << 11,
 };
 
 constexpr std::array<uint16_t, 256> MakeTable() {
@@ -40,6 +43,7 @@ constexpr std::array<uint16_t, 256> MakeTable() {
     }
     if ((f & (kUnreserved | kSubDelim)) || c == ':' || c == '@') f |= kPathLiteral;
     if ((f & kPathLiteral) || c == '/' || c == '?') f |= kQueryLiteral;
+    if ((f & kQueryLiteral) && c != '\'') f |= kSpecialQueryLiteral;
     if (digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) f |= kHexDigit;
     if (alpha || digit || c == '+' || c == '-' || c == '.') f |= kSchemeChar;
     if (f & (kUnreserved | kSubDelim)) f |= kHostLiteral;

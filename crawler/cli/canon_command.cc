@@ -9,6 +9,7 @@
 #include <string>
 
 #include "crawler/cli/commands.h"
+#include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "dedup/url_canonicalizer.h"
 
@@ -46,7 +47,7 @@ int RunCanon(const CanonFlags& flags) {
       writer.WriteLine(key);
     } else {
       writer.Write("error: ");
-      writer.WriteLine(status.message());
+      writer.WriteLine(EscapedExcerpt(status.message()));  // one line, whatever the reason holds
     }
     if (!writer.ok()) break;
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "crawler/cli/commands.h"
+#include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "dedup/seen_filter.h"
 
@@ -110,8 +111,9 @@ int RunFilter(const FilterFlags& flags) {
       std::string& key = keys[key_views.size()];
       Status valid = canonicalizer.CanonicalizeTo(line, &key);
       if (!valid.ok()) {
-        errors.Write("line " + std::to_string(line_number) + ": " + valid.message() + ": ");
-        errors.WriteLine(line);
+        // Never the raw line: it may be huge or hold terminal escapes.
+        errors.WriteLine("line " + std::to_string(line_number) + ": " +
+                         EscapedExcerpt(valid.message()) + ": " + EscapedExcerpt(line));
         continue;
       }
       key_views.push_back(key);

@@ -81,6 +81,24 @@ TEST_F(CanonCommandTest, OneOutputLinePerInputLine) {
                             }));
 }
 
+TEST_F(CanonCommandTest, ErrorLinesCarryNoRawInput) {
+  const std::string huge = "http://a.example/" + std::string(1 << 20, '\x1b');
+  const CanonRun run =
+      Canon(huge + "\n\x1b]0;t\x07:x\nhttp://a.example/\x9b\n\xff\x1b[2J://x/\nx\x1b:y\n");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(Lines(run.out), (std::vector<std::string>{
+                                "error: url too long (1048593 > 2083 bytes)",
+                                "error: relative URL without a base",
+                                "error: invalid UTF-8",
+                                "error: invalid UTF-8",
+                                "error: relative URL without a base",
+                            }));
+  for (char c : run.out) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (byte >= 0x20 && byte < 0x7f)) << static_cast<int>(byte);
+  }
+}
+
 TEST_F(CanonCommandTest, EmptyInputGivesEmptyOutput) {
   const CanonRun run = Canon("");
   EXPECT_EQ(run.exit_code, 0);

@@ -106,6 +106,30 @@ TEST_F(FilterCommandTest, ReportsInvalidLinesOnStderrAndSkipsEmptyLines) {
   EXPECT_NE(errors[1].find("ftp://x.example/"), std::string::npos) << errors[1];
 }
 
+TEST_F(FilterCommandTest, RejectedLinesAreQuotedShortAndEscaped) {
+  // A 10 MB line, terminal control bytes and invalid UTF-8: stderr gets one short line for each,
+  // with the right line number and nothing raw.
+  const std::string huge = "http://a.example/" + std::string(10 << 20, 'x');
+  const std::string input =
+      "http://ok.example/\n\n" + huge + "\nhttp://a.example/\x1b]0;pwned\x07\xff\n" + "\x1b[2J\n";
+  CommandRun run = Filter(input);
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out, "http://ok.example/\n");
+  const auto errors = Lines(run.err);
+  ASSERT_EQ(errors.size(), 3u) << run.err.substr(0, 1000);
+  EXPECT_LT(run.err.size(), 1000u);
+  EXPECT_EQ(
+      errors[0].rfind("line 3: url too long (10485777 > 2083 bytes): http://a.example/xxx", 0), 0u)
+      << errors[0];
+  EXPECT_NE(errors[0].find("... (10485777 bytes)"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[1], "line 4: invalid UTF-8: http://a.example/\\x1B]0;pwned\\x07\\xFF");
+  EXPECT_EQ(errors[2], "line 5: relative URL without a base: \\x1B[2J");
+  for (char c : run.err) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (byte >= 0x20 && byte < 0x7f)) << static_cast<int>(byte);
+  }
+}
+
 TEST_F(FilterCommandTest, CanonicalPrintsKeys) {
   CommandRun run =
       Filter("HTTP://Example.COM:80/a/./b?x=1#f\nhttp://example.com/a/b?x=1\n", "--canonical");

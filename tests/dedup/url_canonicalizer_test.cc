@@ -108,6 +108,27 @@ TEST(UrlCanonicalizerTest, EncodesSpacesControlsAndNonAscii) {
   EXPECT_EQ(Key("http://a/p:@!$&'()*+,;=?/?:@"), "http://a/p:@!$&'()*+,;=?/?:@");
 }
 
+TEST(UrlCanonicalizerTest, ApostropheInAQueryIsEncodedAsABrowserSendsIt) {
+  // WHATWG URL Standard §1.3: the special-query percent-encode set holds '\'', so a browser sends
+  // "?a'b" as "?a%27b": one request, one key.
+  EXPECT_EQ(Key("http://a/p?a'b"), "http://a/p?a%27b");
+  EXPECT_EQ(Key("http://a/p?a%27b"), "http://a/p?a%27b");
+  EXPECT_EQ(Key("https://a/?q='x'&r=%27y%27"), "https://a/?q=%27x%27&r=%27y%27");
+  // Not in the path (the path percent-encode set has no '\''), nor after the '#'.
+  EXPECT_EQ(Key("http://a/it's?q"), "http://a/it's?q");
+  EXPECT_EQ(Key("http://a/it%27s"), "http://a/it%27s");
+  EXPECT_EQ(Key("http://a/?q#it's"), "http://a/?q");
+  // With the opt-in query rules too.
+  CanonicalizeOptions options;
+  options.sort_query = options.strip_session_ids = true;
+  EXPECT_EQ(Key("http://a/?b='1'&sid=2&a=x", options), "http://a/?a=x&b=%271%27");
+  // A state made with key version 1 keeps its keys: '\'' literal.
+  options = CanonicalizeOptions{};
+  options.key_version = 1;
+  EXPECT_EQ(Key("http://a/p?a'b", options), "http://a/p?a'b");
+  EXPECT_EQ(Key("http://a/p?a%27b", options), "http://a/p?a%27b");
+}
+
 TEST(UrlCanonicalizerTest, StripsSurroundingWhitespaceAndInnerTabsAndNewlines) {
   EXPECT_EQ(Key("  \t http://a/b \x01\x1f "), "http://a/b");
   EXPECT_EQ(Key("ht\ttp://ex\nample.com/p\r\nath"), "http://example.com/path");
@@ -168,6 +189,119 @@ TEST(UrlCanonicalizerTest, RejectsInvalidIdn) {
             "error: invalid international host (IDN2_PUNYCODE_BAD_INPUT)");
   EXPECT_EQ(Key("http://xn--.com/"), "error: invalid international host (IDN2_PUNYCODE_BAD_INPUT)");
   EXPECT_EQ(Key("http://%ff.com/"), "error: invalid UTF-8 in host");
+  // UTS #46 §4.1: an "xn--" label must map to itself: not an uppercase U+00DC (mapped to ü), not
+  // "u" and a combining diaeresis (not NFC).
+  EXPECT_EQ(Key("http://xn--bcher-2pa.de/"),
+            "error: invalid international host (IDN2_ALABEL_ROUNDTRIP_FAILED)");
+  EXPECT_EQ(Key("http://xn--bucher-xyd.de/"),
+            "error: invalid international host (IDN2_ALABEL_ROUNDTRIP_FAILED)");
+  EXPECT_EQ(Key("http://xn--abc-.de/"),  // punycode of plain ASCII
+            "error: invalid international host (IDN2_PUNYCODE_BAD_INPUT)");
+}
+
+// web-platform-tests url/resources/toascii.json (UTS #46 ToASCII as the URL Standard runs it:
+// CheckHyphens=false, CheckBidi, CheckJoiners, UseSTD3ASCIIRules=false, non-transitional,
+// VerifyDnsLength=false), run like the WPT harness does: as the host of "https://<input>/x".
+// nullptr: the URL is rejected.
+TEST(UrlCanonicalizerTest, WptToAscii) {
+  struct Case {
+    const char* input;
+    const char* output;
+  };
+  const std::string long_label = "x01234567890123456789012345678901234567890123456789012345678901x";
+  const std::string long_domain =
+      "01234567890123456789012345678901234567890123456789.01234567890123456789012345678901234567890"
+      "123456789.01234567890123456789012345678901234567890123456789.0123456789012345678901234567890"
+      "1234567890123456789.0123456789012345678901234567890123456789012345678";
+  const Case cases[] = {
+      // Label with hyphens in 3rd and 4th position
+      {"aa--", "aa--"},
+      {"a\u2020--", "xn--a---kp0a"},
+      {"ab--c", "ab--c"},
+      // Label with leading hyphen
+      {"-x", "-x"},
+      {"-\u2020", "xn----xhn"},
+      {"-x.xn--zca", "-x.xn--zca"},
+      {"-x.\u00df", "-x.xn--zca"},
+      // Label with trailing hyphen
+      {"x-.xn--zca", "x-.xn--zca"},
+      {"x-.\u00df", "x-.xn--zca"},
+      // Empty labels
+      {"x..xn--zca", "x..xn--zca"},
+      {"x..\u00df", "x..xn--zca"},
+      // Invalid Punycode
+      {"xn--a", nullptr},
+      {"xn--a.xn--zca", nullptr},
+      {"xn--a.\u00df", nullptr},
+      {"xn--ls8h=", nullptr},
+      // Invalid Punycode (contains non-ASCII character)
+      {"xn--te\u0161la", nullptr},
+      // Valid Punycode
+      {"xn--zca.xn--zca", "xn--zca.xn--zca"},
+      // Mixed
+      {"xn--zca.\u00df", "xn--zca.xn--zca"},
+      {"ab--c.xn--zca", "ab--c.xn--zca"},
+      {"ab--c.\u00df", "ab--c.xn--zca"},
+      // CheckJoiners is true
+      {"\u200d.example", nullptr},
+      {"xn--1ug.example", nullptr},
+      // CheckBidi is true
+      {"\u064aa", nullptr},
+      {"\u064a.", "xn--mhb."},
+      {"1.\u064a", "1.xn--mhb"},
+      {"\u064a.1", nullptr},
+      {"xn--mhb.1", nullptr},
+      {"xn--a-yoc", nullptr},
+      // processing_option is Nontransitional_Processing
+      {"\u0dc1\u0dca\u200d\u0dbb\u0dd3", "xn--10cl1a0b660p"},
+      {"\u0646\u0627\u0645\u0647\u200c\u0627\u06cc", "xn--mgba3gch31f060k"},
+      // U+FFFD
+      {"\ufffd.com", nullptr},
+      // U+FFFD character encoded in Punycode
+      {"xn--zn7c.com", nullptr},
+      // IDNA ignored code points
+      {"a\u00adb", "ab"},
+      // Interesting UseSTD3ASCIIRules=false cases
+      {"\u2260", "xn--1ch"},
+      {"\u226e", "xn--gdh"},
+      {"\u226f", "xn--hdh"},
+  };
+  for (const Case& c : cases) {
+    const std::string key = Key("https://" + std::string(c.input) + "/x");
+    if (c.output != nullptr) {
+      EXPECT_EQ(key, "https://" + std::string(c.output) + "/x") << c.input;
+    } else {
+      EXPECT_EQ(key.substr(0, 7), "error: ") << c.input << " -> " << key;
+    }
+  }
+  // Label longer than 63 code points; domain excluding TLD longer than 253 code points.
+  EXPECT_EQ(Key("https://" + long_label + "/x"), "https://" + long_label + "/x");
+  EXPECT_EQ(Key("https://" + long_label + ".xn--zca/x"), "https://" + long_label + ".xn--zca/x");
+  EXPECT_EQ(Key("https://" + long_label + ".\u00df/x"), "https://" + long_label + ".xn--zca/x");
+  EXPECT_EQ(Key("https://" + long_domain + ".x/x"), "https://" + long_domain + ".x/x");
+  EXPECT_EQ(Key("https://" + long_domain + ".xn--zca/x"), "https://" + long_domain + ".xn--zca/x");
+  EXPECT_EQ(Key("https://" + long_domain + ".\u00df/x"), "https://" + long_domain + ".xn--zca/x");
+  // Known limit (idna_host.h): libidn2 holds an internationalized label in 63 bytes, so this one,
+  // which the URL Standard accepts as "xn--x0123...901-6963b", is refused. DNS could not resolve
+  // it.
+  EXPECT_EQ(Key("https://x01234567890123456789012345678901234567890123456789012345678901"
+                "\u2020/x"),
+            "error: invalid international host (IDN2_PUNYCODE_BIG_OUTPUT)");
+}
+
+// Host cases of web-platform-tests url/resources/urltestdata.json that go through IDNA.
+TEST(UrlCanonicalizerTest, WptUrlTestDataHosts) {
+  EXPECT_EQ(Key("http://www.foo\u3002bar.com"), "http://www.foo.bar.com/");
+  EXPECT_EQ(Key("http://\uff27\uff4f.com"), "http://go.com/");
+  EXPECT_EQ(Key("http://\u4f60\u597d\u4f60\u597d"), "http://xn--6qqa088eba/");
+  EXPECT_EQ(Key("https://fa\u00df.ExAmPlE/"), "https://xn--fa-hia.example/");
+  EXPECT_EQ(Key("http://\uff05\uff14\uff11.com"), "error: forbidden host code point");
+  EXPECT_EQ(Key("http://\u00ad/"), "error: empty host");
+  for (std::string_view host :
+       {"a.b.c.xn--pokxncvks", "10.0.0.xn--pokxncvks", "a.b.c.XN--pokxncvks", "a.b.c.Xn--pokxncvks",
+        "10.0.0.XN--pokxncvks", "10.0.0.xN--pokxncvks"}) {
+    EXPECT_EQ(Key("http://" + std::string(host) + "/").substr(0, 7), "error: ") << host;
+  }
 }
 
 TEST(UrlCanonicalizerTest, RejectsForbiddenHostCodePoints) {
@@ -500,6 +634,16 @@ TEST(UrlCanonicalizerResolveTest, BrowserLeniencies) {
   EXPECT_EQ(Resolved("%7e/%zz"), "http://a/b/c/%7e/%zz");  // existing '%' kept as written
   EXPECT_EQ(Resolved("user:pw@x"), "error: unsupported scheme 'user'");
   EXPECT_EQ(Resolved("//user:pw@x/p"), "http://user:pw@x/p");
+}
+
+TEST(UrlCanonicalizerResolveTest, ApostropheInTheQueryIsEncoded) {
+  EXPECT_EQ(Resolved("it's?q='x'"), "http://a/b/c/it's?q=%27x%27");
+  EXPECT_EQ(Resolved("?q=%27x'"), "http://a/b/c/d;p?q=%27x%27");
+  EXPECT_EQ(Resolved("g", "http://a/b?q='x'"), "http://a/g");
+  EXPECT_EQ(Resolved("", "http://a/b?q='x'"), "http://a/b?q=%27x%27");
+  CanonicalizeOptions version1;
+  version1.key_version = 1;
+  EXPECT_EQ(UrlCanonicalizer(version1).Resolve("http://a/", "?q='x'").value(), "http://a/?q='x'");
 }
 
 TEST(UrlCanonicalizerResolveTest, BaseVariants) {

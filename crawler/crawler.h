@@ -36,6 +36,7 @@
 
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
+#include "crawler/logger.h"
 #include "dedup/status.h"
 #include "frontier/clock.h"
 
@@ -52,6 +53,7 @@ class SeenFilter;
 class SqliteDb;
 class UrlCanonicalizer;
 class WarcWriter;
+struct DoneDecision;
 struct FetchResult;
 struct Lease;
 
@@ -98,6 +100,8 @@ class Crawler {
                                  const std::string& parent);
   void WaitUnlessStopping(std::chrono::milliseconds duration);
   void RecordRejections();  // drains the frontier's rejections into stats + rejected.jsonl
+  // Logs (info) what the frontier decided about a failed fetch: retry, give up, retire.
+  void LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision);
   void Fail(const Status& status);
 
   void MonitorLoop();
@@ -106,6 +110,7 @@ class Crawler {
   const CrawlConfig config_;
   SystemClock clock_;
   std::vector<std::string> notices_;
+  Logger log_;  // stderr at config.output.log_level
 
   std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
   std::unique_ptr<SeenFilter> seen_;

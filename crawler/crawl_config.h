@@ -75,7 +75,8 @@ struct CrawlConfig {
     bool jsonl = true;     // <out_dir>/pages.jsonl
     bool warc = false;     // <out_dir>/crawl.warc.gz
     bool progress = true;  // a progress line on stderr when it is a terminal
-    LogLevel log_level = LogLevel::kInfo;  // retries, back-offs and warnings on stderr
+    // What stderr tells: warnings and every retry, back-off or host given up (kInfo).
+    LogLevel log_level = LogLevel::kInfo;
   } output;
 
   struct Fetch {

@@ -222,8 +222,9 @@ Result<int> Crawler::PushNew(const std::vector<std::string>& fetch_urls, uint32_
 
 Result<CrawlSummary> Crawler::Run() {
   if (!config_.fetch.verify_tls) {
-    log_.Info("warning: --insecure: TLS certificates and host names are not verified (recorded "
-              "in stats.json as \"tls_verification\": false)");
+    log_.Info(
+        "warning: --insecure: TLS certificates and host names are not verified (recorded "
+        "in stats.json as \"tls_verification\": false)");
   }
   ProgressReporter progress(stderr, config_.output.progress && ProgressReporter::StderrIsTerminal(),
                             &clock_);
@@ -451,8 +452,7 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
   return {static_cast<int>(fetch_urls.size()), fresh.ok() ? *fresh : 0};
 }
 
-void Crawler::LogDecision(const Lease& lease, const FetchResult& r,
-                          const DoneDecision& decision) {
+void Crawler::LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision) {
   const bool robots = lease.kind == Lease::Kind::kRobots;
   if (log_.enabled(LogLevel::kDebug)) {
     log_.Debug(std::string(robots ? "robots " : "fetch ") + lease.url + ": " +

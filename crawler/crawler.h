@@ -12,7 +12,8 @@
 // Output directory: pages.jsonl, rejected.jsonl (URLs the seen stage accepted but the frontier
 // rejected, with the reason), crawl.warc.gz (--warc), stats.json, state/ (the SeenFilter state:
 // state.db holds the seen set, the pending frontier and the output sizes of the last checkpoint;
-// bloom.snap) and state/spill.db (the frontier's scratch space).
+// bloom.snap) and state/spill.db (the frontier's scratch space). stderr: a line per retry,
+// back-off or host given up, and warnings (Logger, at config.output.log_level).
 //
 // Consistency (invariants 2 and 4): a fetcher holds the checkpoint gate (shared) from the moment
 // it inserts a page's links into the seen stage until the page's Done(), so a checkpoint (which

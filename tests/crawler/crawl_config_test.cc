@@ -109,9 +109,9 @@ TEST(CrawlConfigTest, WaitsTlsAndLoggingDefaultsAndKeys) {
   // Every key is documented in configs/default.toml, with its default value.
   std::ifstream in(std::string(URLSIEVE_SOURCE_DIR) + "/configs/default.toml");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const char* line : {"\nrobots_retries = 4\n", "\nmax_retry_after_s = 600\n",
-                           "\nlog_level = \"info\"\n", "\nca_file = \"\"\n",
-                           "\nverify_tls = true\n"}) {
+  for (const char* line :
+       {"\nrobots_retries = 4\n", "\nmax_retry_after_s = 600\n", "\nlog_level = \"info\"\n",
+        "\nca_file = \"\"\n", "\nverify_tls = true\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line;
   }
 

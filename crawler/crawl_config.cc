@@ -158,6 +158,8 @@ Status ReadSection(std::string_view name, const toml::table& t, std::string_view
     r.Integer("max_crawl_delay_ms", &s.max_crawl_delay_ms, 0, kMaxInt);
     r.Integer("backoff_ms", &s.backoff_ms, 0, kMaxInt);
     r.Integer("max_retries", &s.max_retries, 0, 100);
+    r.Integer("robots_retries", &s.robots_retries, 0, 100);
+    r.Integer("max_retry_after_s", &s.max_retry_after_s, 0, kMaxInt);
   } else if (name == "scope") {
     auto& s = c->scope;
     r.Custom("mode", [&](const toml::node& n) -> Status {
@@ -177,12 +179,21 @@ Status ReadSection(std::string_view name, const toml::table& t, std::string_view
     r.Bool("jsonl", &s.jsonl);
     r.Bool("warc", &s.warc);
     r.Bool("progress", &s.progress);
+    r.Custom("log_level", [&](const toml::node& n) -> Status {
+      if (!n.is_string()) return Status::InvalidArgument("must be a string");
+      Result<LogLevel> level = ParseLogLevel(n.as_string()->get());
+      if (!level.ok()) return level.status();
+      s.log_level = *level;
+      return Status::Ok();
+    });
   } else if (name == "fetch") {
     auto& s = c->fetch;
     r.String("user_agent", &s.user_agent);
     r.Integer("connect_timeout_ms", &s.connect_timeout_ms, 1, kMaxInt);
     r.Integer("timeout_ms", &s.timeout_ms, 1, kMaxInt);
     r.Integer("max_body_bytes", &s.max_body_bytes, 1, kMaxI64);
+    r.String("ca_file", &s.ca_file);
+    r.Bool("verify_tls", &s.verify_tls);
   } else if (name == "canonicalize") {
     auto& s = c->canonicalize;
     r.Bool("sort_query", &s.sort_query);
@@ -223,6 +234,20 @@ Status CrawlConfig::Validate() const {
     return Status::InvalidArgument("scope.max_repeated_segments must be 0 (off) or >= 2");
   }
   if (fetch.max_body_bytes < 1) return Status::InvalidArgument("fetch.max_body_bytes must be >= 1");
+  if (politeness.backoff_ms < 0) {
+    return Status::InvalidArgument("politeness.backoff_ms must be >= 0");
+  }
+  if (politeness.robots_retries < 0 || politeness.robots_retries > 100) {
+    return Status::InvalidArgument("politeness.robots_retries must be in [0, 100]");
+  }
+  if (politeness.max_retry_after_s < 0) {
+    return Status::InvalidArgument("politeness.max_retry_after_s must be >= 0");
+  }
+  if (!fetch.ca_file.empty() && !std::ifstream(fetch.ca_file)) {
+    // Checked now: libcurl would only notice at the first https fetch, and fail every one.
+    return Status::InvalidArgument("fetch.ca_file: cannot read the CA bundle '" + fetch.ca_file +
+                                   "'");
+  }
   return Status::Ok();
 }
 
@@ -299,6 +324,22 @@ void AddCrawlFlags(CLI::App* cmd, CrawlFlags* f) {
   opt("--timeout-ms", &f->timeout_ms, "Whole-transfer timeout");
   opt("--max-body-bytes", &f->max_body_bytes, "Largest body kept (after decompression)");
   opt("--checkpoint-s", &f->checkpoint_interval_s, "Seconds between checkpoints (0: after every page)");
+  opt("--backoff-ms", &f->backoff_ms, "First back-off after a failure; doubles per failure");
+  opt("--robots-retries", &f->robots_retries,
+      "How often an unreachable robots.txt is asked again before its origin is given up");
+  opt("--max-retry-after-s", &f->max_retry_after_s,
+      "Longest Retry-After waited for; a longer one retires the host");
+  opt("--ca-file", &f->ca_file, "PEM CA bundle to verify TLS certificates against");
+  flag("--insecure", &f->verify_tls, false,
+       "Do not verify TLS certificates or host names (prints a warning)");
+  cmd->add_option_function<std::string>(
+         "--log-level",
+         [f](const std::string& v) {
+           // check() below has already validated the name.
+           f->log_level = *ParseLogLevel(v);
+         },
+         "quiet | info (retries and back-offs, the default) | debug (every fetch)")
+      ->check(CLI::IsMember({"quiet", "info", "debug"}));
 }
 
 void ApplyCrawlFlags(const CrawlFlags& f, CrawlConfig* c) {
@@ -324,6 +365,12 @@ void ApplyCrawlFlags(const CrawlFlags& f, CrawlConfig* c) {
   set(f.timeout_ms, &c->fetch.timeout_ms);
   set(f.max_body_bytes, &c->fetch.max_body_bytes);
   set(f.checkpoint_interval_s, &c->crawl.checkpoint_interval_s);
+  set(f.backoff_ms, &c->politeness.backoff_ms);
+  set(f.robots_retries, &c->politeness.robots_retries);
+  set(f.max_retry_after_s, &c->politeness.max_retry_after_s);
+  set(f.ca_file, &c->fetch.ca_file);
+  set(f.verify_tls, &c->fetch.verify_tls);
+  set(f.log_level, &c->output.log_level);
 }
 
 Result<CrawlConfig> ResolveCrawlConfig(const CrawlFlags& flags) {

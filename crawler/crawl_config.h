@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "crawler/logger.h"
 #include "dedup/status.h"
 #include "dedup/url_canonicalizer.h"
 
@@ -57,6 +58,8 @@ struct CrawlConfig {
     int max_crawl_delay_ms = 30'000;  // cap on a robots.txt Crawl-delay
     int backoff_ms = 5'000;           // first back-off after an error; doubles per failure
     int max_retries = 2;              // a failed fetch is tried again at most this often
+    int robots_retries = 4;           // an unreachable robots.txt is asked again this often
+    int max_retry_after_s = 600;      // a longer Retry-After retires the host
   } politeness;
 
   struct Scope {
@@ -72,6 +75,8 @@ struct CrawlConfig {
     bool jsonl = true;     // <out_dir>/pages.jsonl
     bool warc = false;     // <out_dir>/crawl.warc.gz
     bool progress = true;  // a progress line on stderr when it is a terminal
+    // What stderr tells: warnings and every retry, back-off or host given up (kInfo).
+    LogLevel log_level = LogLevel::kInfo;
   } output;
 
   struct Fetch {
@@ -79,11 +84,14 @@ struct CrawlConfig {
     int connect_timeout_ms = 10'000;
     int timeout_ms = 30'000;            // whole transfer
     int64_t max_body_bytes = 10 << 20;  // also enforced after decompression
+    std::string ca_file;                // PEM CA bundle instead of the system's ("" = system)
+    bool verify_tls = true;             // false (--insecure): no certificate or host check
   } fetch;
 
   CanonicalizeOptions canonicalize;
 
-  // Checks ranges and compiles nothing: errors name the offending key.
+  // Checks ranges (and that ca_file is readable) and compiles nothing: errors name the
+  // offending key.
   Status Validate() const;
 };
 
@@ -113,6 +121,12 @@ struct CrawlFlags {
   std::optional<int> timeout_ms;
   std::optional<int64_t> max_body_bytes;
   std::optional<int> checkpoint_interval_s;
+  std::optional<int> backoff_ms;
+  std::optional<int> robots_retries;
+  std::optional<int> max_retry_after_s;
+  std::optional<std::string> ca_file;
+  std::optional<bool> verify_tls;  // --insecure sets it false
+  std::optional<LogLevel> log_level;
 };
 
 // Registers the crawl flags on `cmd` (e.g. the `crawl` subcommand); parsed values land in *flags,

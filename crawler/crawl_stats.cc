@@ -70,6 +70,11 @@ void CrawlStats::RecordPage(const PageRecord& r) {
   if (r.error) ++totals_.errors[kind.empty() ? "error" : kind];
 }
 
+void CrawlStats::RecordError(std::string_view kind) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++totals_.errors[std::string(kind)];
+}
+
 void CrawlStats::RecordRejection(std::string_view reason, uint64_t count) {
   std::lock_guard<std::mutex> lock(mu_);
   totals_.AddRejections({{reason, count}});

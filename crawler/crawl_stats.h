@@ -50,6 +50,8 @@ class CrawlStats {
   explicit CrawlStats(const Clock* clock);
 
   void RecordPage(const PageRecord& record);
+  // A failed fetch that has no PageRecord (robots.txt), counted in `errors` under `kind`.
+  void RecordError(std::string_view kind);
   void RecordRejection(std::string_view reason, uint64_t count = 1);
   CrawlStatsSnapshot Snapshot() const;
 

@@ -7,6 +7,7 @@
 
 #include "crawler/crawl_checkpoint.h"
 #include "crawler/curl_share.h"
+#include "crawler/decision_message.h"
 #include "crawler/fetcher.h"
 #include "crawler/jsonl_writer.h"
 #include "crawler/link_extractor.h"
@@ -41,6 +42,8 @@ FetcherOptions FetcherOptionsFrom(const CrawlConfig& config) {
   o.total_timeout = std::chrono::milliseconds(config.fetch.timeout_ms);
   o.max_body_bytes = static_cast<uint64_t>(config.fetch.max_body_bytes);
   o.capture_headers = config.output.warc;
+  o.verify_tls = config.fetch.verify_tls;
+  o.ca_file = config.fetch.ca_file;
   return o;
 }
 
@@ -55,21 +58,23 @@ FrontierOptions FrontierOptionsFrom(const CrawlConfig& config, const std::string
   o.max_pages_per_key = static_cast<uint64_t>(config.scope.max_pages_per_host);
   o.backoff_initial = std::chrono::milliseconds(config.politeness.backoff_ms);
   o.max_retries = static_cast<uint32_t>(config.politeness.max_retries);
+  o.robots_retries = static_cast<uint32_t>(config.politeness.robots_retries);
+  o.max_retry_after = std::chrono::seconds(config.politeness.max_retry_after_s);
   o.max_pending_in_memory = config.crawl.max_pending_in_memory;
   o.spill_path = spill_path;
   return o;
 }
 
-std::string FetchError(const FetchResult& r) {
-  std::string error(FetchErrorKindName(r.error_kind));
-  error += ": ";
-  error += r.error.message();
-  return error;
+// A permanent transfer failure (a certificate refused) is not retried: its origin is given up.
+std::optional<RejectReason> PermanentFailure(const FetchResult& r) {
+  if (!r.ok() && IsPermanent(r.error_kind)) return RejectReason::kTlsError;
+  return std::nullopt;
 }
 
 }  // namespace
 
-Crawler::Crawler(const CrawlConfig& config) : config_(config) {}
+Crawler::Crawler(const CrawlConfig& config)
+    : config_(config), log_(stderr, config.output.log_level) {}
 
 Crawler::~Crawler() = default;
 
@@ -217,6 +222,11 @@ Result<int> Crawler::PushNew(const std::vector<std::string>& fetch_urls, uint32_
 }
 
 Result<CrawlSummary> Crawler::Run() {
+  if (!config_.fetch.verify_tls) {
+    log_.Info(
+        "warning: --insecure: TLS certificates and host names are not verified (recorded "
+        "in stats.json as \"tls_verification\": false)");
+  }
   ProgressReporter progress(stderr, config_.output.progress && ProgressReporter::StderrIsTerminal(),
                             &clock_);
   std::thread monitor([this, &progress] {
@@ -260,8 +270,10 @@ Result<CrawlSummary> Crawler::Run() {
   summary.pending = f.pending + f.in_flight;
   summary.stopped = stop_requested_.load();
   progress.Finish({summary.stats.pages, summary.pending, f.keys, 0});
-  Status written = WriteJsonFile((fs::path(config_.crawl.out_dir) / "stats.json").string(),
-                                 summary.stats.ToJson());
+  nlohmann::json stats_json = summary.stats.ToJson();
+  stats_json["tls_verification"] = config_.fetch.verify_tls;
+  Status written =
+      WriteJsonFile((fs::path(config_.crawl.out_dir) / "stats.json").string(), stats_json);
   {
     std::lock_guard<std::mutex> lock(error_mu_);
     if (!first_error_.ok()) return first_error_;
@@ -329,6 +341,8 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
   outcome.http_status = r.status != 0 && r.ok() ? static_cast<int>(r.status) : 0;
   outcome.fetch_time = r.total_time;
   outcome.robots_body = r.body;
+  outcome.permanent_failure = PermanentFailure(r);
+  if (!r.ok()) stats_->RecordError(FetchErrorKindName(r.error_kind));
   std::shared_lock<std::shared_mutex> gate(gate_);
   if (warc_ && r.status != 0) {
     WarcExchange exchange{r.effective_url,
@@ -342,7 +356,7 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
     Status status = warc_->WriteExchange(exchange);
     if (!status.ok()) Fail(status);
   }
-  frontier_->Done(lease, outcome);
+  LogDecision(lease, r, frontier_->Done(lease, outcome));
   RecordRejections();
 }
 
@@ -357,7 +371,7 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   record.depth = static_cast<int>(lease.depth);
   record.parent = lease.parent;
   record.fetch_ms = std::chrono::duration<double, std::milli>(r.total_time).count();
-  if (!r.ok()) record.error = FetchError(r);
+  if (!r.ok()) record.error = r.error.message();  // "<kind>: <detail>", built by the fetcher
 
   std::vector<std::string> targets;
   PageLinks links;
@@ -385,6 +399,7 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   outcome.http_status = responded ? static_cast<int>(r.status) : 0;
   outcome.fetch_time = r.total_time;
   outcome.retry_after = r.retry_after;
+  outcome.permanent_failure = PermanentFailure(r);
 
   {
     std::shared_lock<std::shared_mutex> gate(gate_);
@@ -411,7 +426,7 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     for (const auto& [reason, count] : links.DroppedCounts()) {
       stats_->RecordRejection(reason, count);
     }
-    frontier_->Done(lease, outcome);
+    LogDecision(lease, r, frontier_->Done(lease, outcome));
     RecordRejections();
   }
   if (config_.crawl.checkpoint_interval_s == 0) {
@@ -436,6 +451,19 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
   Result<int> fresh = PushNew(fetch_urls, depth, parent);
   if (!fresh.ok()) Fail(fresh.status());
   return {static_cast<int>(fetch_urls.size()), fresh.ok() ? *fresh : 0};
+}
+
+void Crawler::LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision) {
+  const bool robots = lease.kind == Lease::Kind::kRobots;
+  if (log_.enabled(LogLevel::kDebug)) {
+    log_.Debug(std::string(robots ? "robots " : "fetch ") + lease.url + ": " +
+               (r.ok() ? "HTTP " + std::to_string(r.status) : r.error.message()) + " in " +
+               FormatDuration(r.total_time));
+  }
+  if (decision.action == DoneDecision::Action::kNone || !log_.enabled(LogLevel::kInfo)) return;
+  std::string failure = r.ok() ? "HTTP " + std::to_string(r.status) : r.error.message();
+  if (r.ok() && !r.retry_after.empty()) failure += " (Retry-After: " + r.retry_after + ")";
+  log_.Info(DescribeDecision(lease.url, robots, failure, decision));
 }
 
 void Crawler::RecordRejections() {

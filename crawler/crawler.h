@@ -12,7 +12,8 @@
 // Output directory: pages.jsonl, rejected.jsonl (URLs the seen stage accepted but the frontier
 // rejected, with the reason), crawl.warc.gz (--warc), stats.json, state/ (the SeenFilter state:
 // state.db holds the seen set, the pending frontier and the output sizes of the last checkpoint;
-// bloom.snap) and state/spill.db (the frontier's scratch space).
+// bloom.snap) and state/spill.db (the frontier's scratch space). stderr: a line per retry,
+// back-off or host given up, and warnings (Logger, at config.output.log_level).
 //
 // Consistency (invariants 2 and 4): a fetcher holds the checkpoint gate (shared) from the moment
 // it inserts a page's links into the seen stage until the page's Done(), so a checkpoint (which
@@ -36,6 +37,7 @@
 
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
+#include "crawler/logger.h"
 #include "dedup/status.h"
 #include "frontier/clock.h"
 
@@ -52,6 +54,7 @@ class SeenFilter;
 class SqliteDb;
 class UrlCanonicalizer;
 class WarcWriter;
+struct DoneDecision;
 struct FetchResult;
 struct Lease;
 
@@ -98,6 +101,8 @@ class Crawler {
                                  const std::string& parent);
   void WaitUnlessStopping(std::chrono::milliseconds duration);
   void RecordRejections();  // drains the frontier's rejections into stats + rejected.jsonl
+  // Logs (info) what the frontier decided about a failed fetch: retry, give up, retire.
+  void LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision);
   void Fail(const Status& status);
 
   void MonitorLoop();
@@ -106,6 +111,7 @@ class Crawler {
   const CrawlConfig config_;
   SystemClock clock_;
   std::vector<std::string> notices_;
+  Logger log_;  // stderr at config.output.log_level
 
   std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
   std::unique_ptr<SeenFilter> seen_;

@@ -43,15 +43,20 @@ FetchErrorKind KindOf(CURLcode code) {
       return FetchErrorKind::kConnect;
     case CURLE_OPERATION_TIMEDOUT:
       return FetchErrorKind::kTimeout;
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
+    // Permanent: the same certificate (or our own CA bundle, CRL, cipher list) fails again.
+    case CURLE_PEER_FAILED_VERIFICATION:  // chain, expiry or host name (RFC 6125) not verified
     case CURLE_SSL_ISSUER_ERROR:
     case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_INVALIDCERTSTATUS:  // OCSP stapling said revoked or unknown
+    case CURLE_SSL_CLIENTCERT:         // the server requires a client certificate
+    case CURLE_SSL_CACERT_BADFILE:     // --ca-file unreadable or not PEM
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
       return FetchErrorKind::kTls;
+    // The generic handshake failure also covers a connection reset mid-handshake: retry it.
+    case CURLE_SSL_CONNECT_ERROR:
+      return FetchErrorKind::kTlsHandshake;
     case CURLE_FILESIZE_EXCEEDED:
       return FetchErrorKind::kBodyTooLarge;
     case CURLE_TOO_MANY_REDIRECTS:
@@ -77,6 +82,8 @@ std::string_view FetchErrorKindName(FetchErrorKind kind) {
       return "timeout";
     case FetchErrorKind::kTls:
       return "tls";
+    case FetchErrorKind::kTlsHandshake:
+      return "tls handshake";
     case FetchErrorKind::kBodyTooLarge:
       return "body too large";
     case FetchErrorKind::kTooManyRedirects:
@@ -86,6 +93,8 @@ std::string_view FetchErrorKindName(FetchErrorKind kind) {
   }
   return "unknown";
 }
+
+bool IsPermanent(FetchErrorKind kind) { return kind == FetchErrorKind::kTls; }
 
 struct Fetcher::Transfer {
   const FetcherOptions* options;

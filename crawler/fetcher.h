@@ -59,13 +59,17 @@ enum class FetchErrorKind {
   kDns,               // host name did not resolve
   kConnect,           // connection refused or unreachable
   kTimeout,           // connect timeout, total timeout or low-speed abort
-  kTls,               // handshake or certificate verification failed
+  kTls,               // certificate not verified, or our TLS settings refused: permanent
+  kTlsHandshake,      // the TLS handshake failed otherwise (reset, no common protocol...)
   kBodyTooLarge,      // decoded body passed max_body_bytes
   kTooManyRedirects,  // FetchRobots only: more than 5 consecutive redirects
   kNetwork,           // any other transfer failure (reset, bad response, decoding error...)
 };
 
 std::string_view FetchErrorKindName(FetchErrorKind kind);
+// Whether fetching the same URL again cannot succeed: a certificate that does not verify stays
+// so (kTls). Everything else may be transient and is worth a retry after a back-off.
+bool IsPermanent(FetchErrorKind kind);
 
 struct FetchResult {
   std::string url;  // as requested
@@ -99,7 +103,9 @@ struct FetchResult {
   std::string request_headers;
   std::string response_headers;
 
-  Status error;  // OK, or why the transfer failed ("timeout: Operation timed out after...")
+  // OK, or why the transfer failed: "<kind name>: <detail>" ("timeout: Operation timed out
+  // after..."). The kind prefix is added here, once; callers print the message as it is.
+  Status error;
   FetchErrorKind error_kind = FetchErrorKind::kNone;
   bool ok() const { return error.ok(); }
 };

@@ -122,6 +122,10 @@ std::string_view RejectReasonName(RejectReason reason) {
       return "key_retired";
     case RejectReason::kFetchFailed:
       return "fetch_failed";
+    case RejectReason::kRetryAfterTooLong:
+      return "retry_after_too_long";
+    case RejectReason::kTlsError:
+      return "tls_error";
   }
   return "unknown";
 }
@@ -455,20 +459,18 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
   return false;
 }
 
-void Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
+DoneDecision Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
   std::lock_guard<std::mutex> lock(mu_);
   // A lease that is not ours, or a Done() for a key with nothing in flight, must not corrupt
   // the counts (a repeated Done() while other leases of the key are out cannot be told apart).
-  if (lease.key >= keys_.size() || keys_[lease.key].in_flight == 0) return;
+  if (lease.key >= keys_.size() || keys_[lease.key].in_flight == 0) return {};
   const Clock::TimePoint now = clock_->Now();
   KeyState& key = keys_[lease.key];
   --key.in_flight;
   --stats_.in_flight;
-  if (lease.kind == Lease::Kind::kRobots) {
-    FinishRobots(lease, outcome, now);
-  } else {
-    FinishPage(lease, outcome, now);
-  }
+  const DoneDecision decision = lease.kind == Lease::Kind::kRobots
+                                    ? FinishRobots(lease, outcome, now)
+                                    : FinishPage(lease, outcome, now);
   Schedule(lease.key, now);
   if (waiters_ > 0) {
     // When the crawl is over every waiter must learn it; otherwise one can take the new work.
@@ -478,13 +480,37 @@ void Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
       cv_.notify_one();
     }
   }
+  return decision;
 }
 
-void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now) {
+void Frontier::DenyOrigin(OriginState& origin, RejectReason reason) {
+  // Its queued URLs are rejected as they come up (HandOut), later ones at once (PushLocked).
+  origin.denied = true;
+  origin.deny_reason = reason;
+  origin.robots = OriginState::Robots::kKnown;
+  origin.policy = std::make_shared<const RobotsPolicy>(
+      RobotsRules::DisallowAll().ForAgent(options_.user_agent));
+  origin.robots_expires = Clock::TimePoint::max();
+}
+
+DoneDecision Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome,
+                                    Clock::TimePoint now) {
   OriginState& origin = origins_[lease.origin];
   KeyState& key = keys_[lease.key];
   key.waiting_robots = false;
   const int status = outcome.http_status;
+  DoneDecision decision;
+  if (outcome.permanent_failure) {
+    // Asking again cannot help (a certificate that does not verify): the origin is given up now
+    // rather than after every robots retry.
+    DenyOrigin(origin, *outcome.permanent_failure);
+    key.next_due = std::max(key.next_due, now + KeyDelay(key));
+    decision.action = DoneDecision::Action::kRetired;
+    decision.reason = *outcome.permanent_failure;
+    decision.attempt = origin.robots_failures + 1;
+    decision.max_attempts = decision.attempt;
+    return decision;
+  }
   if (status >= 200 && status < 300) {
     origin.policy = std::make_shared<const RobotsPolicy>(
         RobotsRules::Parse(outcome.robots_body).ForAgent(options_.user_agent));
@@ -494,20 +520,21 @@ void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clo
     origin.policy = std::make_shared<const RobotsPolicy>();
   } else {
     // RFC 9309 §2.3.1.4: 5xx or unreachable means complete disallow; we do not crawl the origin
-    // and ask again after a back-off, until the key's failure limit.
+    // and ask again after a back-off, at most robots_retries times.
     ++origin.robots_failures;
-    if (origin.robots_failures >= options_.max_consecutive_failures) {
-      origin.denied = true;
-      origin.deny_reason = RejectReason::kRobotsUnreachable;
-      origin.robots = OriginState::Robots::kKnown;
-      origin.policy = std::make_shared<const RobotsPolicy>(
-          RobotsRules::DisallowAll().ForAgent(options_.user_agent));
-      origin.robots_expires = Clock::TimePoint::max();
+    decision.attempt = origin.robots_failures;
+    decision.max_attempts = options_.robots_retries + 1;
+    if (origin.robots_failures > options_.robots_retries) {
+      DenyOrigin(origin, RejectReason::kRobotsUnreachable);
+      decision.action = DoneDecision::Action::kRetired;
+      decision.reason = RejectReason::kRobotsUnreachable;
     } else {
       origin.robots = OriginState::Robots::kUnknown;
       key.next_due = std::max(key.next_due, now + Backoff(origin.robots_failures));
+      decision.action = DoneDecision::Action::kRetry;
+      decision.wait = key.next_due - now;
     }
-    return;
+    return decision;
   }
   origin.robots_failures = 0;
   origin.robots = OriginState::Robots::kKnown;
@@ -527,18 +554,32 @@ void Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clo
     key.crawl_delay = std::max(key.crawl_delay, crawl_delay);
   }
   key.next_due = std::max(key.next_due, now + KeyDelay(key));
+  return decision;
 }
 
-void Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now) {
+DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcome,
+                                  Clock::TimePoint now) {
   KeyState& key = keys_[lease.key];
   const int status = outcome.http_status;
+  DoneDecision decision;
+  decision.attempt = lease.retries + 1;
+  decision.max_attempts = options_.max_retries + 1;
+  if (outcome.permanent_failure) {
+    // Not the server's load: no back-off for the key, and no retry that would fail alike.
+    key.next_due = std::max(key.next_due, now + KeyDelay(key));
+    Reject(lease.url, lease.depth, lease.id, *outcome.permanent_failure);
+    DenyOrigin(origins_[lease.origin], *outcome.permanent_failure);
+    decision.action = DoneDecision::Action::kRetired;
+    decision.reason = *outcome.permanent_failure;
+    return decision;
+  }
   if (!IsBackoffStatus(status)) {
     key.failures = 0;
     key.last_fetch = outcome.fetch_time;
     ++stats_.completed;
     if (options_.checkpoints) ckpt_deletes_.push_back(lease.id);
     key.next_due = std::max(key.next_due, now + KeyDelay(key));
-    return;
+    return decision;
   }
   ++key.failures;
   Clock::Duration wait = Backoff(key.failures);
@@ -546,20 +587,34 @@ void Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock
     // RFC 9110 §10.2.3: Retry-After is delta-seconds or an HTTP-date.
     if (std::optional<std::chrono::seconds> after =
             ParseRetryAfter(outcome.retry_after, clock_->WallNow())) {
-      wait = std::min<Clock::Duration>(*after, options_.max_retry_after);
+      if (*after > options_.max_retry_after) {
+        // Waiting that long would stall the crawl on this key: retire it instead.
+        Reject(lease.url, lease.depth, lease.id, RejectReason::kRetryAfterTooLong);
+        CloseKey(lease.key, RejectReason::kRetryAfterTooLong);
+        decision.action = DoneDecision::Action::kRetired;
+        decision.reason = RejectReason::kRetryAfterTooLong;
+        decision.wait = *after;
+        return decision;
+      }
+      wait = *after;
     }
   }
   key.next_due = std::max(key.next_due, now + std::max(wait, KeyDelay(key)));
+  decision.wait = key.next_due - now;
   if (key.failures >= options_.max_consecutive_failures) {
     Reject(lease.url, lease.depth, lease.id, RejectReason::kKeyRetired);
     CloseKey(lease.key, RejectReason::kKeyRetired);
-    return;
+    decision.action = DoneDecision::Action::kRetired;
+    decision.reason = RejectReason::kKeyRetired;
+    return decision;
   }
   if (lease.retries >= options_.max_retries || key.closed) {
-    Reject(lease.url, lease.depth, lease.id,
-           key.closed ? key.close_reason : RejectReason::kFetchFailed);
-    return;
+    decision.action = DoneDecision::Action::kGiveUp;
+    decision.reason = key.closed ? key.close_reason : RejectReason::kFetchFailed;
+    Reject(lease.url, lease.depth, lease.id, decision.reason);
+    return decision;
   }
+  decision.action = DoneDecision::Action::kRetry;
   // A retry is the same URL again (same id), not a duplicate: back of its key's queue.
   ++stats_.retried;
   std::string_view origin_name, rest;
@@ -567,6 +622,7 @@ void Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock
   Enqueue(key, lease.key,
           QueuedUrl{lease.id, lease.origin, lease.depth, lease.retries + 1, rest,
                     parents_.Ref(lease.parent)});
+  return decision;
 }
 
 void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason) {

@@ -5,8 +5,11 @@
 // for a key that is due (its delay since the last request has passed) and below its concurrency
 // limit; among due keys, the one whose next URL is shallowest goes first (breadth-first), then the
 // one that waited longest. Done() reports the outcome and sets the key's next due time (delay,
-// Crawl-delay, adaptive delay, back-off, Retry-After). A waiting or slow key never holds up
-// another: keys that are not due are simply not in the ready heap.
+// Crawl-delay, adaptive delay, back-off, Retry-After) and returns what it decided (a retry after a
+// wait, a rejection) so that the caller can say so. A waiting or slow key never holds up another:
+// keys that are not due are simply not in the ready heap. Nothing waits without bound: a
+// Retry-After above max_retry_after retires the key, and a permanent failure (a TLS certificate
+// refused) rejects its origin at once instead of retrying.
 //
 // robots.txt: before the first page of an origin, and again when its rules are older than
 // robots_ttl, Next() hands out a Lease of kind kRobots for "<origin>/robots.txt" (it obeys the
@@ -38,6 +41,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <string>
 #include <string_view>
@@ -65,8 +69,12 @@ enum class RejectReason : uint8_t {
   kCrawlDelayTooLong,  // the site's Crawl-delay is above crawl_delay_cap (kSkip)
   kKeyRetired,         // the key failed max_consecutive_failures times in a row
   kFetchFailed,        // this URL failed 1 + max_retries times
+  // RFC 9110 §10.2.3: a 429/503 asked, in Retry-After, for a longer wait than max_retry_after;
+  // the key is retired rather than left stalling the crawl.
+  kRetryAfterTooLong,
+  kTlsError,  // the origin's TLS certificate was refused (FetchOutcome::permanent_failure)
 };
-inline constexpr size_t kRejectReasonCount = 9;
+inline constexpr size_t kRejectReasonCount = 11;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {
@@ -91,12 +99,44 @@ struct Lease {
 };
 
 struct FetchOutcome {
+  FetchOutcome() = default;
+  // Not an aggregate, so that FetchOutcome{status, time, retry_after, body} stays valid (and
+  // free of -Wmissing-field-initializers) as fields are added.
+  FetchOutcome(int status, Clock::Duration time = {}, std::string_view retry_after_value = {},
+               std::string_view robots_body_value = {})
+      : http_status(status),
+        fetch_time(time),
+        retry_after(retry_after_value),
+        robots_body(robots_body_value) {}
+
   // The final HTTP status (after redirects, for robots.txt), or 0 when there was no response:
   // DNS failure, connection refused or reset, TLS error, timeout.
   int http_status = 0;
   Clock::Duration fetch_time{};  // how long the fetch took (adaptive delay)
   std::string_view retry_after;  // the Retry-After header, if any (429, 503)
   std::string_view robots_body;  // kRobots leases with a 2xx status: the body
+  // Set when the fetch failed in a way that retrying cannot fix (e.g. a TLS certificate that
+  // does not verify): no retry, no back-off; the lease's URL (for a page) and every URL of its
+  // origin are rejected with this reason, now and for the rest of the crawl.
+  std::optional<RejectReason> permanent_failure;
+};
+
+// What Done() decided, so that the caller can tell the user about retries and back-offs.
+struct DoneDecision {
+  enum class Action : uint8_t {
+    kNone,     // success, or a response that is not a failure (4xx): nothing to report
+    kRetry,    // the URL (or robots.txt) is fetched again after `wait`
+    kGiveUp,   // this URL failed for the last time and was rejected with `reason`
+    kRetired,  // the key (or, for robots and permanent failures, the origin) was retired: the
+               // lease's URL and its pending URLs are rejected with `reason`
+  };
+  Action action = Action::kNone;
+  RejectReason reason = RejectReason::kFetchFailed;
+  uint32_t attempt = 0;       // the attempt that just ended, from 1
+  uint32_t max_attempts = 0;  // attempts allowed (1 + max_retries, or 1 + robots_retries)
+  // How long the key waits before its next request (back-off, Retry-After); for
+  // kRetryAfterTooLong, the wait the server asked for.
+  Clock::Duration wait{};
 };
 
 struct FrontierStats {
@@ -139,7 +179,8 @@ class Frontier {
   // Does not block. kWait: nothing due before *wake_at (when not null); kIdle: nothing pending
   // or in flight; kStopped: Stop() was called.
   NextStatus TryNext(Lease* lease, Clock::TimePoint* wake_at = nullptr);
-  void Done(const Lease& lease, const FetchOutcome& outcome);
+  // Returns what was decided (a retry after a back-off, a rejection...), for logging.
+  DoneDecision Done(const Lease& lease, const FetchOutcome& outcome);
   // Wakes every Next() and makes it return false, now and later.
   void Stop();
 
@@ -184,8 +225,9 @@ class Frontier {
   void Schedule(uint32_t key_id, Clock::TimePoint now);
   Clock::Duration KeyDelay(const KeyState& key);
   Clock::Duration Backoff(uint32_t failures) const;
-  void FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
-  void FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
+  DoneDecision FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
+  DoneDecision FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
+  void DenyOrigin(OriginState& origin, RejectReason reason);
   void Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason);
   void PopAndReject(KeyState& key, RejectReason reason);
   void CloseKey(uint32_t key_id, RejectReason reason);

@@ -55,10 +55,12 @@ struct FrontierOptions {
   uint32_t per_key_concurrency = 1;
 
   // Back-off after connection errors and 5xx: backoff_initial × 2^(failures-1), at most
-  // backoff_max. 429 and 503 use their Retry-After when present, at most max_retry_after.
+  // backoff_max. 429 and 503 wait for their Retry-After when present (RFC 9110 §10.2.3); one
+  // asking for more than max_retry_after retires the key (RejectReason::kRetryAfterTooLong), so
+  // that "Retry-After: 999999" cannot stall a crawl.
   Clock::Duration backoff_initial = std::chrono::seconds(5);
   Clock::Duration backoff_max = std::chrono::minutes(30);
-  Clock::Duration max_retry_after = std::chrono::hours(1);
+  Clock::Duration max_retry_after = std::chrono::minutes(10);
   // After this many consecutive failures a key is retired and its URLs rejected (kKeyRetired).
   uint32_t max_consecutive_failures = 5;
   // A failed fetch is queued again (at the back of its key) this many times at most.
@@ -72,6 +74,11 @@ struct FrontierOptions {
   std::optional<uint32_t> max_depth;
   uint64_t max_pages_per_key = 0;
   uint64_t max_total_pages = 0;
+
+  // RFC 9309 §2.3.1.4: while robots.txt is unreachable (5xx, no response) the origin is not
+  // crawled; it is asked again after a back-off (as above) at most this many times, then the
+  // origin's URLs are rejected (kRobotsUnreachable). 4 retries = 75 s with the default back-off.
+  uint32_t robots_retries = 4;
 
   // RFC 9309 §2.4: a cached robots.txt is used for at most 24 hours.
   Clock::Duration robots_ttl = std::chrono::hours(24);

@@ -38,6 +38,13 @@ TEST(CrawlConfigTest, DefaultTomlLoadsAndMatchesBuiltInDefaults) {
   EXPECT_EQ(c.politeness.per_host_concurrency, defaults.politeness.per_host_concurrency);
   EXPECT_EQ(c.politeness.obey_robots, defaults.politeness.obey_robots);
   EXPECT_EQ(c.politeness.max_crawl_delay_ms, defaults.politeness.max_crawl_delay_ms);
+  EXPECT_EQ(c.politeness.backoff_ms, defaults.politeness.backoff_ms);
+  EXPECT_EQ(c.politeness.max_retries, defaults.politeness.max_retries);
+  EXPECT_EQ(c.politeness.robots_retries, defaults.politeness.robots_retries);
+  EXPECT_EQ(c.politeness.max_retry_after_s, defaults.politeness.max_retry_after_s);
+  EXPECT_EQ(c.output.log_level, defaults.output.log_level);
+  EXPECT_EQ(c.fetch.ca_file, defaults.fetch.ca_file);
+  EXPECT_EQ(c.fetch.verify_tls, defaults.fetch.verify_tls);
   EXPECT_EQ(c.scope.mode, defaults.scope.mode);
   EXPECT_EQ(c.scope.max_url_length, defaults.scope.max_url_length);
   EXPECT_EQ(c.scope.max_repeated_segments, defaults.scope.max_repeated_segments);
@@ -90,6 +97,55 @@ sort_query = true
   EXPECT_EQ(c->fetch.user_agent, "bot/1");
   EXPECT_TRUE(c->canonicalize.sort_query);
   EXPECT_EQ(c->crawl.max_depth, CrawlConfig().crawl.max_depth);  // untouched keys keep defaults
+}
+
+TEST(CrawlConfigTest, WaitsTlsAndLoggingDefaultsAndKeys) {
+  const CrawlConfig defaults;
+  EXPECT_EQ(defaults.politeness.max_retry_after_s, 600);  // 10 minutes
+  EXPECT_EQ(defaults.politeness.robots_retries, 4);       // 5+10+20+40 s of back-off
+  EXPECT_TRUE(defaults.fetch.verify_tls);                 // verification stays on by default
+  EXPECT_EQ(defaults.fetch.ca_file, "");
+  EXPECT_EQ(defaults.output.log_level, LogLevel::kInfo);
+  // Every key is documented in configs/default.toml, with its default value.
+  std::ifstream in(std::string(URLSIEVE_SOURCE_DIR) + "/configs/default.toml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* line :
+       {"\nrobots_retries = 4\n", "\nmax_retry_after_s = 600\n", "\nlog_level = \"info\"\n",
+        "\nca_file = \"\"\n", "\nverify_tls = true\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  }
+
+  Result<CrawlConfig> c = Parse(R"(
+[politeness]
+robots_retries = 0
+max_retry_after_s = 30
+[output]
+log_level = "debug"
+[fetch]
+verify_tls = false
+)");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->politeness.robots_retries, 0);
+  EXPECT_EQ(c->politeness.max_retry_after_s, 30);
+  EXPECT_EQ(c->output.log_level, LogLevel::kDebug);
+  EXPECT_FALSE(c->fetch.verify_tls);
+  EXPECT_EQ(ErrorOf("[output]\nlog_level = \"loud\"\n"),
+            "test.toml:2: output.log_level: log level must be \"quiet\", \"info\" or \"debug\", "
+            "not \"loud\"");
+  EXPECT_EQ(ErrorOf("[politeness]\nrobots_retries = -1\n"),
+            "test.toml:2: politeness.robots_retries: must be in [0, 100], got -1");
+  EXPECT_EQ(ErrorOf("[politeness]\nmax_retry_after_s = -1\n"),
+            "test.toml:2: politeness.max_retry_after_s: must be in [0, 2147483647], got -1");
+}
+
+TEST(CrawlConfigTest, AnUnreadableCaFileIsRefusedUpFront) {
+  CrawlConfig c;
+  c.crawl.seeds = "s";
+  c.fetch.ca_file = "/nonexistent/ca.pem";
+  const Status status = c.Validate();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("fetch.ca_file"), std::string::npos) << status.ToString();
+  EXPECT_NE(status.message().find("/nonexistent/ca.pem"), std::string::npos) << status.ToString();
 }
 
 TEST(CrawlConfigTest, UnknownKeysAndSectionsAreErrorsWithLocation) {
@@ -172,6 +228,42 @@ TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
   EXPECT_EQ(c->politeness.delay_ms, 250);
   EXPECT_EQ(c->fetch.user_agent, "x/2");
   std::filesystem::remove(path);
+}
+
+TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {
+  const std::string ca = ::testing::TempDir() + "/urlsieve_flags_ca.pem";
+  std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\n";  // readable is all Validate checks
+  Result<CrawlConfig> c =
+      Run({"--seeds", "s", "--backoff-ms", "10", "--robots-retries", "1", "--max-retry-after-s",
+           "60", "--ca-file", ca, "--insecure", "--log-level", "quiet"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->politeness.backoff_ms, 10);
+  EXPECT_EQ(c->politeness.robots_retries, 1);
+  EXPECT_EQ(c->politeness.max_retry_after_s, 60);
+  EXPECT_EQ(c->fetch.ca_file, ca);
+  EXPECT_FALSE(c->fetch.verify_tls);
+  EXPECT_EQ(c->output.log_level, LogLevel::kQuiet);
+  std::filesystem::remove(ca);
+
+  CLI::App app("test");
+  CrawlFlags flags;
+  AddCrawlFlags(&app, &flags);
+  EXPECT_THROW(app.parse(std::vector<std::string>{"loud", "--log-level"}), CLI::ValidationError);
+  // Flags bypass the file's range checks; Validate catches them.
+  const std::pair<const char*, const char*> kNegatives[] = {
+      {"--robots-retries", "politeness.robots_retries"},
+      {"--max-retry-after-s", "politeness.max_retry_after_s"},
+      {"--backoff-ms", "politeness.backoff_ms"}};
+  for (const auto& [flag, key] : kNegatives) {
+    CLI::App negative("test");
+    CrawlFlags given;
+    AddCrawlFlags(&negative, &given);
+    negative.parse(std::vector<std::string>{"-1", flag, "s", "--seeds"});
+    Result<CrawlConfig> resolved = ResolveCrawlConfig(given);
+    ASSERT_FALSE(resolved.ok()) << flag;
+    EXPECT_NE(resolved.status().message().find(key), std::string::npos)
+        << resolved.status().message();
+  }
 }
 
 TEST_F(CrawlFlagsTest, FlagsAloneWithoutFile) {

@@ -299,6 +299,29 @@ TEST_F(FetcherTest, ThreadsFetchConcurrentlyThroughOneShare) {
   }
 }
 
+TEST(FetcherTlsTest, OnlyCertificateErrorsArePermanent) {
+  EXPECT_TRUE(IsPermanent(FetchErrorKind::kTls));
+  for (FetchErrorKind kind : {FetchErrorKind::kNone, FetchErrorKind::kDns, FetchErrorKind::kConnect,
+                              FetchErrorKind::kTimeout, FetchErrorKind::kTlsHandshake,
+                              FetchErrorKind::kBodyTooLarge, FetchErrorKind::kNetwork}) {
+    EXPECT_FALSE(IsPermanent(kind)) << FetchErrorKindName(kind);
+  }
+}
+
+TEST(FetcherTlsTest, TlsToAPlainHttpServerIsAHandshakeErrorNotACertificateError) {
+  site::SiteServerOptions options;  // plain HTTP
+  auto server = SiteServer::Start(
+      options, [](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
+        return std::unique_ptr<site::Site>(new GeneratedSite({}, origins));
+      });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const std::string url = "https://127.0.0.1:" + std::to_string((*server)->port()) + "/about";
+  auto r = Fetcher::Create(FetcherOptions{}, nullptr).value()->Fetch(url);
+  EXPECT_EQ(r.error_kind, FetchErrorKind::kTlsHandshake) << r.error.ToString();
+  EXPECT_FALSE(IsPermanent(r.error_kind));
+  EXPECT_EQ(r.error.message().rfind("tls handshake: ", 0), 0u) << r.error.message();
+}
+
 TEST(FetcherTlsTest, VerifiesCertificatesUnlessToldNotTo) {
   site::SiteServerOptions options;
   options.tls = true;
@@ -314,6 +337,10 @@ TEST(FetcherTlsTest, VerifiesCertificatesUnlessToldNotTo) {
   auto rejected = Fetcher::Create(strict, nullptr).value()->Fetch(url);  // self-signed: refused
   EXPECT_EQ(rejected.error_kind, FetchErrorKind::kTls) << rejected.error.ToString();
   EXPECT_EQ(rejected.status, 0);
+  EXPECT_TRUE(IsPermanent(rejected.error_kind));  // the crawler does not retry it
+  // The kind prefix appears once, added by the fetcher.
+  EXPECT_EQ(rejected.error.message().rfind("tls: ", 0), 0u) << rejected.error.message();
+  EXPECT_EQ(rejected.error.message().find("tls: tls"), std::string::npos);
 
   const auto ca = std::filesystem::temp_directory_path() /
                   ("urlsieve_ca_" + std::to_string(::getpid()) + ".pem");

@@ -121,16 +121,27 @@ TEST_F(FrontierRobotsTest, ServerErrorMeansDisallowAllAndRetryLater) {
 }
 
 TEST_F(FrontierRobotsTest, RobotsUnreachableForGoodRejectsTheOrigin) {
-  options_.max_consecutive_failures = 3;
+  options_.robots_retries = 2;
+  options_.backoff_initial = seconds(10);
   Frontier& f = Make();
   f.Push("http://a.com/1", 0);
   f.Push("http://a.com/2", 0);
-  for (int i = 0; i < 3; ++i) {
+  for (uint32_t i = 0; i < 3; ++i) {
     Lease lease;
     Clock::TimePoint wake;
     while (f.TryNext(&lease, &wake) != NextStatus::kLease) clock_.AdvanceTo(wake);
     ASSERT_EQ(lease.url, "http://a.com/robots.txt");
-    f.Done(lease, FetchOutcome{i == 1 ? 0 : 500, {}, {}, {}});
+    const DoneDecision decision = f.Done(lease, FetchOutcome{i == 1 ? 0 : 500, {}, {}, {}});
+    // Each decision says which attempt failed and what comes next, for the crawler's log.
+    EXPECT_EQ(decision.attempt, i + 1);
+    EXPECT_EQ(decision.max_attempts, 3u);
+    if (i < 2) {
+      EXPECT_EQ(decision.action, DoneDecision::Action::kRetry);
+      EXPECT_EQ(decision.wait, seconds(10 << i));
+    } else {
+      EXPECT_EQ(decision.action, DoneDecision::Action::kRetired);
+      EXPECT_EQ(decision.reason, RejectReason::kRobotsUnreachable);
+    }
   }
   // The origin's URLs are rejected when its key next comes up (after its delay).
   Lease lease;
@@ -140,6 +151,52 @@ TEST_F(FrontierRobotsTest, RobotsUnreachableForGoodRejectsTheOrigin) {
   EXPECT_EQ(f.TryNext(&lease), NextStatus::kIdle);
   EXPECT_EQ(Rejected(RejectReason::kRobotsUnreachable), 2u);
   EXPECT_FALSE(f.Push("http://a.com/3", 0));
+}
+
+TEST_F(FrontierRobotsTest, RobotsRetriesZeroGivesUpAfterOneAttempt) {
+  options_.robots_retries = 0;
+  options_.max_consecutive_failures = 100;  // robots retries do not depend on it
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  const Lease robots = MustNext();
+  const DoneDecision decision = f.Done(robots, FetchOutcome{0, {}, {}, {}});
+  EXPECT_EQ(decision.action, DoneDecision::Action::kRetired);
+  EXPECT_EQ(decision.attempt, 1u);
+  EXPECT_EQ(decision.max_attempts, 1u);
+  Lease lease;
+  Clock::TimePoint wake;
+  while (f.TryNext(&lease, &wake) == NextStatus::kWait) clock_.AdvanceTo(wake);
+  EXPECT_EQ(f.TryNext(&lease), NextStatus::kIdle);
+  EXPECT_EQ(Rejected(RejectReason::kRobotsUnreachable), 1u);
+  EXPECT_EQ(f.Stats().robots_handed_out, 1u);
+}
+
+TEST_F(FrontierRobotsTest, PermanentFailureOfRobotsRejectsTheOriginWithoutRetrying) {
+  options_.delay = Clock::Duration::zero();
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://a.com/2", 0);
+  f.Push("http://b.com/1", 0);
+  Lease ra = MustNext();
+  Lease rb = MustNext();
+  if (ra.url > rb.url) std::swap(ra, rb);
+  ASSERT_EQ(ra.url, "http://a.com/robots.txt");
+  FetchOutcome tls;
+  tls.permanent_failure = RejectReason::kTlsError;
+  const DoneDecision decision = f.Done(ra, tls);
+  EXPECT_EQ(decision.action, DoneDecision::Action::kRetired);
+  EXPECT_EQ(decision.reason, RejectReason::kTlsError);
+  f.Done(rb, FetchOutcome{404, {}, {}, {}});
+  // Without moving the clock: no back-off, no second robots.txt request.
+  Lease lease;
+  ASSERT_EQ(f.TryNext(&lease), NextStatus::kLease);
+  EXPECT_EQ(lease.url, "http://b.com/1");
+  f.Done(lease, FetchOutcome{200, {}, {}, {}});
+  EXPECT_EQ(f.TryNext(&lease), NextStatus::kIdle);
+  EXPECT_EQ(Rejected(RejectReason::kTlsError), 2u);
+  EXPECT_EQ(f.Stats().robots_handed_out, 2u);
+  EXPECT_FALSE(f.Push("http://a.com/3", 0));  // and later links of the origin too
+  EXPECT_EQ(Rejected(RejectReason::kTlsError), 3u);
 }
 
 TEST_F(FrontierRobotsTest, RulesExpireAfterTheirTtl) {

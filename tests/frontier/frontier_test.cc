@@ -172,6 +172,83 @@ TEST_F(FrontierTest, RetryAfterDeltaSecondsAndHttpDate) {
   EXPECT_EQ(MustWait(), clock_.Now() + seconds(400 - 120));
 }
 
+TEST_F(FrontierTest, RetryAfterUpToTheCapIsWaitedFor) {
+  options_.max_retry_after = seconds(600);
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  Lease lease = MustNext();
+  const DoneDecision decision = f.Done(lease, FetchOutcome{503, {}, "600", {}});
+  EXPECT_EQ(decision.action, DoneDecision::Action::kRetry);
+  EXPECT_EQ(decision.attempt, 1u);
+  EXPECT_EQ(decision.max_attempts, options_.max_retries + 1);
+  EXPECT_EQ(decision.wait, seconds(600));
+  EXPECT_EQ(MustWait(), clock_.Now() + seconds(600));
+}
+
+TEST_F(FrontierTest, RetryAfterLongerThanTheCapRetiresTheKeyAtOnce) {
+  options_.max_retry_after = seconds(600);
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Push("http://a.com/2", 0);
+  f.Push("http://b.com/1", 0);
+  f.Push("http://b.com/2", 0);
+  const Lease a = MustNext();
+  ASSERT_EQ(a.url, "http://a.com/1");
+  DoneDecision decision = f.Done(a, FetchOutcome{503, {}, "999999", {}});
+  EXPECT_EQ(decision.action, DoneDecision::Action::kRetired);
+  EXPECT_EQ(decision.reason, RejectReason::kRetryAfterTooLong);
+  EXPECT_EQ(decision.wait, seconds(999999));
+  // An HTTP-date a day ahead (ManualClock's calendar starts at Tue, 14 Nov 2023 22:13:20 GMT).
+  const Lease b = MustNext();
+  ASSERT_EQ(b.url, "http://b.com/1");
+  decision = f.Done(b, FetchOutcome{429, {}, "Wed, 15 Nov 2023 22:13:20 GMT", {}});
+  EXPECT_EQ(decision.reason, RejectReason::kRetryAfterTooLong);
+  EXPECT_EQ(decision.wait, hours(24));
+  // The clock never moved: the crawl is over because both keys were retired, not because time
+  // passed.
+  Lease none;
+  EXPECT_EQ(f.TryNext(&none), NextStatus::kIdle);
+  const std::vector<Rejection> rejections = f.DrainRejections();
+  ASSERT_EQ(rejections.size(), 4u);
+  for (const Rejection& r : rejections) {
+    EXPECT_EQ(r.reason, RejectReason::kRetryAfterTooLong) << r.url;
+  }
+  EXPECT_FALSE(f.Push("http://a.com/3", 0));  // a retired key takes nothing more
+  EXPECT_EQ(RejectReasonName(RejectReason::kRetryAfterTooLong), "retry_after_too_long");
+}
+
+TEST_F(FrontierTest, PermanentFailureIsNotRetriedAndRejectsTheOrigin) {
+  options_.max_retries = 5;
+  options_.delay = Clock::Duration::zero();
+  options_.key_kind = PolitenessKeyKind::kRegistrableDomain;  // two origins, one key
+  Frontier& f = Make();
+  f.Push("https://a.example.com/1", 0);
+  f.Push("https://a.example.com/2", 0);
+  f.Push("https://b.example.com/1", 0);
+  const Lease lease = MustNext();
+  ASSERT_EQ(lease.url, "https://a.example.com/1");
+  FetchOutcome tls;
+  tls.permanent_failure = RejectReason::kTlsError;
+  const DoneDecision decision = f.Done(lease, tls);
+  EXPECT_EQ(decision.action, DoneDecision::Action::kRetired);
+  EXPECT_EQ(decision.reason, RejectReason::kTlsError);
+  // No back-off: the other origin of the key is fetched now; the failed origin never again.
+  const Lease next = MustNext();
+  EXPECT_EQ(next.url, "https://b.example.com/1");
+  Ok(next);
+  Lease none;
+  EXPECT_EQ(f.TryNext(&none), NextStatus::kIdle);
+  const std::vector<Rejection> rejections = f.DrainRejections();
+  ASSERT_EQ(rejections.size(), 2u);
+  EXPECT_EQ(rejections[0].url, "https://a.example.com/1");
+  EXPECT_EQ(rejections[1].url, "https://a.example.com/2");
+  for (const Rejection& r : rejections) EXPECT_EQ(r.reason, RejectReason::kTlsError);
+  const FrontierStats stats = f.Stats();
+  EXPECT_EQ(stats.retried, 0u);
+  EXPECT_EQ(stats.handed_out, 2u);
+  EXPECT_EQ(RejectReasonName(RejectReason::kTlsError), "tls_error");
+}
+
 TEST_F(FrontierTest, ExponentialBackoffThenRetirement) {
   options_.max_retries = 10;
   options_.max_consecutive_failures = 4;

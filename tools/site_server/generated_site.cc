@@ -367,7 +367,13 @@ SiteResponse GeneratedSite::Dynamic(const SiteRequest& request) {
   }
   if (long long code = suffix_number("/status/", 599); code >= 200) {
     SiteResponse r = PlainStatus(static_cast<int>(code), "status " + std::to_string(code));
-    if (code == 429 || code == 503) r.headers.emplace_back("Retry-After", "2");
+    if (code == 429 || code == 503) {
+      // Digits only: a test's choice of delay, e.g. 999999 (a server asking to wait 11 days).
+      const std::string retry_after = QueryParam(query, "retry_after");
+      const bool digits = !retry_after.empty() && retry_after.size() <= 12 &&
+                          retry_after.find_first_not_of("0123456789") == std::string::npos;
+      r.headers.emplace_back("Retry-After", digits ? retry_after : "2");
+    }
     return r;
   }
   if (long long n = suffix_number("/size/", kMaxBytes); n >= 0) {

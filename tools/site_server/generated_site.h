@@ -19,7 +19,8 @@
 //   /slow                  answers after slow_delay
 //   /image.png, /doc.pdf   non-HTML content
 //   /missing (404), /error (500), /busy (429 + Retry-After: 1 the first time, then 200)
-// Unlinked helpers for fetcher tests: /status/<code> (429/503 carry Retry-After: 2),
+// Unlinked helpers for fetcher tests: /status/<code> (429/503 carry Retry-After: 2, or
+//   /status/<code>?retry_after=<seconds>),
 //   /size/<n> (an n-byte body), /gzip-size/<n> (gzip of n decoded bytes), /slow?ms=<n>,
 //   /trickle?bytes=<n>&ms=<interval>, /robots-hops/<n> (n redirects, then a robots.txt).
 // An unknown query is ignored: the path's page is served.

@@ -20,6 +20,14 @@ Status Errno(const std::string& what, const std::string& path) {
 
 Result<std::unique_ptr<AppendFile>> AppendFile::Open(const std::string& path,
                                                      std::optional<uint64_t> truncate_to) {
+  Result<VerifiedPrefix> prefix =
+      truncate_to ? VerifyOutputPrefix(path, OutputMark{*truncate_to, {}}) : ReadOutputPrefix(path);
+  if (!prefix.ok()) return prefix.status();
+  return Open(path, std::move(*prefix));
+}
+
+Result<std::unique_ptr<AppendFile>> AppendFile::Open(const std::string& path,
+                                                     VerifiedPrefix prefix) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot open", path);
   struct stat st;
@@ -28,31 +36,28 @@ Result<std::unique_ptr<AppendFile>> AppendFile::Open(const std::string& path,
     ::close(fd);
     return s;
   }
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (truncate_to) {
-    if (*truncate_to > size) {
-      ::close(fd);
-      return Status::Corruption(path + " is " + std::to_string(size) +
-                                " bytes, shorter than the checkpoint's " +
-                                std::to_string(*truncate_to));
-    }
-    if (::ftruncate(fd, static_cast<off_t>(*truncate_to)) != 0) {
-      Status s = Errno("cannot truncate", path);
-      ::close(fd);
-      return s;
-    }
-    size = *truncate_to;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (prefix.size > size) {
+    ::close(fd);
+    return Status::Corruption(path + " is " + std::to_string(size) +
+                              " bytes, shorter than the checkpoint's " +
+                              std::to_string(prefix.size));
   }
-  if (::lseek(fd, static_cast<off_t>(size), SEEK_SET) < 0) {
+  if (size != prefix.size && ::ftruncate(fd, static_cast<off_t>(prefix.size)) != 0) {
+    Status s = Errno("cannot truncate", path);
+    ::close(fd);
+    return s;
+  }
+  if (::lseek(fd, static_cast<off_t>(prefix.size), SEEK_SET) < 0) {
     Status s = Errno("cannot seek", path);
     ::close(fd);
     return s;
   }
-  return std::unique_ptr<AppendFile>(new AppendFile(path, fd, size));
+  return std::unique_ptr<AppendFile>(new AppendFile(path, fd, std::move(prefix)));
 }
 
-AppendFile::AppendFile(std::string path, int fd, uint64_t size)
-    : path_(std::move(path)), fd_(fd), written_(size) {}
+AppendFile::AppendFile(std::string path, int fd, VerifiedPrefix prefix)
+    : path_(std::move(path)), fd_(fd), written_(prefix.size), checksum_(prefix.checksum) {}
 
 AppendFile::~AppendFile() {
   (void)Flush();
@@ -77,10 +82,10 @@ Status AppendFile::Flush() {
   return s;
 }
 
-Result<uint64_t> AppendFile::Sync() {
+Result<OutputMark> AppendFile::Sync() {
   URLSIEVE_RETURN_IF_ERROR(Flush());
   if (::fdatasync(fd_) != 0) return Errno("cannot sync", path_);
-  return written_;
+  return OutputMark{written_, checksum_.Digest()};
 }
 
 Status AppendFile::WriteAll(std::string_view data) {
@@ -91,6 +96,7 @@ Status AppendFile::WriteAll(std::string_view data) {
       return Errno("cannot write", path_);
     }
     written_ += static_cast<uint64_t>(n);
+    checksum_.Update(data.substr(0, static_cast<size_t>(n)));
     data.remove_prefix(static_cast<size_t>(n));
   }
   return Status::Ok();

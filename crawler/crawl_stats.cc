@@ -29,6 +29,8 @@ nlohmann::json CrawlStatsSnapshot::ToJson() const {
       {"status", std::move(status_json)},
       {"errors", errors},
       {"rejections", rejections},
+      {"sessions", sessions},
+      {"session", {{"pages", session_pages}, {"duration_s", session_duration_s}}},
   };
 }
 
@@ -48,6 +50,7 @@ std::string CrawlStatsSnapshot::SummaryTable() const {
   row("pages", std::to_string(pages));
   row("bytes", std::to_string(bytes));
   row("duration (s)", num(duration_s, "%.1f"));
+  if (sessions > 1) row("sessions", std::to_string(sessions));
   row("pages/s", num(pages_per_s(), "%.1f"));
   row("links found / new", std::to_string(links_found) + " / " + std::to_string(links_new));
   for (const auto& [code, n] : status) row("status " + std::to_string(code), std::to_string(n));
@@ -56,7 +59,15 @@ std::string CrawlStatsSnapshot::SummaryTable() const {
   return out;
 }
 
-CrawlStats::CrawlStats(const Clock* clock) : clock_(clock), start_(clock->Now()) {}
+CrawlStats::CrawlStats(const Clock* clock) : clock_(clock), start_(clock->Now()) {
+  earlier_.sessions = 0;
+}
+
+void CrawlStats::Resume(const CrawlStatsSnapshot& earlier) {
+  std::lock_guard<std::mutex> lock(mu_);
+  totals_ = earlier;
+  earlier_ = earlier;
+}
 
 void CrawlStats::RecordPage(const PageRecord& r) {
   std::string kind;
@@ -82,11 +93,16 @@ void CrawlStats::RecordRejection(std::string_view reason, uint64_t count) {
 
 CrawlStatsSnapshot CrawlStats::Snapshot() const {
   CrawlStatsSnapshot s;
+  double earlier_duration_s = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     s = totals_;
+    s.sessions = earlier_.sessions + 1;
+    s.session_pages = totals_.pages - earlier_.pages;
+    earlier_duration_s = earlier_.duration_s;
   }
-  s.duration_s = std::chrono::duration<double>(clock_->Now() - start_).count();
+  s.session_duration_s = std::chrono::duration<double>(clock_->Now() - start_).count();
+  s.duration_s = earlier_duration_s + s.session_duration_s;
   return s;
 }
 

@@ -5,6 +5,13 @@
 // LinkDropReason name). Scope keeps its own lock-free counters on the hot path; merge them into a
 // snapshot with CrawlStatsSnapshot::AddRejections. A PageRecord's error is "kind: detail" by
 // convention; errors are counted by kind.
+//
+// The totals describe the whole crawl, not only this run: a crawl resumed with --resume restores
+// the totals its last checkpoint recorded (CrawlStats::Resume, crawl_checkpoint.h), which match
+// its outputs as of that checkpoint; the fetches a kill cut off after it are cut from the outputs
+// and fetched again, and so counted once. The crawl's duration is the sum of its sessions' running
+// times, each counted up to its last checkpoint (so, like those fetches, the time a killed session
+// spent after its last checkpoint is not counted).
 // Thread-safety: all methods are safe to call concurrently (one mutex; a few calls per fetch).
 #ifndef URLSIEVE_CRAWLER_CRAWL_STATS_H_
 #define URLSIEVE_CRAWLER_CRAWL_STATS_H_
@@ -29,7 +36,10 @@ struct CrawlStatsSnapshot {
   uint64_t bytes = 0;
   uint64_t links_found = 0;
   uint64_t links_new = 0;
-  double duration_s = 0;
+  double duration_s = 0;       // summed over the sessions
+  uint64_t sessions = 1;       // runs of this crawl (the first and each --resume) that count here
+  uint64_t session_pages = 0;  // of `pages`, those fetched by this run
+  double session_duration_s = 0;           // this run's part of duration_s
   std::map<int, uint64_t> status;          // HTTP status -> count (0 = no response)
   std::map<std::string, uint64_t> errors;  // error kind -> count
   std::map<std::string, uint64_t, std::less<>> rejections;  // reason -> count
@@ -38,7 +48,9 @@ struct CrawlStatsSnapshot {
   double pages_per_s() const { return duration_s > 0 ? pages / duration_s : 0; }
 
   // {"pages", "bytes", "links_found", "links_new", "duration_s", "pages_per_s", "bytes_per_s",
-  //  "status": {"200": n, ...}, "errors": {kind: n}, "rejections": {reason: n}}
+  //  "status": {"200": n, ...}, "errors": {kind: n}, "rejections": {reason: n}, "sessions",
+  //  "session": {"pages", "duration_s"}}: every count is over the whole crawl; duration_s is the
+  //  sum of the sessions' running times and the rates are over it; "session" is this run's part.
   nlohmann::json ToJson() const;
   // A human-readable table for the end of a crawl.
   std::string SummaryTable() const;
@@ -48,6 +60,10 @@ class CrawlStats {
  public:
   // Duration is measured on `clock` from construction; it must outlive this object.
   explicit CrawlStats(const Clock* clock);
+
+  // Continues the totals of the crawl's earlier sessions (restored from its checkpoint): their
+  // counts and duration are added to this session's. Call before recording anything.
+  void Resume(const CrawlStatsSnapshot& earlier);
 
   void RecordPage(const PageRecord& record);
   // A failed fetch that has no PageRecord (robots.txt), counted in `errors` under `kind`.
@@ -59,7 +75,8 @@ class CrawlStats {
   const Clock* clock_;
   const Clock::TimePoint start_;
   mutable std::mutex mu_;
-  CrawlStatsSnapshot totals_;  // guarded by mu_; duration_s unused
+  CrawlStatsSnapshot totals_;   // guarded by mu_, earlier sessions included; duration_s unused
+  CrawlStatsSnapshot earlier_;  // guarded by mu_: what Resume() restored
 };
 
 // Writes `json` to `path` atomically (a temporary file renamed over it), pretty-printed.

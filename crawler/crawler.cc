@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "crawler/crawl_checkpoint.h"
@@ -123,14 +124,21 @@ Status Crawler::Open() {
   if (!frontier.ok()) return frontier.status();
   frontier_ = std::move(*frontier);
 
-  // A fresh crawl starts its outputs empty; a resumed one cuts them back to the checkpoint.
-  OutputSizes sizes;
+  // A fresh crawl starts its outputs empty; a resumed one checks every output against its
+  // checkpoint before cutting any back to it, and continues the counters it recorded.
+  std::optional<CrawlStatsSnapshot> counters;
   if (config_.crawl.resume) {
     URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(*seen_->state_db()));
-    Result<OutputSizes> stored = ReadOutputSizes(*seen_->state_db());
-    if (!stored.ok() && stored.status().code() != StatusCode::kNotFound) return stored.status();
-    if (stored.ok()) sizes = *stored;
+    Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(*seen_->state_db(), &notices_);
+    if (!record.ok()) return record.status();
+    recorded_marks_ = record->marks;
+    counters = std::move(record->counters);
   }
+  const OutputFiles files{config_.output.jsonl ? (out / "pages.jsonl").string() : "",
+                          (out / "rejected.jsonl").string(),
+                          config_.output.warc ? (out / "crawl.warc.gz").string() : ""};
+  Result<VerifiedOutputs> outputs = VerifyOutputs(files, recorded_marks_, &notices_);
+  if (!outputs.ok()) return outputs.status();
 
   std::vector<std::string> seeds;
   URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
@@ -151,24 +159,24 @@ Status Crawler::Open() {
 
   if (config_.output.jsonl) {
     Result<std::unique_ptr<JsonlWriter>> pages =
-        JsonlWriter::Open((out / "pages.jsonl").string(), sizes.pages);
+        JsonlWriter::Open(files.pages, std::move(*outputs->pages));
     if (!pages.ok()) return pages.status();
     pages_ = std::move(*pages);
   }
   Result<std::unique_ptr<RejectionLog>> rejected =
-      RejectionLog::Open((out / "rejected.jsonl").string(), sizes.rejected);
+      RejectionLog::Open(files.rejected, std::move(*outputs->rejected));
   if (!rejected.ok()) return rejected.status();
   rejected_ = std::move(*rejected);
   if (config_.output.warc) {
     WarcWriterOptions warc_options;
     warc_options.user_agent = config_.fetch.user_agent;
-    warc_options.truncate_to = sizes.warc;
     Result<std::unique_ptr<WarcWriter>> warc =
-        WarcWriter::Open((out / "crawl.warc.gz").string(), warc_options);
+        WarcWriter::Open(files.warc, warc_options, std::move(*outputs->warc));
     if (!warc.ok()) return warc.status();
     warc_ = std::move(*warc);
   }
   stats_ = std::make_unique<CrawlStats>(&clock_);
+  if (counters) stats_->Resume(*counters);
   return QueueSeeds(seeds);
 }
 
@@ -477,23 +485,28 @@ void Crawler::RecordRejections() {
 
 Status Crawler::Checkpoint() {
   std::unique_lock<std::shared_mutex> gate(gate_);
-  OutputSizes sizes;
+  // An output this run does not write keeps the mark it had: its file is untouched.
+  OutputMarks marks = recorded_marks_;
   if (pages_) {
-    Result<uint64_t> size = pages_->Sync();
-    if (!size.ok()) return size.status();
-    sizes.pages = *size;
+    Result<OutputMark> mark = pages_->Sync();
+    if (!mark.ok()) return mark.status();
+    marks.pages = *mark;
   }
-  Result<uint64_t> rejected = rejected_->Sync();
+  Result<OutputMark> rejected = rejected_->Sync();
   if (!rejected.ok()) return rejected.status();
-  sizes.rejected = *rejected;
+  marks.rejected = *rejected;
   if (warc_) {
-    Result<uint64_t> size = warc_->Sync();
-    if (!size.ok()) return size.status();
-    sizes.warc = *size;
+    Result<OutputMark> mark = warc_->Sync();
+    if (!mark.ok()) return mark.status();
+    marks.warc = *mark;
   }
   return seen_->Checkpoint([&](SqliteDb& db) {
     URLSIEVE_RETURN_IF_ERROR(frontier_->Checkpoint(db));
-    return WriteOutputSizes(db, sizes);
+    URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, marks));
+    // The gate is held exclusively: these counters describe exactly what the outputs hold.
+    CrawlStatsSnapshot counters = stats_->Snapshot();
+    counters.AddRejections(scope_->Rejections());
+    return WriteCrawlCounters(db, counters);
   });
 }
 

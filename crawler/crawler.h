@@ -11,15 +11,18 @@
 //
 // Output directory: pages.jsonl, rejected.jsonl (URLs the seen stage accepted but the frontier
 // rejected, with the reason), crawl.warc.gz (--warc), stats.json, state/ (the SeenFilter state:
-// state.db holds the seen set, the pending frontier and the output sizes of the last checkpoint;
-// bloom.snap) and state/spill.db (the frontier's scratch space). stderr: a line per retry,
-// back-off or host given up, and warnings (Logger, at config.output.log_level).
+// state.db holds the seen set, the pending frontier, and the output sizes and checksums and the
+// crawl's counters of the last checkpoint; bloom.snap) and state/spill.db (the frontier's scratch
+// space). stderr: a line per retry, back-off or host given up, and warnings (Logger, at
+// config.output.log_level).
 //
 // Consistency (invariants 2 and 4): a fetcher holds the checkpoint gate (shared) from the moment
 // it inserts a page's links into the seen stage until the page's Done(), so a checkpoint (which
 // takes it exclusively) never sees a URL in the seen set that is not yet pending, and the output
-// files are synced inside the same checkpoint. --resume truncates the outputs to the sizes of the
-// last checkpoint and refetches only what was fetched after it or in flight.
+// files are synced inside the same checkpoint. --resume checks the outputs against the sizes and
+// checksums of the last checkpoint (an error, touching nothing, if any was cut or changed),
+// truncates them to those sizes, restores the counters of stats.json, and refetches only what was
+// fetched after it or in flight.
 //
 // Thread-safety: Run() once, from one thread; RequestStop() from any thread (e.g. a signal
 // watcher), any number of times.
@@ -35,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "crawler/crawl_checkpoint.h"
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
 #include "crawler/logger.h"
@@ -123,6 +127,7 @@ class Crawler {
   std::unique_ptr<RejectionLog> rejected_;
   std::unique_ptr<WarcWriter> warc_;
   std::unique_ptr<CrawlStats> stats_;
+  OutputMarks recorded_marks_;  // of the checkpoint resumed (zero for a fresh crawl)
 
   // Shared by fetchers from seen-insert to Done(); exclusive for a checkpoint.
   std::shared_mutex gate_;

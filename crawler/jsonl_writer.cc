@@ -9,6 +9,13 @@ Result<std::unique_ptr<JsonlWriter>> JsonlWriter::Open(const std::string& path,
   return std::unique_ptr<JsonlWriter>(new JsonlWriter(std::move(*file)));
 }
 
+Result<std::unique_ptr<JsonlWriter>> JsonlWriter::Open(const std::string& path,
+                                                       VerifiedPrefix prefix) {
+  Result<std::unique_ptr<AppendFile>> file = AppendFile::Open(path, std::move(prefix));
+  if (!file.ok()) return file.status();
+  return std::unique_ptr<JsonlWriter>(new JsonlWriter(std::move(*file)));
+}
+
 Status JsonlWriter::Append(const PageRecord& record) {
   std::string line = ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line.push_back('\n');
@@ -16,7 +23,7 @@ Status JsonlWriter::Append(const PageRecord& record) {
   return file_->Append(line);
 }
 
-Result<uint64_t> JsonlWriter::Sync() {
+Result<OutputMark> JsonlWriter::Sync() {
   std::lock_guard<std::mutex> lock(mu_);
   return file_->Sync();
 }

@@ -1,10 +1,11 @@
 // JsonlWriter: appends one JSON object per fetch to pages.jsonl.
 //
 // Records are serialized outside the lock and appended under one mutex, so lines never interleave.
-// Appends are buffered; the crawl calls Sync() at each checkpoint and stores the returned size.
-// What a resumed crawl may duplicate: nothing, when it reopens the file with that size as
-// truncate_to (lines written after the checkpoint are cut, and their pages are fetched again and
-// written again). Without truncation, pages fetched after the last checkpoint appear twice.
+// Appends are buffered; the crawl calls Sync() at each checkpoint and stores the returned mark
+// (size and checksum). What a resumed crawl may duplicate: nothing, when it reopens the file from
+// that mark (truncate_to, or the VerifiedPrefix checked against it): lines written after the
+// checkpoint are cut, and their pages are fetched again and written again. Without truncation,
+// pages fetched after the last checkpoint appear twice.
 // Invalid UTF-8 in strings (URLs from hostile pages) is replaced by U+FFFD so each line stays JSON.
 // Thread-safety: all methods are safe to call concurrently.
 #ifndef URLSIEVE_CRAWLER_JSONL_WRITER_H_
@@ -26,10 +27,12 @@ class JsonlWriter {
  public:
   static Result<std::unique_ptr<JsonlWriter>> Open(const std::string& path,
                                                    std::optional<uint64_t> truncate_to = {});
+  // Continues after a prefix checked against the checkpoint (see AppendFile).
+  static Result<std::unique_ptr<JsonlWriter>> Open(const std::string& path, VerifiedPrefix prefix);
 
   Status Append(const PageRecord& record);
-  // Makes every appended line durable; returns the file size to store in the checkpoint.
-  Result<uint64_t> Sync();
+  // Makes every appended line durable; returns the mark to store in the checkpoint.
+  Result<OutputMark> Sync();
 
  private:
   explicit JsonlWriter(std::unique_ptr<AppendFile> file) : file_(std::move(file)) {}

@@ -11,6 +11,13 @@ Result<std::unique_ptr<RejectionLog>> RejectionLog::Open(const std::string& path
   return std::unique_ptr<RejectionLog>(new RejectionLog(std::move(*file)));
 }
 
+Result<std::unique_ptr<RejectionLog>> RejectionLog::Open(const std::string& path,
+                                                         VerifiedPrefix prefix) {
+  Result<std::unique_ptr<AppendFile>> file = AppendFile::Open(path, std::move(prefix));
+  if (!file.ok()) return file.status();
+  return std::unique_ptr<RejectionLog>(new RejectionLog(std::move(*file)));
+}
+
 Status RejectionLog::Append(std::string_view url, uint32_t depth, std::string_view reason) {
   nlohmann::json line = {{"url", url}, {"depth", depth}, {"reason", reason}};
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -18,7 +25,7 @@ Status RejectionLog::Append(std::string_view url, uint32_t depth, std::string_vi
   return file_->Append(text);
 }
 
-Result<uint64_t> RejectionLog::Sync() {
+Result<OutputMark> RejectionLog::Sync() {
   std::lock_guard<std::mutex> lock(mu_);
   return file_->Sync();
 }

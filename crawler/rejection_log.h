@@ -21,8 +21,11 @@ class RejectionLog {
  public:
   static Result<std::unique_ptr<RejectionLog>> Open(const std::string& path,
                                                     std::optional<uint64_t> truncate_to);
+  // Continues after a prefix checked against the checkpoint (see AppendFile).
+  static Result<std::unique_ptr<RejectionLog>> Open(const std::string& path, VerifiedPrefix prefix);
   Status Append(std::string_view url, uint32_t depth, std::string_view reason);
-  Result<uint64_t> Sync();
+  // Makes every appended line durable; returns the mark to store in the checkpoint.
+  Result<OutputMark> Sync();
 
  private:
   explicit RejectionLog(std::unique_ptr<AppendFile> file) : file_(std::move(file)) {}

@@ -154,7 +154,21 @@ Result<std::unique_ptr<WarcWriter>> WarcWriter::Open(const std::string& path,
   if (options.compression_level < 1 || options.compression_level > 9) {
     return Status::InvalidArgument("WARC compression level must be 1..9");
   }
-  Result<std::unique_ptr<AppendFile>> file = AppendFile::Open(path, options.truncate_to);
+  return Start(path, options, AppendFile::Open(path, options.truncate_to));
+}
+
+Result<std::unique_ptr<WarcWriter>> WarcWriter::Open(const std::string& path,
+                                                     const WarcWriterOptions& options,
+                                                     VerifiedPrefix prefix) {
+  if (options.compression_level < 1 || options.compression_level > 9) {
+    return Status::InvalidArgument("WARC compression level must be 1..9");
+  }
+  return Start(path, options, AppendFile::Open(path, std::move(prefix)));
+}
+
+Result<std::unique_ptr<WarcWriter>> WarcWriter::Start(const std::string& path,
+                                                      const WarcWriterOptions& options,
+                                                      Result<std::unique_ptr<AppendFile>> file) {
   if (!file.ok()) return file.status();
   bool fresh = (*file)->size() == 0;
   std::unique_ptr<WarcWriter> writer(new WarcWriter(std::move(*file), options));
@@ -256,7 +270,7 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex) {
   return file_->Append(response_member);
 }
 
-Result<uint64_t> WarcWriter::Sync() {
+Result<OutputMark> WarcWriter::Sync() {
   std::lock_guard<std::mutex> lock(mu_);
   return file_->Sync();
 }

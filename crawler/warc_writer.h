@@ -5,7 +5,7 @@
 // WARC-Record-ID (<urn:uuid:v4>), WARC-Date (UTC, seconds), WARC-Target-URI, WARC-IP-Address when
 // known, WARC-Block-Digest and (response) WARC-Payload-Digest as "sha1:" + base32 (RFC 4648 §6).
 // Every record is its own gzip member, so readers can seek to any record and a crash loses at most
-// the torn last member (Sync()/truncate_to work as in JsonlWriter).
+// the torn last member (Sync()/truncate_to/VerifiedPrefix work as in JsonlWriter).
 //
 // The response block is the status line and headers as received, then the payload as the crawler
 // kept it. libcurl removes chunked transfer coding and, when asked, content coding, so the stored
@@ -57,14 +57,22 @@ class WarcWriter {
   // Opens (creating or appending to) `path`; a new or emptied file gets the warcinfo record.
   static Result<std::unique_ptr<WarcWriter>> Open(const std::string& path,
                                                   const WarcWriterOptions& options);
+  // Continues after a prefix checked against the checkpoint (see AppendFile); ignores
+  // options.truncate_to.
+  static Result<std::unique_ptr<WarcWriter>> Open(const std::string& path,
+                                                  const WarcWriterOptions& options,
+                                                  VerifiedPrefix prefix);
 
   // Appends the request and the response record of one fetch, adjacent in the file.
   Status WriteExchange(const WarcExchange& exchange);
-  // Makes every record durable; returns the file size to store in the checkpoint.
-  Result<uint64_t> Sync();
+  // Makes every record durable; returns the mark to store in the checkpoint.
+  Result<OutputMark> Sync();
 
  private:
   WarcWriter(std::unique_ptr<AppendFile> file, const WarcWriterOptions& options);
+  static Result<std::unique_ptr<WarcWriter>> Start(const std::string& path,
+                                                   const WarcWriterOptions& options,
+                                                   Result<std::unique_ptr<AppendFile>> file);
   std::string NewRecordId();
   Status WriteWarcinfo(const std::string& filename);
 

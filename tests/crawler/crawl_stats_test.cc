@@ -68,6 +68,42 @@ TEST(CrawlStatsTest, CountsPagesStatusesErrorsAndRejections) {
   EXPECT_NE(table.find("rejected scope-off-site"), std::string::npos);
 }
 
+TEST(CrawlStatsTest, ResumeContinuesTheTotalsOfEarlierSessions) {
+  ManualClock clock;
+  CrawlStats first(&clock);
+  first.RecordPage(Page(200, 100));
+  first.RecordPage(Page(0, 0, "timeout: 1000 ms"));
+  first.RecordRejection("robots_disallowed", 2);
+  clock.Advance(std::chrono::seconds(4));
+  CrawlStatsSnapshot recorded = first.Snapshot();
+  recorded.AddRejections({{"scope-depth", 3}});  // the scope's counts, kept outside CrawlStats
+  EXPECT_EQ(recorded.sessions, 1u);
+  EXPECT_EQ(recorded.session_pages, 2u);
+
+  CrawlStats second(&clock);
+  second.Resume(recorded);
+  second.RecordPage(Page(200, 10));
+  second.RecordRejection("robots_disallowed");
+  clock.Advance(std::chrono::seconds(1));
+  CrawlStatsSnapshot s = second.Snapshot();
+  s.AddRejections({{"scope-depth", 1}});
+  EXPECT_EQ(s.pages, 3u);
+  EXPECT_EQ(s.bytes, 110u);
+  EXPECT_EQ(s.status[200], 2u);
+  EXPECT_EQ(s.errors["timeout"], 1u);
+  EXPECT_EQ(s.rejections["robots_disallowed"], 3u);
+  EXPECT_EQ(s.rejections["scope-depth"], 4u);
+  EXPECT_EQ(s.sessions, 2u);
+  EXPECT_EQ(s.session_pages, 1u);
+  EXPECT_DOUBLE_EQ(s.duration_s, 5.0);  // the sessions' running times, summed
+  EXPECT_DOUBLE_EQ(s.session_duration_s, 1.0);
+  EXPECT_DOUBLE_EQ(s.pages_per_s(), 0.6);
+  nlohmann::json j = s.ToJson();
+  EXPECT_EQ(j["sessions"], 2);
+  EXPECT_EQ(j["session"]["pages"], 1);
+  EXPECT_DOUBLE_EQ(j["session"]["duration_s"].get<double>(), 1.0);
+}
+
 TEST(CrawlStatsTest, ConcurrentRecording) {
   SystemClock clock;
   CrawlStats stats(&clock);

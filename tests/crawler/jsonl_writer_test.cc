@@ -135,9 +135,9 @@ TEST_F(JsonlWriterTest, ResumeFromCheckpointDropsLaterLines) {
     auto w = JsonlWriter::Open(path_);
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Append(Record("http://example.com/1")).ok());
-    Result<uint64_t> size = (*w)->Sync();
-    ASSERT_TRUE(size.ok());
-    checkpoint = *size;
+    Result<OutputMark> mark = (*w)->Sync();
+    ASSERT_TRUE(mark.ok());
+    checkpoint = mark->size;
     ASSERT_TRUE((*w)->Append(Record("http://example.com/after-checkpoint")).ok());
   }  // destroyed: the buffered line reaches the file, as after a crash between checkpoints
   {

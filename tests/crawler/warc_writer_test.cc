@@ -234,9 +234,9 @@ TEST_F(WarcWriterTest, ResumeTruncatesToCheckpointAndKeepsOneWarcinfo) {
   {
     auto w = Open();
     ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/1", "one")).ok());
-    Result<uint64_t> size = w->Sync();
-    ASSERT_TRUE(size.ok());
-    checkpoint = *size;
+    Result<OutputMark> mark = w->Sync();
+    ASSERT_TRUE(mark.ok());
+    checkpoint = mark->size;
     ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/lost", "after the checkpoint")).ok());
   }
   {

@@ -182,6 +182,7 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
   PutDouble(h + 64, meta.first_layer_share);
   PutDouble(h + 72, meta.tightening);
   Put64(h + 80, total_inserted);
+  std::memcpy(h + 88, meta.identity.bytes.data(), meta.identity.bytes.size());
   Put64(h + kHeaderChecksumOffset, HeaderChecksum(header));
   URLSIEVE_RETURN_IF_ERROR(WriteAll(fd, header.data(), header.size(), 0, tmp));
   if (::fsync(fd) != 0) return Status::IoError(ErrnoMessage("cannot fsync", tmp));
@@ -268,7 +269,8 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
 
   BloomSnapshot snap;
   snap.meta = BloomSnapshotMeta{Get64(h + 48), GetDouble(h + 56), GetDouble(h + 64),
-                                GetDouble(h + 72), Get64(h + 40)};
+                                GetDouble(h + 72), Get64(h + 40), StateIdentity()};
+  if (version >= 2) std::memcpy(snap.meta.identity.bytes.data(), h + 88, 16);
   uint64_t offset = header_bytes;
   uint64_t total_inserted = 0;
   for (uint32_t i = 0; i < layer_count; ++i) {

@@ -75,9 +75,9 @@ Result<bool> CrawlIsThere(const fs::path& out, const fs::path& state) {
   std::error_code ec;
   const fs::path db = state / "state.db";
   const bool db_exists = fs::exists(db, ec);
-  const bool db_empty = db_exists && fs::file_size(db, ec) == 0 && !ec &&
-                        !(fs::exists(state / "state.db-wal", ec) &&
-                          fs::file_size(state / "state.db-wal", ec) > 0);
+  const bool db_empty =
+      db_exists && fs::file_size(db, ec) == 0 && !ec &&
+      !(fs::exists(state / "state.db-wal", ec) && fs::file_size(state / "state.db-wal", ec) > 0);
   if (db_exists && !db_empty) return true;
   std::string remains;
   for (const fs::path& file : {state / "bloom.snap", state / "bloom.snap.next", out / "pages.jsonl",

@@ -248,8 +248,8 @@ Status ScalableBloomFilter::Save(const std::string& path, uint64_t generation,
     const Layer& layer = *layers_[i];
     views.push_back({layer.capacity, layer.fp_rate, layer.Inserted(), layer.filter.get()});
   }
-  BloomSnapshotMeta meta{options_.capacity, options_.fp_rate, options_.first_layer_share,
-                         options_.tightening, generation, identity};
+  BloomSnapshotMeta meta{options_.capacity,   options_.fp_rate, options_.first_layer_share,
+                         options_.tightening, generation,       identity};
   return WriteBloomSnapshot(path, meta, views);
 }
 

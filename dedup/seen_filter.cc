@@ -127,16 +127,17 @@ Status CheckStateDbIsThere(const std::string& dir, const std::string& db_path) {
   const bool exists = fs::exists(db_path, ec);
   const uintmax_t size = exists ? fs::file_size(db_path, ec) : 0;
   if (exists && (ec || size > 0)) return Status::Ok();
-  const uintmax_t wal_size = fs::exists(db_path + "-wal", ec) ? fs::file_size(db_path + "-wal", ec) : 0;
+  const uintmax_t wal_size =
+      fs::exists(db_path + "-wal", ec) ? fs::file_size(db_path + "-wal", ec) : 0;
   if (exists && !ec && wal_size > 0) return Status::Ok();  // every page is still in the WAL
   for (const char* name : {"bloom.snap", "bloom.snap.next"}) {
     const std::string other = dir + "/" + name;
     if (!fs::exists(other, ec)) continue;
-    return Status::Corruption(db_path + (exists ? " is empty (0 bytes)" : " is missing") +
-                              " but " + other +
-                              " exists: the state is damaged or incomplete, and starting afresh "
-                              "would forget every URL it holds. Restore state.db from a backup, "
-                              "or move " + dir + " away to start a new state");
+    const std::string what = db_path + (exists ? " is empty (0 bytes)" : " is missing");
+    return Status::Corruption(what + " but " + other + " exists: the state is damaged or " +
+                              "incomplete, and starting afresh would forget every URL it holds. " +
+                              "Restore state.db from a backup, or move " + dir +
+                              " away to start a new state");
   }
   return Status::Ok();
 }
@@ -167,8 +168,8 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
     std::filesystem::create_directories(dir, ec);
     if (ec) return Status::IoError("create " + dir + ": " + ec.message());
   }
-  auto lock = StateLock::Acquire(dir, options_.read_only ? StateLock::Mode::kShared
-                                                         : StateLock::Mode::kExclusive);
+  auto lock = StateLock::Acquire(
+      dir, options_.read_only ? StateLock::Mode::kShared : StateLock::Mode::kExclusive);
   if (!lock.ok()) return lock.status();
   lock_ = std::move(*lock);
   URLSIEVE_RETURN_IF_ERROR(CheckStateDbIsThere(dir, path));
@@ -199,8 +200,8 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
     return Status::NotFound("no state in " + dir + " (state.db holds no urlsieve state)");
   }
   if (!options_.read_only) {
-    URLSIEVE_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
-                                       "switching to WAL mode"));
+    URLSIEVE_RETURN_IF_ERROR(
+        db_->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "switching to WAL mode"));
   }
   // The exact store's B-tree pages stay hot between batches.
   URLSIEVE_RETURN_IF_ERROR(db_->Exec("PRAGMA cache_size=-65536"));
@@ -438,8 +439,8 @@ Status SeenFilter::LoadBloom() {
   const std::string file = use_next ? next : snap;
   if (!fs::exists(file, ec)) {
     if (generation_ > 0) {
-      return Status::FailedPrecondition(file + " is missing but " + db_path +
-                                        " is at generation " + std::to_string(generation_) +
+      return Status::FailedPrecondition(file + " is missing but " + db_path + " is at generation " +
+                                        std::to_string(generation_) +
                                         RebuildAdvice(options_.exact));
     }
     // A fresh state, or one that never reached its first checkpoint or Save: in exact mode the
@@ -451,8 +452,8 @@ Status SeenFilter::LoadBloom() {
   StateIdentity snap_identity;
   auto loaded = ScalableBloomFilter::Load(file, &snap_generation, &snap_identity);
   if (!loaded.ok()) {
-    return Status(loaded.status().code(),
-                  loaded.status().message() + RebuildAdvice(options_.exact));
+    if (loaded.status().code() != StatusCode::kCorruption) return loaded.status();
+    return Status::Corruption(loaded.status().message() + RebuildAdvice(options_.exact));
   }
   URLSIEVE_RETURN_IF_ERROR(CheckIdentity(file, snap_identity, snap_generation));
   if (snap_generation == generation_) {
@@ -475,9 +476,8 @@ Status SeenFilter::LoadBloom() {
     return Status::Ok();
   }
   return Status::Corruption(file + " is at generation " + std::to_string(snap_generation) +
-                            " but " + db_path + " is at generation " +
-                            std::to_string(generation_) + ": they are not from one checkpoint" +
-                            RebuildAdvice(options_.exact));
+                            " but " + db_path + " is at generation " + std::to_string(generation_) +
+                            ": they are not from one checkpoint" + RebuildAdvice(options_.exact));
 }
 
 Status SeenFilter::OpenStore(bool refill) {

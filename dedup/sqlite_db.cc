@@ -73,12 +73,11 @@ Status VerifySize(const std::string& path, int64_t file_size) {
   const int64_t page_count = be32(28);
   if (page_size < 512 || be32(24) != be32(92) || page_count == 0) return Status::Ok();
   if (file_size % page_size != 0 || file_size < page_count * page_size) {
-    return Status::Corruption(path + ": truncated or damaged database: the file has " +
-                              std::to_string(file_size) + " bytes, its header says " +
-                              std::to_string(page_count) + " pages of " +
-                              std::to_string(page_size) + " bytes (" +
-                              std::to_string(page_count * page_size) +
-                              "); restore it from a backup");
+    return Status::Corruption(
+        path + ": truncated or damaged database: the file has " + std::to_string(file_size) +
+        " bytes, its header says " + std::to_string(page_count) + " pages of " +
+        std::to_string(page_size) + " bytes (" + std::to_string(page_count * page_size) +
+        "); restore it from a backup");
   }
   return Status::Ok();
 }
@@ -207,8 +206,8 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, const 
   // Touch the schema so that a file that is not a database fails now, with a clear error.
   URLSIEVE_RETURN_IF_ERROR(db->Exec("SELECT count(*) FROM sqlite_schema", "reading the schema"));
   if (options.wal && !options.read_only) {
-    URLSIEVE_RETURN_IF_ERROR(db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
-                                      "switching to WAL mode"));
+    URLSIEVE_RETURN_IF_ERROR(
+        db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "switching to WAL mode"));
   }
   return db;
 }

@@ -1,12 +1,12 @@
 // SqliteDb and SqliteStatement: a thin RAII layer over the SQLite C API that reports errors as
-// Status values. Shared by the exact seen-store (dedup/) and the durable frontier (frontier/), which
-// keep their tables in one database file so one transaction checkpoints both.
+// Status values. Shared by the exact seen-store (dedup/) and the durable frontier (frontier/),
+// which keep their tables in one database file so one transaction checkpoints both.
 //
 // Errors name the database file and what was being done, e.g. "/x/state/state.db: committing a
 // checkpoint: database or disk is full"; callers need not (and should not) add the path again.
 //
-// Thread-safety: none. A SqliteDb and its statements belong to one thread at a time; owners that are
-// shared between threads guard them with their own mutex.
+// Thread-safety: none. A SqliteDb and its statements belong to one thread at a time; owners that
+// are shared between threads guard them with their own mutex.
 #ifndef URLSIEVE_DEDUP_SQLITE_DB_H_
 #define URLSIEVE_DEDUP_SQLITE_DB_H_
 

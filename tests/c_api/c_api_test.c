@@ -410,7 +410,7 @@ static void TestRebuildOnlyOnRequest(void) {
   if (f == NULL) return;
   snprintf(url, sizeof(url), "http://m.example/%d/%0400d", 3, 3);
   CHECK(Insert(f, url) == 0); /* a URL inserted before the snapshot was lost */
-  CHECK_OK(close(f, &e_)); /* saves a new snapshot */
+  CHECK_OK(close(f, &e_));    /* saves a new snapshot */
   CHECK(access(snap, F_OK) == 0);
   RemoveTree(root);
   free(root);

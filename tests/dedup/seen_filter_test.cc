@@ -504,8 +504,8 @@ TEST_F(SeenFilterTest, SnapshotOfAnotherStateIsRefusedAndNothingIsChanged) {
       ASSERT_FALSE(f.ok());
       EXPECT_EQ(f.status().code(), StatusCode::kCorruption);
       const std::string& message = f.status().message();
-      for (const std::string& needle : {(dir_ / name).string(), (dir_ / "state.db").string(),
-                                        mine.ToHex(), theirs.ToHex()}) {
+      for (const std::string& needle :
+           {(dir_ / name).string(), (dir_ / "state.db").string(), mine.ToHex(), theirs.ToHex()}) {
         EXPECT_NE(message.find(needle), std::string::npos) << needle << " in " << message;
       }
       EXPECT_EQ(ReadFile(dir_ / name), foreign);
@@ -583,8 +583,7 @@ TEST_F(SeenFilterTest, TruncatedStateDbIsCorruptionNamingTheFile) {
   auto f = SeenFilter::Open(Persistent(true));
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().code(), StatusCode::kCorruption);
-  EXPECT_EQ(f.status().message().rfind(db.string() + ": truncated", 0), 0u)
-      << f.status().message();
+  EXPECT_EQ(f.status().message().rfind(db.string() + ": truncated", 0), 0u) << f.status().message();
 }
 
 // A state written before identities (format version 1) is upgraded on its first writable open
@@ -601,8 +600,9 @@ TEST_F(SeenFilterTest, Version1StateIsUpgradedAndLosesNothing) {
     // As version 1 wrote it: no identity in state.db, a snapshot without one.
     auto db = SqliteDb::Open((dir_ / "state.db").string());
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Exec("DELETE FROM urlsieve_meta WHERE key = 'identity';"
-                            "UPDATE urlsieve_meta SET value = '1' WHERE key = 'version'")
+    ASSERT_TRUE((*db)
+                    ->Exec("DELETE FROM urlsieve_meta WHERE key = 'identity';"
+                           "UPDATE urlsieve_meta SET value = '1' WHERE key = 'version'")
                     .ok());
     uint64_t generation = 0;
     auto bloom = ScalableBloomFilter::Load(snap.string(), &generation);

@@ -27,9 +27,10 @@ class SqliteDbTest : public ::testing::Test {
     const std::string path = (dir_ / name).string();
     auto db = SqliteDb::Open(path);
     EXPECT_TRUE(db.ok()) << db.status().ToString();
-    EXPECT_TRUE((*db)->Exec("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);"
-                            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-                            "WHERE i < 100) INSERT INTO t SELECT i, printf('%01000d', i) FROM n")
+    EXPECT_TRUE((*db)
+                    ->Exec("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);"
+                           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                           "WHERE i < 100) INSERT INTO t SELECT i, printf('%01000d', i) FROM n")
                     .ok());
     return path;
   }
@@ -137,13 +138,12 @@ TEST_F(SqliteDbTest, ErrorsNameTheFileAndWhatWasBeingDone) {
   ASSERT_TRUE(full.ok());
   ASSERT_TRUE((*full)->Exec("PRAGMA max_page_count = 1").ok());  // clamps to the current count
   ASSERT_TRUE((*full)->Begin().ok());
-  Status status = (*full)->Exec("INSERT INTO t VALUES(1000, printf('%05000d', 1))",
-                                "recording a test row");
-  EXPECT_EQ(status.message(), (dir_ / "full.db").string() +
-                                  ": recording a test row: database or disk is full");
+  Status status =
+      (*full)->Exec("INSERT INTO t VALUES(1000, printf('%05000d', 1))", "recording a test row");
+  EXPECT_EQ(status.message(),
+            (dir_ / "full.db").string() + ": recording a test row: database or disk is full");
   status = (*full)->Exec("INSERT INTO t VALUES(1001, printf('%05000d', 1))");
-  EXPECT_NE(status.message().find("full.db: running 'INSERT INTO t VALUES(1001"),
-            std::string::npos)
+  EXPECT_NE(status.message().find("full.db: running 'INSERT INTO t VALUES(1001"), std::string::npos)
       << status.message();
 }
 

@@ -49,9 +49,10 @@
 //
 // Version-1 states (before identities) are upgraded on their first writable open: the snapshot is
 // checked by the version-1 rules, then an identity is committed to state.db (with the generation
-// it was assigned at, `upgraded_at_generation`) and the snapshot is rewritten stamped with it. If
-// a crash falls between the two, the next open accepts the unstamped snapshot once more, at that
-// generation only. A notice says so. A read-only open of a version-1 state reads it as it is.
+// it was assigned at, `upgraded_at_generation`) and the snapshot is rewritten stamped with it (a
+// kUpgraded notice says so). If a crash falls between the two, the next open accepts the unstamped
+// snapshot once more, at that generation only. A read-only open of a version-1 state reads it as
+// it is.
 //
 // Read-only opens (read_only, for `urlsieve stats`) take the shared lock, open state.db without
 // creating anything (not even SQLite's -wal/-shm files when no WAL holds data), use a committed

@@ -8,7 +8,11 @@
 //    needed and writes the holder's pid into it, so that the process refused can name the holder.
 //    The pid is cleared again when the lock is released; a pid left by a process that died is
 //    harmless (the kernel released its lock) and is overwritten by the next holder.
-//  - Shared (read-only opens: `urlsieve stats`): any number of readers, no writer. A reader only
+//  - Shared (read-only opens: `urlsieve stats`): any number of readers, no writer. Shared rather
+//    than none, because a reader that ran beside a writer could read state.db's generation before
+//    a checkpoint and bloom.snap after it, and report a healthy state as mixed up; and because
+//    it lets the reader open SQLite without creating any file (sqlite_db.h, no_other_writer). So
+//    `stats` fails fast, naming the writer's pid, while a filter or crawl runs. A reader only
 //    opens DIR/LOCK for reading and writes nothing, so it works on a read-only directory; when
 //    there is no DIR/LOCK at all (a state never opened by a writer that locks) there is nothing to
 //    lock and the reader goes on without one.

@@ -318,6 +318,8 @@ void AddCrawlFlags(CLI::App* cmd, CrawlFlags* f) {
   flag("--exact", &f->exact, true, "Confirm Bloom hits in SQLite (no false 'seen')");
   flag("--warc", &f->warc, true, "Also write <out>/crawl.warc.gz");
   flag("--resume", &f->resume, true, "Continue the crawl whose state is in --out");
+  flag("--rebuild", &f->rebuild_bloom, true,
+       "With --resume of an --exact crawl: rebuild the Bloom filter from the exact store");
   flag("--ignore-nofollow", &f->obey_nofollow, false, "Follow rel=nofollow and meta nofollow");
   flag("--ignore-robots", &f->obey_robots, false, "Do not fetch or obey robots.txt");
   opt("--user-agent", &f->user_agent, "User-Agent header and robots.txt product token");
@@ -359,6 +361,7 @@ void ApplyCrawlFlags(const CrawlFlags& f, CrawlConfig* c) {
   set(f.exact, &c->crawl.exact);
   set(f.warc, &c->output.warc);
   set(f.resume, &c->crawl.resume);
+  set(f.rebuild_bloom, &c->crawl.rebuild_bloom);
   set(f.obey_nofollow, &c->crawl.obey_nofollow);
   set(f.obey_robots, &c->politeness.obey_robots);
   set(f.user_agent, &c->fetch.user_agent);

@@ -42,6 +42,8 @@ struct CrawlConfig {
     int64_t max_pages = 0;  // total fetches; 0 = unlimited
     int max_depth = 10;     // seeds are depth 0
     bool resume = false;    // continue from the state in out_dir
+    bool rebuild_bloom = false;  // flag only (--rebuild, with --resume --exact): rebuild the
+                                 // Bloom filter from the exact store (dedup/seen_filter.h)
     bool exact = false;     // confirm Bloom "maybe" answers in SQLite: no false "seen"
     uint64_t expected_urls = 10'000'000;  // Bloom filter capacity before it grows a layer
     double false_positive_rate = 1e-6;    // Bloom filter target
@@ -115,6 +117,7 @@ struct CrawlFlags {
   std::optional<bool> exact;
   std::optional<bool> warc;
   std::optional<bool> resume;
+  std::optional<bool> rebuild_bloom;
   std::optional<bool> obey_nofollow;
   std::optional<bool> obey_robots;
   std::optional<std::string> user_agent;

@@ -72,6 +72,33 @@ std::optional<RejectReason> PermanentFailure(const FetchResult& r) {
   return std::nullopt;
 }
 
+// Whether `out` holds a crawl, and whether that crawl is whole. A crawl is there when its
+// state.db is; outputs or a Bloom snapshot without a (non-empty) state.db are the remains of a
+// crawl whose state was lost or damaged: starting afresh would refetch everything and truncate
+// the old outputs, and resuming has nothing to resume from. Both are errors; nothing is touched.
+Result<bool> CrawlIsThere(const fs::path& out, const fs::path& state) {
+  std::error_code ec;
+  const fs::path db = state / "state.db";
+  const bool db_exists = fs::exists(db, ec);
+  const bool db_empty =
+      db_exists && fs::file_size(db, ec) == 0 && !ec &&
+      !(fs::exists(state / "state.db-wal", ec) && fs::file_size(state / "state.db-wal", ec) > 0);
+  if (db_exists && !db_empty) return true;
+  std::string remains;
+  for (const fs::path& file : {state / "bloom.snap", state / "bloom.snap.next", out / "pages.jsonl",
+                               out / "rejected.jsonl", out / "crawl.warc.gz"}) {
+    if (!fs::exists(file, ec)) continue;
+    remains += remains.empty() ? "" : ", ";
+    remains += file.string();
+  }
+  if (remains.empty()) return false;  // at most an empty state.db: a crawl that never began
+  return Status::Corruption(
+      db.string() + (db_exists ? " is empty (0 bytes)" : " is missing") + " but " + out.string() +
+      " holds the rest of a crawl (" + remains +
+      "): its state is lost or damaged. Restore state.db from a backup, or choose another --out "
+      "directory (nothing was changed)");
+}
+
 }  // namespace
 
 Crawler::Crawler(const CrawlConfig& config)
@@ -89,7 +116,9 @@ Result<std::unique_ptr<Crawler>> Crawler::Create(const CrawlConfig& config) {
 Status Crawler::Open() {
   const fs::path out(config_.crawl.out_dir);
   const fs::path state = out / "state";
-  const bool exists = fs::exists(state / "state.db");
+  Result<bool> there = CrawlIsThere(out, state);
+  if (!there.ok()) return there.status();
+  const bool exists = *there;
   if (exists && !config_.crawl.resume) {
     return Status::FailedPrecondition(out.string() +
                                       " already holds a crawl: pass --resume to continue it, "
@@ -97,6 +126,9 @@ Status Crawler::Open() {
   }
   if (!exists && config_.crawl.resume) {
     return Status::FailedPrecondition("--resume: no crawl state in " + out.string());
+  }
+  if (config_.crawl.rebuild_bloom && !config_.crawl.resume) {
+    return Status::FailedPrecondition("--rebuild applies to a crawl continued with --resume");
   }
   std::error_code ec;
   fs::create_directories(state, ec);
@@ -109,6 +141,7 @@ Status Crawler::Open() {
   seen_options.exact = config_.crawl.exact;
   seen_options.checkpointed = true;
   seen_options.canonicalize = config_.canonicalize;
+  seen_options.rebuild_bloom = config_.crawl.rebuild_bloom;
   Result<std::unique_ptr<SeenFilter>> seen = SeenFilter::Open(seen_options);
   if (!seen.ok()) return seen.status();
   seen_ = std::move(*seen);

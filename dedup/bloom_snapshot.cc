@@ -182,6 +182,7 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
   PutDouble(h + 64, meta.first_layer_share);
   PutDouble(h + 72, meta.tightening);
   Put64(h + 80, total_inserted);
+  std::memcpy(h + 88, meta.identity.bytes.data(), meta.identity.bytes.size());
   Put64(h + kHeaderChecksumOffset, HeaderChecksum(header));
   URLSIEVE_RETURN_IF_ERROR(WriteAll(fd, header.data(), header.size(), 0, tmp));
   if (::fsync(fd) != 0) return Status::IoError(ErrnoMessage("cannot fsync", tmp));
@@ -196,8 +197,18 @@ Status WriteBloomSnapshot(const std::string& path, const BloomSnapshotMeta& meta
     return Status::InvalidArgument("a bloom snapshot needs 1 to 64 layers");
   }
   // The temp file lives in the target's directory so that rename() is atomic (same file system).
-  std::string tmp = path + ".tmp-XXXXXX";
-  ScopedFd fd(::mkstemp(tmp.data()));
+  // Not mkstemp: its mode is 0600, and the snapshot must be readable like state.db (0666 less the
+  // umask), e.g. by `urlsieve stats` run by another user.
+  std::string tmp;
+  int raw_fd = -1;
+  for (int attempt = 0; attempt < 100 && raw_fd < 0; ++attempt) {
+    auto random = StateIdentity::Random();
+    if (!random.ok()) return random.status();
+    tmp = path + ".tmp-" + random->ToHex().substr(0, 12);
+    raw_fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (raw_fd < 0 && errno != EEXIST) break;
+  }
+  ScopedFd fd(raw_fd);
   if (fd.get() < 0) return Status::IoError(ErrnoMessage("cannot create", tmp));
   Status status = WriteToTemp(fd.get(), tmp, meta, layers);
   if (status.ok() && !fd.Close()) status = Status::IoError(ErrnoMessage("cannot close", tmp));
@@ -267,8 +278,9 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
   }
 
   BloomSnapshot snap;
-  snap.meta = BloomSnapshotMeta{Get64(h + 48), GetDouble(h + 56), GetDouble(h + 64),
-                                GetDouble(h + 72), Get64(h + 40)};
+  snap.meta = BloomSnapshotMeta{Get64(h + 48),     GetDouble(h + 56), GetDouble(h + 64),
+                                GetDouble(h + 72), Get64(h + 40),     StateIdentity()};
+  if (version >= 2) std::memcpy(snap.meta.identity.bytes.data(), h + 88, 16);
   uint64_t offset = header_bytes;
   uint64_t total_inserted = 0;
   for (uint32_t i = 0; i < layer_count; ++i) {

@@ -2,17 +2,20 @@
 //
 // Layout, all integers little-endian, every byte covered by a checksum (no padding):
 //   fixed header, 128 bytes
-//     0  magic "URLSVBLM"         8  u32 format version (1)   12 u32 header bytes (128 + 64·layers)
+//     0  magic "URLSVBLM"         8  u32 format version (2)   12 u32 header bytes (128 + 64·layers)
 //     16 hash id "xxh3-128", NUL-padded to 16 bytes            32 u32 block bits (512)
 //     36 u32 layer count          40 u64 generation            48 u64 base capacity
 //     56 f64 fp_rate              64 f64 first_layer_share     72 f64 tightening
-//     80 u64 total inserted       88 32 bytes zero             120 u64 XXH3-64 of the header bytes
-//                                                                  (with this field zeroed)
+//     80 u64 total inserted       88 16 bytes state identity   104 16 bytes zero
+//     120 u64 XXH3-64 of the header bytes (with this field zeroed)
 //   one 64-byte record per layer
 //     0 u64 capacity   8 f64 ε   16 u64 inserted   24 u64 num_blocks   32 u32 bits per line
 //     36 u32 lines per key   40 u64 data offset   48 u64 XXH3-64 of the bit array   56 u64 zero
 //   the bit arrays (num_blocks · 64 bytes each, lock bits cleared), back to back in layer order;
 //   the file ends after the last one.
+// The state identity (state_identity.h) and the generation say which state directory and which
+// checkpoint the snapshot belongs to. Version 1 had zeros at 88 (no identity): it is still read,
+// with a zero identity.
 // A reader rejects: a short file or bad sizes/offsets or checksum mismatch (Corruption), a foreign
 // magic (Corruption), a version above its own or another hash id or block size (Unsupported).
 //
@@ -28,11 +31,12 @@
 #include <vector>
 
 #include "dedup/blocked_bloom_filter.h"
+#include "dedup/state_identity.h"
 #include "dedup/status.h"
 
 namespace urlsieve {
 
-inline constexpr uint32_t kBloomSnapshotVersion = 1;
+inline constexpr uint32_t kBloomSnapshotVersion = 2;
 
 struct BloomSnapshotMeta {
   uint64_t base_capacity = 0;
@@ -40,6 +44,7 @@ struct BloomSnapshotMeta {
   double first_layer_share = 0;
   double tightening = 0;
   uint64_t generation = 0;
+  StateIdentity identity;  // zero in a version-1 file
 };
 
 struct BloomSnapshotLayerView {

@@ -240,20 +240,22 @@ BloomStats ScalableBloomFilter::Stats() const {
   return s;
 }
 
-Status ScalableBloomFilter::Save(const std::string& path, uint64_t generation) const {
+Status ScalableBloomFilter::Save(const std::string& path, uint64_t generation,
+                                 const StateIdentity& identity) const {
   const uint32_t n = num_layers_.load(std::memory_order_acquire);
   std::vector<BloomSnapshotLayerView> views;
   for (uint32_t i = 0; i < n; ++i) {
     const Layer& layer = *layers_[i];
     views.push_back({layer.capacity, layer.fp_rate, layer.Inserted(), layer.filter.get()});
   }
-  BloomSnapshotMeta meta{options_.capacity, options_.fp_rate, options_.first_layer_share,
-                         options_.tightening, generation};
+  BloomSnapshotMeta meta{options_.capacity,   options_.fp_rate, options_.first_layer_share,
+                         options_.tightening, generation,       identity};
   return WriteBloomSnapshot(path, meta, views);
 }
 
 Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Load(const std::string& path,
-                                                                       uint64_t* generation) {
+                                                                       uint64_t* generation,
+                                                                       StateIdentity* identity) {
   auto snapshot = ReadBloomSnapshot(path);
   if (!snapshot.ok()) return snapshot.status();
   BloomSnapshot& snap = snapshot.value();
@@ -275,6 +277,7 @@ Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Load(const std
   f->base_ = f->layers_[0]->filter.get();
   f->num_layers_.store(static_cast<uint32_t>(snap.layers.size()), std::memory_order_release);
   if (generation != nullptr) *generation = snap.meta.generation;
+  if (identity != nullptr) *identity = snap.meta.identity;
   return f;
 }
 

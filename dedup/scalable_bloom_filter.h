@@ -39,6 +39,7 @@
 
 #include "dedup/blocked_bloom_filter.h"
 #include "dedup/key_hash.h"
+#include "dedup/state_identity.h"
 #include "dedup/status.h"
 
 namespace urlsieve {
@@ -86,13 +87,17 @@ class ScalableBloomFilter {
   const BloomOptions& options() const { return options_; }
 
   // Writes a snapshot atomically (temp file in the same directory, fsync, rename, fsync directory):
-  // a crash mid-save leaves the previous file intact. `generation` is stored opaquely for the
-  // owner. Inserts may run meanwhile; each key inserted before Save began is in the snapshot.
-  Status Save(const std::string& path, uint64_t generation = 0) const;
+  // a crash mid-save leaves the previous file intact. `generation` and `identity` (the state's,
+  // see state_identity.h) are stored opaquely for the owner. Inserts may run meanwhile; each key
+  // inserted before Save began is in the snapshot.
+  Status Save(const std::string& path, uint64_t generation = 0,
+              const StateIdentity& identity = StateIdentity()) const;
   // Corruption for a truncated, damaged or foreign file; Unsupported for a newer format version or
-  // another hash; NotFound for a missing file. Never modifies the file.
+  // another hash; NotFound for a missing file. Never modifies the file. *identity is zero for a
+  // version-1 snapshot (written before identities existed).
   static Result<std::unique_ptr<ScalableBloomFilter>> Load(const std::string& path,
-                                                           uint64_t* generation = nullptr);
+                                                           uint64_t* generation = nullptr,
+                                                           StateIdentity* identity = nullptr);
 
  private:
   struct Layer;

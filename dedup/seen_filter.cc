@@ -14,7 +14,8 @@ namespace urlsieve {
 namespace {
 
 constexpr std::string_view kFormat = "urlsieve-state";
-constexpr int64_t kFormatVersion = 1;
+// 2: an identity in urlsieve_meta and in every state file (dedup/state_identity.h).
+constexpr int64_t kFormatVersion = 2;
 
 std::string FormatDouble(double v) {
   char buf[32];
@@ -109,6 +110,12 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   if (options.state_dir.empty() && (options.exact || options.checkpointed)) {
     return Status::InvalidArgument("exact and checkpointed modes need a state directory");
   }
+  if (options.state_dir.empty() && (options.read_only || options.rebuild_bloom)) {
+    return Status::InvalidArgument("read_only and rebuild_bloom need a state directory");
+  }
+  if (options.read_only && (options.checkpointed || options.rebuild_bloom)) {
+    return Status::InvalidArgument("a read-only open cannot be checkpointed or rebuild the state");
+  }
   std::unique_ptr<SeenFilter> filter(new SeenFilter(options));
   if (options.state_dir.empty()) {
     auto bloom = ScalableBloomFilter::Create({options.capacity, options.fp_rate});
@@ -128,18 +135,72 @@ Status SeenFilter::WriteMeta(std::string_view key, const std::string& value) {
   return stmt->Run();
 }
 
+namespace {
+
+// A state.db that is missing or empty while the other state files exist means a damaged or half
+// copied state: starting afresh would silently forget every URL those files remember.
+Status CheckStateDbIsThere(const std::string& dir, const std::string& db_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool exists = fs::exists(db_path, ec);
+  const uintmax_t size = exists ? fs::file_size(db_path, ec) : 0;
+  if (exists && (ec || size > 0)) return Status::Ok();
+  const uintmax_t wal_size =
+      fs::exists(db_path + "-wal", ec) ? fs::file_size(db_path + "-wal", ec) : 0;
+  if (exists && !ec && wal_size > 0) return Status::Ok();  // every page is still in the WAL
+  for (const char* name : {"bloom.snap", "bloom.snap.next"}) {
+    const std::string other = dir + "/" + name;
+    if (!fs::exists(other, ec)) continue;
+    const std::string what = db_path + (exists ? " is empty (0 bytes)" : " is missing");
+    return Status::Corruption(what + " but " + other + " exists: the state is damaged or " +
+                              "incomplete, and starting afresh would forget every URL it holds. " +
+                              "Restore state.db from a backup, or move " + dir +
+                              " away to start a new state");
+  }
+  return Status::Ok();
+}
+
+std::string RebuildAdvice(bool exact) {
+  return exact ? "; restore the files of one checkpoint, or rebuild the Bloom filter from the "
+                 "exact store (--rebuild, rebuild_bloom)"
+               : "; restore the files of one checkpoint (a Bloom-only state cannot be rebuilt)";
+}
+
+}  // namespace
+
+Status SeenFilter::ReadOnlyError() const {
+  return Status::FailedPrecondition(options_.state_dir + " was opened read-only");
+}
+
+std::string SeenFilter::StateDbPath() const { return options_.state_dir + "/state.db"; }
+
 Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
   std::error_code ec;
-  std::filesystem::create_directories(options_.state_dir, ec);
-  if (ec) return Status::IoError("create " + options_.state_dir + ": " + ec.message());
-  const std::string path = options_.state_dir + "/state.db";
+  const std::string& dir = options_.state_dir;
+  const std::string path = StateDbPath();
+  if (options_.read_only) {
+    if (!std::filesystem::exists(path, ec)) {
+      return Status::NotFound("no state in " + dir + " (no state.db)");
+    }
+  } else {
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return Status::IoError("create " + dir + ": " + ec.message());
+  }
+  auto lock = StateLock::Acquire(
+      dir, options_.read_only ? StateLock::Mode::kShared : StateLock::Mode::kExclusive);
+  if (!lock.ok()) return lock.status();
+  lock_ = std::move(*lock);
+  URLSIEVE_RETURN_IF_ERROR(CheckStateDbIsThere(dir, path));
 
   // Open without WAL first: switching the journal mode writes the file header, and a foreign
   // database must be left exactly as it was.
   SqliteDb::Options db_options;
   db_options.wal = false;
+  db_options.read_only = options_.read_only;
+  db_options.create_if_missing = !options_.read_only;
+  db_options.no_other_writer = options_.read_only;  // the shared lock keeps writers out
   auto db = SqliteDb::Open(path, db_options);
-  if (!db.ok()) return Status(db.status().code(), path + ": " + db.status().message());
+  if (!db.ok()) return db.status();
   db_ = std::move(*db);
 
   auto tables = db_->Prepare(
@@ -153,16 +214,25 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
   if (table_count > 0 && !has_meta) {
     return Status::Corruption(path + ": not a urlsieve state database (no urlsieve_meta table)");
   }
-  URLSIEVE_RETURN_IF_ERROR(db_->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"));
+  if (options_.read_only && !has_meta) {
+    return Status::NotFound("no state in " + dir + " (state.db holds no urlsieve state)");
+  }
+  if (!options_.read_only) {
+    URLSIEVE_RETURN_IF_ERROR(
+        db_->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "switching to WAL mode"));
+  }
   // The exact store's B-tree pages stay hot between batches.
   URLSIEVE_RETURN_IF_ERROR(db_->Exec("PRAGMA cache_size=-65536"));
 
   if (!has_meta) {
-    URLSIEVE_RETURN_IF_ERROR(db_->Begin());
+    auto identity = StateIdentity::Random();
+    if (!identity.ok()) return identity.status();
+    URLSIEVE_RETURN_IF_ERROR(db_->Begin("creating the state"));
     URLSIEVE_RETURN_IF_ERROR(
         db_->Exec("CREATE TABLE urlsieve_meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID"));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("format", std::string(kFormat)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("version", std::to_string(kFormatVersion)));
+    URLSIEVE_RETURN_IF_ERROR(WriteMeta("identity", identity->ToHex()));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("capacity", std::to_string(options_.capacity)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("fp_rate", FormatDouble(options_.fp_rate)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("exact", options_.exact ? "1" : "0"));
@@ -172,7 +242,7 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
       auto store = ExactStore::Open(db_.get());
       if (!store.ok()) return store.status();
     }
-    URLSIEVE_RETURN_IF_ERROR(db_->Commit());
+    URLSIEVE_RETURN_IF_ERROR(db_->Commit("creating the state"));
   }
 
   // Read back what is stored (also right after creating it: one code path).
@@ -201,7 +271,8 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
   }
   auto version = get("version");
   if (!version.ok()) return version.status();
-  if (std::strtoll(version->c_str(), nullptr, 10) > kFormatVersion) {
+  const long long version_number = std::strtoll(version->c_str(), nullptr, 10);
+  if (version_number > kFormatVersion) {
     return Status::Unsupported(path + ": state format version " + *version +
                                " is newer than this build's " + std::to_string(kFormatVersion));
   }
@@ -228,8 +299,24 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
     auto it = meta.find(key);
     return it == meta.end() ? 0 : std::strtoull(it->second.c_str(), &end, 10);
   };
+  auto optional_generation = [&](std::string_view key) -> std::optional<uint64_t> {
+    auto it = meta.find(key);
+    if (it == meta.end()) return std::nullopt;
+    return std::strtoull(it->second.c_str(), &end, 10);
+  };
   maybe_lookups_ = counter("maybe_lookups");
   false_positives_ = counter("false_positives");
+  upgraded_at_ = optional_generation("upgraded_at_generation");
+  superseded_snapshot_ = optional_generation("superseded_snapshot");
+  if (auto identity = meta.find("identity"); identity != meta.end()) {
+    auto parsed = StateIdentity::FromHex(identity->second);
+    if (!parsed.ok()) return Status::Corruption(path + ": " + parsed.status().message());
+    identity_ = *parsed;
+  } else if (version_number <= 1) {
+    version1_ = true;
+  } else {
+    return Status::Corruption(path + ": urlsieve_meta lacks 'identity'");
+  }
   canonicalizer_ = UrlCanonicalizer(options_.canonicalize);
 
   if (options_.capacity != requested.capacity || options_.fp_rate != requested.fp_rate) {
@@ -252,82 +339,172 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
                                                   ")" + KeyVersionNote(options_.canonicalize)});
   }
 
-  URLSIEVE_RETURN_IF_ERROR(LoadOrRebuildBloom());
+  URLSIEVE_RETURN_IF_ERROR(LoadBloom());
+  if (!options_.read_only) URLSIEVE_RETURN_IF_ERROR(Upgrade());
   if (options_.checkpointed) URLSIEVE_RETURN_IF_ERROR(db_->Begin());
+  return Status::Ok();
+}
+
+Status SeenFilter::Upgrade() {
+  if (version1_) {
+    auto identity = StateIdentity::Random();
+    if (!identity.ok()) return identity.status();
+    URLSIEVE_RETURN_IF_ERROR(db_->Begin("upgrading the state to format version 2"));
+    Status status = WriteMeta("identity", identity->ToHex());
+    if (status.ok()) status = WriteMeta("version", std::to_string(kFormatVersion));
+    if (status.ok()) status = WriteMeta("upgraded_at_generation", std::to_string(generation_));
+    if (status.ok()) status = db_->Commit("upgrading the state to format version 2");
+    if (!status.ok()) {
+      db_->Rollback();
+      return status;
+    }
+    identity_ = *identity;
+    version1_ = false;
+    upgraded_at_ = generation_;
+    notices_.push_back({SeenNotice::Kind::kUpgraded,
+                        "upgraded " + options_.state_dir +
+                            " to state format version 2: its identity is " + identity_.ToHex()});
+  }
+  if (snapshot_unstamped_) {
+    // The version-1 snapshot matches the database (LoadBloom checked): stamp it, atomically.
+    URLSIEVE_RETURN_IF_ERROR(bloom_->Save(SnapshotPath(), generation_, identity_));
+    snapshot_unstamped_ = false;
+  }
   return Status::Ok();
 }
 
 std::string SeenFilter::SnapshotPath() const { return options_.state_dir + "/bloom.snap"; }
 std::string SeenFilter::NextSnapshotPath() const { return options_.state_dir + "/bloom.snap.next"; }
 
-Status SeenFilter::LoadOrRebuildBloom() {
+Status SeenFilter::CheckIdentity(const std::string& file, const StateIdentity& file_identity,
+                                 uint64_t file_generation) const {
+  if (file_identity == identity_) return Status::Ok();  // also: both zero in a version-1 state
+  // An unstamped (version-1) file of the state's own last version-1 checkpoint: only until the
+  // first checkpoint after the upgrade.
+  if (file_identity.IsZero() && upgraded_at_ && *upgraded_at_ == generation_ &&
+      file_generation == generation_) {
+    return Status::Ok();
+  }
+  const auto name = [](const StateIdentity& id) {
+    return id.IsZero() ? std::string("none (a version-1 file)") : id.ToHex();
+  };
+  return Status::Corruption(file + " belongs to another state: its identity is " +
+                            name(file_identity) + ", " + StateDbPath() + "'s is " +
+                            name(identity_) +
+                            ". It was copied from another state directory or left over from "
+                            "one; move it away (nothing was changed)");
+}
+
+Status SeenFilter::LoadBloom() {
   namespace fs = std::filesystem;
   const std::string snap = SnapshotPath();
   const std::string next = NextSnapshotPath();
+  const std::string db_path = StateDbPath();
   std::error_code ec;
-  if (fs::exists(next, ec)) {
-    uint64_t next_generation = 0;
-    auto loaded = ScalableBloomFilter::Load(next, &next_generation);
-    if (loaded.ok() && next_generation == generation_) {
-      // The crash hit between a checkpoint's COMMIT and its rename: finish the rename.
-      fs::rename(next, snap, ec);
-      if (ec) return Status::IoError("rename " + next + ": " + ec.message());
-    } else {
-      fs::remove(next, ec);  // the snapshot of a checkpoint that never committed
-    }
-  }
-
-  // Why bloom.snap cannot be used; empty when it can, or when there is none to use yet.
-  std::string problem;
-  const bool have_snapshot = fs::exists(snap, ec);
-  if (have_snapshot) {
-    uint64_t snap_generation = 0;
-    auto loaded = ScalableBloomFilter::Load(snap, &snap_generation);
-    if (!loaded.ok()) {
-      if (!options_.exact) return loaded.status();
-      problem = loaded.status().ToString();
-    } else if (snap_generation != generation_) {
-      problem = snap + " is stale (generation " + std::to_string(snap_generation) +
-                ", state.db is at " + std::to_string(generation_) + ")";
-    } else {
-      bloom_ = std::move(*loaded);
-      snapshot_current_ = true;
-    }
-  } else if (generation_ > 0) {
-    problem = snap + " is missing";
-  }  // else: a fresh state, or one that never reached its first checkpoint or Save.
-
-  if (!options_.exact) {
-    if (!problem.empty()) {
-      return Status::Corruption(problem +
-                                "; a Bloom-only state cannot be rebuilt (no exact store)");
-    }
-    if (bloom_ == nullptr) {
-      auto bloom = ScalableBloomFilter::Create({options_.capacity, options_.fp_rate});
-      if (!bloom.ok()) return bloom.status();
-      bloom_ = std::move(*bloom);
-      snapshot_current_ = false;
-    }
-    return Status::Ok();
-  }
-  // Exact mode: opening the store reads every row to build its index; when the snapshot is not
-  // usable the same scan refills the Bloom filter.
-  std::function<void(std::string_view)> refill;
-  if (bloom_ == nullptr) {
+  const auto new_bloom = [this]() -> Status {
     auto bloom = ScalableBloomFilter::Create({options_.capacity, options_.fp_rate});
     if (!bloom.ok()) return bloom.status();
     bloom_ = std::move(*bloom);
     snapshot_current_ = false;
-    refill = [this](std::string_view key) { bloom_->InsertIfNew(HashKey(key)); };
+    return Status::Ok();
+  };
+  if (options_.rebuild_bloom) {
+    if (!options_.exact) {
+      return Status::FailedPrecondition(db_path +
+                                        ": cannot rebuild the Bloom filter of a Bloom-only state "
+                                        "(it has no exact store to rebuild it from)");
+    }
+    URLSIEVE_RETURN_IF_ERROR(new_bloom());
+    URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true));
+    notices_.push_back({SeenNotice::Kind::kRebuilt,
+                        "rebuilt the Bloom filter from " + std::to_string(store_->rows()) +
+                            " keys in the exact store, as requested; the next save replaces " +
+                            snap});
+    return Status::Ok();
   }
-  auto store = ExactStore::Open(db_.get(), refill);
+
+  // bloom.snap.next: the snapshot of a checkpoint that crashed around its COMMIT.
+  bool use_next = false;  // read-only: the committed snapshot is .next, not bloom.snap
+  if (fs::exists(next, ec)) {
+    uint64_t next_generation = 0;
+    StateIdentity next_identity;
+    auto loaded = ScalableBloomFilter::Load(next, &next_generation, &next_identity);
+    if (!loaded.ok()) {
+      return Status(loaded.status().code(),
+                    loaded.status().message() + " (" + next +
+                        " is the snapshot of an interrupted checkpoint; it cannot be told to "
+                        "belong to this state: move it away)");
+    }
+    URLSIEVE_RETURN_IF_ERROR(CheckIdentity(next, next_identity, next_generation));
+    if (next_generation == generation_) {
+      // The crash hit between a checkpoint's COMMIT and its rename: finish the rename.
+      if (options_.read_only) {
+        use_next = true;
+      } else {
+        fs::rename(next, snap, ec);
+        if (ec) return Status::IoError("rename " + next + " to " + snap + ": " + ec.message());
+      }
+    } else if (next_generation == generation_ + 1) {
+      // This state's snapshot of a checkpoint whose COMMIT never happened.
+      if (!options_.read_only) fs::remove(next, ec);
+    } else {
+      return Status::Corruption(next + " is at generation " + std::to_string(next_generation) +
+                                " but " + db_path + " is at generation " +
+                                std::to_string(generation_) +
+                                ": they are not from one checkpoint; move it away");
+    }
+  }
+
+  const std::string file = use_next ? next : snap;
+  if (!fs::exists(file, ec)) {
+    if (generation_ > 0) {
+      return Status::FailedPrecondition(file + " is missing but " + db_path + " is at generation " +
+                                        std::to_string(generation_) +
+                                        RebuildAdvice(options_.exact));
+    }
+    // A fresh state, or one that never reached its first checkpoint or Save: in exact mode the
+    // store holds every key there is, so filling the filter from it loses nothing.
+    URLSIEVE_RETURN_IF_ERROR(new_bloom());
+    return options_.exact ? OpenStore(/*refill=*/true) : Status::Ok();
+  }
+  uint64_t snap_generation = 0;
+  StateIdentity snap_identity;
+  auto loaded = ScalableBloomFilter::Load(file, &snap_generation, &snap_identity);
+  if (!loaded.ok()) {
+    if (loaded.status().code() != StatusCode::kCorruption) return loaded.status();
+    return Status::Corruption(loaded.status().message() + RebuildAdvice(options_.exact));
+  }
+  URLSIEVE_RETURN_IF_ERROR(CheckIdentity(file, snap_identity, snap_generation));
+  if (snap_generation == generation_) {
+    bloom_ = std::move(*loaded);
+    snapshot_current_ = true;
+    snapshot_unstamped_ = snap_identity.IsZero() && !use_next;
+    return options_.exact ? OpenStore(/*refill=*/false) : Status::Ok();
+  }
+  if (options_.exact && superseded_snapshot_ && *superseded_snapshot_ == snap_generation &&
+      generation_ == snap_generation + 1) {
+    // Rows were committed after this snapshot and the database recorded so (a standalone exact
+    // filter that was not saved): the rows are the truth, and the filter is refilled from them.
+    URLSIEVE_RETURN_IF_ERROR(new_bloom());
+    URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true));
+    notices_.push_back({SeenNotice::Kind::kRebuilt,
+                        "rebuilt the Bloom filter from " + std::to_string(store_->rows()) +
+                            " keys in the exact store: rows were committed after " + file +
+                            " (generation " + std::to_string(snap_generation) +
+                            ") and the filter was not saved since"});
+    return Status::Ok();
+  }
+  return Status::Corruption(file + " is at generation " + std::to_string(snap_generation) +
+                            " but " + db_path + " is at generation " + std::to_string(generation_) +
+                            ": they are not from one checkpoint" + RebuildAdvice(options_.exact));
+}
+
+Status SeenFilter::OpenStore(bool refill) {
+  std::function<void(std::string_view)> fill;
+  if (refill) fill = [this](std::string_view key) { bloom_->InsertIfNew(HashKey(key)); };
+  auto store = ExactStore::Open(db_.get(), fill);
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
-  if (!problem.empty()) {
-    notices_.push_back({SeenNotice::Kind::kRebuilt, "rebuilt the Bloom filter from " +
-                                                        std::to_string(store_->rows()) +
-                                                        " keys in the exact store: " + problem});
-  }
   return Status::Ok();
 }
 
@@ -337,6 +514,7 @@ Result<bool> SeenFilter::InsertIfNew(std::string_view url) {
   URLSIEVE_RETURN_IF_ERROR(canonicalizer_.CanonicalizeTo(url, &s.keys[0]));
   const std::string_view key = s.keys[0];
   const KeyHash hash = HashKey(key);
+  if (options_.read_only) return ReadOnlyError();
   if (store_ == nullptr) {
     std::shared_lock lock(mu_);
     return bloom_->InsertIfNew(hash);
@@ -387,6 +565,7 @@ Status SeenFilter::InsertKeysIfNew(std::span<const std::string_view> keys,
 
 Status SeenFilter::InsertHashed(std::span<const std::string_view> keys,
                                 std::span<const KeyHash> hashes, bool* is_new) {
+  if (options_.read_only) return ReadOnlyError();
   if (store_ == nullptr) {
     std::shared_lock lock(mu_);
     bloom_->InsertIfNewBatch(hashes, is_new);
@@ -410,8 +589,10 @@ Status SeenFilter::InsertExactLocked(std::span<const std::string_view> keys,
   Status status;
   if (own_transaction && snapshot_current_) {
     // Rows are about to be committed that bloom.snap lacks: retire its generation in the same
-    // transaction, so that a crash before the next Save rebuilds the filter from the rows.
+    // transaction, and record which snapshot they supersede, so that a crash before the next Save
+    // rebuilds the filter from the rows (LoadBloom).
     status = WriteMeta("generation", std::to_string(generation_ + 1));
+    if (status.ok()) status = WriteMeta("superseded_snapshot", std::to_string(generation_));
   }
   if (status.ok()) status = store_->InsertIfAbsent(entries_, &inserted_);
   if (status.ok() && own_transaction) status = db_->Commit();
@@ -422,6 +603,7 @@ Status SeenFilter::InsertExactLocked(std::span<const std::string_view> keys,
     return status;
   }
   if (own_transaction && snapshot_current_) {
+    superseded_snapshot_ = generation_;
     ++generation_;
     snapshot_current_ = false;
   }
@@ -453,6 +635,7 @@ SeenStats SeenFilter::Stats() const {
   {
     std::shared_lock lock(mu_);
     s.generation = generation_;
+    s.identity = identity_;
     if (store_ != nullptr) s.stored_keys = store_->rows();
   }
   const BloomStats b = bloom_->Stats();
@@ -469,11 +652,13 @@ SeenStats SeenFilter::Stats() const {
 
 Status SeenFilter::Save() {
   if (db_ == nullptr) return Status::Ok();
+  if (options_.read_only) return ReadOnlyError();
   return Checkpoint();
 }
 
 Status SeenFilter::Checkpoint(const std::function<Status(SqliteDb&)>& write_more) {
   if (db_ == nullptr) return Status::FailedPrecondition("an in-memory SeenFilter has no state");
+  if (options_.read_only) return ReadOnlyError();
   std::unique_lock lock(mu_);
   return CheckpointLocked(write_more);
 }
@@ -487,8 +672,8 @@ Status SeenFilter::CheckpointLocked(const std::function<Status(SqliteDb&)>& writ
   if (status.ok()) status = WriteMeta("false_positives", std::to_string(false_positives_.load()));
   // Snapshot, then commit, then rename (see the header): whichever step a crash interrupts, the
   // next open finds a snapshot that matches the committed generation, or rebuilds/reports it.
-  if (status.ok()) status = bloom_->Save(NextSnapshotPath(), generation);
-  if (status.ok()) status = db_->Commit();
+  if (status.ok()) status = bloom_->Save(NextSnapshotPath(), generation, identity_);
+  if (status.ok()) status = db_->Commit("committing a checkpoint");
   if (!status.ok()) {
     // Standalone: nothing of ours is lost by rolling back (batches committed on their own). In
     // checkpointed mode the transaction stays open, with its rows, for the next attempt.

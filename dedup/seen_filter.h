@@ -12,23 +12,51 @@
 //    state database and become durable together with the caller's tables (the frontier's) at
 //    Checkpoint().
 //
-// State directory layout (format version 1)
+// State directory layout (format version 2)
+//   DIR/LOCK              flock(2)ed for as long as a SeenFilter has the state open (state_lock.h):
+//                         exclusively by a writable open, which writes its pid there; shared by a
+//                         read-only one. A second process is refused with the holder's pid.
 //   DIR/state.db          SQLite. `urlsieve_meta(key TEXT PRIMARY KEY, value)`: format
-//                         "urlsieve-state", version, capacity, fp_rate, exact, canonicalizer
-//                         options, generation, counters. In exact mode also `seen_urls` (see
-//                         exact_store.h). In checkpointed mode other layers add their own tables.
-//   DIR/bloom.snap        The Bloom filter snapshot (bloom_snapshot.h), tagged with the generation
-//                         of the database commit it matches.
+//                         "urlsieve-state", version, identity (32 hex digits, state_identity.h),
+//                         capacity, fp_rate, exact, canonicalizer options, generation, counters.
+//                         In exact mode also `seen_urls` (see exact_store.h). In checkpointed mode
+//                         other layers add their own tables.
+//   DIR/bloom.snap        The Bloom filter snapshot (bloom_snapshot.h), stamped with the state's
+//                         identity and the generation of the database commit it matches.
 //   DIR/bloom.snap.next   Transient: the snapshot of a checkpoint whose commit may not have
 //                         happened. Each Checkpoint writes it, COMMITs the new generation, then
-//                         renames it over bloom.snap. On open, a .next whose generation equals the
-//                         database's is promoted (the crash hit after the commit); otherwise it is
-//                         discarded (the commit never happened).
-// The first open creates the directory and records the given capacity, ε, exact flag and
-// canonicalizer options; later opens reuse the stored ones (notices() says when the caller asked
-// for others). A snapshot that is missing, stale (generation differs from the database's) or
-// corrupt is rebuilt from the exact store in exact mode, and is an error in Bloom-only mode. A
-// foreign or corrupt state.db is a Corruption error; nothing is ever overwritten.
+//                         renames it over bloom.snap. On open, a .next of this identity whose
+//                         generation equals the database's is promoted (the crash hit after the
+//                         commit); one at the next generation is discarded (the commit never
+//                         happened). Anything else is an error, and the file is left alone.
+// The first open creates the directory, a random identity, and records the given capacity, ε,
+// exact flag and canonicalizer options; later opens reuse the stored ones (notices() says when the
+// caller asked for others).
+//
+// Nothing is ever silently reset, rebuilt, overwritten or deleted. On open these are errors that
+// name the files, and leave every file as it was:
+//  - a state.db that is missing or empty (0 bytes) while bloom.snap (or .next) exists (Corruption);
+//  - a state.db shorter than its header says (sqlite_db.h), foreign, or damaged (Corruption);
+//  - a snapshot of another identity: copied from another state directory (Corruption, naming both
+//    files and both identities);
+//  - a snapshot of another generation (stale, or newer than the database), a corrupt snapshot
+//    (Corruption), or a missing one once the state has a generation > 0 (FailedPrecondition).
+// In exact mode the Bloom filter can be rebuilt from the exact store, but only on request
+// (rebuild_bloom, `--rebuild`); a Bloom-only state cannot be rebuilt at all. One rebuild happens
+// by itself, because the database says it is due: a standalone exact filter commits rows with
+// each batch and marks the snapshot they supersede in the same transaction (`superseded_snapshot`),
+// so after a crash the snapshot of exactly that generation is known to be merely behind the rows.
+//
+// Version-1 states (before identities) are upgraded on their first writable open: the snapshot is
+// checked by the version-1 rules, then an identity is committed to state.db (with the generation
+// it was assigned at, `upgraded_at_generation`) and the snapshot is rewritten stamped with it (a
+// kUpgraded notice says so). If a crash falls between the two, the next open accepts the unstamped
+// snapshot once more, at that generation only. A read-only open of a version-1 state reads it as
+// it is.
+//
+// Read-only opens (read_only, for `urlsieve stats`) take the shared lock, open state.db without
+// creating anything (not even SQLite's -wal/-shm files when no WAL holds data), use a committed
+// bloom.snap.next without promoting it, and never upgrade, rebuild on disk or delete anything.
 //
 // Durability: a Bloom-only filter is durable at Save()/Checkpoint(). An exact standalone filter
 // commits each batch, so its rows survive a crash; the Bloom filter is then rebuilt from them. In
@@ -53,6 +81,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -60,6 +89,8 @@
 #include <vector>
 
 #include "dedup/exact_store.h"
+#include "dedup/state_identity.h"
+#include "dedup/state_lock.h"
 #include "dedup/status.h"
 #include "dedup/url_canonicalizer.h"
 
@@ -76,6 +107,13 @@ struct SeenFilterOptions {
   bool exact = false;              // SQLite confirms every Bloom "maybe" (needs state_dir)
   bool checkpointed = false;       // crawl mode: commit only at Checkpoint()
   CanonicalizeOptions canonicalize;
+  // Exact mode: rebuild the Bloom filter from the exact store instead of loading bloom.snap (which
+  // the next Save/Checkpoint then replaces). FailedPrecondition for a Bloom-only state. The only
+  // way to get past a missing, stale or corrupt snapshot (see above).
+  bool rebuild_bloom = false;
+  // Open an existing state without writing anything (see above); inserts, Save and Checkpoint
+  // are then FailedPrecondition. NotFound when the directory holds no state.db.
+  bool read_only = false;
 };
 
 enum class Verdict : uint8_t { kNew, kSeen, kInvalid };
@@ -85,6 +123,7 @@ struct SeenNotice {
   enum class Kind : uint8_t {
     kStoredParameters,  // the state's stored parameters override the requested ones
     kRebuilt,           // the Bloom filter was rebuilt from the exact store (and why)
+    kUpgraded,          // a version-1 state was given an identity (format version 2)
   };
   Kind kind;
   std::string text;
@@ -100,6 +139,7 @@ struct SeenStats {
   double fp_rate = 0;     // as stored
   bool exact = false;
   uint64_t generation = 0;  // of the last commit/checkpoint
+  StateIdentity identity;   // of the state directory (zero: a version-1 state opened read-only)
   // The Bloom filter.
   uint64_t bloom_inserted = 0;
   uint64_t bloom_capacity = 0;
@@ -117,7 +157,9 @@ struct SeenStats {
 class SeenFilter {
  public:
   // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir,
-  // capacity 0, fp_rate outside (0, 1)); Corruption for a foreign or damaged state; IoError.
+  // capacity 0, fp_rate outside (0, 1)); FailedPrecondition when another process has the state
+  // directory open (naming its pid), or for a missing snapshot; Corruption for a foreign,
+  // mixed-up or damaged state; IoError.
   static Result<std::unique_ptr<SeenFilter>> Open(const SeenFilterOptions& options);
   ~SeenFilter();
   SeenFilter(const SeenFilter&) = delete;
@@ -162,7 +204,19 @@ class SeenFilter {
   explicit SeenFilter(const SeenFilterOptions& options);
 
   Status OpenState(const SeenFilterOptions& requested);
-  Status LoadOrRebuildBloom();
+  // Loads bloom.snap (after settling bloom.snap.next), or rebuilds the filter when asked to or
+  // when the database says it is due, and opens the exact store.
+  Status LoadBloom();
+  // Ok when a state file stamped (identity, generation) may belong to this state; else
+  // Corruption naming it, state.db and both identities.
+  Status CheckIdentity(const std::string& file, const StateIdentity& file_identity,
+                       uint64_t file_generation) const;
+  // Opens the exact store; refills the (empty) Bloom filter from its rows when `refill`.
+  Status OpenStore(bool refill);
+  // A version-1 state gets an identity; its snapshot is stamped with it.
+  Status Upgrade();
+  std::string StateDbPath() const;
+  Status ReadOnlyError() const;
   Status WriteMeta(std::string_view key, const std::string& value);
   // Decides, for keys already hashed, which are new. Takes mu_ itself.
   Status InsertHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
@@ -176,6 +230,16 @@ class SeenFilter {
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;
   std::vector<SeenNotice> notices_;
+
+  // Declared before db_, so it is released after the database is closed.
+  std::unique_ptr<StateLock> lock_;  // null in memory
+  StateIdentity identity_;           // zero while a version-1 state is not upgraded
+  bool version1_ = false;            // the state has no identity yet (format version 1)
+  bool snapshot_unstamped_ = false;  // bloom.snap is a version-1 file (zero identity)
+  // From urlsieve_meta: the generation at which a version-1 state got its identity, and the
+  // snapshot generation a standalone exact batch superseded (see the header comment).
+  std::optional<uint64_t> upgraded_at_;
+  std::optional<uint64_t> superseded_snapshot_;
 
   // Shared by Bloom-only inserts, exclusive for exact-mode batches, Contains in exact mode,
   // Checkpoint.

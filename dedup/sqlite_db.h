@@ -1,9 +1,12 @@
 // SqliteDb and SqliteStatement: a thin RAII layer over the SQLite C API that reports errors as
-// Status values. Shared by the exact seen-store (dedup/) and the durable frontier (frontier/), which
-// keep their tables in one database file so one transaction checkpoints both.
+// Status values. Shared by the exact seen-store (dedup/) and the durable frontier (frontier/),
+// which keep their tables in one database file so one transaction checkpoints both.
 //
-// Thread-safety: none. A SqliteDb and its statements belong to one thread at a time; owners that are
-// shared between threads guard them with their own mutex.
+// Errors name the database file and what was being done, e.g. "/x/state/state.db: committing a
+// checkpoint: database or disk is full"; callers need not (and should not) add the path again.
+//
+// Thread-safety: none. A SqliteDb and its statements belong to one thread at a time; owners that
+// are shared between threads guard them with their own mutex.
 #ifndef URLSIEVE_DEDUP_SQLITE_DB_H_
 #define URLSIEVE_DEDUP_SQLITE_DB_H_
 
@@ -52,11 +55,14 @@ class SqliteStatement {
 
  private:
   friend class SqliteDb;
-  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt, const std::string* path)
+      : db_(db), stmt_(stmt), path_(path) {}
+  // "<path>: <what> '<the statement's SQL>': <SQLite's message>".
   Status Error(int rc, std::string_view what) const;
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  const std::string* path_ = nullptr;  // the owning SqliteDb's, which outlives its statements
 };
 
 class SqliteDb {
@@ -67,10 +73,21 @@ class SqliteDb {
     // WAL + synchronous=NORMAL: durable at each checkpoint of the WAL, fast batched commits.
     bool wal = true;
     int busy_timeout_ms = 5000;
+    // With read_only: the caller guarantees that no other process writes the database meanwhile
+    // (it holds a lock that excludes writers). When no WAL holds data, the file is then opened
+    // with SQLite's `immutable` flag, so that not even the -wal/-shm files are created: the open
+    // writes nothing and works in a read-only directory.
+    bool no_other_writer = false;
+    // Checks on open that the file is as long as its header says (page_count * page_size), when
+    // no WAL holds data: a truncated database is Corruption here, not wrong answers later.
+    // Off only for scratch databases that are rebuilt anyway (the frontier's spill).
+    bool verify_size = true;
   };
 
-  // Opens (or creates) the database at `path` and checks that it is a readable SQLite file, so a
-  // corrupt or foreign file is reported here rather than on first use.
+  // Opens (or creates) the database at `path` and checks that it is a readable SQLite file of the
+  // right size, so a corrupt, truncated or foreign file is reported here rather than on first use.
+  // The size check is O(1) (two stat calls, 100 bytes read); a full `PRAGMA quick_check` would
+  // read the whole file, which can be gigabytes for an exact store, so it is not done here.
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path, const Options& options);
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path) {
     return Open(path, Options());
@@ -79,13 +96,16 @@ class SqliteDb {
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
 
-  // Runs one or more SQL statements that return no rows.
-  Status Exec(std::string_view sql);
+  // Runs one or more SQL statements that return no rows. `doing` says what for, in errors
+  // ("committing a checkpoint"); by default they quote the SQL.
+  Status Exec(std::string_view sql, std::string_view doing = {});
   Result<SqliteStatement> Prepare(std::string_view sql);
 
-  Status Begin() { return Exec("BEGIN IMMEDIATE"); }
-  Status Commit() { return Exec("COMMIT"); }
-  Status Rollback() { return Exec("ROLLBACK"); }
+  Status Begin(std::string_view doing = "starting a transaction") {
+    return Exec("BEGIN IMMEDIATE", doing);
+  }
+  Status Commit(std::string_view doing = "committing") { return Exec("COMMIT", doing); }
+  Status Rollback() { return Exec("ROLLBACK", "rolling back"); }
 
   int64_t LastInsertRowId() const;
   int Changes() const;

@@ -72,6 +72,10 @@ typedef struct urlsieve_options {
   int strip_www;         /* "www.example.com" -> "example.com" */
   int collapse_slashes;  /* "/a//b" -> "/a/b" */
   size_t max_url_length; /* longer URLs are invalid; 2083 */
+  /* Appended in 0.2 (state format 2). Nonzero: rebuild the Bloom filter of an exact state from its
+   * exact store instead of loading bloom.snap; the only way past a missing, stale or corrupt
+   * snapshot, which is otherwise an error. FAILED_PRECONDITION for a Bloom-only state. 0 */
+  int rebuild_bloom;
 } urlsieve_options;
 
 typedef struct urlsieve_stats {
@@ -107,8 +111,11 @@ const char* urlsieve_status_name(urlsieve_status code);
 void urlsieve_options_init(urlsieve_options* options);
 
 /* Opens or creates a filter. On success *filter is a new handle; on failure *filter is NULL.
- * INVALID_ARGUMENT for bad options, CORRUPTION for a damaged or foreign state directory. A state
- * directory that exists keeps the capacity, fp_rate, exact flag and rules it was created with. */
+ * INVALID_ARGUMENT for bad options, CORRUPTION for a damaged, truncated or mixed-up state
+ * directory (files of another state or generation; nothing is changed), FAILED_PRECONDITION when
+ * another process has the state directory open (the message names its pid: a state directory is
+ * locked from urlsieve_open to urlsieve_close) or its Bloom snapshot is missing. A state directory
+ * that exists keeps the capacity, fp_rate, exact flag and rules it was created with. */
 urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter** filter,
                               urlsieve_error* error);
 

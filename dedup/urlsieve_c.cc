@@ -148,6 +148,7 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
     so.canonicalize.strip_www = o.strip_www != 0;
     so.canonicalize.collapse_slashes = o.collapse_slashes != 0;
     so.canonicalize.max_length = o.max_url_length;
+    so.rebuild_bloom = o.rebuild_bloom != 0;
     auto opened = urlsieve::SeenFilter::Open(so);
     if (!opened.ok()) return Report(error, opened.status());
     auto handle = std::make_unique<urlsieve_filter>();

@@ -5,6 +5,7 @@ namespace urlsieve {
 Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& path) {
   SqliteDb::Options options;
   options.wal = false;
+  options.verify_size = false;  // a cache without a journal, emptied below
   Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path, options);
   if (!db.ok()) return db.status();
   std::unique_ptr<SpillStore> store(new SpillStore(std::move(*db)));

@@ -63,7 +63,7 @@ class PySeenFilter {
  public:
   PySeenFilter(uint64_t capacity, double fp_rate, std::optional<std::string> state_dir, bool exact,
                bool sort_query, bool drop_empty_query, bool strip_session_ids, bool strip_www,
-               bool collapse_slashes, size_t max_url_length) {
+               bool collapse_slashes, size_t max_url_length, bool rebuild_bloom) {
     SeenFilterOptions o;
     o.capacity = capacity;
     o.fp_rate = fp_rate;
@@ -75,6 +75,7 @@ class PySeenFilter {
     o.canonicalize.strip_www = strip_www;
     o.canonicalize.collapse_slashes = collapse_slashes;
     o.canonicalize.max_length = max_url_length;
+    o.rebuild_bloom = rebuild_bloom;
     std::optional<Result<std::unique_ptr<SeenFilter>>> opened;
     {
       py::gil_scoped_release release;
@@ -277,12 +278,13 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<PySeenFilter>(m, "SeenFilter")
       .def(py::init<uint64_t, double, std::optional<std::string>, bool, bool, bool, bool, bool,
-                    bool, size_t>(),
+                    bool, size_t, bool>(),
            py::kw_only(), py::arg("capacity") = 10'000'000, py::arg("fp_rate") = 1e-3,
            py::arg("state_dir") = py::none(), py::arg("exact") = false,
            py::arg("sort_query") = false, py::arg("drop_empty_query") = false,
            py::arg("strip_session_ids") = false, py::arg("strip_www") = false,
-           py::arg("collapse_slashes") = false, py::arg("max_url_length") = 2083)
+           py::arg("collapse_slashes") = false, py::arg("max_url_length") = 2083,
+           py::arg("rebuild_bloom") = false)
       .def("insert_if_new", &PySeenFilter::InsertIfNew, py::arg("url"))
       .def("insert_many", &PySeenFilter::InsertMany, py::arg("urls"), py::kw_only(),
            py::arg("invalid") = "raise")

@@ -12,6 +12,10 @@
 // committing each batch (standalone mode) would mark URLs seen whose lines still sit in the output
 // buffer. After a kill -9 the next run prints again the URLs printed since the last save or
 // checkpoint, and nothing is lost.
+//
+// The state directory is locked for the whole run (dedup/state_lock.h): a second `filter` on it
+// exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is left
+// as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -35,6 +39,7 @@ struct FilterFlags {
   uint64_t capacity = SeenFilterOptions().capacity;
   double fp_rate = SeenFilterOptions().fp_rate;
   bool canonical = false;
+  bool rebuild = false;
   size_t batch = 4096;
   CanonicalizeOptions canonicalize;
   bool parameters_given = false;  // set after parsing: print which stored parameters win
@@ -73,6 +78,7 @@ int RunFilter(const FilterFlags& flags) {
   options.capacity = flags.capacity;
   options.fp_rate = flags.fp_rate;
   options.canonicalize = flags.canonicalize;
+  options.rebuild_bloom = flags.rebuild;
   auto opened = SeenFilter::Open(options);
   if (!opened.ok()) {
     fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
@@ -80,7 +86,7 @@ int RunFilter(const FilterFlags& flags) {
   }
   SeenFilter& filter = **opened;
   for (const SeenNotice& notice : filter.notices()) {
-    if (notice.kind == SeenNotice::Kind::kRebuilt || flags.parameters_given) {
+    if (notice.kind != SeenNotice::Kind::kStoredParameters || flags.parameters_given) {
       fprintf(stderr, "urlsieve filter: note: %s\n", notice.text.c_str());
     }
   }
@@ -186,6 +192,9 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
                                   "Bloom false-positive rate bound (new state only)")
                       ->check(CLI::Range(1e-12, 0.5));
   cmd->add_flag("--canonical", flags->canonical, "Print the canonical key instead of the line");
+  cmd->add_flag("--rebuild", flags->rebuild,
+                "Rebuild the Bloom filter from the exact store (an --exact state whose bloom.snap "
+                "is missing, stale or corrupt)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   std::vector<CLI::Option*> canon = {

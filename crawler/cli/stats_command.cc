@@ -1,7 +1,7 @@
 // `urlsieve stats`: what a filter's state directory holds (dedup/seen_filter.h), as a table or as
-// one JSON object.
+// one JSON object. It opens the state read-only (SeenFilterOptions::read_only): it writes nothing,
+// works on a read-only directory, and fails (naming the pid) while a writer has the state open.
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,14 +32,9 @@ std::string EncodeCanonicalize(const CanonicalizeOptions& o) {
 }
 
 int RunStats(const StatsFlags& flags) {
-  // Stats must not create a state where there is none.
-  std::error_code ec;
-  if (!std::filesystem::exists(flags.state_dir + "/state.db", ec)) {
-    fprintf(stderr, "urlsieve stats: no state in %s (no state.db)\n", flags.state_dir.c_str());
-    return kExitFailure;
-  }
   SeenFilterOptions options;
   options.state_dir = flags.state_dir;
+  options.read_only = true;  // creates nothing, not even a state where there is none
   auto opened = SeenFilter::Open(options);
   if (!opened.ok()) {
     fprintf(stderr, "urlsieve stats: %s\n", opened.status().ToString().c_str());
@@ -56,6 +51,7 @@ int RunStats(const StatsFlags& flags) {
         {"fp_rate", s.fp_rate},
         {"canonicalize", canon},
         {"generation", s.generation},
+        {"identity", s.identity.ToHex()},
         {"keys", s.bloom_inserted},
         {"bloom",
          {{"inserted", s.bloom_inserted},
@@ -79,6 +75,7 @@ int RunStats(const StatsFlags& flags) {
   printf("fp rate bound     %g\n", s.fp_rate);
   printf("canonicalize      %s\n", canon.c_str());
   printf("generation        %llu\n", static_cast<unsigned long long>(s.generation));
+  printf("identity          %s\n", s.identity.ToHex().c_str());
   printf("keys              %llu\n", static_cast<unsigned long long>(s.bloom_inserted));
   printf("bloom layers      %u (capacity %llu)\n", s.bloom_layers,
          static_cast<unsigned long long>(s.bloom_capacity));

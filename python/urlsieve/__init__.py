@@ -8,11 +8,14 @@
 
 SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False, sort_query=False,
            drop_empty_query=False, strip_session_ids=False, strip_www=False,
-           collapse_slashes=False, max_url_length=2083)
+           collapse_slashes=False, max_url_length=2083, rebuild_bloom=False)
     capacity/fp_rate size the Bloom filter (it grows past capacity, keeping the bound). state_dir
-    makes the filter persistent (created, or reopened with its stored parameters). exact=True
+    makes the filter persistent (created, or reopened with its stored parameters); it is locked
+    until close(): another process opening it gets urlsieve.Error naming this one's pid. exact=True
     (needs state_dir) confirms every Bloom "maybe seen" in SQLite: no new URL is ever reported as
-    seen. The other flags are opt-in canonicalization rules.
+    seen. rebuild_bloom=True rebuilds an exact state's Bloom filter from its SQLite store (the only
+    way past a missing, stale or corrupt bloom.snap, which is otherwise an error). The other flags
+    are opt-in canonicalization rules.
 
     insert_if_new(url) -> bool       url: str or bytes. ValueError (with the reason) if invalid.
     insert_many(urls, *, invalid="raise") -> list

@@ -311,6 +311,111 @@ static void TestTruncatedSnapshotIsAnError(void) {
   free(root);
 }
 
+/* A state directory is locked from urlsieve_open to urlsieve_close: a second open is refused with
+ * a message naming the directory and the holder's pid (issue 10). */
+static void TestStateDirIsLocked(void) {
+  char* root = MakeTempDir();
+  char pid[32];
+  urlsieve_options o;
+  urlsieve_filter* first = NULL;
+  urlsieve_filter* second = NULL;
+  urlsieve_error e;
+  urlsieve_options_init(&o);
+  o.capacity = 1000;
+  o.state_dir = root;
+  CHECK_OK(open(&o, &first, &e_));
+  if (first == NULL) return;
+  CHECK(urlsieve_open(&o, &second, &e) == URLSIEVE_FAILED_PRECONDITION);
+  CHECK(second == NULL);
+  CHECK(strstr(e.message, root) != NULL);
+  snprintf(pid, sizeof(pid), "process %ld", (long)getpid());
+  CHECK(strstr(e.message, pid) != NULL);
+  CHECK_OK(close(first, &e_));
+  CHECK_OK(open(&o, &second, &e_));
+  CHECK_OK(close(second, &e_));
+  RemoveTree(root);
+  free(root);
+}
+
+static urlsieve_filter* OpenExactWithUrls(const char* dir, int count) {
+  urlsieve_options o;
+  urlsieve_filter* f = NULL;
+  char url[600];
+  int i;
+  urlsieve_options_init(&o);
+  o.capacity = 100000;
+  o.state_dir = dir;
+  o.exact = 1;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return NULL;
+  for (i = 0; i < count; ++i) {
+    snprintf(url, sizeof(url), "http://m.example/%d/%0400d", i, i);
+    CHECK(Insert(f, url) == 1);
+  }
+  return f;
+}
+
+/* A page in the middle of state.db overwritten with garbage: the error names the file. */
+static void TestDamagedStateDbMessageNamesTheFile(void) {
+  char* root = MakeTempDir();
+  char db[600];
+  char garbage[4096];
+  FILE* fp;
+  urlsieve_options o;
+  urlsieve_filter* f = OpenExactWithUrls(root, 200);
+  urlsieve_error e;
+  if (f == NULL) return;
+  CHECK_OK(close(f, &e_));
+  snprintf(db, sizeof(db), "%s/state.db", root);
+  fp = fopen(db, "r+b");
+  CHECK(fp != NULL);
+  if (fp == NULL) return;
+  memset(garbage, 0x5a, sizeof(garbage));
+  CHECK(fseek(fp, 4096L * 8, SEEK_SET) == 0);
+  CHECK(fwrite(garbage, 1, sizeof(garbage), fp) == sizeof(garbage));
+  fclose(fp);
+  urlsieve_options_init(&o);
+  o.state_dir = root;
+  o.exact = 1;
+  f = NULL;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_CORRUPTION);
+  CHECK(f == NULL);
+  CHECK(strstr(e.message, db) == e.message);
+  if (strstr(e.message, db) != e.message) fprintf(stderr, "message: %s\n", e.message);
+  RemoveTree(root);
+  free(root);
+}
+
+/* A missing snapshot of an exact state is an error; rebuild_bloom rebuilds it on request. */
+static void TestRebuildOnlyOnRequest(void) {
+  char* root = MakeTempDir();
+  char snap[600];
+  char url[600];
+  urlsieve_options o;
+  urlsieve_filter* f = OpenExactWithUrls(root, 20);
+  urlsieve_error e;
+  if (f == NULL) return;
+  CHECK_OK(close(f, &e_));
+  snprintf(snap, sizeof(snap), "%s/bloom.snap", root);
+  CHECK(unlink(snap) == 0);
+  urlsieve_options_init(&o);
+  o.state_dir = root;
+  o.exact = 1;
+  f = NULL;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_FAILED_PRECONDITION);
+  CHECK(strstr(e.message, snap) != NULL);
+  CHECK(access(snap, F_OK) != 0);
+  o.rebuild_bloom = 1;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  snprintf(url, sizeof(url), "http://m.example/%d/%0400d", 3, 3);
+  CHECK(Insert(f, url) == 0); /* a URL inserted before the snapshot was lost */
+  CHECK_OK(close(f, &e_));    /* saves a new snapshot */
+  CHECK(access(snap, F_OK) == 0);
+  RemoveTree(root);
+  free(root);
+}
+
 enum { kThreads = 4, kUrls = 2000 };
 
 typedef struct Worker {
@@ -357,6 +462,9 @@ int main(void) {
   TestPersistence(1);
   TestCorruptStateDirIsAnErrorAndUntouched();
   TestTruncatedSnapshotIsAnError();
+  TestStateDirIsLocked();
+  TestDamagedStateDbMessageNamesTheFile();
+  TestRebuildOnlyOnRequest();
   TestConcurrentInsertsExactlyOneNew();
   if (failures != 0) {
     fprintf(stderr, "c_api_test: %d check(s) failed\n", failures);

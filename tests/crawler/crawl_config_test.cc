@@ -276,6 +276,13 @@ TEST_F(CrawlFlagsTest, FlagsAloneWithoutFile) {
   EXPECT_EQ(c->crawl.threads, CrawlConfig().crawl.threads);
 }
 
+TEST_F(CrawlFlagsTest, RebuildIsAFlagOnly) {
+  EXPECT_FALSE(CrawlConfig().crawl.rebuild_bloom);
+  Result<CrawlConfig> c = Run({"--seeds", "s.txt", "--resume", "--exact", "--rebuild"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->crawl.rebuild_bloom);
+}
+
 TEST_F(CrawlFlagsTest, InvalidFlagValuesAreErrors) {
   EXPECT_FALSE(Run({"--threads", "0", "--seeds", "s"}).ok());
   CLI::App app("test");

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -37,6 +38,11 @@ constexpr int kDelayMs = 40;
 // robots.txt and the file one host's robots.txt redirects to.
 bool IsRobots(const std::string& resource) {
   return resource == "/robots.txt" || resource == "/moved-robots.txt";
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 class CrawlerTest : public ::testing::Test {
@@ -239,6 +245,80 @@ TEST_F(CrawlerTest, ASecondRunOfAFinishedCrawlNeedsResumeAndFetchesNothingNew) {
   ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
   ASSERT_TRUE((*crawler)->Run().ok());
   EXPECT_EQ(server_->log().size(), before);  // everything was seen already
+}
+
+// The crawl's state directory is locked like any other (dedup/state_lock.h): a second crawler on
+// the same --out is refused, naming the holder.
+TEST_F(CrawlerTest, ASecondCrawlerOnTheSameOutputIsRefused) {
+  auto first = Crawler::Create(Config());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  CrawlConfig resume = Config();
+  resume.crawl.resume = true;
+  auto second = Crawler::Create(resume);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find("in use by process " + std::to_string(::getpid())),
+            std::string::npos)
+      << second.status().message();
+}
+
+// Issue 10: a crawl whose state.db was empty or missing started afresh, refetched everything and
+// discarded its pages.jsonl. Now that is an error and nothing is touched; a lost Bloom snapshot
+// of an exact crawl is rebuilt only on request (--rebuild).
+TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
+  CrawlConfig config = Config();
+  config.crawl.exact = true;
+  {
+    auto crawler = Crawler::Create(config);
+    ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+    ASSERT_TRUE((*crawler)->Run().ok());
+  }
+  const fs::path out = dir_ / "out", state = out / "state";
+  const std::string pages = ReadFile(out / "pages.jsonl");
+  ASSERT_FALSE(pages.empty());
+  const size_t fetched = server_->log().size();
+  CrawlConfig resume = config;
+  resume.crawl.resume = true;
+
+  // The snapshot is lost: an error that says how to rebuild it, then a rebuild on request.
+  fs::rename(state / "bloom.snap", dir_ / "bloom.snap.saved");
+  auto refused = Crawler::Create(resume);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("--rebuild"), std::string::npos)
+      << refused.status().message();
+  CrawlConfig rebuild = resume;
+  rebuild.crawl.rebuild_bloom = true;
+  {
+    auto crawler = Crawler::Create(rebuild);
+    ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
+    ASSERT_TRUE((*crawler)->Run().ok());
+  }
+  EXPECT_EQ(server_->log().size(), fetched);  // nothing was refetched
+  EXPECT_EQ(ReadFile(out / "pages.jsonl"), pages);
+  ASSERT_TRUE(fs::exists(state / "bloom.snap"));
+
+  // state.db empty, then missing: an error with or without --resume; every file stays as it was.
+  const std::string saved_snapshot = ReadFile(state / "bloom.snap");
+  for (bool missing : {false, true}) {
+    SCOPED_TRACE(missing);
+    if (missing) {
+      fs::remove(state / "state.db");
+    } else {
+      fs::resize_file(state / "state.db", 0);
+    }
+    for (const CrawlConfig& c : {config, resume}) {
+      auto crawler = Crawler::Create(c);
+      ASSERT_FALSE(crawler.ok());
+      EXPECT_EQ(crawler.status().code(), StatusCode::kCorruption);
+      EXPECT_NE(crawler.status().message().find((state / "state.db").string()), std::string::npos)
+          << crawler.status().message();
+    }
+    EXPECT_EQ(ReadFile(out / "pages.jsonl"), pages);
+    EXPECT_EQ(ReadFile(state / "bloom.snap"), saved_snapshot);
+    EXPECT_EQ(fs::exists(state / "state.db"), !missing);
+  }
+  EXPECT_EQ(server_->log().size(), fetched);
 }
 
 TEST_F(CrawlerTest, WarcOutputHasARequestAndResponseRecordPerFetch) {

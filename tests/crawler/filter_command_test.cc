@@ -1,7 +1,9 @@
 // Runs the real `urlsieve filter` and `urlsieve stats` binaries on files and pipes.
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -254,6 +257,200 @@ TEST_F(FilterCommandTest, StopsCleanlyOnSigterm) {
   std::vector<std::string> expected = Lines(input);
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(all, expected);
+}
+
+// The identity `urlsieve stats --json` reports for a state directory.
+std::string IdentityOf(const std::string& stats_json) {
+  const std::string key = "\"identity\":\"";
+  const size_t at = stats_json.find(key);
+  return at == std::string::npos ? "" : stats_json.substr(at + key.size(), 32);
+}
+
+// Issue 10: two `urlsieve filter --state S` at once both exited 0 and one run's updates were lost.
+TEST_F(FilterCommandTest, SecondRunOnTheSameStateExitsOneNamingThePid) {
+  int in_pipe[2];
+  ASSERT_EQ(pipe(in_pipe), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(in_pipe[0], STDIN_FILENO);
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+    const int out = open((dir_ / "first.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, STDOUT_FILENO);
+    execl(URLSIEVE_BINARY, URLSIEVE_BINARY, "filter", "--state", state_.c_str(), "--exact",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(in_pipe[0]);
+  // The first run holds the lock once its pid is in LOCK: wait for that, not for time.
+  const fs::path lock = fs::path(state_) / "LOCK";
+  const std::string pid_line = std::to_string(pid) + "\n";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ReadFile(lock) != pid_line && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(ReadFile(lock), pid_line);
+  CommandRun second = Filter("http://b.example/\n", "--exact");
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_EQ(second.out, "");
+  EXPECT_NE(second.err.find(state_), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("process " + std::to_string(pid)), std::string::npos) << second.err;
+  CommandRun stats = Urlsieve("stats", "", "--state '" + state_ + "'");
+  EXPECT_EQ(stats.exit_code, 1);  // a reader waits for no writer: it says who has the state
+  EXPECT_NE(stats.err.find("process " + std::to_string(pid)), std::string::npos) << stats.err;
+
+  const std::string input = "http://a.example/\n";
+  ASSERT_EQ(write(in_pipe[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+  close(in_pipe[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(ReadFile(dir_ / "first.txt"), input);
+  CommandRun after = Filter("http://a.example/\nhttp://b.example/\n");
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, "http://b.example/\n");
+}
+
+// Issue 10: a 0-byte state.db was reported as "bloom.snap is stale" and the state was reset.
+TEST_F(FilterCommandTest, EmptyStateDbIsAnErrorAndNothingIsChanged) {
+  for (const char* mode : {"", "--exact"}) {
+    SCOPED_TRACE(mode);
+    fs::remove_all(state_);
+    ASSERT_EQ(Filter("http://a.example/\n", mode).exit_code, 0);
+    const fs::path db = fs::path(state_) / "state.db", snap = fs::path(state_) / "bloom.snap";
+    const std::string snapshot = ReadFile(snap);
+    fs::resize_file(db, 0);
+    CommandRun run = Filter("http://a.example/\nhttp://b.example/\n", mode);
+    EXPECT_EQ(run.exit_code, 1);
+    EXPECT_EQ(run.out, "");
+    EXPECT_NE(run.err.find(db.string() + " is empty"), std::string::npos) << run.err;
+    EXPECT_EQ(fs::file_size(db), 0u);
+    EXPECT_EQ(ReadFile(snap), snapshot);
+  }
+}
+
+// Issue 10: 1 byte cut off an exact state.db gave exit 0 and a seen URL reported new again.
+TEST_F(FilterCommandTest, TruncatedStateDbIsAnErrorNamingTheFile) {
+  std::string input;
+  for (int i = 0; i < 300; ++i) input += "http://t.example/" + std::to_string(i) + "\n";
+  ASSERT_EQ(Filter(input, "--exact").exit_code, 0);
+  const fs::path db = fs::path(state_) / "state.db";
+  fs::resize_file(db, fs::file_size(db) - 1);
+  CommandRun run = Filter("http://t.example/1\n", "--exact");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find(db.string() + ": truncated"), std::string::npos) << run.err;
+}
+
+// Issue 10: "step: database disk image is malformed" named neither the file nor the operation.
+TEST_F(FilterCommandTest, DamagedStateDbMessageNamesTheFile) {
+  std::string input;
+  for (int i = 0; i < 300; ++i) {
+    input += "http://d.example/" + std::to_string(i) + "/" + std::string(300, 'x') + "\n";
+  }
+  ASSERT_EQ(Filter(input, "--exact").exit_code, 0);
+  const fs::path db = fs::path(state_) / "state.db";
+  ASSERT_GT(fs::file_size(db), 4096u * 12);
+  {
+    std::fstream f(db, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(4096 * 10);
+    const std::string garbage(4096, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  CommandRun run = Filter("http://d.example/new\n", "--exact");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.out, "");
+  EXPECT_NE(run.err.find(db.string() + ": "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("malformed"), std::string::npos) << run.err;
+}
+
+// Issue 10: a bloom.snap copied from another state directory was accepted with exit 0.
+TEST_F(FilterCommandTest, SnapshotOfAnotherStateIsRefusedNamingBothIdentities) {
+  const std::string other = (dir_ / "other").string();
+  ASSERT_EQ(Filter("http://a.example/\n").exit_code, 0);
+  ASSERT_EQ(Urlsieve("filter", "http://z.example/\n", "--state '" + other + "'").exit_code, 0);
+  const std::string mine = IdentityOf(Urlsieve("stats", "", "--json --state '" + state_ + "'").out);
+  const std::string theirs =
+      IdentityOf(Urlsieve("stats", "", "--json --state '" + other + "'").out);
+  ASSERT_EQ(mine.size(), 32u);
+  ASSERT_EQ(theirs.size(), 32u);
+  ASSERT_NE(mine, theirs);
+  const fs::path snap = fs::path(state_) / "bloom.snap";
+  fs::copy_file(fs::path(other) / "bloom.snap", snap, fs::copy_options::overwrite_existing);
+  const std::string foreign = ReadFile(snap);
+  CommandRun run = Filter("http://a.example/\nhttp://b.example/\n");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.out, "");
+  for (const std::string& needle : {snap.string(), mine, theirs}) {
+    EXPECT_NE(run.err.find(needle), std::string::npos) << needle << " in " << run.err;
+  }
+  EXPECT_EQ(ReadFile(snap), foreign);
+}
+
+// A stale snapshot of an exact state is an error; --rebuild rebuilds the Bloom filter from the
+// exact store, and the run then prints only what is really new.
+TEST_F(FilterCommandTest, StaleSnapshotNeedsAnExplicitRebuild) {
+  ASSERT_EQ(Filter("http://a.example/\n", "--exact").exit_code, 0);
+  const fs::path snap = fs::path(state_) / "bloom.snap";
+  const std::string old_snapshot = ReadFile(snap);
+  ASSERT_EQ(Filter("http://b.example/\n", "--exact").exit_code, 0);
+  { std::ofstream(snap, std::ios::binary | std::ios::trunc) << old_snapshot; }
+  const std::string input = "http://a.example/\nhttp://b.example/\nhttp://c.example/\n";
+  CommandRun refused = Filter(input, "--exact");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.out, "");
+  EXPECT_NE(refused.err.find("--rebuild"), std::string::npos) << refused.err;
+  EXPECT_EQ(ReadFile(snap), old_snapshot);
+  CommandRun rebuilt = Filter(input, "--rebuild");
+  EXPECT_EQ(rebuilt.exit_code, 0) << rebuilt.err;
+  EXPECT_EQ(rebuilt.out, "http://c.example/\n");
+  EXPECT_NE(rebuilt.err.find("note: rebuilt the Bloom filter from 2 keys"), std::string::npos)
+      << rebuilt.err;
+  CommandRun after = Filter(input);
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, "");
+}
+
+// Issue 10: `urlsieve stats --state` failed on a read-only directory although it only reads.
+// Root ignores permissions, so as root the command runs as `nobody` (65534).
+TEST_F(FilterCommandTest, StatsWorksOnAReadOnlyStateAndWritesNothing) {
+  ASSERT_EQ(Filter("http://a.example/\nhttp://b.example/\n", "--exact").exit_code, 0);
+  std::map<std::string, std::string> before;
+  for (const auto& e : fs::directory_iterator(state_)) before[e.path().filename()] = ReadFile(e);
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(out, fs::perms::all);
+  fs::permissions(state_, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perm_options::remove);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (geteuid() == 0 &&
+        (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+      _exit(126);
+    }
+    const int stdout_fd = open((out / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    const int stderr_fd = open((out / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    dup2(stdout_fd, STDOUT_FILENO);
+    dup2(stderr_fd, STDERR_FILENO);
+    execl(URLSIEVE_BINARY, URLSIEVE_BINARY, "stats", "--state", state_.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  fs::permissions(state_, fs::perms::owner_write, fs::perm_options::add);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << ReadFile(out / "stderr");
+  EXPECT_NE(ReadFile(out / "stdout").find("stored keys       2"), std::string::npos)
+      << ReadFile(out / "stdout") << ReadFile(out / "stderr");
+  std::map<std::string, std::string> after;
+  for (const auto& e : fs::directory_iterator(state_)) after[e.path().filename()] = ReadFile(e);
+  EXPECT_EQ(after, before);
 }
 
 }  // namespace

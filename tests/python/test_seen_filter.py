@@ -109,6 +109,32 @@ def test_corrupt_state_dir_is_an_error_and_left_alone(tmp_path):
     assert db.read_bytes() == garbage
 
 
+def test_a_state_dir_is_locked_until_close(tmp_path):
+    # Issue 10: two users of one state directory lost each other's keys. The second open is
+    # refused, naming the holder (this process), until the first is closed.
+    import os
+    state = str(tmp_path / "state")
+    first = urlsieve.SeenFilter(state_dir=state)
+    with pytest.raises(urlsieve.Error, match=r"in use by process %d" % os.getpid()):
+        urlsieve.SeenFilter(state_dir=state)
+    first.close()
+    with urlsieve.SeenFilter(state_dir=state) as second:
+        assert second.insert_if_new("http://l.example/") is True
+
+
+def test_a_missing_snapshot_is_rebuilt_only_on_request(tmp_path):
+    state = tmp_path / "state"
+    with urlsieve.SeenFilter(state_dir=str(state), exact=True) as seen:
+        seen.insert_many(["http://r.example/1", "http://r.example/2"])
+    (state / "bloom.snap").unlink()
+    with pytest.raises(urlsieve.Error, match="bloom.snap is missing"):
+        urlsieve.SeenFilter(state_dir=str(state), exact=True)
+    with urlsieve.SeenFilter(state_dir=str(state), exact=True, rebuild_bloom=True) as seen:
+        assert any("rebuilt the Bloom filter from 2 keys" in n for n in seen.notices)
+        assert seen.insert_if_new("http://r.example/2") is False
+    assert (state / "bloom.snap").exists()
+
+
 def test_threads_sharing_a_filter_see_each_url_new_exactly_once():
     seen = urlsieve.SeenFilter(capacity=100_000)
     urls = [f"http://g.example/{i}" for i in range(20_000)]

@@ -6,6 +6,7 @@
 #include <map>
 #include <system_error>
 
+#include "dedup/bloom_delta_log.h"
 #include "dedup/key_hash.h"
 #include "dedup/scalable_bloom_filter.h"
 #include "dedup/sqlite_db.h"
@@ -210,6 +211,12 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
     auto it = meta.find(key);
     return it == meta.end() ? 0 : std::strtoull(it->second.c_str(), &end, 10);
   };
+  if (auto it = meta.find("identity"); it != meta.end()) {
+    auto identity = StateIdentity::FromHex(it->second);
+    if (!identity.ok()) return Status::Corruption(path + ": " + identity.status().message());
+    identity_ = *identity;
+  }
+  if (auto it = meta.find(BloomDeltaLog::kMetaKey); it != meta.end()) delta_meta_ = it->second;
   maybe_lookups_ = counter("maybe_lookups");
   false_positives_ = counter("false_positives");
   canonicalizer_ = UrlCanonicalizer(options_.canonicalize);
@@ -234,12 +241,16 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
   }
 
   URLSIEVE_RETURN_IF_ERROR(LoadOrRebuildBloom());
+  if (delta_log_ == nullptr) {
+    delta_log_ = BloomDeltaLog::Detached(DeltaLogPath(), identity_, *bloom_);
+  }
   if (options_.checkpointed) URLSIEVE_RETURN_IF_ERROR(db_->Begin());
   return Status::Ok();
 }
 
 std::string SeenFilter::SnapshotPath() const { return options_.state_dir + "/bloom.snap"; }
 std::string SeenFilter::NextSnapshotPath() const { return options_.state_dir + "/bloom.snap.next"; }
+std::string SeenFilter::DeltaLogPath() const { return options_.state_dir + "/bloom.delta"; }
 
 Status SeenFilter::LoadOrRebuildBloom() {
   namespace fs = std::filesystem;
@@ -267,12 +278,22 @@ Status SeenFilter::LoadOrRebuildBloom() {
     if (!loaded.ok()) {
       if (!options_.exact) return loaded.status();
       problem = loaded.status().ToString();
-    } else if (snap_generation != generation_) {
-      problem = snap + " is stale (generation " + std::to_string(snap_generation) +
-                ", state.db is at " + std::to_string(generation_) + ")";
     } else {
-      bloom_ = std::move(*loaded);
-      snapshot_current_ = true;
+      // The snapshot plus the committed records of the delta log since it.
+      auto log = BloomDeltaLog::OpenAndReplay(DeltaLogPath(), identity_, delta_meta_, snap,
+                                              snap_generation, loaded->get());
+      if (!log.ok()) {
+        if (!options_.exact || log.status().code() != StatusCode::kCorruption) return log.status();
+        problem = log.status().ToString();
+      } else if ((*log)->generation() != generation_) {
+        problem = snap + " is stale (generation " + std::to_string((*log)->generation()) +
+                  (snap_generation != (*log)->generation() ? " with " + DeltaLogPath() : "") +
+                  ", state.db is at " + std::to_string(generation_) + ")";
+      } else {
+        bloom_ = std::move(*loaded);
+        delta_log_ = std::move(*log);
+        snapshot_current_ = true;
+      }
     }
   } else if (generation_ > 0) {
     problem = snap + " is missing";
@@ -320,7 +341,9 @@ Result<bool> SeenFilter::InsertIfNew(std::string_view url) {
   const KeyHash hash = HashKey(key);
   if (store_ == nullptr) {
     std::shared_lock lock(mu_);
-    return bloom_->InsertIfNew(hash);
+    const bool is_new = bloom_->InsertIfNew(hash);
+    if (is_new && delta_log_ != nullptr) delta_log_->Record(hash);
+    return is_new;
   }
   bool is_new = false;
   URLSIEVE_RETURN_IF_ERROR(InsertHashed({&key, 1}, {&hash, 1}, &is_new));
@@ -371,6 +394,7 @@ Status SeenFilter::InsertHashed(std::span<const std::string_view> keys,
   if (store_ == nullptr) {
     std::shared_lock lock(mu_);
     bloom_->InsertIfNewBatch(hashes, is_new);
+    if (delta_log_ != nullptr) delta_log_->Record(hashes, is_new);
     return Status::Ok();
   }
   std::unique_lock lock(mu_);
@@ -411,6 +435,8 @@ Status SeenFilter::InsertExactLocked(std::span<const std::string_view> keys,
     false_positives += (!is_new[i] && inserted_[i]) ? 1 : 0;
     is_new[i] = inserted_[i] != 0;
   }
+  // Every key the store now holds must stay in the Bloom filter, false positives included.
+  delta_log_->Record(hashes, is_new);
   maybe_lookups_ += maybes;
   false_positives_ += false_positives;
   return Status::Ok();
@@ -466,9 +492,20 @@ Status SeenFilter::CheckpointLocked(const std::function<Status(SqliteDb&)>& writ
   if (status.ok()) status = WriteMeta("generation", std::to_string(generation));
   if (status.ok()) status = WriteMeta("maybe_lookups", std::to_string(maybe_lookups_.load()));
   if (status.ok()) status = WriteMeta("false_positives", std::to_string(false_positives_.load()));
-  // Snapshot, then commit, then rename (see the header): whichever step a crash interrupts, the
-  // next open finds a snapshot that matches the committed generation, or rebuilds/reports it.
-  if (status.ok()) status = bloom_->Save(NextSnapshotPath(), generation);
+  // Usually the keys new since the last checkpoint go to the delta log; now and then (see
+  // bloom_delta_log.h) the whole filter to a snapshot. Record or snapshot, then commit, then (a
+  // snapshot) rename (see the header): whichever step a crash interrupts, the next open finds a
+  // Bloom state that matches the committed generation, or rebuilds/reports it.
+  const bool full_snapshot = delta_log_->NeedsSnapshot(generation);
+  if (status.ok()) {
+    status = WriteMeta(BloomDeltaLog::kMetaKey, full_snapshot
+                                                    ? BloomDeltaLog::MetaAfterSnapshot(generation)
+                                                    : delta_log_->MetaAfterAppend());
+  }
+  if (status.ok()) {
+    status = full_snapshot ? bloom_->Save(NextSnapshotPath(), generation)
+                           : delta_log_->Append(generation);
+  }
   if (status.ok()) status = db_->Commit();
   if (!status.ok()) {
     // Standalone: nothing of ours is lost by rolling back (batches committed on their own). In
@@ -477,9 +514,14 @@ Status SeenFilter::CheckpointLocked(const std::function<Status(SqliteDb&)>& writ
     return status;
   }
   generation_ = generation;
-  std::error_code ec;
-  std::filesystem::rename(NextSnapshotPath(), SnapshotPath(), ec);
-  if (ec) return Status::IoError("rename " + NextSnapshotPath() + ": " + ec.message());
+  if (full_snapshot) {
+    delta_log_->SnapshotCommitted(generation, *bloom_);
+    std::error_code ec;
+    std::filesystem::rename(NextSnapshotPath(), SnapshotPath(), ec);
+    if (ec) return Status::IoError("rename " + NextSnapshotPath() + ": " + ec.message());
+  } else {
+    delta_log_->AppendCommitted();
+  }
   snapshot_current_ = true;
   if (options_.checkpointed) URLSIEVE_RETURN_IF_ERROR(db_->Begin());
   return Status::Ok();

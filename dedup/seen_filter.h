@@ -15,20 +15,32 @@
 // State directory layout (format version 1)
 //   DIR/state.db          SQLite. `urlsieve_meta(key TEXT PRIMARY KEY, value)`: format
 //                         "urlsieve-state", version, capacity, fp_rate, exact, canonicalizer
-//                         options, generation, counters. In exact mode also `seen_urls` (see
-//                         exact_store.h). In checkpointed mode other layers add their own tables.
+//                         options, generation, counters, `bloom_delta` (which part of bloom.delta
+//                         is committed: "<snapshot generation> <bytes>"). In exact mode also
+//                         `seen_urls` (see exact_store.h). In checkpointed mode other layers add
+//                         their own tables.
 //   DIR/bloom.snap        The Bloom filter snapshot (bloom_snapshot.h), tagged with the generation
 //                         of the database commit it matches.
+//   DIR/bloom.delta       The Bloom delta log (bloom_delta_log.h): per checkpoint since bloom.snap,
+//                         the hashes of the keys new in it. The Bloom filter is bloom.snap plus
+//                         the committed records, replayed on open.
 //   DIR/bloom.snap.next   Transient: the snapshot of a checkpoint whose commit may not have
-//                         happened. Each Checkpoint writes it, COMMITs the new generation, then
-//                         renames it over bloom.snap. On open, a .next whose generation equals the
-//                         database's is promoted (the crash hit after the commit); otherwise it is
-//                         discarded (the commit never happened).
+//                         happened. On open, a .next whose generation equals the database's is
+//                         promoted (the crash hit after the commit); otherwise it is discarded
+//                         (the commit never happened).
+// A Checkpoint of generation g+1 usually appends the keys new since g to bloom.delta (and
+// fdatasyncs it), then COMMITs g+1 with the log's new committed length: its cost is proportional
+// to the keys new since the last checkpoint. A record past the committed length is a checkpoint
+// that never committed and is ignored. Now and then (the first checkpoint, after a rebuild, when
+// the log would pass a quarter of the filter's size, or after standalone exact-mode batches
+// committed a generation of their own) it writes the whole filter instead: bloom.snap.next,
+// COMMIT (with an empty log), rename over bloom.snap; the next append starts a new log.
 // The first open creates the directory and records the given capacity, ε, exact flag and
 // canonicalizer options; later opens reuse the stored ones (notices() says when the caller asked
-// for others). A snapshot that is missing, stale (generation differs from the database's) or
-// corrupt is rebuilt from the exact store in exact mode, and is an error in Bloom-only mode. A
-// foreign or corrupt state.db is a Corruption error; nothing is ever overwritten.
+// for others). A snapshot (or delta log) that is missing, stale (generation differs from the
+// database's) or corrupt is rebuilt from the exact store in exact mode, and is an error in
+// Bloom-only mode. A foreign or corrupt state.db is a Corruption error; nothing is ever
+// overwritten.
 //
 // Durability: a Bloom-only filter is durable at Save()/Checkpoint(). An exact standalone filter
 // commits each batch, so its rows survive a crash; the Bloom filter is then rebuilt from them. In
@@ -60,11 +72,13 @@
 #include <vector>
 
 #include "dedup/exact_store.h"
+#include "dedup/state_identity.h"
 #include "dedup/status.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve {
 
+class BloomDeltaLog;
 class ScalableBloomFilter;
 class SqliteDb;
 struct KeyHash;
@@ -142,8 +156,9 @@ class SeenFilter {
   // for an in-memory filter.
   Status Save();
   // Under an exclusive lock (no insert runs): runs write_more(state_db) inside the current
-  // transaction, records a new generation, writes the Bloom snapshot, COMMITs, and (checkpointed
-  // mode) BEGINs the next transaction. FailedPrecondition for an in-memory filter.
+  // transaction, records a new generation, appends the keys new since the last checkpoint to the
+  // Bloom delta log (or now and then writes a full snapshot), COMMITs, and (checkpointed mode)
+  // BEGINs the next transaction. FailedPrecondition for an in-memory filter.
   Status Checkpoint(const std::function<Status(SqliteDb&)>& write_more = nullptr);
 
   // The state database, shared with the crawl's other durable tables (null in memory). In
@@ -172,6 +187,7 @@ class SeenFilter {
   Status CheckpointLocked(const std::function<Status(SqliteDb&)>& write_more);
   std::string SnapshotPath() const;
   std::string NextSnapshotPath() const;
+  std::string DeltaLogPath() const;
 
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;
@@ -183,6 +199,10 @@ class SeenFilter {
   std::unique_ptr<ScalableBloomFilter> bloom_;
   std::unique_ptr<SqliteDb> db_;            // null in memory
   std::unique_ptr<ExactStore> store_;       // exact mode only
+  // Persistent: the keys new since the last checkpoint, and bloom.delta (bloom_delta_log.h).
+  std::unique_ptr<BloomDeltaLog> delta_log_;
+  StateIdentity identity_;  // urlsieve_meta `identity` (zero when the state has none)
+  std::string delta_meta_;  // urlsieve_meta `bloom_delta` as opened (empty when absent)
   uint64_t generation_ = 0;                 // guarded by mu_
   bool snapshot_current_ = true;            // bloom.snap matches the committed rows; guarded by mu_
   std::vector<ExactStore::Entry> entries_;  // exact-mode batch buffers, guarded by mu_

@@ -79,7 +79,9 @@ Status AppendFile::Flush() {
 
 Result<uint64_t> AppendFile::Sync() {
   URLSIEVE_RETURN_IF_ERROR(Flush());
+  if (written_ == synced_) return written_;
   if (::fdatasync(fd_) != 0) return Errno("cannot sync", path_);
+  synced_ = written_;
   return written_;
 }
 

@@ -46,6 +46,9 @@ class AppendFile {
   std::string path_;
   int fd_;
   uint64_t written_;  // bytes handed to the kernel
+  // written_ at the last successful Sync (none yet: the first one always syncs, also making
+  // an open's truncation durable); a checkpoint that appended nothing costs no fdatasync.
+  uint64_t synced_ = UINT64_MAX;
   std::string buffer_;
 };
 

@@ -514,17 +514,25 @@ Status SeenFilter::CheckpointLocked(const std::function<Status(SqliteDb&)>& writ
     return status;
   }
   generation_ = generation;
+  Status renamed;
   if (full_snapshot) {
-    delta_log_->SnapshotCommitted(generation, *bloom_);
     std::error_code ec;
     std::filesystem::rename(NextSnapshotPath(), SnapshotPath(), ec);
-    if (ec) return Status::IoError("rename " + NextSnapshotPath() + ": " + ec.message());
+    // Until the rename is done the log must not extend the new snapshot: its chain still ends
+    // before this generation, so the next checkpoint writes (and renames) a full snapshot again.
+    // (Committed, bloom.snap.next is promoted by the next open anyway.)
+    if (ec) {
+      renamed = Status::IoError("rename " + NextSnapshotPath() + ": " + ec.message());
+    } else {
+      delta_log_->SnapshotCommitted(generation, *bloom_);
+    }
   } else {
     delta_log_->AppendCommitted();
   }
   snapshot_current_ = true;
+  // The commit happened: the next transaction starts whatever the rename did.
   if (options_.checkpointed) URLSIEVE_RETURN_IF_ERROR(db_->Begin());
-  return Status::Ok();
+  return renamed;
 }
 
 }  // namespace urlsieve

@@ -297,6 +297,30 @@ TEST_F(SeenFilterCheckpointTest, ExactBatchAfterAFailedCheckpointIsNotHiddenByIt
   }
 }
 
+// A compaction whose final rename fails (here bloom.snap is a directory) has committed its
+// snapshot as bloom.snap.next: the next checkpoint must not append a log to a snapshot that is not
+// in place, but write and rename a full snapshot again.
+TEST_F(SeenFilterCheckpointTest, FailedSnapshotRenameIsRetriedByTheNextCheckpoint) {
+  const fs::path snap = dir_.path() / "state" / "bloom.snap";
+  {
+    auto f = MustOpen(Options(/*exact=*/false));
+    InsertRange(*f, 0, 20);
+    fs::create_directories(snap / "in-the-way");
+    Status failed = f->Checkpoint();
+    ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(failed.code(), StatusCode::kIoError) << failed.ToString();
+    fs::remove_all(snap);
+    InsertRange(*f, 20, 40);
+    Status retried = f->Checkpoint();
+    ASSERT_TRUE(retried.ok()) << retried.ToString();
+    EXPECT_TRUE(fs::is_regular_file(snap));
+  }
+  auto f = MustOpen(Options(false));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->Stats().generation, 2u);
+  EXPECT_EQ(CountSeen(*f, 0, 40), 40);
+}
+
 TEST_F(SeenFilterCheckpointTest, DamagedCommittedLogIsCorruptionInBloomOnlyMode) {
   const fs::path log = dir_.path() / "state" / "bloom.delta";
   {

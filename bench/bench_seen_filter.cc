@@ -4,6 +4,10 @@
 //    2^20 generated URLs of which a third are re-spellings of earlier ones. items/s is URLs/s.
 //  - BM_UnorderedSetBaseline: the same URLs, canonicalized, into an unordered_set; bytes_per_key
 //    is the heap growth per distinct key (mallinfo2).
+//  - BM_SeenFilterFresh/{0,1}: the same URLs in batches into a fresh filter each iteration, at the
+//    crawl's defaults (capacity 1e7, ε 1e-6), in memory (0) or persistent and checkpointed (1,
+//    Bloom-only, as a crawl without --exact; checkpoints, untimed, after the open and halfway):
+//    the difference is what collecting the new keys for the delta log costs (bloom_delta_log.h).
 //  - BM_ExactNew: exact mode, N new URLs (generated outside the timed region, batch by batch),
 //    standalone (commit per batch) or checkpointed (one commit at the end). items/s is new URLs/s.
 #include <benchmark/benchmark.h>
@@ -68,6 +72,45 @@ void BM_SeenFilterBatch(benchmark::State& state) {
   state.counters["new"] = static_cast<double>(fresh);
 }
 BENCHMARK(BM_SeenFilterBatch)->Unit(benchmark::kMillisecond);
+
+void BM_SeenFilterFresh(benchmark::State& state) {
+  const bool persistent = state.range(0) != 0;
+  const std::string dir = "/tmp/urlsieve_bench_fresh_" + std::to_string(getpid());
+  const auto& views = Views();
+  std::vector<SeenResult> out;
+  int64_t fresh = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::filesystem::remove_all(dir);
+    SeenFilterOptions options;
+    options.fp_rate = 1e-6;
+    if (persistent) {
+      options.state_dir = dir;
+      options.checkpointed = true;
+    }
+    auto filter = OpenFilter(options);
+    // The first checkpoint writes the snapshot; the log collects keys from then on.
+    if (persistent && !filter->Checkpoint().ok()) std::abort();
+    state.ResumeTiming();
+    for (size_t b = 0; b < views.size(); b += kBatch) {
+      if (persistent && b == views.size() / kBatch / 2 * kBatch) {
+        state.PauseTiming();
+        if (!filter->Checkpoint().ok()) std::abort();
+        state.ResumeTiming();
+      }
+      const size_t n = std::min(kBatch, views.size() - b);
+      if (!filter->InsertIfNewBatch(std::span(views).subspan(b, n), &out).ok()) std::abort();
+      for (size_t i = 0; i < n; ++i) fresh += out[i].verdict == Verdict::kNew;
+    }
+    state.PauseTiming();
+    filter.reset();
+    std::filesystem::remove_all(dir);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(views.size()));
+  state.counters["new"] = static_cast<double>(fresh) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_SeenFilterFresh)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_SeenFilterSingle(benchmark::State& state) {
   auto filter = OpenFilter(SeenFilterOptions{});

@@ -84,7 +84,9 @@ Status AppendFile::Flush() {
 
 Result<OutputMark> AppendFile::Sync() {
   URLSIEVE_RETURN_IF_ERROR(Flush());
+  if (written_ == synced_) return OutputMark{written_, checksum_.Digest()};
   if (::fdatasync(fd_) != 0) return Errno("cannot sync", path_);
+  synced_ = written_;
   return OutputMark{written_, checksum_.Digest()};
 }
 

@@ -53,6 +53,9 @@ class AppendFile {
   int fd_;
   uint64_t written_;         // bytes handed to the kernel
   OutputChecksum checksum_;  // of the first written_ bytes
+  // written_ at the last successful Sync (none yet: the first one always syncs, also making
+  // an open's truncation durable); a checkpoint that appended nothing costs no fdatasync.
+  uint64_t synced_ = UINT64_MAX;
   std::string buffer_;
 };
 

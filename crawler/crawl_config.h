@@ -47,8 +47,8 @@ struct CrawlConfig {
     bool exact = false;     // confirm Bloom "maybe" answers in SQLite: no false "seen"
     uint64_t expected_urls = 10'000'000;  // Bloom filter capacity before it grows a layer
     double false_positive_rate = 1e-6;    // Bloom filter target
-    int checkpoint_interval_s = 30;       // state + outputs made consistent on disk this often
-                                          // (0: after every page)
+    int checkpoint_interval_s = 2;        // state + outputs made consistent on disk this often
+                                          // (0: after every page; bench/checkpoint_cost.sh)
     uint64_t max_pending_in_memory = 1'000'000;  // pending URLs past this wait in SQLite
     bool obey_nofollow = true;  // rel=nofollow and <meta name=robots content=nofollow|none>
   } crawl;

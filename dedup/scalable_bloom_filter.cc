@@ -240,6 +240,13 @@ BloomStats ScalableBloomFilter::Stats() const {
   return s;
 }
 
+uint64_t ScalableBloomFilter::bytes() const {
+  const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < n; ++i) total += layers_[i]->filter->bytes();
+  return total;
+}
+
 Status ScalableBloomFilter::Save(const std::string& path, uint64_t generation,
                                  const StateIdentity& identity) const {
   const uint32_t n = num_layers_.load(std::memory_order_acquire);

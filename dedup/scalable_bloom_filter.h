@@ -84,6 +84,8 @@ class ScalableBloomFilter {
 
   // Reads every bit array (for the fill ratio): O(bytes), not for a hot loop.
   BloomStats Stats() const;
+  // The bit arrays' size (Stats().bytes) without reading them: O(layers).
+  uint64_t bytes() const;
   const BloomOptions& options() const { return options_; }
 
   // Writes a snapshot atomically (temp file in the same directory, fsync, rename, fsync directory):

@@ -6,6 +6,7 @@
 #include <map>
 #include <system_error>
 
+#include "dedup/bloom_delta_log.h"
 #include "dedup/key_hash.h"
 #include "dedup/scalable_bloom_filter.h"
 #include "dedup/sqlite_db.h"
@@ -304,6 +305,7 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
     if (it == meta.end()) return std::nullopt;
     return std::strtoull(it->second.c_str(), &end, 10);
   };
+  if (auto it = meta.find(BloomDeltaLog::kMetaKey); it != meta.end()) delta_meta_ = it->second;
   maybe_lookups_ = counter("maybe_lookups");
   false_positives_ = counter("false_positives");
   upgraded_at_ = optional_generation("upgraded_at_generation");
@@ -341,6 +343,10 @@ Status SeenFilter::OpenState(const SeenFilterOptions& requested) {
 
   URLSIEVE_RETURN_IF_ERROR(LoadBloom());
   if (!options_.read_only) URLSIEVE_RETURN_IF_ERROR(Upgrade());
+  // A filter not loaded from a snapshot (fresh, rebuilt, or just restamped by an upgrade) has no
+  // log to extend: its first checkpoint writes a full snapshot.
+  if (delta_log_ == nullptr)
+    delta_log_ = BloomDeltaLog::Detached(DeltaLogPath(), identity_, *bloom_);
   if (options_.checkpointed) URLSIEVE_RETURN_IF_ERROR(db_->Begin());
   return Status::Ok();
 }
@@ -369,12 +375,14 @@ Status SeenFilter::Upgrade() {
     // The version-1 snapshot matches the database (LoadBloom checked): stamp it, atomically.
     URLSIEVE_RETURN_IF_ERROR(bloom_->Save(SnapshotPath(), generation_, identity_));
     snapshot_unstamped_ = false;
+    delta_log_.reset();  // a version-1 state has no log; the next checkpoint writes a snapshot
   }
   return Status::Ok();
 }
 
 std::string SeenFilter::SnapshotPath() const { return options_.state_dir + "/bloom.snap"; }
 std::string SeenFilter::NextSnapshotPath() const { return options_.state_dir + "/bloom.snap.next"; }
+std::string SeenFilter::DeltaLogPath() const { return options_.state_dir + "/bloom.delta"; }
 
 Status SeenFilter::CheckIdentity(const std::string& file, const StateIdentity& file_identity,
                                  uint64_t file_generation) const {
@@ -475,14 +483,23 @@ Status SeenFilter::LoadBloom() {
     return Status::Corruption(loaded.status().message() + RebuildAdvice(options_.exact));
   }
   URLSIEVE_RETURN_IF_ERROR(CheckIdentity(file, snap_identity, snap_generation));
-  if (snap_generation == generation_) {
+  // The snapshot plus the committed records of the delta log since it (bloom_delta_log.h).
+  auto log = BloomDeltaLog::OpenAndReplay(DeltaLogPath(), identity_, delta_meta_, file,
+                                          snap_generation, loaded->get());
+  if (!log.ok()) {
+    if (log.status().code() != StatusCode::kCorruption) return log.status();
+    return Status::Corruption(log.status().message() + RebuildAdvice(options_.exact));
+  }
+  const uint64_t bloom_generation = (*log)->generation();
+  if (bloom_generation == generation_) {
     bloom_ = std::move(*loaded);
+    delta_log_ = std::move(*log);
     snapshot_current_ = true;
     snapshot_unstamped_ = snap_identity.IsZero() && !use_next;
     return options_.exact ? OpenStore(/*refill=*/false) : Status::Ok();
   }
-  if (options_.exact && superseded_snapshot_ && *superseded_snapshot_ == snap_generation &&
-      generation_ == snap_generation + 1) {
+  if (options_.exact && superseded_snapshot_ && *superseded_snapshot_ == bloom_generation &&
+      generation_ == bloom_generation + 1) {
     // Rows were committed after this snapshot and the database recorded so (a standalone exact
     // filter that was not saved): the rows are the truth, and the filter is refilled from them.
     URLSIEVE_RETURN_IF_ERROR(new_bloom());
@@ -494,9 +511,14 @@ Status SeenFilter::LoadBloom() {
                             ") and the filter was not saved since"});
     return Status::Ok();
   }
+  const std::string with_log =
+      bloom_generation == snap_generation
+          ? std::string()
+          : " (with " + DeltaLogPath() + ", " + std::to_string(bloom_generation) + ")";
   return Status::Corruption(file + " is at generation " + std::to_string(snap_generation) +
-                            " but " + db_path + " is at generation " + std::to_string(generation_) +
-                            ": they are not from one checkpoint" + RebuildAdvice(options_.exact));
+                            with_log + " but " + db_path + " is at generation " +
+                            std::to_string(generation_) + ": they are not from one checkpoint" +
+                            RebuildAdvice(options_.exact));
 }
 
 Status SeenFilter::OpenStore(bool refill) {
@@ -517,7 +539,9 @@ Result<bool> SeenFilter::InsertIfNew(std::string_view url) {
   if (options_.read_only) return ReadOnlyError();
   if (store_ == nullptr) {
     std::shared_lock lock(mu_);
-    return bloom_->InsertIfNew(hash);
+    const bool is_new = bloom_->InsertIfNew(hash);
+    if (is_new && delta_log_ != nullptr) delta_log_->Record(hash);
+    return is_new;
   }
   bool is_new = false;
   URLSIEVE_RETURN_IF_ERROR(InsertHashed({&key, 1}, {&hash, 1}, &is_new));
@@ -569,6 +593,7 @@ Status SeenFilter::InsertHashed(std::span<const std::string_view> keys,
   if (store_ == nullptr) {
     std::shared_lock lock(mu_);
     bloom_->InsertIfNewBatch(hashes, is_new);
+    if (delta_log_ != nullptr) delta_log_->Record(hashes, is_new);
     return Status::Ok();
   }
   std::unique_lock lock(mu_);
@@ -612,6 +637,8 @@ Status SeenFilter::InsertExactLocked(std::span<const std::string_view> keys,
     false_positives += (!is_new[i] && inserted_[i]) ? 1 : 0;
     is_new[i] = inserted_[i] != 0;
   }
+  // Every key the store now holds must stay in the Bloom filter, false positives included.
+  delta_log_->Record(hashes, is_new);
   maybe_lookups_ += maybes;
   false_positives_ += false_positives;
   return Status::Ok();
@@ -670,9 +697,20 @@ Status SeenFilter::CheckpointLocked(const std::function<Status(SqliteDb&)>& writ
   if (status.ok()) status = WriteMeta("generation", std::to_string(generation));
   if (status.ok()) status = WriteMeta("maybe_lookups", std::to_string(maybe_lookups_.load()));
   if (status.ok()) status = WriteMeta("false_positives", std::to_string(false_positives_.load()));
-  // Snapshot, then commit, then rename (see the header): whichever step a crash interrupts, the
-  // next open finds a snapshot that matches the committed generation, or rebuilds/reports it.
-  if (status.ok()) status = bloom_->Save(NextSnapshotPath(), generation, identity_);
+  // Usually the keys new since the last checkpoint go to the delta log; now and then (see
+  // bloom_delta_log.h) the whole filter to a snapshot. Record or snapshot, then commit, then (a
+  // snapshot) rename (see the header): whichever step a crash interrupts, the next open finds a
+  // Bloom state that matches the committed generation, or rebuilds/reports it.
+  const bool full_snapshot = delta_log_->NeedsSnapshot(generation);
+  if (status.ok()) {
+    status = WriteMeta(BloomDeltaLog::kMetaKey, full_snapshot
+                                                    ? BloomDeltaLog::MetaAfterSnapshot(generation)
+                                                    : delta_log_->MetaAfterAppend());
+  }
+  if (status.ok()) {
+    status = full_snapshot ? bloom_->Save(NextSnapshotPath(), generation, identity_)
+                           : delta_log_->Append(generation);
+  }
   if (status.ok()) status = db_->Commit("committing a checkpoint");
   if (!status.ok()) {
     // Standalone: nothing of ours is lost by rolling back (batches committed on their own). In
@@ -681,12 +719,25 @@ Status SeenFilter::CheckpointLocked(const std::function<Status(SqliteDb&)>& writ
     return status;
   }
   generation_ = generation;
-  std::error_code ec;
-  std::filesystem::rename(NextSnapshotPath(), SnapshotPath(), ec);
-  if (ec) return Status::IoError("rename " + NextSnapshotPath() + ": " + ec.message());
+  Status renamed;
+  if (full_snapshot) {
+    std::error_code ec;
+    std::filesystem::rename(NextSnapshotPath(), SnapshotPath(), ec);
+    // Until the rename is done the log must not extend the new snapshot: its chain still ends
+    // before this generation, so the next checkpoint writes (and renames) a full snapshot again.
+    // (Committed, bloom.snap.next is promoted by the next open anyway.)
+    if (ec) {
+      renamed = Status::IoError("rename " + NextSnapshotPath() + ": " + ec.message());
+    } else {
+      delta_log_->SnapshotCommitted(generation, *bloom_);
+    }
+  } else {
+    delta_log_->AppendCommitted();
+  }
   snapshot_current_ = true;
+  // The commit happened: the next transaction starts whatever the rename did.
   if (options_.checkpointed) URLSIEVE_RETURN_IF_ERROR(db_->Begin());
-  return Status::Ok();
+  return renamed;
 }
 
 }  // namespace urlsieve

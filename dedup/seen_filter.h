@@ -18,17 +18,30 @@
 //                         read-only one. A second process is refused with the holder's pid.
 //   DIR/state.db          SQLite. `urlsieve_meta(key TEXT PRIMARY KEY, value)`: format
 //                         "urlsieve-state", version, identity (32 hex digits, state_identity.h),
-//                         capacity, fp_rate, exact, canonicalizer options, generation, counters.
+//                         capacity, fp_rate, exact, canonicalizer options, generation, counters,
+//                         `bloom_delta` (which part of bloom.delta is committed: "<snapshot
+//                         generation> <bytes>").
 //                         In exact mode also `seen_urls` (see exact_store.h). In checkpointed mode
 //                         other layers add their own tables.
 //   DIR/bloom.snap        The Bloom filter snapshot (bloom_snapshot.h), stamped with the state's
 //                         identity and the generation of the database commit it matches.
+//   DIR/bloom.delta       The Bloom delta log (bloom_delta_log.h): per checkpoint since bloom.snap,
+//                         the hashes of the keys new in it, each record stamped with the identity
+//                         and its generation. The Bloom filter is bloom.snap plus the committed
+//                         records, replayed on open.
 //   DIR/bloom.snap.next   Transient: the snapshot of a checkpoint whose commit may not have
 //                         happened. Each Checkpoint writes it, COMMITs the new generation, then
 //                         renames it over bloom.snap. On open, a .next of this identity whose
 //                         generation equals the database's is promoted (the crash hit after the
 //                         commit); one at the next generation is discarded (the commit never
 //                         happened). Anything else is an error, and the file is left alone.
+// A Checkpoint of generation g+1 usually appends the keys new since g to bloom.delta (and
+// fdatasyncs it), then COMMITs g+1 with the log's new committed length: its cost is proportional
+// to the keys new since the last checkpoint. A record past the committed length is a checkpoint
+// that never committed and is ignored. Now and then (the first checkpoint, after a rebuild or an
+// upgrade, when the log would pass a quarter of the filter's size, or after standalone exact-mode
+// batches committed a generation of their own) it writes the whole filter instead:
+// bloom.snap.next, COMMIT (with an empty log), rename over bloom.snap.
 // The first open creates the directory, a random identity, and records the given capacity, ε,
 // exact flag and canonicalizer options; later opens reuse the stored ones (notices() says when the
 // caller asked for others).
@@ -39,6 +52,7 @@
 //  - a state.db shorter than its header says (sqlite_db.h), foreign, or damaged (Corruption);
 //  - a snapshot of another identity: copied from another state directory (Corruption, naming both
 //    files and both identities);
+//  - a damaged, foreign or stale delta log (Corruption);
 //  - a snapshot of another generation (stale, or newer than the database), a corrupt snapshot
 //    (Corruption), or a missing one once the state has a generation > 0 (FailedPrecondition).
 // In exact mode the Bloom filter can be rebuilt from the exact store, but only on request
@@ -96,6 +110,7 @@
 
 namespace urlsieve {
 
+class BloomDeltaLog;
 class ScalableBloomFilter;
 class SqliteDb;
 struct KeyHash;
@@ -184,8 +199,9 @@ class SeenFilter {
   // for an in-memory filter.
   Status Save();
   // Under an exclusive lock (no insert runs): runs write_more(state_db) inside the current
-  // transaction, records a new generation, writes the Bloom snapshot, COMMITs, and (checkpointed
-  // mode) BEGINs the next transaction. FailedPrecondition for an in-memory filter.
+  // transaction, records a new generation, appends the keys new since the last checkpoint to the
+  // Bloom delta log (or now and then writes a full snapshot), COMMITs, and (checkpointed mode)
+  // BEGINs the next transaction. FailedPrecondition for an in-memory filter.
   Status Checkpoint(const std::function<Status(SqliteDb&)>& write_more = nullptr);
 
   // The state database, shared with the crawl's other durable tables (null in memory). In
@@ -226,6 +242,7 @@ class SeenFilter {
   Status CheckpointLocked(const std::function<Status(SqliteDb&)>& write_more);
   std::string SnapshotPath() const;
   std::string NextSnapshotPath() const;
+  std::string DeltaLogPath() const;
 
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;
@@ -245,10 +262,13 @@ class SeenFilter {
   // Checkpoint.
   mutable std::shared_mutex mu_;
   std::unique_ptr<ScalableBloomFilter> bloom_;
-  std::unique_ptr<SqliteDb> db_;            // null in memory
-  std::unique_ptr<ExactStore> store_;       // exact mode only
-  uint64_t generation_ = 0;                 // guarded by mu_
-  bool snapshot_current_ = true;            // bloom.snap matches the committed rows; guarded by mu_
+  std::unique_ptr<SqliteDb> db_;       // null in memory
+  std::unique_ptr<ExactStore> store_;  // exact mode only
+  // Persistent: the keys new since the last checkpoint, and bloom.delta (bloom_delta_log.h).
+  std::unique_ptr<BloomDeltaLog> delta_log_;
+  std::string delta_meta_;        // urlsieve_meta `bloom_delta` as opened (empty when absent)
+  uint64_t generation_ = 0;       // guarded by mu_
+  bool snapshot_current_ = true;  // bloom.snap matches the committed rows; guarded by mu_
   std::vector<ExactStore::Entry> entries_;  // exact-mode batch buffers, guarded by mu_
   std::vector<uint8_t> inserted_;
   std::atomic<uint64_t> maybe_lookups_{0};

@@ -18,6 +18,15 @@ std::string ErrorOf(const std::string& toml) {
   return c.ok() ? "" : c.status().message();
 }
 
+// Checkpoints write only what changed (dedup/bloom_delta_log.h), so they are cheap enough to take
+// every few seconds: a kill -9 then loses seconds of work, not half a minute
+// (bench/checkpoint_cost.sh measures the cost).
+TEST(CrawlConfigTest, DefaultCheckpointIntervalIsAFewSeconds) {
+  const CrawlConfig defaults;
+  EXPECT_GE(defaults.crawl.checkpoint_interval_s, 1);
+  EXPECT_LE(defaults.crawl.checkpoint_interval_s, 5);
+}
+
 TEST(CrawlConfigTest, DefaultTomlLoadsAndMatchesBuiltInDefaults) {
   Result<CrawlConfig> loaded =
       LoadCrawlConfig(std::string(URLSIEVE_SOURCE_DIR) + "/configs/default.toml");

@@ -343,9 +343,9 @@ TEST_F(SeenFilterCheckpointTest, DamagedCommittedLogIsCorruptionInBloomOnlyMode)
   }
 }
 
-// Exact mode rebuilds a filter whose log is damaged from the exact store (as for a damaged
-// snapshot), and says why.
-TEST_F(SeenFilterCheckpointTest, DamagedCommittedLogIsRebuiltFromTheStoreInExactMode) {
+// A damaged committed log is an error naming it, also in exact mode (as for a damaged snapshot);
+// a requested rebuild refills the filter from the exact store and says why.
+TEST_F(SeenFilterCheckpointTest, DamagedCommittedLogIsAnErrorUnlessARebuildIsRequested) {
   const fs::path log = dir_.path() / "state" / "bloom.delta";
   {
     auto f = MustOpen(Options(/*exact=*/true));
@@ -357,38 +357,45 @@ TEST_F(SeenFilterCheckpointTest, DamagedCommittedLogIsRebuiltFromTheStoreInExact
   std::string damaged = ReadFile(log);
   damaged[damaged.size() - 20] ^= 0x10;
   WriteFile(log, damaged);
-  auto f = MustOpen(Options(true));
+  auto refused = SeenFilter::Open(Options(true));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(refused.status().message().find(log.string()), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("--rebuild"), std::string::npos);
+  EXPECT_EQ(ReadFile(log), damaged);
+  SeenFilterOptions rebuild = Options(true);
+  rebuild.rebuild_bloom = true;
+  auto f = MustOpen(rebuild);
   ASSERT_NE(f, nullptr);
   ASSERT_FALSE(f->notices().empty());
-  EXPECT_NE(f->notices()[0].text.find("bloom.delta"), std::string::npos) << f->notices()[0].text;
+  EXPECT_NE(f->notices()[0].text.find("rebuilt the Bloom filter from 40 keys"), std::string::npos)
+      << f->notices()[0].text;
   EXPECT_EQ(CountSeen(*f, 0, 40), 40);
 }
 
-// The log carries the state's identity (urlsieve_meta `identity`): a log of another state is
-// refused.
+// The log carries the state's identity: a log copied from another state is refused, naming it
+// and the other state's identity.
 TEST_F(SeenFilterCheckpointTest, LogOfAnotherStateIsRefused) {
-  const fs::path state = dir_.path() / "state";
-  {
-    auto f = MustOpen(Options(/*exact=*/false));
+  const fs::path mine = dir_.path() / "state", theirs = dir_.path() / "other";
+  std::string their_identity;
+  for (const fs::path& state : {mine, theirs}) {
+    auto f = MustOpen(Options(/*exact=*/false, /*checkpointed=*/true, state));
+    ASSERT_NE(f, nullptr);
     InsertRange(*f, 0, 20);
     ASSERT_TRUE(f->Checkpoint().ok());
     InsertRange(*f, 20, 40);
     ASSERT_TRUE(f->Checkpoint().ok());
+    their_identity = f->Stats().identity.ToHex();
   }
-  {
-    auto db = SqliteDb::Open((state / "state.db").string(), SqliteDb::Options{});
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)
-                    ->Exec("INSERT OR REPLACE INTO urlsieve_meta VALUES('identity', "
-                           "'0123456789abcdef0123456789abcdef')")
-                    .ok());
-  }
-  auto f = SeenFilter::Open(Options(false));
+  const std::string foreign = ReadFile(theirs / "bloom.delta");
+  WriteFile(mine / "bloom.delta", foreign);
+  auto f = SeenFilter::Open(Options(false, true, mine));
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.status().code(), StatusCode::kCorruption);
-  EXPECT_NE(f.status().message().find("0123456789abcdef0123456789abcdef"), std::string::npos)
-      << f.status().ToString();
-  EXPECT_NE(f.status().message().find("bloom.delta"), std::string::npos);
+  EXPECT_NE(f.status().message().find(their_identity), std::string::npos) << f.status().ToString();
+  EXPECT_NE(f.status().message().find((mine / "bloom.delta").string()), std::string::npos);
+  EXPECT_EQ(ReadFile(mine / "bloom.delta"), foreign);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "dedup/file_io.h"
+
 namespace urlsieve {
 namespace {
 
@@ -28,32 +30,23 @@ Result<std::unique_ptr<AppendFile>> AppendFile::Open(const std::string& path,
 
 Result<std::unique_ptr<AppendFile>> AppendFile::Open(const std::string& path,
                                                      VerifiedPrefix prefix) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot open", path);
+  ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return Errno("cannot open", path);
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = Errno("cannot stat", path);
-    ::close(fd);
-    return s;
-  }
+  if (::fstat(fd.get(), &st) != 0) return Errno("cannot stat", path);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (prefix.size > size) {
-    ::close(fd);
     return Status::Corruption(path + " is " + std::to_string(size) +
                               " bytes, shorter than the checkpoint's " +
                               std::to_string(prefix.size));
   }
-  if (size != prefix.size && ::ftruncate(fd, static_cast<off_t>(prefix.size)) != 0) {
-    Status s = Errno("cannot truncate", path);
-    ::close(fd);
-    return s;
+  if (size != prefix.size && ::ftruncate(fd.get(), static_cast<off_t>(prefix.size)) != 0) {
+    return Errno("cannot truncate", path);
   }
-  if (::lseek(fd, static_cast<off_t>(prefix.size), SEEK_SET) < 0) {
-    Status s = Errno("cannot seek", path);
-    ::close(fd);
-    return s;
+  if (::lseek(fd.get(), static_cast<off_t>(prefix.size), SEEK_SET) < 0) {
+    return Errno("cannot seek", path);
   }
-  return std::unique_ptr<AppendFile>(new AppendFile(path, fd, std::move(prefix)));
+  return std::unique_ptr<AppendFile>(new AppendFile(path, fd.release(), std::move(prefix)));
 }
 
 AppendFile::AppendFile(std::string path, int fd, VerifiedPrefix prefix)

@@ -12,6 +12,8 @@
 #include <new>
 #include <vector>
 
+#include "dedup/file_io.h"
+
 namespace urlsieve {
 namespace {
 
@@ -75,28 +77,23 @@ std::string FormatChecksum(uint64_t checksum) {
 
 Result<VerifiedPrefix> VerifyOutputPrefix(const std::string& path, const OutputMark& mark) {
   VerifiedPrefix prefix;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
     if (errno != ENOENT) return Errno("cannot open", path);
     if (mark.size == 0) return prefix;
     return Status::Corruption(path + " is missing; the crawl's checkpoint recorded " +
                               std::to_string(mark.size) + " bytes of it");
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = Errno("cannot stat", path);
-    ::close(fd);
-    return s;
-  }
+  if (::fstat(fd.get(), &st) != 0) return Errno("cannot stat", path);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < mark.size) {
-    ::close(fd);
     return Status::Corruption(path + " is truncated: " + std::to_string(size) +
                               " bytes, shorter than the " + std::to_string(mark.size) +
                               " bytes the crawl's checkpoint recorded");
   }
-  Status read = ReadInto(fd, path, mark.size, &prefix.checksum);
-  ::close(fd);
+  Status read = ReadInto(fd.get(), path, mark.size, &prefix.checksum);
+  fd.Close();
   URLSIEVE_RETURN_IF_ERROR(read);
   prefix.size = mark.size;
   if (mark.checksum && prefix.checksum.Digest() != *mark.checksum) {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <utility>
 
+#include "dedup/file_io.h"
 #include "dedup/scalable_bloom_filter.h"
 
 namespace urlsieve {
@@ -23,83 +24,8 @@ constexpr size_t kHeaderChecksumOffset = 56;
 constexpr size_t kRecordHeaderBytes = 32;
 constexpr size_t kKeyBytes = 16;
 constexpr size_t kReplayChunkKeys = 4096;  // keys decoded and inserted per InsertIfNewBatch
-
-void Put32(char* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-void Put64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-uint32_t Get32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) {
-    v |= static_cast<uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  }
-  return v;
-}
-uint64_t Get64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  }
-  return v;
-}
-
-std::string ErrnoMessage(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
-Status WriteAll(int fd, const char* data, size_t size, uint64_t offset, const std::string& path) {
-  while (size > 0) {
-    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(ErrnoMessage("cannot write", path));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
-}
-
-// The caller has checked the file's size, so a short read means it shrank under us: Corruption.
-Status ReadAll(int fd, char* data, size_t size, uint64_t offset, const std::string& path) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(ErrnoMessage("cannot read", path));
-    }
-    if (n == 0) return Status::Corruption(path + ": Bloom delta log truncated while reading");
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
-}
-
-std::string DirectoryOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
+// ReadAll's Corruption text when the log ends early (its size was checked: it shrank under us).
+constexpr std::string_view kTruncated = "Bloom delta log truncated while reading";
 
 uint64_t RecordBytes(size_t keys) { return BloomDeltaLog::kRecordOverheadBytes + kKeyBytes * keys; }
 
@@ -186,7 +112,7 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
   }
 
   char header[kHeaderBytes];
-  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), header, kHeaderBytes, 0, path_));
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), header, kHeaderBytes, 0, path_, kTruncated));
   if (std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
     return Status::Corruption(path_ + ": not a urlsieve Bloom delta log (bad magic)");
   }
@@ -223,7 +149,8 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
                                 std::to_string(bytes));
     }
     char head[kRecordHeaderBytes];
-    URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), head, kRecordHeaderBytes, offset, path_));
+    URLSIEVE_RETURN_IF_ERROR(
+        ReadAll(fd.get(), head, kRecordHeaderBytes, offset, path_, kTruncated));
     const uint64_t count = Get32(head + 24);
     if (count > (bytes - offset - RecordBytes(0)) / kKeyBytes) {
       return Status::Corruption(where + " (" + std::to_string(count) +
@@ -234,7 +161,7 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
     buffer.resize(kRecordHeaderBytes + body);
     std::memcpy(buffer.data(), head, kRecordHeaderBytes);
     URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), buffer.data() + kRecordHeaderBytes, body,
-                                     offset + kRecordHeaderBytes, path_));
+                                     offset + kRecordHeaderBytes, path_, kTruncated));
     const size_t checked = kRecordHeaderBytes + count * kKeyBytes;
     if (Get64(buffer.data() + checked) != XXH3_64bits(buffer.data(), checked)) {
       return Status::Corruption(where + ": checksum mismatch (torn or damaged)");
@@ -316,11 +243,7 @@ Status BloomDeltaLog::StartFile() {
   Put64(header + kHeaderChecksumOffset, XXH3_64bits(header, kHeaderChecksumOffset));
   URLSIEVE_RETURN_IF_ERROR(WriteAll(fd.get(), header, kHeaderBytes, 0, path_));
   // The file's directory entry must be durable before state.db refers to it.
-  const std::string dir = DirectoryOf(path_);
-  ScopedFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.get() < 0 || ::fsync(dir_fd.get()) != 0) {
-    return Status::IoError(ErrnoMessage("cannot fsync directory", dir));
-  }
+  URLSIEVE_RETURN_IF_ERROR(SyncDirectoryOf(path_));
   fd_ = fd.release();
   return Status::Ok();
 }

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dedup/file_io.h"
+
 namespace urlsieve {
 namespace {
 
@@ -25,89 +27,19 @@ constexpr uint32_t kMaxSnapshotLayers = 64;
 constexpr size_t kBlockBytes = kBloomBlockBits / 8;
 constexpr size_t kWordsPerBlock = BlockedBloomFilter::kWordsPerBlock;
 constexpr size_t kChunkWords = size_t{1} << 16;  // 512 KiB of bits per write
+// ReadAll's Corruption text when the snapshot ends early (its size was checked: it shrank).
+constexpr std::string_view kTruncated = "truncated bloom snapshot";
 
 uint64_t ToLittle(uint64_t v) {
   return std::endian::native == std::endian::little ? v : __builtin_bswap64(v);
 }
 
-void Put32(char* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
-void Put64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
-}
 void PutDouble(char* p, double v) { Put64(p, std::bit_cast<uint64_t>(v)); }
-uint32_t Get32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i)
-    v |= static_cast<uint32_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
-}
-uint64_t Get64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i)
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  return v;
-}
 double GetDouble(const char* p) { return std::bit_cast<double>(Get64(p)); }
 
 uint64_t HeaderChecksum(std::string header) {
   std::memset(header.data() + kHeaderChecksumOffset, 0, 8);
   return XXH3_64bits(header.data(), header.size());
-}
-
-std::string ErrnoMessage(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-  // Closes now, reporting the error close() can carry (delayed write failures).
-  bool Close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return ::close(fd) == 0;
-  }
-
- private:
-  int fd_;
-};
-
-Status WriteAll(int fd, const char* data, size_t size, uint64_t offset, const std::string& path) {
-  while (size > 0) {
-    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(ErrnoMessage("cannot write", path));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
-}
-
-// A short read means the file shrank under us: Corruption, like any truncation.
-Status ReadAll(int fd, char* data, size_t size, uint64_t offset, const std::string& path) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(ErrnoMessage("cannot read", path));
-    }
-    if (n == 0) return Status::Corruption(path + ": truncated bloom snapshot");
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
 }
 
 // Streams one layer's words (read atomically: inserts may be running) to `fd` at `offset`, with
@@ -137,13 +69,6 @@ Result<uint64_t> WriteLayerBits(int fd, const BlockedBloomFilter& filter, uint64
   XXH3_freeState(state);
   if (!status.ok()) return status;
   return checksum;
-}
-
-std::string DirectoryOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta,
@@ -220,12 +145,7 @@ Status WriteBloomSnapshot(const std::string& path, const BloomSnapshotMeta& meta
     return status;
   }
   // The rename is durable only once the directory entry is.
-  const std::string dir = DirectoryOf(path);
-  ScopedFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.get() < 0 || ::fsync(dir_fd.get()) != 0) {
-    return Status::IoError(ErrnoMessage("cannot fsync directory", dir));
-  }
-  return Status::Ok();
+  return SyncDirectoryOf(path);
 }
 
 Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
@@ -242,7 +162,7 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
   // Magic and version first: a foreign or newer file gets that diagnosis, not "bad checksum".
   std::string fixed(kFixedHeaderBytes, '\0');
   const size_t head = static_cast<size_t>(std::min<uint64_t>(file_size, kFixedHeaderBytes));
-  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), fixed.data(), head, 0, path));
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), fixed.data(), head, 0, path, kTruncated));
   if (head < 12 || std::memcmp(fixed.data(), kMagic, sizeof(kMagic)) != 0) {
     return Status::Corruption(path + ": not a urlsieve bloom snapshot (bad magic)");
   }
@@ -264,7 +184,8 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
   std::string header = fixed;
   header.resize(header_bytes);
   URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), header.data() + kFixedHeaderBytes,
-                                   header_bytes - kFixedHeaderBytes, kFixedHeaderBytes, path));
+                                   header_bytes - kFixedHeaderBytes, kFixedHeaderBytes, path,
+                                   kTruncated));
   const char* h = header.data();
   if (Get64(h + kHeaderChecksumOffset) != HeaderChecksum(header)) {
     return Status::Corruption(path + ": bloom snapshot header checksum mismatch");
@@ -300,8 +221,8 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
       return filter.status();
     }
     std::span<uint64_t> words = (*filter)->words();
-    URLSIEVE_RETURN_IF_ERROR(
-        ReadAll(fd.get(), reinterpret_cast<char*>(words.data()), layout.bytes(), offset, path));
+    URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), reinterpret_cast<char*>(words.data()),
+                                     layout.bytes(), offset, path, kTruncated));
     if (XXH3_64bits(words.data(), layout.bytes()) != Get64(rec + 48)) {
       return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
                                 " checksum mismatch");

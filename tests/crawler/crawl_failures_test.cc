@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "crawler/crawler.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
@@ -34,11 +35,7 @@ namespace fs = std::filesystem;
 using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
+using testing::ReadFile;
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;

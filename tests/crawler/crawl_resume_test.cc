@@ -22,6 +22,7 @@
 
 #include "crawler/crawler.h"
 #include "dedup/sqlite_db.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
@@ -35,23 +36,14 @@ namespace fs = std::filesystem;
 using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
+using testing::ReadFile;
+using testing::WriteFile;
 
 // The names of the frontier's rejections (RejectReasonName): each is one line of rejected.jsonl.
 const char* const kFrontierReasons[] = {
     "invalid_url",          "max_depth",         "key_budget",
     "total_budget",         "robots_disallowed", "robots_unreachable",
     "crawl_delay_too_long", "key_retired",       "fetch_failed"};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void WriteFile(const fs::path& path, const std::string& content) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-}
 
 // The XXH3-64 of `bytes` as --resume's messages print it (16 hex digits).
 std::string Checksum(std::string_view bytes) {

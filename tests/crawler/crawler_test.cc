@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/file_contents.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 
@@ -31,6 +32,7 @@ namespace fs = std::filesystem;
 using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
+using testing::ReadFile;
 
 constexpr int kHosts = 4;
 constexpr int kDelayMs = 40;
@@ -38,11 +40,6 @@ constexpr int kDelayMs = 40;
 // robots.txt and the file one host's robots.txt redirects to.
 bool IsRobots(const std::string& resource) {
   return resource == "/robots.txt" || resource == "/moved-robots.txt";
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 class CrawlerTest : public ::testing::Test {

@@ -20,20 +20,18 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/file_contents.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using urlsieve::testing::ReadFile;
 
 struct CommandRun {
   int exit_code = -1;
   std::string out;
   std::string err;
 };
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;

@@ -11,19 +11,14 @@
 #include "crawler/append_file.h"
 #include "crawler/crawl_checkpoint.h"
 #include "dedup/sqlite_db.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::ReadFile;
 
 uint64_t OneShot(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 

@@ -12,8 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/file_contents.h"
+
 namespace urlsieve {
 namespace {
+
+using testing::ReadFile;
 
 // A strict reader for what WarcWriter promises: one gzip member per record, each member exactly
 // one WARC/1.1 record (headers, Content-Length bytes of block, CRLF CRLF), digests that verify.
@@ -22,13 +26,6 @@ struct Record {
   std::string block;
   uint64_t offset = 0;  // of its gzip member in the file
 };
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Inflates the gzip member starting at data[*pos], advancing *pos past it.
 ::testing::AssertionResult InflateMember(const std::string& data, size_t* pos, std::string* out) {

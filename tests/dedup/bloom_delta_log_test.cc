@@ -11,22 +11,15 @@
 #include <vector>
 
 #include "dedup/scalable_bloom_filter.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void WriteFile(const fs::path& path, const std::string& data) {
-  fs::remove(path);
-  std::ofstream(path, std::ios::binary) << data;
-}
+using testing::ReadFile;
+using testing::WriteFile;
 
 KeyHash Key(uint64_t i) {
   const std::string s = "key-" + std::to_string(i);

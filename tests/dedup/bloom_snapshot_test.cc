@@ -17,26 +17,14 @@
 
 #include "dedup/scalable_bloom_filter.h"
 #include "tests/dedup/bloom_test_util.h"
+#include "tests/support/file_contents.h"
 
 namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-// Writes a new file: truncating the old one would make ext4 flush it on close (auto_da_alloc),
-// which slows these tests down a hundredfold.
-void WriteFile(const std::string& path, const std::string& data) {
-  fs::remove(path);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-}
+using testing::ReadFile;
+using testing::WriteFile;
 
 class BloomSnapshotTest : public ::testing::Test {
  protected:

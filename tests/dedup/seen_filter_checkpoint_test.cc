@@ -13,22 +13,15 @@
 #include "dedup/bloom_delta_log.h"
 #include "dedup/seen_filter.h"
 #include "dedup/sqlite_db.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void WriteFile(const fs::path& path, const std::string& data) {
-  fs::remove(path);
-  std::ofstream(path, std::ios::binary) << data;
-}
+using testing::ReadFile;
+using testing::WriteFile;
 
 std::string Url(int i) {
   return "http://h" + std::to_string(i % 31) + ".example/p/" + std::to_string(i);

@@ -16,16 +16,13 @@
 
 #include "dedup/scalable_bloom_filter.h"
 #include "dedup/sqlite_db.h"
+#include "tests/support/file_contents.h"
 
 namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
+using testing::ReadFile;
 
 class SeenFilterTest : public ::testing::Test {
  protected:

@@ -9,17 +9,14 @@
 #include <iterator>
 #include <string>
 
+#include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
+using testing::ReadFile;
 
 class StateLockTest : public ::testing::Test {
  protected:

@@ -294,7 +294,7 @@ TEST_F(CrawlResumeTest, RejectedLogAndWarcAreCheckedToo) {
   flipped[flipped.size() / 2] ^= 0x01;
   ResumeAfter([&](const fs::path& p) { WriteFile(p, flipped); }, "crawl.warc.gz");
   WriteFile(Out() / "crawl.warc.gz", warc);
-  ResumeAfter([&](const fs::path& p) { WriteFile(p, "x" + rejected.substr(1)); }, "rejected.jsonl");
+  ResumeAfter([&](const fs::path& p) { WriteFile(p, 'x' + rejected.substr(1)); }, "rejected.jsonl");
 }
 
 TEST_F(CrawlResumeTest, UntouchedOutputsResumeAndFinish) {

@@ -508,16 +508,22 @@ void Crawler::LogDecision(const Lease& lease, const FetchResult& r, const DoneDe
 }
 
 void Crawler::RecordRejections() {
-  for (const Rejection& rejection : frontier_->DrainRejections()) {
+  Status status = AppendRejections(frontier_->DrainRejections());
+  if (!status.ok()) Fail(status);
+}
+
+Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
+  Status first_error;
+  for (const Rejection& rejection : rejections) {
     const std::string_view reason = RejectReasonName(rejection.reason);
     stats_->RecordRejection(reason);
     Status status = rejected_->Append(rejection.url, rejection.depth, reason);
-    if (!status.ok()) Fail(status);
+    if (first_error.ok()) first_error = status;
   }
+  return first_error;
 }
 
-Status Crawler::Checkpoint() {
-  std::unique_lock<std::shared_mutex> gate(gate_);
+Result<OutputMarks> Crawler::SyncOutputs() {
   // An output this run does not write keeps the mark it had: its file is untouched.
   OutputMarks marks = recorded_marks_;
   if (pages_) {
@@ -533,9 +539,20 @@ Status Crawler::Checkpoint() {
     if (!mark.ok()) return mark.status();
     marks.warc = *mark;
   }
+  return marks;
+}
+
+Status Crawler::Checkpoint() {
+  std::unique_lock<std::shared_mutex> gate(gate_);
   return seen_->Checkpoint([&](SqliteDb& db) {
-    URLSIEVE_RETURN_IF_ERROR(frontier_->Checkpoint(db));
-    URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, marks));
+    // Invariant 2: the rejections the frontier made outside the gate come with its delta, so the
+    // checkpoint that drops their URLs from the pending set also holds their rejected.jsonl lines.
+    std::vector<Rejection> rejections;
+    URLSIEVE_RETURN_IF_ERROR(frontier_->Checkpoint(db, &rejections));
+    URLSIEVE_RETURN_IF_ERROR(AppendRejections(rejections));
+    Result<OutputMarks> marks = SyncOutputs();
+    if (!marks.ok()) return marks.status();
+    URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, *marks));
     // The gate is held exclusively: these counters describe exactly what the outputs hold.
     CrawlStatsSnapshot counters = stats_->Snapshot();
     counters.AddRejections(scope_->Rejections());

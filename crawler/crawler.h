@@ -61,6 +61,7 @@ class WarcWriter;
 struct DoneDecision;
 struct FetchResult;
 struct Lease;
+struct Rejection;
 
 struct CrawlSummary {
   CrawlStatsSnapshot stats;
@@ -105,6 +106,8 @@ class Crawler {
                                  const std::string& parent);
   void WaitUnlessStopping(std::chrono::milliseconds duration);
   void RecordRejections();  // drains the frontier's rejections into stats + rejected.jsonl
+  Status AppendRejections(const std::vector<Rejection>& rejections);
+  Result<OutputMarks> SyncOutputs();  // requires the gate (exclusive)
   // Logs (info) what the frontier decided about a failed fetch: retry, give up, retire.
   void LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision);
   void Fail(const Status& status);

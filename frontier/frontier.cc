@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 #include "frontier/retry_after.h"
@@ -702,7 +703,7 @@ FrontierStats Frontier::Stats() {
   return stats;
 }
 
-Status Frontier::Checkpoint(SqliteDb& db) {
+Status Frontier::Checkpoint(SqliteDb& db, std::vector<Rejection>* undrained) {
   if (!options_.checkpoints) {
     return Status::FailedPrecondition("frontier: checkpoints are turned off in its options");
   }
@@ -732,6 +733,10 @@ Status Frontier::Checkpoint(SqliteDb& db) {
     inserts.swap(ckpt_inserts_);
     deletes.swap(ckpt_deletes_);
     next_id = next_id_;
+    if (undrained != nullptr) {
+      std::move(rejections_.begin(), rejections_.end(), std::back_inserter(*undrained));
+      rejections_.clear();
+    }
   }
   if (checkpointed_ && db_seq == checkpoint_seq_) {
     unconfirmed_inserts_.clear();  // the previous checkpoint was committed

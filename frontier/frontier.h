@@ -192,7 +192,11 @@ class Frontier {
   // write transaction on; only the changes since the previous checkpoint are written. If that
   // transaction did not commit, the next Checkpoint notices and writes those changes again.
   // The first checkpoint of a frontier that was not restored from `db` replaces its pending set.
-  Status Checkpoint(SqliteDb& db);
+  // With `undrained`, the rejections not yet drained are moved there at the instant the delta is
+  // taken: a URL this checkpoint drops from the pending set because it was rejected is either
+  // drained already or in *undrained, for the caller to record in the same checkpoint (rejections
+  // happen outside the caller's locks too: Next() meets a robots.txt disallow).
+  Status Checkpoint(SqliteDb& db, std::vector<Rejection>* undrained = nullptr);
   // Loads the pending set of `db` into this frontier, which must be new (nothing pushed yet).
   Status Restore(SqliteDb& db);
 

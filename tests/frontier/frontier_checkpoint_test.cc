@@ -76,6 +76,37 @@ TEST_F(FrontierCheckpointTest, PendingAndInFlightSurviveAReopen) {
   EXPECT_EQ(Table(*db), std::set<std::string>{"http://new.test/"});
 }
 
+// Invariant 2: Next() rejects robots-disallowed URLs outside the crawler's checkpoint gate. A
+// checkpoint that drops such a URL from the pending set hands its rejection to the caller in the
+// same step, so the rejection cannot be committed away before it is recorded.
+TEST_F(FrontierCheckpointTest, RejectionsNotYetDrainedComeWithTheCheckpointThatDropsTheirUrls) {
+  options_.obey_robots = true;
+  options_.user_agent = "testbot";
+  std::unique_ptr<Frontier> f = Make();
+  std::unique_ptr<SqliteDb> db = OpenDb();
+  ASSERT_TRUE(f->Push("http://a.test/private/x", 0));
+  ASSERT_TRUE(f->Push("http://a.test/public", 0));
+  CheckpointAndCommit(*f, *db);
+  ASSERT_EQ(Table(*db).size(), 2u);
+  Lease robots;
+  ASSERT_EQ(f->TryNext(&robots), NextStatus::kLease);
+  ASSERT_EQ(robots.kind, Lease::Kind::kRobots);
+  f->Done(robots, FetchOutcome{200, {}, {}, "User-agent: testbot\nDisallow: /private\n"});
+  Lease page;
+  ASSERT_EQ(f->TryNext(&page), NextStatus::kLease);  // rejects /private/x on the way
+  EXPECT_EQ(page.url, "http://a.test/public");
+
+  std::vector<Rejection> undrained;
+  ASSERT_TRUE(db->Begin().ok());
+  ASSERT_TRUE(f->Checkpoint(*db, &undrained).ok());
+  ASSERT_TRUE(db->Commit().ok());
+  EXPECT_EQ(Table(*db), std::set<std::string>{"http://a.test/public"});
+  ASSERT_EQ(undrained.size(), 1u);
+  EXPECT_EQ(undrained[0].url, "http://a.test/private/x");
+  EXPECT_EQ(undrained[0].reason, RejectReason::kRobotsDisallowed);
+  EXPECT_TRUE(f->DrainRejections().empty());  // handed over once
+}
+
 TEST_F(FrontierCheckpointTest, IncrementalCheckpointsTrackEveryChange) {
   std::unique_ptr<Frontier> f = Make();
   std::unique_ptr<SqliteDb> db = OpenDb();

@@ -22,12 +22,11 @@
 
 #include "crawler/crawler.h"
 #include "dedup/sqlite_db.h"
+#include "tests/crawler/crawl_child.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
-
-extern char** environ;
 
 namespace urlsieve {
 namespace {
@@ -37,6 +36,7 @@ using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
 using testing::ReadFile;
+using testing::WaitExit;
 using testing::WriteFile;
 
 // The names of the frontier's rejections (RejectReasonName): each is one line of rejected.jsonl.
@@ -124,42 +124,7 @@ class CrawlResumeTest : public ::testing::Test {
 
   // Runs `urlsieve crawl` as a child process (a checkpoint after every page).
   pid_t SpawnCrawl(bool resume) const {
-    std::vector<std::string> args = {URLSIEVE_BINARY,
-                                     "crawl",
-                                     "--seeds",
-                                     (dir_.path() / "seeds.txt").string(),
-                                     "--out",
-                                     Out().string(),
-                                     "--threads",
-                                     "2",
-                                     "--delay-ms",
-                                     "40",
-                                     "--max-depth",
-                                     "8",
-                                     "--timeout-ms",
-                                     "1000",
-                                     "--max-body-bytes",
-                                     "262144",
-                                     "--checkpoint-s",
-                                     "0",
-                                     "--config",
-                                     (dir_.path() / "crawl.toml").string()};
-    if (resume) args.push_back("--resume");
-    std::ofstream(dir_.path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
-                                              << "[politeness]\nbackoff_ms = 50\n"
-                                              << "[fetch]\nconnect_timeout_ms = 1000\n";
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    return pid;
-  }
-
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    EXPECT_EQ(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return testing::SpawnCrawl(dir_.path(), Out(), resume, /*threads=*/2, /*delay_ms=*/40);
   }
 
   std::vector<nlohmann::json> ReadJsonl(const std::string& name) const {

@@ -19,11 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/crawler/crawl_child.h"
 #include "tests/support/file_contents.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
-
-extern char** environ;
 
 namespace urlsieve {
 namespace {
@@ -33,6 +32,7 @@ using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
 using testing::ReadFile;
+using testing::WaitExit;
 
 constexpr int kHosts = 4;
 constexpr int kDelayMs = 40;
@@ -144,42 +144,7 @@ class CrawlerTest : public ::testing::Test {
 
   // Runs `urlsieve crawl` as a child process with the test's configuration.
   pid_t SpawnCrawl(bool resume, int threads) const {
-    std::vector<std::string> args = {URLSIEVE_BINARY,
-                                     "crawl",
-                                     "--seeds",
-                                     (dir_ / "seeds.txt").string(),
-                                     "--out",
-                                     (dir_ / "out").string(),
-                                     "--threads",
-                                     std::to_string(threads),
-                                     "--delay-ms",
-                                     std::to_string(kDelayMs),
-                                     "--max-depth",
-                                     "8",
-                                     "--timeout-ms",
-                                     "1000",
-                                     "--max-body-bytes",
-                                     "262144",
-                                     "--checkpoint-s",
-                                     "0",
-                                     "--config",
-                                     (dir_ / "crawl.toml").string()};
-    if (resume) args.push_back("--resume");
-    std::ofstream(dir_ / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
-                                       << "[politeness]\nbackoff_ms = 50\n"
-                                       << "[fetch]\nconnect_timeout_ms = 1000\n";
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
-    return pid;
-  }
-
-  static int WaitExit(pid_t pid) {
-    int status = 0;
-    EXPECT_EQ(waitpid(pid, &status, 0), pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return testing::SpawnCrawl(dir_, dir_ / "out", resume, threads, kDelayMs);
   }
 
   fs::path dir_;

@@ -19,6 +19,8 @@ install(TARGETS urlsieve_dedup urlsieve_dedup_shared EXPORT urlsieveTargets
 # forget a header a later change adds.
 file(GLOB URLSIEVE_DEDUP_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/dedup/*.h)
 install(FILES ${URLSIEVE_DEDUP_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/dedup)
+file(GLOB URLSIEVE_BASE_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/base/*.h)
+install(FILES ${URLSIEVE_BASE_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/base)
 
 install(EXPORT urlsieveTargets NAMESPACE urlsieve:: DESTINATION ${URLSIEVE_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/urlsieveConfig.cmake.in

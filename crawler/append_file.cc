@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "dedup/file_io.h"
+#include "base/file_io.h"
 
 namespace urlsieve {
 namespace {

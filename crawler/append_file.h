@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "crawler/output_checksum.h"
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

@@ -18,8 +18,8 @@
 
 #include "crawler/crawl_stats.h"
 #include "crawler/output_checksum.h"
-#include "dedup/sqlite_db.h"
-#include "dedup/status.h"
+#include "base/sqlite_db.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "crawler/logger.h"
-#include "dedup/status.h"
+#include "base/status.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace CLI {

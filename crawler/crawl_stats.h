@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "crawler/page_record.h"
-#include "dedup/status.h"
-#include "frontier/clock.h"
+#include "base/status.h"
+#include "base/clock.h"
 
 namespace urlsieve {
 

@@ -42,8 +42,8 @@
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
 #include "crawler/logger.h"
-#include "dedup/status.h"
-#include "frontier/clock.h"
+#include "base/status.h"
+#include "base/clock.h"
 
 namespace urlsieve {
 

@@ -18,7 +18,7 @@
 #include <memory>
 #include <mutex>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "frontier/clock.h"
+#include "base/clock.h"
 #include "frontier/frontier.h"
 
 namespace urlsieve {

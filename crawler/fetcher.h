@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "crawler/curl_share.h"
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

@@ -19,7 +19,7 @@
 
 #include "crawler/append_file.h"
 #include "crawler/page_record.h"
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string_view>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

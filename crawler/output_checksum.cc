@@ -12,7 +12,7 @@
 #include <new>
 #include <vector>
 
-#include "dedup/file_io.h"
+#include "base/file_io.h"
 
 namespace urlsieve {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 struct XXH3_state_s;
 

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "frontier/clock.h"
+#include "base/clock.h"
 
 namespace urlsieve {
 

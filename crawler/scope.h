@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "crawler/crawl_config.h"
-#include "dedup/status.h"
+#include "base/status.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve {

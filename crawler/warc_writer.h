@@ -29,7 +29,7 @@
 #include <string_view>
 
 #include "crawler/append_file.h"
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

@@ -29,7 +29,7 @@
 #include "dedup/bloom_line.h"
 #include "dedup/bloom_math.h"
 #include "dedup/key_hash.h"
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 namespace bloom_internal {

@@ -12,7 +12,7 @@
 #include <memory>
 #include <utility>
 
-#include "dedup/file_io.h"
+#include "base/file_io.h"
 #include "dedup/scalable_bloom_filter.h"
 
 namespace urlsieve {

@@ -62,7 +62,7 @@
 
 #include "dedup/key_hash.h"
 #include "dedup/state_identity.h"
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dedup/file_io.h"
+#include "base/file_io.h"
 
 namespace urlsieve {
 namespace {

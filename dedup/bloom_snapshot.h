@@ -32,7 +32,7 @@
 
 #include "dedup/blocked_bloom_filter.h"
 #include "dedup/state_identity.h"
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

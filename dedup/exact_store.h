@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "dedup/sqlite_db.h"
-#include "dedup/status.h"
+#include "base/sqlite_db.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

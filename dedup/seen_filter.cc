@@ -9,7 +9,7 @@
 #include "dedup/bloom_delta_log.h"
 #include "dedup/key_hash.h"
 #include "dedup/scalable_bloom_filter.h"
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 
 namespace urlsieve {
 namespace {

@@ -105,7 +105,7 @@
 #include "dedup/exact_store.h"
 #include "dedup/state_identity.h"
 #include "dedup/state_lock.h"
-#include "dedup/status.h"
+#include "base/status.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve {

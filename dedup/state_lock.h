@@ -27,7 +27,7 @@
 #include <memory>
 #include <string>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

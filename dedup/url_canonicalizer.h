@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

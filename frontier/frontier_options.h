@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "frontier/clock.h"
+#include "base/clock.h"
 
 namespace urlsieve {
 

@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "dedup/sqlite_db.h"
-#include "dedup/status.h"
+#include "base/sqlite_db.h"
+#include "base/status.h"
 #include "frontier/url_queue.h"
 
 namespace urlsieve {

@@ -30,7 +30,7 @@ libdir=$(cd "$prefix" && dirname "$(find . -name liburlsieve_dedup.a | head -1)"
 [[ -n "$libdir" && "$libdir" != . ]] || fail "liburlsieve_dedup.a not installed"
 libdir=$prefix/${libdir#./}
 for f in include/urlsieve/dedup/seen_filter.h include/urlsieve/dedup/urlsieve.h \
-         include/urlsieve/dedup/status.h; do
+         include/urlsieve/base/status.h; do
   [[ -f "$prefix/$f" ]] || fail "$f not installed"
 done
 for f in liburlsieve_dedup.so cmake/urlsieve/urlsieveConfig.cmake pkgconfig/urlsieve.pc; do

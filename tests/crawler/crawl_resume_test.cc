@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "crawler/crawler.h"
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 #include "tests/crawler/crawl_child.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"

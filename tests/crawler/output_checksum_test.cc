@@ -10,7 +10,7 @@
 
 #include "crawler/append_file.h"
 #include "crawler/crawl_checkpoint.h"
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 

@@ -12,7 +12,7 @@
 
 #include "dedup/bloom_delta_log.h"
 #include "dedup/seen_filter.h"
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "dedup/seen_filter.h"
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 
 namespace urlsieve {
 namespace {

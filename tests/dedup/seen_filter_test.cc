@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "dedup/scalable_bloom_filter.h"
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 #include "tests/support/file_contents.h"
 
 namespace urlsieve {

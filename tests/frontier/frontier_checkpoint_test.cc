@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 #include "frontier/frontier.h"
 #include "tests/frontier/frontier_db_test_base.h"
 

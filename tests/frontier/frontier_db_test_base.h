@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 #include "frontier/frontier.h"
 #include "tests/support/scratch_dir.h"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 #include "frontier/frontier.h"
 #include "frontier/parent_table.h"
 #include "tests/frontier/frontier_db_test_base.h"

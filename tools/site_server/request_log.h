@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve::site {
 

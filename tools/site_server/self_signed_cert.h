@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve::site {
 

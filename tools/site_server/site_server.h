@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/status.h"
+#include "base/status.h"
 #include "tools/site_server/request_log.h"
 #include "tools/site_server/site.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "dedup/status.h"
+#include "base/status.h"
 #include "tools/site_server/site.h"
 
 namespace urlsieve::site {

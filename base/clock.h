@@ -8,8 +8,8 @@
 // WallNow() is the calendar time, needed to turn an HTTP-date (Retry-After) into a delay.
 //
 // Thread-safety: all methods are safe to call from any number of threads.
-#ifndef URLSIEVE_FRONTIER_CLOCK_H_
-#define URLSIEVE_FRONTIER_CLOCK_H_
+#ifndef URLSIEVE_BASE_CLOCK_H_
+#define URLSIEVE_BASE_CLOCK_H_
 
 #include <atomic>
 #include <chrono>
@@ -119,4 +119,4 @@ class ManualClock final : public Clock {
 
 }  // namespace urlsieve
 
-#endif  // URLSIEVE_FRONTIER_CLOCK_H_
+#endif  // URLSIEVE_BASE_CLOCK_H_

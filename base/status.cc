@@ -1,4 +1,4 @@
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 

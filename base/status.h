@@ -3,8 +3,8 @@
 // A Status is either OK or carries a code and a human-readable message. A Result<T> holds either a
 // T or a non-OK Status (an expected-like type; std::expected needs C++23). Neither throws.
 // Thread-safety: plain values; distinct objects may be used from different threads.
-#ifndef URLSIEVE_DEDUP_STATUS_H_
-#define URLSIEVE_DEDUP_STATUS_H_
+#ifndef URLSIEVE_BASE_STATUS_H_
+#define URLSIEVE_BASE_STATUS_H_
 
 #include <cassert>
 #include <optional>
@@ -87,4 +87,4 @@ class Result {
     if (!urlsieve_status_.ok()) return urlsieve_status_; \
   } while (0)
 
-#endif  // URLSIEVE_DEDUP_STATUS_H_
+#endif  // URLSIEVE_BASE_STATUS_H_

@@ -1,4 +1,4 @@
-#include "dedup/sqlite_db.h"
+#include "base/sqlite_db.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>

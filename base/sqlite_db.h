@@ -7,15 +7,15 @@
 //
 // Thread-safety: none. A SqliteDb and its statements belong to one thread at a time; owners that
 // are shared between threads guard them with their own mutex.
-#ifndef URLSIEVE_DEDUP_SQLITE_DB_H_
-#define URLSIEVE_DEDUP_SQLITE_DB_H_
+#ifndef URLSIEVE_BASE_SQLITE_DB_H_
+#define URLSIEVE_BASE_SQLITE_DB_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -121,4 +121,4 @@ class SqliteDb {
 
 }  // namespace urlsieve
 
-#endif  // URLSIEVE_DEDUP_SQLITE_DB_H_
+#endif  // URLSIEVE_BASE_SQLITE_DB_H_

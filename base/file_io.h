@@ -5,8 +5,8 @@
 //
 // Thread-safety: free functions on caller-owned buffers and descriptors; ScopedFd is a plain
 // owner, not to be shared between threads without external synchronization.
-#ifndef URLSIEVE_DEDUP_FILE_IO_H_
-#define URLSIEVE_DEDUP_FILE_IO_H_
+#ifndef URLSIEVE_BASE_FILE_IO_H_
+#define URLSIEVE_BASE_FILE_IO_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <utility>
 
-#include "dedup/status.h"
+#include "base/status.h"
 
 namespace urlsieve {
 
@@ -77,4 +77,4 @@ Status SyncDirectoryOf(const std::string& path);
 
 }  // namespace urlsieve
 
-#endif  // URLSIEVE_DEDUP_FILE_IO_H_
+#endif  // URLSIEVE_BASE_FILE_IO_H_

@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "crawler/output_checksum.h"
 #include "base/status.h"
+#include "crawler/output_checksum.h"
 
 namespace urlsieve {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "crawler/crawl_stats.h"
-#include "crawler/output_checksum.h"
 #include "base/sqlite_db.h"
 #include "base/status.h"
+#include "crawler/crawl_stats.h"
+#include "crawler/output_checksum.h"
 
 namespace urlsieve {
 

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "crawler/logger.h"
 #include "base/status.h"
+#include "crawler/logger.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace CLI {

@@ -25,9 +25,9 @@
 #include <utility>
 #include <vector>
 
-#include "crawler/page_record.h"
-#include "base/status.h"
 #include "base/clock.h"
+#include "base/status.h"
+#include "crawler/page_record.h"
 
 namespace urlsieve {
 

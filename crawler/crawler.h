@@ -38,12 +38,12 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/status.h"
 #include "crawler/crawl_checkpoint.h"
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
 #include "crawler/logger.h"
-#include "base/status.h"
-#include "base/clock.h"
 
 namespace urlsieve {
 

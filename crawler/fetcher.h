@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "crawler/curl_share.h"
 #include "base/status.h"
+#include "crawler/curl_share.h"
 
 namespace urlsieve {
 

@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
+#include "base/status.h"
 #include "crawler/append_file.h"
 #include "crawler/page_record.h"
-#include "base/status.h"
 
 namespace urlsieve {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "crawler/append_file.h"
 #include "base/status.h"
+#include "crawler/append_file.h"
 
 namespace urlsieve {
 

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "crawler/crawl_config.h"
 #include "base/status.h"
+#include "crawler/crawl_config.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve {

@@ -26,10 +26,10 @@
 #include <memory>
 #include <span>
 
+#include "base/status.h"
 #include "dedup/bloom_line.h"
 #include "dedup/bloom_math.h"
 #include "dedup/key_hash.h"
-#include "base/status.h"
 
 namespace urlsieve {
 namespace bloom_internal {

@@ -60,9 +60,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "dedup/key_hash.h"
 #include "dedup/state_identity.h"
-#include "base/status.h"
 
 namespace urlsieve {
 

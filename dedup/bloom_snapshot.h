@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "dedup/blocked_bloom_filter.h"
 #include "dedup/state_identity.h"
-#include "base/status.h"
 
 namespace urlsieve {
 

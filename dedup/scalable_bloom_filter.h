@@ -37,10 +37,10 @@
 #include <span>
 #include <string>
 
+#include "base/status.h"
 #include "dedup/blocked_bloom_filter.h"
 #include "dedup/key_hash.h"
 #include "dedup/state_identity.h"
-#include "base/status.h"
 
 namespace urlsieve {
 

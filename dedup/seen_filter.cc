@@ -6,10 +6,10 @@
 #include <map>
 #include <system_error>
 
+#include "base/sqlite_db.h"
 #include "dedup/bloom_delta_log.h"
 #include "dedup/key_hash.h"
 #include "dedup/scalable_bloom_filter.h"
-#include "base/sqlite_db.h"
 
 namespace urlsieve {
 namespace {

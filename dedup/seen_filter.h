@@ -102,10 +102,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "dedup/exact_store.h"
 #include "dedup/state_identity.h"
 #include "dedup/state_lock.h"
-#include "base/status.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve {

@@ -48,9 +48,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/sqlite_db.h"
 #include "base/status.h"
-#include "base/clock.h"
 #include "frontier/frontier_options.h"
 #include "frontier/parent_table.h"
 #include "frontier/robots_rules.h"

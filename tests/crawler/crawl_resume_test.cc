@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "crawler/crawler.h"
 #include "base/sqlite_db.h"
+#include "crawler/crawler.h"
 #include "tests/crawler/crawl_child.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"

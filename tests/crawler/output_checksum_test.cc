@@ -8,9 +8,9 @@
 #include <sstream>
 #include <string>
 
+#include "base/sqlite_db.h"
 #include "crawler/append_file.h"
 #include "crawler/crawl_checkpoint.h"
-#include "base/sqlite_db.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/sqlite_db.h"
 #include "dedup/bloom_delta_log.h"
 #include "dedup/seen_filter.h"
-#include "base/sqlite_db.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <string>
 
-#include "dedup/seen_filter.h"
 #include "base/sqlite_db.h"
+#include "dedup/seen_filter.h"
 
 namespace urlsieve {
 namespace {

@@ -14,8 +14,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "dedup/scalable_bloom_filter.h"
 #include "base/sqlite_db.h"
+#include "dedup/scalable_bloom_filter.h"
 #include "tests/support/file_contents.h"
 
 namespace urlsieve {

@@ -1,6 +1,7 @@
 // CrawlConfig: every option of `urlsieve crawl`, loaded from a TOML file and overridden by flags.
 //
-// configs/default.toml documents each option; its sections map one-to-one onto the nested structs
+// Each option is declared once, in the table of crawler/crawl_options.h (key, flag, rule, help);
+// configs/default.toml documents it. The file's sections map one-to-one onto the nested structs
 // below ([crawl], [politeness], [scope], [output], [fetch], [canonicalize]). Loading is strict: an
 // unknown section or key, or a value of the wrong type or range, is an error naming the file, the
 // key and the line, because a typo in a crawl config silently crawling with defaults is worse than
@@ -13,15 +14,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
+#include "crawler/crawl_options.h"
 #include "crawler/logger.h"
 #include "dedup/url_canonicalizer.h"
-
-namespace CLI {
-class App;
-}
 
 namespace urlsieve {
 
@@ -92,8 +91,8 @@ struct CrawlConfig {
 
   CanonicalizeOptions canonicalize;
 
-  // Checks ranges (and that ca_file is readable) and compiles nothing: errors name the
-  // offending key.
+  // Checks every option against its rule in the table (crawler/crawl_options.h), that the
+  // required ones are set and that ca_file is readable; compiles nothing. Errors name the key.
   Status Validate() const;
 };
 
@@ -101,42 +100,16 @@ struct CrawlConfig {
 Result<CrawlConfig> ParseCrawlConfig(std::string_view toml_text, std::string_view source);
 Result<CrawlConfig> LoadCrawlConfig(const std::string& path);
 
-// Flags given on the command line; each one set overrides the config file.
+// Options given on the command line (crawler/cli/option_flags.h fills it); each one given
+// overrides the config file.
 struct CrawlFlags {
   std::optional<std::string> config;  // --config FILE
-  std::optional<std::string> seeds;
-  std::optional<std::string> out_dir;
-  std::optional<int> threads;
-  std::optional<int> delay_ms;
-  std::optional<int> per_host_concurrency;
-  std::optional<int64_t> max_pages;
-  std::optional<int> max_depth;
-  std::optional<ScopeMode> scope;
-  std::vector<std::string> allow;  // appended to the file's lists
-  std::vector<std::string> deny;
-  std::optional<bool> exact;
-  std::optional<bool> warc;
-  std::optional<bool> resume;
-  std::optional<bool> rebuild_bloom;
-  std::optional<bool> obey_nofollow;
-  std::optional<bool> obey_robots;
-  std::optional<std::string> user_agent;
-  std::optional<int> timeout_ms;
-  std::optional<int64_t> max_body_bytes;
-  std::optional<int> checkpoint_interval_s;
-  std::optional<int> backoff_ms;
-  std::optional<int> robots_retries;
-  std::optional<int> max_retry_after_s;
-  std::optional<std::string> ca_file;
-  std::optional<bool> verify_tls;  // --insecure sets it false
-  std::optional<LogLevel> log_level;
+  // Each option given, with its value; a kStringList's values are appended to the file's list.
+  std::vector<std::pair<const CrawlOptionSpec*, OptionValue>> given;
 };
 
-// Registers the crawl flags on `cmd` (e.g. the `crawl` subcommand); parsed values land in *flags,
-// which must outlive `cmd`.
-void AddCrawlFlags(CLI::App* cmd, CrawlFlags* flags);
 // Copies every flag that was given into *config.
-void ApplyCrawlFlags(const CrawlFlags& flags, CrawlConfig* config);
+Status ApplyCrawlFlags(const CrawlFlags& flags, CrawlConfig* config);
 // The whole sequence: defaults, then flags.config (if any), then the flags, then Validate().
 Result<CrawlConfig> ResolveCrawlConfig(const CrawlFlags& flags);
 

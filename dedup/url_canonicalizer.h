@@ -40,6 +40,36 @@ struct CanonicalizeOptions {
   int key_version = kCurrentKeyVersion;  // 1 or 2; set from a state, never by a user
 };
 
+// The opt-in rules of CanonicalizeOptions, listed once: the crawl config's [canonicalize] keys,
+// the --flags of `urlsieve filter` and `canon`, their help and the stats output come from here
+// (docs/design.md, "Canonicalization"). All off by default.
+struct CanonicalizeRule {
+  std::string_view name;  // "sort_query": the TOML key and the Python keyword argument
+  std::string_view flag;  // "--sort-query"
+  bool CanonicalizeOptions::*member;
+  std::string_view help;
+};
+inline constexpr CanonicalizeRule kCanonicalizeRules[] = {
+    {"sort_query", "--sort-query", &CanonicalizeOptions::sort_query,
+     "Sort query parameters by name"},
+    {"drop_empty_query", "--drop-empty-query", &CanonicalizeOptions::drop_empty_query,
+     "Drop an empty '?'"},
+    {"strip_session_ids", "--strip-session-ids", &CanonicalizeOptions::strip_session_ids,
+     "Remove jsessionid, phpsessid, sid, aspsessionid, cfid, cftoken"},
+    {"strip_www", "--strip-www", &CanonicalizeOptions::strip_www,
+     "Remove a leading 'www.' from hosts"},
+    {"collapse_slashes", "--collapse-slashes", &CanonicalizeOptions::collapse_slashes,
+     "Collapse '//' in paths to '/'"},
+};
+
+// Whether any opt-in rule is on (the key is then more than the browser-equivalence key).
+inline bool HasOptInRules(const CanonicalizeOptions& options) {
+  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
+    if (options.*rule.member) return true;
+  }
+  return false;
+}
+
 // A canonical http(s) URL: the key plus views of its components (all pointing into key()).
 class CanonicalUrl {
  public:

@@ -11,6 +11,7 @@
 #include "crawler/cli/commands.h"
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
+#include "crawler/cli/option_flags.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve::cli {
@@ -70,13 +71,7 @@ void AddCanonCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "canon", "Print the canonical key of each URL read from stdin, one line per input line");
   cmd->add_option("--base", flags->base, "Resolve each line against this absolute URL first");
-  cmd->add_flag("--sort-query", flags->options.sort_query, "Sort query parameters by name");
-  cmd->add_flag("--drop-empty-query", flags->options.drop_empty_query, "Drop an empty '?'");
-  cmd->add_flag("--strip-session-ids", flags->options.strip_session_ids,
-                "Remove jsessionid, phpsessid, sid, aspsessionid, cfid, cftoken");
-  cmd->add_flag("--strip-www", flags->options.strip_www, "Remove a leading 'www.' from hosts");
-  cmd->add_flag("--collapse-slashes", flags->options.collapse_slashes,
-                "Collapse '//' in paths to '/'");
+  AddCanonicalizeRuleFlags(cmd, &flags->options);
   cmd->add_option("--max-length", flags->options.max_length,
                   "Reject URLs longer than this many bytes")
       ->check(CLI::Range(size_t{1}, size_t{1} << 30));

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "crawler/cli/commands.h"
+#include "crawler/cli/option_flags.h"
 #include "crawler/crawl_config.h"
 #include "crawler/crawler.h"
 

@@ -28,6 +28,7 @@
 #include "crawler/cli/commands.h"
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
+#include "crawler/cli/option_flags.h"
 #include "dedup/seen_filter.h"
 
 namespace urlsieve::cli {
@@ -197,15 +198,7 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
                 "is missing, stale or corrupt)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  std::vector<CLI::Option*> canon = {
-      cmd->add_flag("--sort-query", flags->canonicalize.sort_query, "Sort query parameters"),
-      cmd->add_flag("--drop-empty-query", flags->canonicalize.drop_empty_query,
-                    "Drop an empty '?'"),
-      cmd->add_flag("--strip-session-ids", flags->canonicalize.strip_session_ids,
-                    "Remove session-id parameters"),
-      cmd->add_flag("--strip-www", flags->canonicalize.strip_www, "Remove a leading 'www.'"),
-      cmd->add_flag("--collapse-slashes", flags->canonicalize.collapse_slashes,
-                    "Collapse '//' in paths")};
+  std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
   cmd->callback([flags, exit_code, exact, capacity, fp_rate, canon] {
     flags->parameters_given = exact->count() + capacity->count() + fp_rate->count() > 0;
     for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;

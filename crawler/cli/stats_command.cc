@@ -8,6 +8,7 @@
 
 #include "crawler/cli/commands.h"
 #include "dedup/seen_filter.h"
+#include "dedup/url_canonicalizer.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -19,14 +20,10 @@ struct StatsFlags {
 
 std::string EncodeCanonicalize(const CanonicalizeOptions& o) {
   std::string s;
-  for (const auto& [name, on] : {std::pair{"sort-query", o.sort_query},
-                                 {"drop-empty-query", o.drop_empty_query},
-                                 {"strip-session-ids", o.strip_session_ids},
-                                 {"strip-www", o.strip_www},
-                                 {"collapse-slashes", o.collapse_slashes}}) {
-    if (!on) continue;
+  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
+    if (!(o.*rule.member)) continue;
     if (!s.empty()) s += ",";
-    s += name;
+    s += rule.flag.substr(2);  // "sort-query"
   }
   return s.empty() ? "default" : s;
 }

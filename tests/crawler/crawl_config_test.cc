@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "crawler/cli/option_flags.h"
+
 namespace urlsieve {
 namespace {
 
@@ -207,7 +209,7 @@ class CrawlFlagsTest : public ::testing::Test {
  protected:
   Result<CrawlConfig> Run(std::vector<std::string> args) {
     CLI::App app("test");
-    AddCrawlFlags(&app, &flags_);
+    cli::AddCrawlFlags(&app, &flags_);
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app.parse(reversed);  // CLI11 takes a reversed argument vector
     return ResolveCrawlConfig(flags_);
@@ -256,7 +258,7 @@ TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {
 
   CLI::App app("test");
   CrawlFlags flags;
-  AddCrawlFlags(&app, &flags);
+  cli::AddCrawlFlags(&app, &flags);
   EXPECT_THROW(app.parse(std::vector<std::string>{"loud", "--log-level"}), CLI::ValidationError);
   // Flags bypass the file's range checks; Validate catches them.
   const std::pair<const char*, const char*> kNegatives[] = {
@@ -266,7 +268,7 @@ TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {
   for (const auto& [flag, key] : kNegatives) {
     CLI::App negative("test");
     CrawlFlags given;
-    AddCrawlFlags(&negative, &given);
+    cli::AddCrawlFlags(&negative, &given);
     negative.parse(std::vector<std::string>{"-1", flag, "s", "--seeds"});
     Result<CrawlConfig> resolved = ResolveCrawlConfig(given);
     ASSERT_FALSE(resolved.ok()) << flag;
@@ -296,7 +298,7 @@ TEST_F(CrawlFlagsTest, InvalidFlagValuesAreErrors) {
   EXPECT_FALSE(Run({"--threads", "0", "--seeds", "s"}).ok());
   CLI::App app("test");
   CrawlFlags flags;
-  AddCrawlFlags(&app, &flags);
+  cli::AddCrawlFlags(&app, &flags);
   EXPECT_THROW(app.parse(std::vector<std::string>{"site", "--scope"}), CLI::ValidationError);
   EXPECT_THROW(app.parse(std::vector<std::string>{"many", "--threads"}), CLI::ConversionError);
 }

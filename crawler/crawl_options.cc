@@ -1,0 +1,320 @@
+#include "crawler/crawl_options.h"
+
+#include <cstdio>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "crawler/crawl_config.h"
+
+namespace urlsieve {
+namespace {
+
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
+
+constexpr std::string_view kScopeModes[] = {"host", "domain", "any"};
+constexpr std::string_view kLogLevels[] = {"quiet", "info", "debug"};
+
+// An option's key and the member it sets, from one spelling: OPTION_KEY(crawl, threads) is the
+// TOML key crawl.threads and the member config.crawl.threads.
+template <typename Access>
+struct OptionKey {
+  std::string_view section;
+  std::string_view name;
+  Access access;  // a captureless lambda: (const) CrawlConfig& -> the member
+};
+#define OPTION_KEY(section, name)                                    \
+  OptionKey {                                                        \
+#section, #name, [](auto& c) -> auto& { return c.section.name; } \
+  }
+
+// get/set of a member of type T, reached through Access.
+template <typename Access>
+void BindMember(CrawlOptionSpec* spec) {
+  using T = std::remove_cvref_t<decltype(Access{}(std::declval<CrawlConfig&>()))>;
+  spec->get = [](const CrawlConfig& c) -> OptionValue {
+    const T& v = Access{}(c);
+    if constexpr (std::is_same_v<T, bool>) {
+      return v;
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<int64_t>(v);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return static_cast<double>(v);
+    } else if constexpr (std::is_same_v<T, ScopeMode>) {
+      return std::string(ScopeModeName(v));
+    } else if constexpr (std::is_same_v<T, LogLevel>) {
+      return std::string(LogLevelName(v));
+    } else {
+      return v;  // std::string, std::vector<std::string>
+    }
+  };
+  spec->set = [](CrawlConfig* c, const OptionValue& value) -> Status {
+    T& member = Access{}(*c);
+    using Held = std::conditional_t<
+        std::is_same_v<T, bool>, bool,
+        std::conditional_t<
+            std::is_integral_v<T>, int64_t,
+            std::conditional_t<std::is_floating_point_v<T>, double,
+                               std::conditional_t<std::is_enum_v<T>, std::string, T>>>>;
+    const Held* v = std::get_if<Held>(&value);
+    if (v == nullptr) return Status::InvalidArgument("a value of the wrong type");
+    if constexpr (std::is_same_v<T, ScopeMode>) {
+      Result<ScopeMode> mode = ParseScopeMode(*v);
+      if (!mode.ok()) return mode.status();
+      member = *mode;
+    } else if constexpr (std::is_same_v<T, LogLevel>) {
+      Result<LogLevel> level = ParseLogLevel(*v);
+      if (!level.ok()) return level.status();
+      member = *level;
+    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // The rules keep values in range (crawl_options_test checks); this keeps a bad value in
+      // code from wrapping around.
+      if (!std::in_range<T>(*v)) return Status::InvalidArgument("out of range");
+      member = static_cast<T>(*v);
+    } else {
+      member = static_cast<T>(*v);
+    }
+    return Status::Ok();
+  };
+}
+
+template <typename Access>
+CrawlOptionSpec Spec(OptionKey<Access> key, OptionType type, std::string_view flag,
+                     std::string_view help) {
+  CrawlOptionSpec spec;
+  spec.section = key.section;
+  spec.name = key.name;
+  spec.type = type;
+  spec.flag = flag;
+  spec.help = help;
+  BindMember<Access>(&spec);
+  return spec;
+}
+
+template <typename Access>
+CrawlOptionSpec Bool(OptionKey<Access> key, std::string_view flag, bool flag_sets,
+                     std::string_view help) {
+  CrawlOptionSpec spec = Spec(key, OptionType::kBool, flag, help);
+  spec.flag_sets = flag_sets;
+  return spec;
+}
+
+template <typename Access>
+CrawlOptionSpec Integer(OptionKey<Access> key, std::string_view flag, std::string_view help,
+                        int64_t min, int64_t max) {
+  CrawlOptionSpec spec = Spec(key, OptionType::kInteger, flag, help);
+  spec.min = min;
+  spec.max = max;
+  return spec;
+}
+
+template <typename Access>
+CrawlOptionSpec Number(OptionKey<Access> key, std::string_view flag, std::string_view help,
+                       double above, double below) {
+  CrawlOptionSpec spec = Spec(key, OptionType::kNumber, flag, help);
+  spec.above = above;
+  spec.below = below;
+  return spec;
+}
+
+template <typename Access>
+CrawlOptionSpec String(OptionKey<Access> key, std::string_view flag, std::string_view help,
+                       std::string_view if_empty = {}) {
+  CrawlOptionSpec spec = Spec(key, OptionType::kString, flag, help);
+  spec.if_empty = if_empty;
+  return spec;
+}
+
+template <typename Access>
+CrawlOptionSpec StringList(OptionKey<Access> key, std::string_view flag, std::string_view help) {
+  return Spec(key, OptionType::kStringList, flag, help);
+}
+
+template <typename Access>
+CrawlOptionSpec Choice(OptionKey<Access> key, std::string_view flag, std::string_view help,
+                       std::span<const std::string_view> choices) {
+  CrawlOptionSpec spec = Spec(key, OptionType::kChoice, flag, help);
+  spec.choices = choices;
+  return spec;
+}
+
+CrawlOptionSpec FlagOnly(CrawlOptionSpec spec) {
+  spec.in_file = false;
+  return spec;
+}
+
+CrawlOptionSpec ZeroIsOff(CrawlOptionSpec spec) {
+  spec.zero_is_off = true;
+  return spec;
+}
+
+// [canonicalize]: one boolean key per opt-in rule of dedup/url_canonicalizer.h.
+template <size_t I>
+CrawlOptionSpec CanonicalizeRuleOption() {
+  constexpr CanonicalizeRule rule = kCanonicalizeRules[I];
+  auto access = [](auto& c) -> auto& { return c.canonicalize.*(kCanonicalizeRules[I].member); };
+  return Bool(OptionKey{"canonicalize", rule.name, access}, "", true, rule.help);
+}
+
+template <size_t... I>
+void AddCanonicalizeRuleOptions(std::vector<CrawlOptionSpec>* specs, std::index_sequence<I...>) {
+  (specs->push_back(CanonicalizeRuleOption<I>()), ...);
+}
+
+std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
+  std::vector<CrawlOptionSpec> specs = {
+      // With a flag, in --help order.
+      String(OPTION_KEY(crawl, seeds), "--seeds", "File with one seed URL per line",
+             "a seeds file is required"),
+      String(OPTION_KEY(crawl, out_dir), "-o,--out", "Output and state directory",
+             "must not be empty"),
+      Integer(OPTION_KEY(crawl, threads), "-t,--threads", "Fetcher threads", 1, 1024),
+      Integer(OPTION_KEY(politeness, delay_ms), "--delay-ms",
+              "Minimum delay between requests to one host", 0, kMaxInt),
+      Integer(OPTION_KEY(politeness, per_host_concurrency), "--per-host,--per-host-concurrency",
+              "Parallel requests per host", 1, 1024),
+      Integer(OPTION_KEY(crawl, max_pages), "--max-pages",
+              "Stop after this many fetches (0 = unlimited)", 0, kMaxI64),
+      Integer(OPTION_KEY(crawl, max_depth), "--max-depth", "Maximum link depth from the seeds", 0,
+              kMaxInt),
+      Choice(OPTION_KEY(scope, mode), "--scope", "host | domain | any", kScopeModes),
+      StringList(OPTION_KEY(scope, allow), "--allow",
+                 "Regex the canonical URL must match (repeatable)"),
+      StringList(OPTION_KEY(scope, deny), "--deny",
+                 "Regex that rejects a canonical URL (repeatable)"),
+      Bool(OPTION_KEY(crawl, exact), "--exact", true,
+           "Confirm Bloom hits in SQLite (no false 'seen')"),
+      Bool(OPTION_KEY(output, warc), "--warc", true, "Also write <out>/crawl.warc.gz"),
+      Bool(OPTION_KEY(crawl, resume), "--resume", true,
+           "Continue the crawl whose state is in --out"),
+      FlagOnly(Bool(OPTION_KEY(crawl, rebuild_bloom), "--rebuild", true,
+                    "With --resume of an --exact crawl: rebuild the Bloom filter from the exact "
+                    "store")),
+      Bool(OPTION_KEY(crawl, obey_nofollow), "--ignore-nofollow", false,
+           "Follow rel=nofollow and meta nofollow"),
+      Bool(OPTION_KEY(politeness, obey_robots), "--ignore-robots", false,
+           "Do not fetch or obey robots.txt"),
+      String(OPTION_KEY(fetch, user_agent), "--user-agent",
+             "User-Agent header and robots.txt product token", "must not be empty"),
+      Integer(OPTION_KEY(fetch, timeout_ms), "--timeout-ms", "Whole-transfer timeout", 1, kMaxInt),
+      Integer(OPTION_KEY(fetch, max_body_bytes), "--max-body-bytes",
+              "Largest body kept (after decompression)", 1, kMaxI64),
+      Integer(OPTION_KEY(crawl, checkpoint_interval_s), "--checkpoint-s",
+              "Seconds between checkpoints (0: after every page)", 0, kMaxInt),
+      Integer(OPTION_KEY(politeness, backoff_ms), "--backoff-ms",
+              "First back-off after a failure; doubles per failure", 0, kMaxInt),
+      Integer(OPTION_KEY(politeness, robots_retries), "--robots-retries",
+              "How often an unreachable robots.txt is asked again before its origin is given up", 0,
+              100),
+      Integer(OPTION_KEY(politeness, max_retry_after_s), "--max-retry-after-s",
+              "Longest Retry-After waited for; a longer one retires the host", 0, kMaxInt),
+      // Readable or "": checked by CrawlConfig::Validate, which knows it names a file.
+      String(OPTION_KEY(fetch, ca_file), "--ca-file",
+             "PEM CA bundle to verify TLS certificates against"),
+      Bool(OPTION_KEY(fetch, verify_tls), "--insecure", false,
+           "Do not verify TLS certificates or host names (prints a warning)"),
+      Choice(OPTION_KEY(output, log_level), "--log-level",
+             "quiet | info (retries and back-offs, the default) | debug (every fetch)", kLogLevels),
+
+      // Config-file keys only, section by section.
+      Integer(OPTION_KEY(crawl, expected_urls), "",
+              "Bloom filter capacity; past it the filter grows a layer", 1, kMaxI64),
+      Number(OPTION_KEY(crawl, false_positive_rate), "",
+             "Target false-positive rate of the Bloom filter", 0, 1),
+      Integer(OPTION_KEY(crawl, max_pending_in_memory), "",
+              "Pending URLs kept in RAM; the rest wait in state/spill.db", 1000, kMaxI64),
+      Integer(OPTION_KEY(politeness, max_crawl_delay_ms), "",
+              "Cap on a robots.txt Crawl-delay, in milliseconds", 0, kMaxInt),
+      Integer(OPTION_KEY(politeness, max_retries), "",
+              "A failed fetch is tried again at most this many times", 0, 100),
+      Integer(OPTION_KEY(scope, max_url_length), "", "Longest canonical URL followed, in bytes", 16,
+              1 << 20),
+      ZeroIsOff(Integer(OPTION_KEY(scope, max_repeated_segments), "",
+                        "Reject a path where one run of segments repeats this often (0: off)", 2,
+                        1000)),
+      Integer(OPTION_KEY(scope, max_pages_per_host), "",
+              "Most pages fetched from one host (0 = unlimited)", 0, kMaxI64),
+      Bool(OPTION_KEY(output, jsonl), "", true, "One JSON object per fetch in pages.jsonl"),
+      Bool(OPTION_KEY(output, progress), "", true,
+           "A progress line on stderr, only when stderr is a terminal"),
+      Integer(OPTION_KEY(fetch, connect_timeout_ms), "", "Connection timeout, in milliseconds", 1,
+              kMaxInt),
+  };
+  AddCanonicalizeRuleOptions(&specs, std::make_index_sequence<std::size(kCanonicalizeRules)>());
+  specs.push_back(Integer(OPTION_KEY(canonicalize, max_length), "",
+                          "Longer URLs are rejected before canonicalization", 16, 1 << 20));
+  return specs;
+}
+
+#undef OPTION_KEY
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string CrawlOptionSpec::key() const {
+  std::string key(section);
+  key += '.';
+  key += name;
+  return key;
+}
+
+std::span<const CrawlOptionSpec> CrawlOptionSpecs() {
+  static const std::vector<CrawlOptionSpec> specs = BuildCrawlOptionSpecs();
+  return specs;
+}
+
+std::string CheckOptionValue(const CrawlOptionSpec& spec, const OptionValue& value) {
+  switch (spec.type) {
+    case OptionType::kInteger: {
+      const int64_t* v = std::get_if<int64_t>(&value);
+      if (v == nullptr) return "must be an integer";
+      if (*v >= spec.min && *v <= spec.max) return "";
+      if (spec.zero_is_off && *v == 0) return "";
+      std::string range = "[" + std::to_string(spec.min) + ", " + std::to_string(spec.max) + "]";
+      return (spec.zero_is_off ? "must be 0 (off) or in " : "must be in ") + range + ", got " +
+             std::to_string(*v);
+    }
+    case OptionType::kNumber: {
+      const double* v = std::get_if<double>(&value);
+      if (v == nullptr) return "must be a number";
+      if (*v > spec.above && *v < spec.below) return "";
+      return "must be in (" + FormatNumber(spec.above) + ", " + FormatNumber(spec.below) +
+             "), got " + FormatNumber(*v);
+    }
+    case OptionType::kChoice: {
+      const std::string* v = std::get_if<std::string>(&value);
+      if (v == nullptr) return "must be a string";
+      for (std::string_view choice : spec.choices) {
+        if (*v == choice) return "";
+      }
+      std::string names;
+      for (std::string_view choice : spec.choices) {
+        names += names.empty() ? "" : ", ";
+        names += choice;
+      }
+      return "must be one of " + names + ", not \"" + *v + "\"";
+    }
+    case OptionType::kBool:
+    case OptionType::kString:
+    case OptionType::kStringList:
+      return "";
+  }
+  return "";
+}
+
+Status StoreOption(const CrawlOptionSpec& spec, const OptionValue& value, CrawlConfig* config) {
+  // A name that is not a choice is explained by the choice's own parser (ParseScopeMode).
+  if (spec.type != OptionType::kChoice) {
+    std::string why = CheckOptionValue(spec, value);
+    if (!why.empty()) return Status::InvalidArgument(why);
+  }
+  return spec.set(config, value);
+}
+
+}  // namespace urlsieve

@@ -16,6 +16,7 @@
 #include "crawler/progress_reporter.h"
 #include "crawler/rejection_log.h"
 #include "crawler/scope.h"
+#include "crawler/url_router.h"
 #include "crawler/warc_writer.h"
 #include "dedup/seen_filter.h"
 #include "dedup/url_canonicalizer.h"
@@ -122,6 +123,7 @@ Status Crawler::Open() {
       Frontier::Open(FrontierOptionsFrom(config_, (state / "spill.db").string()), &clock_);
   if (!frontier.ok()) return frontier.status();
   frontier_ = std::move(*frontier);
+  router_ = std::make_unique<LocalUrlRouter>(frontier_.get());
 
   // A fresh crawl starts its outputs empty; a resumed one checks every output against its
   // checkpoint before cutting any back to it, and continues the counters it recorded.
@@ -139,12 +141,9 @@ Status Crawler::Open() {
   Result<VerifiedOutputs> outputs = VerifyOutputs(files, recorded_marks_, &notices_);
   if (!outputs.ok()) return outputs.status();
 
-  std::vector<std::string> seeds;
+  std::vector<CanonicalUrl> seeds;
   URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
-  std::vector<CanonicalUrl> seed_urls;
-  for (const std::string& seed : seeds) seed_urls.push_back(*fetch_form_->Canonicalize(seed));
-  Result<std::unique_ptr<Scope>> scope =
-      Scope::Create(ScopeOptions::FromConfig(config_), seed_urls);
+  Result<std::unique_ptr<Scope>> scope = Scope::Create(ScopeOptions::FromConfig(config_), seeds);
   if (!scope.ok()) return scope.status();
   scope_ = std::move(*scope);
 
@@ -176,10 +175,10 @@ Status Crawler::Open() {
   }
   stats_ = std::make_unique<CrawlStats>(&clock_);
   if (counters) stats_->Resume(*counters);
-  return QueueSeeds(seeds);
+  return QueueSeeds(std::move(seeds));
 }
 
-Status Crawler::ReadSeeds(std::vector<std::string>* fetch_urls) {
+Status Crawler::ReadSeeds(std::vector<CanonicalUrl>* seeds) {
   const std::string& path = config_.crawl.seeds;
   std::ifstream in(path);
   if (!in) return Status::InvalidArgument("cannot read the seeds file '" + path + "'");
@@ -193,39 +192,45 @@ Status Crawler::ReadSeeds(std::vector<std::string>* fetch_urls) {
                          ": skipped seed: " + url.status().message());
       continue;
     }
-    fetch_urls->push_back(url->key());
+    seeds->push_back(std::move(*url));
   }
-  if (fetch_urls->empty()) return Status::InvalidArgument("no valid seed URL in '" + path + "'");
+  if (seeds->empty()) return Status::InvalidArgument("no valid seed URL in '" + path + "'");
   return Status::Ok();
 }
 
-Status Crawler::QueueSeeds(const std::vector<std::string>& fetch_urls) {
+Status Crawler::QueueSeeds(std::vector<CanonicalUrl> seeds) {
   std::shared_lock<std::shared_mutex> gate(gate_);
-  Result<int> fresh = PushNew(fetch_urls, 0, "");
+  Result<int> fresh = PushNew(&seeds, 0, "");
   RecordRejections();
   return fresh.ok() ? Status::Ok() : fresh.status();
 }
 
-Result<int> Crawler::PushNew(const std::vector<std::string>& fetch_urls, uint32_t depth,
+Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
                              const std::string& parent) {
-  std::vector<std::string_view> keys(fetch_urls.begin(), fetch_urls.end());
+  // The seen stage's key: the fetch form itself, or under opt-in rules the key those rules make
+  // of it (the one step that reads the URL again, and only when a rule is on).
+  std::vector<std::string_view> keys;
+  keys.reserve(urls->size());
+  for (const CanonicalUrl& url : *urls) keys.push_back(url.key());
   std::vector<std::string> rule_keys;
   if (HasOptInRules(config_.canonicalize)) {
-    rule_keys.resize(fetch_urls.size());
-    for (size_t i = 0; i < fetch_urls.size(); ++i) {
-      URLSIEVE_RETURN_IF_ERROR(seen_->canonicalizer().CanonicalizeTo(fetch_urls[i], &rule_keys[i]));
+    rule_keys.resize(urls->size());
+    for (size_t i = 0; i < urls->size(); ++i) {
+      URLSIEVE_RETURN_IF_ERROR(seen_->canonicalizer().CanonicalizeTo(keys[i], &rule_keys[i]));
       keys[i] = rule_keys[i];
     }
   }
   std::vector<uint8_t> is_new;
   URLSIEVE_RETURN_IF_ERROR(seen_->InsertKeysIfNew(keys, &is_new));
-  int fresh = 0;
-  for (size_t i = 0; i < fetch_urls.size(); ++i) {
+  size_t fresh = 0;
+  for (size_t i = 0; i < urls->size(); ++i) {
     if (!is_new[i]) continue;
-    frontier_->Push(fetch_urls[i], depth, parent);
+    if (fresh != i) (*urls)[fresh] = std::move((*urls)[i]);
     ++fresh;
   }
-  return fresh;
+  urls->resize(fresh);
+  URLSIEVE_RETURN_IF_ERROR(router_->Route(*urls, depth, parent));
+  return static_cast<int>(fresh);
 }
 
 Result<CrawlSummary> Crawler::Run() {
@@ -299,11 +304,6 @@ void Crawler::RequestStop() {
   if (frontier_) frontier_->Stop();
 }
 
-void Crawler::WaitUnlessStopping(std::chrono::milliseconds duration) {
-  std::unique_lock<std::mutex> lock(monitor_mu_);
-  monitor_cv_.wait_for(lock, duration, [this] { return stop_requested_.load(); });
-}
-
 void Crawler::Fail(const Status& status) {
   {
     std::lock_guard<std::mutex> lock(error_mu_);
@@ -327,31 +327,31 @@ void Crawler::FetcherLoop() {
 }
 
 void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
-  auto started = std::chrono::system_clock::now();
+  const auto started = std::chrono::system_clock::now();
   FetchResult r = fetcher.FetchRobots(lease.url, /*follow_redirects=*/false);
-  // RFC 9309 §2.3.1.2: follow at least five consecutive redirects. Each hop is a request like any
-  // other, so it waits for the politeness delay first (robots redirects are rare; the thread
-  // waits).
-  for (int hop = 0; hop < Fetcher::kRobotsMaxRedirects && r.ok() && IsRedirect(r.status) &&
-                    !r.location.empty() && !stop_requested_.load();
-       ++hop) {
-    Result<std::string> target = fetch_form_->Resolve(r.url, r.location);
-    if (!target.ok()) break;
-    WaitUnlessStopping(std::chrono::milliseconds(config_.politeness.delay_ms));
-    started = std::chrono::system_clock::now();
-    r = fetcher.FetchRobots(*target, /*follow_redirects=*/false);
+  // RFC 9309 §2.3.1.2: a redirect goes back to the frontier with its target, which hands the next
+  // hop out as another robots lease when the key is next due (and counts the hops). A redirect
+  // with no usable target is no answer: unreachable (§2.3.1.4).
+  std::string target;
+  if (r.ok() && IsRedirect(r.status)) {
+    if (!r.location.empty()) {
+      Result<std::string> resolved = fetch_form_->Resolve(r.url, r.location);
+      if (resolved.ok()) target = std::move(*resolved);
+    }
+    if (target.empty()) r.status = 0;
   }
-  if (r.ok() && IsRedirect(r.status)) r.status = 0;  // too many hops: unreachable (§2.3.1.4)
   FetchOutcome outcome;
   // RFC 9309 §2.3.1.3-4: a response decides (2xx rules, 4xx allow all, 5xx disallow all); no
   // response at all counts as unreachable.
   outcome.http_status = r.status != 0 && r.ok() ? static_cast<int>(r.status) : 0;
   outcome.fetch_time = r.total_time;
   outcome.robots_body = r.body;
+  outcome.robots_redirect = target;
   outcome.permanent_failure = PermanentFailure(r);
   if (!r.ok()) stats_->RecordError(FetchErrorKindName(r.error_kind));
   std::shared_lock<std::shared_mutex> gate(gate_);
-  if (warc_ && r.status != 0) {
+  // The WARC holds the response that decided (a hop of a redirect chain is not archived).
+  if (warc_ && r.status != 0 && target.empty()) {
     WarcExchange exchange{r.effective_url,
                           r.primary_ip,
                           started,
@@ -444,8 +444,8 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
 
 std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
                                         uint32_t depth, const std::string& parent) {
-  std::vector<std::string> fetch_urls;
-  fetch_urls.reserve(absolute_urls.size());
+  std::vector<CanonicalUrl> urls;  // parsed once here, in fetch form; they travel parsed
+  urls.reserve(absolute_urls.size());
   for (const std::string& url : absolute_urls) {
     Result<CanonicalUrl> canonical = fetch_form_->Canonicalize(url);
     if (!canonical.ok()) {
@@ -453,11 +453,12 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
       continue;
     }
     if (!scope_->Check(*canonical, static_cast<int>(depth)).accept()) continue;
-    fetch_urls.push_back(canonical->key());
+    urls.push_back(std::move(*canonical));
   }
-  Result<int> fresh = PushNew(fetch_urls, depth, parent);
+  const auto found = static_cast<int>(urls.size());
+  Result<int> fresh = PushNew(&urls, depth, parent);
   if (!fresh.ok()) Fail(fresh.status());
-  return {static_cast<int>(fetch_urls.size()), fresh.ok() ? *fresh : 0};
+  return {found, fresh.ok() ? *fresh : 0};
 }
 
 void Crawler::LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision) {

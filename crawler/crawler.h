@@ -2,8 +2,9 @@
 // frontier and the outputs wired together (DESIGN.md §2).
 //
 // Each fetcher thread loops: Frontier::Next() → fetch (libcurl) → links (gumbo) → canonicalize →
-// scope → SeenFilter (one batch per page) → Frontier::Push for the new ones → record the fetch
-// (pages.jsonl, WARC) → Frontier::Done. Redirect targets are links of the page that redirected.
+// scope → SeenFilter (one batch per page) → UrlRouter (the new ones, to Frontier::Push) → record
+// the fetch (pages.jsonl, WARC) → Frontier::Done. Redirect targets are links of the page that
+// redirected. A URL is parsed once (CanonicalUrl) and travels parsed from there to the frontier.
 //
 // What is fetched: the URL in its RFC 3986 normal form (UrlCanonicalizer with no opt-in rule, an
 // equivalent spelling of the URL found in the page, always valid for libcurl); what is
@@ -47,6 +48,7 @@
 
 namespace urlsieve {
 
+class CanonicalUrl;
 class CurlShare;
 class Fetcher;
 class Frontier;
@@ -57,6 +59,7 @@ class Scope;
 class SeenFilter;
 class SqliteDb;
 class UrlCanonicalizer;
+class UrlRouter;
 class WarcWriter;
 struct DoneDecision;
 struct FetchResult;
@@ -90,21 +93,20 @@ class Crawler {
  private:
   explicit Crawler(const CrawlConfig& config);
   Status Open();
-  Status ReadSeeds(std::vector<std::string>* fetch_urls);
-  Status QueueSeeds(const std::vector<std::string>& fetch_urls);
+  Status ReadSeeds(std::vector<CanonicalUrl>* seeds);  // parsed, in fetch form
+  Status QueueSeeds(std::vector<CanonicalUrl> seeds);
 
   void FetcherLoop();
   void HandleRobots(Fetcher& fetcher, const Lease& lease);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
-  // Deduplicates fetch-form URLs (under the configured rules) and pushes the new ones; returns how
-  // many were new. Requires the checkpoint gate (shared).
-  Result<int> PushNew(const std::vector<std::string>& fetch_urls, uint32_t depth,
-                      const std::string& parent);
+  // Deduplicates fetch-form URLs (under the configured rules) and routes the new ones to the
+  // frontier, leaving only those in *urls; returns how many were new. Requires the checkpoint gate
+  // (shared).
+  Result<int> PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth, const std::string& parent);
   // Canonicalizes, scopes and deduplicates the references found on one page, pushes the new ones.
   // Returns {links in scope, links new}. Requires the checkpoint gate (shared).
   std::pair<int, int> QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,
                                  const std::string& parent);
-  void WaitUnlessStopping(std::chrono::milliseconds duration);
   void RecordRejections();  // drains the frontier's rejections into stats + rejected.jsonl
   Status AppendRejections(const std::vector<Rejection>& rejections);
   Result<OutputMarks> SyncOutputs();  // requires the gate (exclusive)
@@ -123,6 +125,7 @@ class Crawler {
   std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
   std::unique_ptr<SeenFilter> seen_;
   std::unique_ptr<Frontier> frontier_;
+  std::unique_ptr<UrlRouter> router_;  // seen stage → frontier
   std::unique_ptr<Scope> scope_;
   std::unique_ptr<LinkExtractor> extractor_;
   std::unique_ptr<CurlShare> share_;

@@ -6,8 +6,6 @@
 
 #include "crawler/scope.h"
 
-#include <libpsl.h>
-
 #include <regex>
 
 namespace urlsieve {
@@ -61,16 +59,6 @@ ScopeOptions ScopeOptions::FromConfig(const CrawlConfig& config) {
   o.max_depth = config.crawl.max_depth;
   o.max_repeated_segments = config.scope.max_repeated_segments;
   return o;
-}
-
-std::string RegistrableDomain(std::string_view host) {
-  if (host.empty() || host.front() == '[') return std::string(host);  // IPv6 literal
-  // An IPv4 address (canonical hosts write them dotted decimal): no top-level domain is numeric.
-  std::string_view last = host.substr(host.rfind('.') + 1);
-  if (last.find_first_not_of("0123456789") == std::string_view::npos) return std::string(host);
-  std::string h(host);
-  const char* domain = psl_registrable_domain(psl_builtin(), h.c_str());
-  return domain == nullptr ? h : std::string(domain);
 }
 
 bool HasRepeatedSegments(std::string_view path, int times) {

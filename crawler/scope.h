@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "crawler/crawl_config.h"
 #include "dedup/url_canonicalizer.h"
+#include "frontier/politeness_key.h"  // RegistrableDomain: the frontier's politeness keys agree
 
 namespace urlsieve {
 
@@ -99,10 +100,6 @@ class Scope {
 
 // True when some run of 1..n path segments repeats `times` (>= 2) times in a row.
 bool HasRepeatedSegments(std::string_view path, int times);
-
-// The registrable domain of `host` per the public suffix list (libpsl's built-in list):
-// "a.b.example.co.uk" -> "example.co.uk". The host itself for IP literals and public suffixes.
-std::string RegistrableDomain(std::string_view host);
 
 }  // namespace urlsieve
 

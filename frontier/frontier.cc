@@ -1,12 +1,11 @@
 #include "frontier/frontier.h"
 
-#include <libpsl.h>
-
 #include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <utility>
 
+#include "frontier/politeness_key.h"
 #include "frontier/retry_after.h"
 
 namespace urlsieve {
@@ -19,6 +18,8 @@ struct Frontier::OriginState {
   bool denied = false;  // every URL of the origin is rejected with deny_reason
   RejectReason deny_reason = RejectReason::kRobotsDisallowed;
   uint32_t robots_failures = 0;
+  uint32_t robots_hops = 0;   // redirects followed so far by the robots.txt fetch under way
+  std::string robots_target;  // the next hop's URL ("" = "<name>/robots.txt")
   Clock::TimePoint robots_expires{};
   std::shared_ptr<const RobotsPolicy> policy;
 };
@@ -46,41 +47,6 @@ struct Frontier::KeyState {
 };
 
 namespace {
-
-// Splits an absolute URL into origin ("scheme://authority") and the rest (path and query, the
-// fragment dropped). Returns false for anything that has no scheme or no host.
-bool SplitUrl(std::string_view url, std::string_view* origin, std::string_view* rest) {
-  // No find_first_of: it runs a memchr per byte and dominated Push() in callgrind.
-  size_t i = 0;
-  while (i < url.size() && url[i] != ':') {
-    const char c = url[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (i > 0 && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
-    if (!ok) return false;
-    ++i;
-  }
-  if (i == 0 || url.size() < i + 3 || url[i + 1] != '/' || url[i + 2] != '/') return false;
-  const size_t host_begin = i + 3;
-  size_t end = host_begin;
-  while (end < url.size() && url[end] != '/' && url[end] != '?' && url[end] != '#') ++end;
-  if (end == host_begin) return false;
-  *origin = url.substr(0, end);
-  const size_t hash = url.find('#', end);  // one memchr
-  *rest = url.substr(end, (hash == std::string_view::npos ? url.size() : hash) - end);
-  return true;
-}
-
-// The host of "scheme://[userinfo@]host[:port]".
-std::string_view HostOf(std::string_view origin) {
-  std::string_view authority = origin.substr(origin.find("://") + 3);
-  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    authority.remove_prefix(at + 1);
-  }
-  if (!authority.empty() && authority.front() == '[') {
-    return authority.substr(0, authority.find(']') + 1);
-  }
-  return authority.substr(0, authority.find(':'));
-}
 
 uint64_t SplitMix64(uint64_t* state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15);
@@ -159,6 +125,13 @@ Frontier::Frontier(const FrontierOptions& options, Clock* clock, std::unique_ptr
 
 Frontier::~Frontier() { clock_->RemoveWakeup(wakeup_handle_); }
 
+bool Frontier::Push(const CanonicalUrl& url, uint32_t depth, std::string_view parent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool accepted = PushParts(PartsOf(url), depth, parent, next_id_++, false);
+  if (accepted && waiters_ > 0) cv_.notify_one();
+  return accepted;
+}
+
 bool Frontier::Push(std::string_view url, uint32_t depth, std::string_view parent) {
   std::lock_guard<std::mutex> lock(mu_);
   const bool accepted = PushLocked(url, depth, parent, next_id_++, false);
@@ -168,14 +141,22 @@ bool Frontier::Push(std::string_view url, uint32_t depth, std::string_view paren
 
 bool Frontier::PushLocked(std::string_view url, uint32_t depth, std::string_view parent,
                           uint64_t id, bool from_restore) {
+  UrlParts parts;
+  if (SplitUrl(url, &parts)) return PushParts(parts, depth, parent, id, from_restore);
   ++stats_.pushed;
   if (!from_restore && options_.checkpoints) {
     ckpt_inserts_.push_back({id, std::string(url), depth, std::string(parent)});
   }
-  std::string_view origin_name, rest;
-  if (!SplitUrl(url, &origin_name, &rest)) {
-    Reject(std::string(url), depth, id, RejectReason::kInvalidUrl);
-    return false;
+  Reject(std::string(url), depth, id, RejectReason::kInvalidUrl);
+  return false;
+}
+
+bool Frontier::PushParts(const UrlParts& parts, uint32_t depth, std::string_view parent,
+                         uint64_t id, bool from_restore) {
+  ++stats_.pushed;
+  const std::string_view url = parts.url;
+  if (!from_restore && options_.checkpoints) {
+    ckpt_inserts_.push_back({id, std::string(url), depth, std::string(parent)});
   }
   if (options_.max_depth && depth > *options_.max_depth) {
     Reject(std::string(url), depth, id, RejectReason::kMaxDepth);
@@ -185,41 +166,26 @@ bool Frontier::PushLocked(std::string_view url, uint32_t depth, std::string_view
     Reject(std::string(url), depth, id, RejectReason::kTotalBudget);
     return false;
   }
-  const uint32_t origin_id = InternOrigin(origin_name);
+  const uint32_t origin_id = InternOrigin(parts);
   const OriginState& origin = origins_[origin_id];
   KeyState& key = keys_[origin.key];
   if (key.closed || origin.denied) {
     Reject(std::string(url), depth, id, key.closed ? key.close_reason : origin.deny_reason);
     return false;
   }
-  Enqueue(key, origin.key, QueuedUrl{id, origin_id, depth, 0, rest, parents_.Ref(parent)});
+  Enqueue(key, origin.key, QueuedUrl{id, origin_id, depth, 0, parts.rest, parents_.Ref(parent)});
   Schedule(origin.key, clock_->Now());
   return true;
 }
 
-uint32_t Frontier::InternOrigin(std::string_view name) {
+uint32_t Frontier::InternOrigin(const UrlParts& url) {
   // Heterogeneous lookup needs C++20 transparent hashing; a temporary string is cheap next to
   // the rest of a push and only built when needed.
   thread_local std::string lookup;
-  lookup.assign(name);
+  lookup.assign(url.origin);
   if (auto it = origin_ids_.find(lookup); it != origin_ids_.end()) return it->second;
 
-  std::string key_name;
-  switch (options_.key_kind) {
-    case PolitenessKeyKind::kOrigin:
-      key_name = lookup;
-      break;
-    case PolitenessKeyKind::kRegistrableDomain: {
-      const std::string host(HostOf(name));
-      const char* domain = psl_registrable_domain(psl_builtin(), host.c_str());
-      key_name = domain != nullptr ? std::string(domain) : host;
-      break;
-    }
-    case PolitenessKeyKind::kCustom:
-      key_name = options_.key_function(name);
-      break;
-  }
-  auto [key_it, new_key] = key_ids_.emplace(std::move(key_name), keys_.size());
+  auto [key_it, new_key] = key_ids_.emplace(PolitenessKey(options_, url), keys_.size());
   if (new_key) keys_.emplace_back();
 
   const auto origin_id = static_cast<uint32_t>(origins_.size());
@@ -403,7 +369,11 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
         ++stats_.robots_handed_out;
         key.next_due = now + std::max(options_.delay, key.crawl_delay);
         lease->kind = Lease::Kind::kRobots;
-        lease->url.assign(origin.name).append("/robots.txt");
+        if (origin.robots_target.empty()) {
+          lease->url.assign(origin.name).append("/robots.txt");
+        } else {
+          lease->url.assign(origin.robots_target);  // a redirect's next hop (FinishRobots)
+        }
         lease->depth = head.depth;
         lease->retries = 0;
         lease->parent.clear();
@@ -499,8 +469,22 @@ DoneDecision Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outc
   OriginState& origin = origins_[lease.origin];
   KeyState& key = keys_[lease.key];
   key.waiting_robots = false;
-  const int status = outcome.http_status;
+  int status = outcome.http_status;
   DoneDecision decision;
+  if (!outcome.robots_redirect.empty() && !outcome.permanent_failure) {
+    if (origin.robots_hops < kRobotsMaxRedirects) {
+      // RFC 9309 §2.3.1.2: follow the redirect. The next hop is a request to the key like any
+      // other: HandOut gives it out when the key is next due (its delay, and any back-off).
+      ++origin.robots_hops;
+      origin.robots_target.assign(outcome.robots_redirect);
+      origin.robots = OriginState::Robots::kUnknown;
+      key.next_due = std::max(key.next_due, now + KeyDelay(key));
+      return decision;
+    }
+    status = 0;  // one redirect too many: unreachable (§2.3.1.4)
+  }
+  origin.robots_hops = 0;  // decided (or retried from "/robots.txt" after a back-off)
+  origin.robots_target.clear();
   if (outcome.permanent_failure) {
     // Asking again cannot help (a certificate that does not verify): the origin is given up now
     // rather than after every robots retry.
@@ -516,8 +500,7 @@ DoneDecision Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outc
     origin.policy = std::make_shared<const RobotsPolicy>(
         RobotsRules::Parse(outcome.robots_body).ForAgent(options_.user_agent));
   } else if (status > 0 && status < 500) {
-    // RFC 9309 §2.3.1.3: 4xx (and a redirect chain the crawler gave up on, §2.3.1.2) means
-    // "unavailable": crawl without restrictions.
+    // RFC 9309 §2.3.1.3: 4xx means "unavailable": crawl without restrictions.
     origin.policy = std::make_shared<const RobotsPolicy>();
   } else {
     // RFC 9309 §2.3.1.4: 5xx or unreachable means complete disallow; we do not crawl the origin
@@ -618,8 +601,9 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
   decision.action = DoneDecision::Action::kRetry;
   // A retry is the same URL again (same id), not a duplicate: back of its key's queue.
   ++stats_.retried;
-  std::string_view origin_name, rest;
-  SplitUrl(lease.url, &origin_name, &rest);
+  // The lease's URL is its origin's name followed by the rest that was queued (HandOut).
+  std::string_view rest = lease.url;
+  rest.remove_prefix(std::min(rest.size(), origins_[lease.origin].name.size()));
   Enqueue(key, lease.key,
           QueuedUrl{lease.id, lease.origin, lease.depth, lease.retries + 1, rest,
                     parents_.Ref(lease.parent)});

@@ -13,9 +13,16 @@
 //
 // robots.txt: before the first page of an origin, and again when its rules are older than
 // robots_ttl, Next() hands out a Lease of kind kRobots for "<origin>/robots.txt" (it obeys the
-// key's politeness like any request). The crawler fetches it (following up to 5 redirects) and
-// passes the final status and body to Done(); pages of that origin wait until then. Disallowed
-// URLs are rejected by the frontier (kRobotsDisallowed), never handed out.
+// key's politeness like any request). The crawler fetches it without following redirects and
+// passes the status and body to Done(). A redirect comes back with its target
+// (FetchOutcome::robots_redirect): the frontier hands the target out as the origin's next kRobots
+// lease when the key is next due, up to kRobotsMaxRedirects hops (RFC 9309 §2.3.1.2), so each hop
+// waits on the frontier's clock like any request. Pages of that origin wait until the rules are
+// decided. Disallowed URLs are rejected by the frontier (kRobotsDisallowed), never handed out.
+//
+// URLs arrive parsed (CanonicalUrl, in fetch form) and are not parsed again: the origin, which
+// gives the politeness key (frontier/politeness_key.h) and the robots.txt origin, and the path
+// and query that a queue stores are views of it (frontier/url_parts.h).
 //
 // Parents: every pending URL carries the URL of the page that linked to it (empty for seeds),
 // through RAM, the spill file, retries and checkpoints, and Next() returns it in Lease::parent.
@@ -51,10 +58,12 @@
 #include "base/clock.h"
 #include "base/sqlite_db.h"
 #include "base/status.h"
+#include "dedup/url_canonicalizer.h"
 #include "frontier/frontier_options.h"
 #include "frontier/parent_table.h"
 #include "frontier/robots_rules.h"
 #include "frontier/spill_store.h"
+#include "frontier/url_parts.h"
 #include "frontier/url_queue.h"
 
 namespace urlsieve {
@@ -75,6 +84,10 @@ enum class RejectReason : uint8_t {
   kTlsError,  // the origin's TLS certificate was refused (FetchOutcome::permanent_failure)
 };
 inline constexpr size_t kRejectReasonCount = 11;
+
+// RFC 9309 §2.3.1.2: a crawler follows at least five consecutive redirects of robots.txt; after
+// more, the frontier takes it as unreachable (§2.3.1.4), like a request that got no response.
+inline constexpr uint32_t kRobotsMaxRedirects = 5;
 std::string_view RejectReasonName(RejectReason reason);
 
 struct Rejection {
@@ -109,12 +122,16 @@ struct FetchOutcome {
         retry_after(retry_after_value),
         robots_body(robots_body_value) {}
 
-  // The final HTTP status (after redirects, for robots.txt), or 0 when there was no response:
-  // DNS failure, connection refused or reset, TLS error, timeout.
+  // The HTTP status, or 0 when there was no response: DNS failure, connection refused or reset,
+  // TLS error, timeout.
   int http_status = 0;
   Clock::Duration fetch_time{};  // how long the fetch took (adaptive delay)
   std::string_view retry_after;  // the Retry-After header, if any (429, 503)
   std::string_view robots_body;  // kRobots leases with a 2xx status: the body
+  // kRobots leases answered by a redirect (301, 302, 303, 307, 308): its target, an absolute URL
+  // (the Location resolved against Lease::url). The frontier asks for it next (RFC 9309
+  // §2.3.1.2). A redirect with no usable target is reported as no response (http_status 0).
+  std::string_view robots_redirect;
   // Set when the fetch failed in a way that retrying cannot fix (e.g. a TLS certificate that
   // does not verify): no retry, no back-off; the lease's URL (for a page) and every URL of its
   // origin are rejected with this reason, now and for the rest of the crawl.
@@ -167,9 +184,13 @@ class Frontier {
   Frontier(const Frontier&) = delete;
   Frontier& operator=(const Frontier&) = delete;
 
-  // Queues an absolute URL (a canonical key from the seen stage) found at `depth` on the page
-  // `parent` ("" for a seed). Returns false when it is rejected at once (see DrainRejections for
-  // the reason).
+  // Queues a URL found at `depth` on the page `parent` ("" for a seed): the parsed URL to fetch,
+  // in fetch form (UrlCanonicalizer without opt-in rules; it is the seen stage's key only when no
+  // opt-in rule is on). Its origin() is the politeness key's source and the robots.txt origin;
+  // nothing is parsed again. Returns false when it is rejected at once (see DrainRejections).
+  bool Push(const CanonicalUrl& url, uint32_t depth, std::string_view parent = {});
+  // The same for a URL held as a string (tests, tools): it is split (SplitUrl), not canonicalized,
+  // and rejected (kInvalidUrl) when it has no scheme or no host.
   bool Push(std::string_view url, uint32_t depth, std::string_view parent = {});
 
   // Blocks until a lease is due and fills *lease (true), or returns false after Stop() or when
@@ -221,7 +242,9 @@ class Frontier {
 
   bool PushLocked(std::string_view url, uint32_t depth, std::string_view parent, uint64_t id,
                   bool from_restore);
-  uint32_t InternOrigin(std::string_view origin);
+  bool PushParts(const UrlParts& url, uint32_t depth, std::string_view parent, uint64_t id,
+                 bool from_restore);
+  uint32_t InternOrigin(const UrlParts& url);
   void Enqueue(KeyState& key, uint32_t key_id, const QueuedUrl& url);
   bool EnsureHead(KeyState& key, uint32_t key_id);
   NextStatus TryNextLocked(Lease* lease, Clock::TimePoint* wake_at);

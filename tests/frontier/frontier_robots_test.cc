@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "frontier/frontier.h"
 
@@ -37,6 +38,12 @@ class FrontierRobotsTest : public ::testing::Test {
     const Lease robots = MustNext();
     ASSERT_EQ(robots.kind, Lease::Kind::kRobots);
     frontier_->Done(robots, FetchOutcome{status, {}, {}, body});
+  }
+  // A robots.txt answer that redirects to `target` (RFC 9309 §2.3.1.2).
+  static FetchOutcome Redirect(std::string_view target, int status = 301) {
+    FetchOutcome outcome{status};
+    outcome.robots_redirect = target;
+    return outcome;
   }
   size_t Rejected(RejectReason reason) {
     return frontier_->Stats().rejected[static_cast<size_t>(reason)];
@@ -287,6 +294,124 @@ TEST_F(FrontierRobotsTest, ObeyRobotsOffHandsOutNoRobotsLeases) {
   Frontier& f = Make();
   f.Push("http://a.com/1", 0);
   EXPECT_EQ(MustNext().kind, Lease::Kind::kPage);
+}
+
+// RFC 9309 §2.3.1.2 on the frontier's clock: each hop of a robots.txt redirect chain is another
+// robots lease of the origin, handed out when its key is next due; the pages wait for the end.
+TEST_F(FrontierRobotsTest, RobotsRedirectHopsAreLeasesThatWaitForTheKeysDelay) {
+  Frontier& f = Make();  // 1 s between requests to a key
+  f.Push("http://a.com/private/x", 0);
+  f.Push("http://a.com/public", 0);
+  const Lease first = MustNext();
+  ASSERT_EQ(first.url, "http://a.com/robots.txt");
+  const DoneDecision decision = f.Done(first, Redirect("https://cdn.example.net/a/robots.txt"));
+  EXPECT_EQ(decision.action, DoneDecision::Action::kNone);  // a hop is not a failure
+  Lease lease;
+  Clock::TimePoint wake;
+  ASSERT_EQ(f.TryNext(&lease, &wake), NextStatus::kWait);
+  EXPECT_EQ(wake, clock_.Now() + seconds(1));  // the key's delay, not a sleeping thread
+  clock_.Advance(seconds(1));
+  const Lease hop = MustNext();
+  EXPECT_EQ(hop.kind, Lease::Kind::kRobots);
+  EXPECT_EQ(hop.url, "https://cdn.example.net/a/robots.txt");  // for the origin http://a.com
+  clock_.Advance(hours(1));
+  EXPECT_EQ(Try(), NextStatus::kWait);  // its pages still wait for the rules
+  f.Done(hop, FetchOutcome{200, {}, {}, "User-agent: *\nDisallow: /private\n"});
+  clock_.Advance(seconds(1));
+  EXPECT_EQ(MustNext().url, "http://a.com/public");
+  EXPECT_EQ(Rejected(RejectReason::kRobotsDisallowed), 1u);
+  EXPECT_EQ(f.Stats().robots_handed_out, 2u);
+}
+
+TEST_F(FrontierRobotsTest, FiveRobotsRedirectsAreFollowedASixthMeansUnreachable) {
+  options_.robots_retries = 1;
+  options_.backoff_initial = seconds(10);
+  Frontier& f = Make();
+  f.Push("http://a.com/page", 0);
+  // Follows kRobotsMaxRedirects hops, each after the key's delay; the 6th redirect is one too many.
+  std::vector<std::string> asked;
+  DoneDecision decision;
+  for (uint32_t hop = 0; hop <= kRobotsMaxRedirects; ++hop) {
+    Lease lease;
+    Clock::TimePoint wake;
+    ASSERT_EQ(f.TryNext(&lease, &wake), hop == 0 ? NextStatus::kLease : NextStatus::kWait);
+    if (hop > 0) {
+      EXPECT_EQ(wake, clock_.Now() + seconds(1));
+      clock_.AdvanceTo(wake);
+      ASSERT_EQ(f.TryNext(&lease), NextStatus::kLease);
+    }
+    ASSERT_EQ(lease.kind, Lease::Kind::kRobots);
+    asked.push_back(lease.url);
+    decision = f.Done(lease, Redirect("http://a.com/r" + std::to_string(hop + 1), 302));
+  }
+  EXPECT_EQ(asked, (std::vector<std::string>{"http://a.com/robots.txt", "http://a.com/r1",
+                                             "http://a.com/r2", "http://a.com/r3",
+                                             "http://a.com/r4", "http://a.com/r5"}));
+  // §2.3.1.4: unreachable, so the origin is asked again after a back-off, from /robots.txt.
+  EXPECT_EQ(decision.action, DoneDecision::Action::kRetry);
+  EXPECT_EQ(decision.attempt, 1u);
+  EXPECT_EQ(decision.wait, seconds(10));
+  clock_.Advance(seconds(10));
+  const Lease again = MustNext();
+  EXPECT_EQ(again.url, "http://a.com/robots.txt");
+  // The retry's chain is as long: the origin is given up after it (robots_retries = 1).
+  Lease lease = again;
+  for (uint32_t hop = 0; hop < kRobotsMaxRedirects; ++hop) {
+    f.Done(lease, Redirect("http://a.com/s" + std::to_string(hop + 1)));
+    clock_.Advance(seconds(1));
+    lease = MustNext();
+  }
+  EXPECT_EQ(lease.url, "http://a.com/s5");
+  decision = f.Done(lease, Redirect("http://a.com/s6"));
+  EXPECT_EQ(decision.action, DoneDecision::Action::kRetired);
+  EXPECT_EQ(decision.reason, RejectReason::kRobotsUnreachable);
+  clock_.Advance(seconds(1));
+  EXPECT_EQ(Try(), NextStatus::kIdle);
+  EXPECT_EQ(Rejected(RejectReason::kRobotsUnreachable), 1u);
+  EXPECT_EQ(f.Stats().robots_handed_out, 2 * (kRobotsMaxRedirects + 1));
+}
+
+TEST_F(FrontierRobotsTest, ARobotsRedirectHopWaitsForTheKeysBackOff) {
+  // Two origins share a key; a page of one fails with a 503 while the other's robots.txt
+  // redirects: the hop waits for the key's back-off like any request to the key.
+  options_.key_kind = PolitenessKeyKind::kRegistrableDomain;
+  options_.per_key_concurrency = 2;
+  options_.delay = Clock::Duration::zero();
+  options_.backoff_initial = seconds(10);
+  Frontier& f = Make();
+  f.Push("http://b.example.com/1", 0);
+  f.Push("http://a.example.com/1", 0);
+  AnswerRobots(404);  // b's: allow all
+  const Lease page = MustNext();
+  ASSERT_EQ(page.url, "http://b.example.com/1");
+  const Lease robots = MustNext();
+  ASSERT_EQ(robots.url, "http://a.example.com/robots.txt");
+  f.Done(robots, Redirect("http://a.example.com/moved-robots.txt"));
+  f.Done(page, FetchOutcome{503});
+  Lease lease;
+  Clock::TimePoint wake;
+  ASSERT_EQ(f.TryNext(&lease, &wake), NextStatus::kWait);
+  EXPECT_EQ(wake, clock_.Now() + seconds(10));
+  clock_.AdvanceTo(wake);
+  const Lease hop = MustNext();
+  EXPECT_EQ(hop.url, "http://a.example.com/moved-robots.txt");
+}
+
+TEST_F(FrontierRobotsTest, RobotsRefreshedAfterTheTtlStartsAgainFromRobotsTxt) {
+  options_.delay = Clock::Duration::zero();
+  options_.robots_ttl = hours(24);
+  Frontier& f = Make();
+  f.Push("http://a.com/1", 0);
+  f.Done(MustNext(), Redirect("http://a.com/moved-robots.txt"));
+  const Lease hop = MustNext();
+  ASSERT_EQ(hop.url, "http://a.com/moved-robots.txt");
+  f.Done(hop, FetchOutcome{200, {}, {}, "User-agent: *\nAllow: /\n"});
+  f.Done(MustNext(), FetchOutcome{200});
+  clock_.Advance(hours(25));
+  f.Push("http://a.com/2", 0);
+  const Lease refresh = MustNext();
+  EXPECT_EQ(refresh.kind, Lease::Kind::kRobots);
+  EXPECT_EQ(refresh.url, "http://a.com/robots.txt");  // not the old chain's target
 }
 
 }  // namespace

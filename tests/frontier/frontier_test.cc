@@ -6,6 +6,8 @@
 #include <string>
 #include <thread>
 
+#include "dedup/url_canonicalizer.h"
+
 namespace urlsieve {
 namespace {
 
@@ -335,6 +337,48 @@ TEST_F(FrontierTest, RegistrableDomainKeysShareABudget) {
   MustWait();
   EXPECT_EQ(f.Stats().keys, 2u);
   EXPECT_EQ(f.Stats().origins, 4u);
+}
+
+TEST_F(FrontierTest, IpLiteralHostsAreEachTheirOwnRegistrableDomain) {
+  // One rule with the crawl's scope (frontier/politeness_key.h): not "0.1" for every IPv4 host.
+  options_.key_kind = PolitenessKeyKind::kRegistrableDomain;
+  Frontier& f = Make();
+  f.Push("http://10.0.0.1/1", 0);
+  f.Push("http://127.0.0.1:8080/2", 0);
+  f.Push("http://127.0.0.1:8081/3", 0);  // another origin on the same address: the same key
+  f.Push("http://[::1]/4", 0);
+  MustNext();
+  MustNext();
+  MustNext();
+  MustWait();
+  EXPECT_EQ(f.Stats().keys, 3u);
+  EXPECT_EQ(f.Stats().origins, 4u);
+}
+
+TEST_F(FrontierTest, AParsedUrlIsQueuedAsItsFetchForm) {
+  options_.delay = Clock::Duration::zero();
+  options_.per_key_concurrency = 10;
+  Frontier& f = Make();
+  const UrlCanonicalizer fetch_form;
+  Result<CanonicalUrl> parsed = fetch_form.Canonicalize("HTTP://A.com:80/x/../y?q#frag");
+  ASSERT_TRUE(parsed.ok());
+  ASSERT_EQ(parsed->key(), "http://a.com/y?q");
+  ASSERT_TRUE(f.Push(*parsed, 2, "http://a.com/parent"));
+  ASSERT_TRUE(f.Push("http://a.com/z", 2));  // a string of the same origin: the same key
+  const Lease lease = MustNext();
+  EXPECT_EQ(lease.url, parsed->key());
+  EXPECT_EQ(lease.depth, 2u);
+  EXPECT_EQ(lease.parent, "http://a.com/parent");
+  EXPECT_EQ(MustNext().url, "http://a.com/z");
+  EXPECT_EQ(f.Stats().keys, 1u);
+  EXPECT_EQ(f.Stats().origins, 1u);
+  // A retry re-queues the same URL without parsing it again.
+  f.Done(lease, FetchOutcome{503});
+  Lease retry;
+  Clock::TimePoint wake;
+  while (f.TryNext(&retry, &wake) == NextStatus::kWait) clock_.AdvanceTo(wake);
+  EXPECT_EQ(retry.url, parsed->key());
+  EXPECT_EQ(retry.retries, 1u);
 }
 
 TEST_F(FrontierTest, CustomKeysGroupHostsOnOneServer) {

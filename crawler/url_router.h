@@ -1,0 +1,58 @@
+// UrlRouter: the seam between the seen stage and the frontier. The crawler hands it the URLs the
+// seen stage found new — one page's links (or the seeds) at a time, parsed — and the router puts
+// each in the frontier that owns it.
+//
+// LocalUrlRouter, today's router, pushes every URL into the crawl's own frontier. In a cluster
+// (docs/design.md, "Scale-out and re-crawl (plans)") another router sends a URL to the node that
+// owns its host, chosen by a hash of its politeness key, which is why a batch goes in one call and
+// the answer is a Status (a node that cannot be reached).
+//
+// The crawler calls Route while it holds the checkpoint gate (shared), between the seen stage's
+// insert and the page's Frontier::Done, so that a checkpoint never sees a URL in the seen set that
+// is neither pending nor rejected (docs/design.md, "Invariants"). A URL the frontier rejects at
+// once (depth, budget, a denied origin) is routed all the same: the frontier records the
+// rejection (Frontier::DrainRejections).
+//
+// Thread-safety: Route may be called from any number of fetcher threads at once; implementations
+// synchronise themselves (LocalUrlRouter relies on Frontier::Push, which is thread-safe).
+#ifndef URLSIEVE_CRAWLER_URL_ROUTER_H_
+#define URLSIEVE_CRAWLER_URL_ROUTER_H_
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "base/status.h"
+#include "dedup/url_canonicalizer.h"
+
+namespace urlsieve {
+
+class Frontier;
+
+class UrlRouter {
+ public:
+  virtual ~UrlRouter() = default;
+
+  // Hands over `urls` (fetch form, each new to the seen stage), found at `depth` on the page
+  // `parent` ("" for seeds). A non-OK Status means some URL may not have reached its frontier: the
+  // crawl must stop without checkpointing them as seen.
+  virtual Status Route(std::span<const CanonicalUrl> urls, uint32_t depth,
+                       std::string_view parent) = 0;
+};
+
+// Every URL to the local frontier, which must outlive the router.
+class LocalUrlRouter final : public UrlRouter {
+ public:
+  explicit LocalUrlRouter(Frontier* frontier) : frontier_(frontier) {}
+
+  // Always OK: a URL the frontier rejects is a decision it records, not an error.
+  Status Route(std::span<const CanonicalUrl> urls, uint32_t depth,
+               std::string_view parent) override;
+
+ private:
+  Frontier* const frontier_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_URL_ROUTER_H_

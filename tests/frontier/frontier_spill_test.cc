@@ -16,16 +16,7 @@
 namespace urlsieve {
 namespace {
 
-class FrontierSpillTest : public FrontierDbTest {
- protected:
-  static std::set<std::string> PendingTable(SqliteDb& db) {
-    std::set<std::string> urls;
-    Result<SqliteStatement> stmt = db.Prepare("SELECT url FROM frontier_pending");
-    EXPECT_TRUE(stmt.ok());
-    while (*stmt->Step()) urls.emplace(stmt->ColumnText(0));
-    return urls;
-  }
-};
+using FrontierSpillTest = FrontierDbTest;
 
 TEST_F(FrontierSpillTest, NoErrorWhileTheSpillFileWorks) {
   options_.max_pending_in_memory = 10;
@@ -73,7 +64,7 @@ TEST_F(FrontierSpillTest, ASpillFileThatCannotGrowLosesNoUrlAndIsReported) {
   ASSERT_TRUE(db->Begin().ok());
   ASSERT_TRUE(f->Checkpoint(*db).ok());
   ASSERT_TRUE(db->Commit().ok());
-  std::set<std::string> accounted = PendingTable(*db);
+  std::set<std::string> accounted = Table(*db);
   EXPECT_EQ(accounted.size() + handed.size(), static_cast<size_t>(kUrls));
   accounted.insert(handed.begin(), handed.end());
   EXPECT_EQ(accounted, pushed);

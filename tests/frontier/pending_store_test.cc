@@ -1,6 +1,6 @@
 // PendingStore: the frontier's pending set in a real SQLite state database — the delta of each
 // checkpoint written inside the caller's transaction, written again after a rollback, read back in
-// id order, and the schema of databases written before the parent column existed.
+// id order. (Databases written before the parent column existed: frontier_parent_test.cc.)
 #include "frontier/pending_store.h"
 
 #include <gtest/gtest.h>
@@ -134,27 +134,6 @@ TEST_F(PendingStoreTest, ADatabaseWithoutTheTablesIsAnEmptyPendingSet) {
   uint64_t next_id = 7;
   EXPECT_TRUE(Load(*db, &next_id).empty());
   EXPECT_EQ(next_id, 0u);
-}
-
-TEST_F(PendingStoreTest, ATableWithoutTheParentColumnIsReadAndMigrated) {
-  std::unique_ptr<SqliteDb> db = OpenDb();
-  ASSERT_TRUE(db->Exec("CREATE TABLE frontier_pending(id INTEGER PRIMARY KEY, url TEXT NOT NULL,"
-                       " depth INTEGER NOT NULL);"
-                       "CREATE TABLE frontier_meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-                       "INSERT INTO frontier_pending VALUES(5, 'http://a.test/x', 2);"
-                       "INSERT INTO frontier_meta VALUES('checkpoint_seq', 3), ('next_id', 9)")
-                  .ok());
-  uint64_t next_id = 0;
-  EXPECT_EQ(Load(*db, &next_id), (std::vector<Row>{{5, "http://a.test/x", 2, ""}}));
-  EXPECT_EQ(next_id, 9u);
-
-  PendingStore store;
-  ASSERT_TRUE(store.Load(*db, [](uint64_t, std::string_view, uint32_t, std::string_view) {}).ok());
-  ASSERT_TRUE(
-      CheckpointAndCommit(store, *db, Delta({{9, "http://a.test/y", 3, "http://a.test/x"}}, {}, 10))
-          .ok());
-  EXPECT_EQ(Load(*db), (std::vector<Row>{{5, "http://a.test/x", 2, ""},
-                                         {9, "http://a.test/y", 3, "http://a.test/x"}}));
 }
 
 TEST_F(PendingStoreTest, ADepthOutOfRangeIsCorruption) {

@@ -31,10 +31,11 @@
 // Memory: beyond max_pending_in_memory, pending URLs live in a scratch SQLite file (SpillStore);
 // its errors lose no URL and are kept for StorageError().
 //
-// Thread-safety: Push/Next/TryNext/Done/Stop/DrainRejections/Stats may be called from any number
-// of threads; one mutex guards the state (each call holds it for O(log keys) work, plus a spill
-// page-in when a key's in-memory queue runs dry). Checkpoint/Restore are serialized by a second
-// mutex and hold the first only to take the delta, so fetchers keep running while SQLite writes.
+// Thread-safety: Push/Next/TryNext/Done/Stop/DrainRejections/Stats/StorageError may be called
+// from any number of threads; one mutex guards the state (each call holds it for O(log keys) work,
+// plus a spill page-in when a key's in-memory queue runs dry). Checkpoint/Restore are serialized
+// by a second mutex and hold the first only to take the delta, so fetchers keep running while
+// SQLite writes.
 #ifndef URLSIEVE_FRONTIER_FRONTIER_H_
 #define URLSIEVE_FRONTIER_FRONTIER_H_
 

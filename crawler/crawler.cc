@@ -14,7 +14,6 @@
 #include "crawler/jsonl_writer.h"
 #include "crawler/link_extractor.h"
 #include "crawler/progress_reporter.h"
-#include "crawler/rejection_log.h"
 #include "crawler/scope.h"
 #include "crawler/url_router.h"
 #include "crawler/warc_writer.h"
@@ -161,8 +160,8 @@ Status Crawler::Open() {
     if (!pages.ok()) return pages.status();
     pages_ = std::move(*pages);
   }
-  Result<std::unique_ptr<RejectionLog>> rejected =
-      RejectionLog::Open(files.rejected, std::move(*outputs->rejected));
+  Result<std::unique_ptr<JsonlWriter>> rejected =
+      JsonlWriter::Open(files.rejected, std::move(*outputs->rejected));
   if (!rejected.ok()) return rejected.status();
   rejected_ = std::move(*rejected);
   if (config_.output.warc) {
@@ -477,14 +476,16 @@ void Crawler::LogDecision(const Lease& lease, const FetchResult& r, const DoneDe
 void Crawler::RecordRejections() {
   Status status = AppendRejections(frontier_->DrainRejections());
   if (!status.ok()) Fail(status);
+  // A spill-file error loses no URL but may stop a key: the crawl fails rather than ending as if
+  // it were done (its final checkpoint still records every pending URL).
+  if (Status storage = frontier_->StorageError(); !storage.ok()) Fail(storage);
 }
 
 Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
   Status first_error;
   for (const Rejection& rejection : rejections) {
-    const std::string_view reason = RejectReasonName(rejection.reason);
-    stats_->RecordRejection(reason);
-    Status status = rejected_->Append(rejection.url, rejection.depth, reason);
+    stats_->RecordRejection(RejectReasonName(rejection.reason));
+    Status status = rejected_->Append(rejection);
     if (first_error.ok()) first_error = status;
   }
   return first_error;

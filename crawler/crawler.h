@@ -54,7 +54,6 @@ class Fetcher;
 class Frontier;
 class JsonlWriter;
 class LinkExtractor;
-class RejectionLog;
 class Scope;
 class SeenFilter;
 class SqliteDb;
@@ -107,7 +106,9 @@ class Crawler {
   // Returns {links in scope, links new}. Requires the checkpoint gate (shared).
   std::pair<int, int> QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,
                                  const std::string& parent);
-  void RecordRejections();  // drains the frontier's rejections into stats + rejected.jsonl
+  // Drains the frontier's rejections into stats + rejected.jsonl; fails the crawl on a frontier
+  // storage error.
+  void RecordRejections();
   Status AppendRejections(const std::vector<Rejection>& rejections);
   Result<OutputMarks> SyncOutputs();  // requires the gate (exclusive)
   // Logs (info) what the frontier decided about a failed fetch: retry, give up, retire.
@@ -130,7 +131,7 @@ class Crawler {
   std::unique_ptr<LinkExtractor> extractor_;
   std::unique_ptr<CurlShare> share_;
   std::unique_ptr<JsonlWriter> pages_;
-  std::unique_ptr<RejectionLog> rejected_;
+  std::unique_ptr<JsonlWriter> rejected_;
   std::unique_ptr<WarcWriter> warc_;
   std::unique_ptr<CrawlStats> stats_;
   OutputMarks recorded_marks_;  // of the checkpoint resumed (zero for a fresh crawl)

@@ -1,6 +1,14 @@
 #include "crawler/jsonl_writer.h"
 
+#include "frontier/frontier.h"
+
 namespace urlsieve {
+
+nlohmann::json ToJson(const Rejection& rejection) {
+  return {{"url", rejection.url},
+          {"depth", rejection.depth},
+          {"reason", RejectReasonName(rejection.reason)}};
+}
 
 Result<std::unique_ptr<JsonlWriter>> JsonlWriter::Open(const std::string& path,
                                                        std::optional<uint64_t> truncate_to) {
@@ -16,8 +24,12 @@ Result<std::unique_ptr<JsonlWriter>> JsonlWriter::Open(const std::string& path,
   return std::unique_ptr<JsonlWriter>(new JsonlWriter(std::move(*file)));
 }
 
-Status JsonlWriter::Append(const PageRecord& record) {
-  std::string line = ToJson(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+Status JsonlWriter::Append(const PageRecord& record) { return AppendJson(ToJson(record)); }
+
+Status JsonlWriter::Append(const Rejection& rejection) { return AppendJson(ToJson(rejection)); }
+
+Status JsonlWriter::AppendJson(const nlohmann::json& object) {
+  std::string line = object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(mu_);
   return file_->Append(line);

@@ -57,16 +57,6 @@ uint64_t SplitMix64(uint64_t* state) {
 
 bool IsBackoffStatus(int status) { return status == 0 || status == 429 || status >= 500; }
 
-// Whether frontier_pending has the parent column: databases written before it existed do not.
-Result<bool> HasParentColumn(SqliteDb& db) {
-  Result<SqliteStatement> stmt =
-      db.Prepare("SELECT count(*) FROM pragma_table_info('frontier_pending') WHERE name='parent'");
-  if (!stmt.ok()) return stmt.status();
-  Result<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  return *row && stmt->ColumnInt64(0) > 0;
-}
-
 }  // namespace
 
 std::string_view RejectReasonName(RejectReason reason) {
@@ -209,7 +199,7 @@ void Frontier::Enqueue(KeyState& key, uint32_t key_id, const QueuedUrl& url) {
     }
     // Never lose a URL: if the disk refuses it, RAM takes it (the queue order suffers only if
     // the key had spilled URLs already).
-    stats_.last_error = status.ToString();
+    KeepStorageError(status, "spilling a pending URL (it stays in memory)");
   }
   key.queue.Push(url);
   ++stats_.pending_in_memory;
@@ -230,7 +220,8 @@ bool Frontier::EnsureHead(KeyState& key, uint32_t key_id) {
     // its references to their parents).
     key.storage_error = true;
     key.queue.Clear();
-    stats_.last_error = status.ToString();
+    KeepStorageError(status,
+                     "reading spilled URLs back (they stay in the checkpointed pending set)");
     return false;
   }
   key.spill_head += batch;
@@ -334,7 +325,7 @@ NextStatus Frontier::TryNextLocked(Lease* lease, Clock::TimePoint* wake_at) {
     return NextStatus::kWait;
   }
   // Nothing due, nothing in flight: the crawl is over (or stuck on storage errors, which are
-  // reported in Stats().last_error; those URLs remain in the checkpointed pending set).
+  // reported by StorageError(); those URLs remain in the checkpointed pending set).
   if (waiters_ > 0) cv_.notify_all();
   return NextStatus::kIdle;
 }
@@ -687,131 +678,52 @@ FrontierStats Frontier::Stats() {
   return stats;
 }
 
+void Frontier::KeepStorageError(const Status& status, std::string_view doing) {
+  if (!storage_error_.ok()) return;
+  std::string message = "frontier: ";
+  message.append(doing).append(": ").append(status.message());
+  storage_error_ = Status(status.code(), std::move(message));
+  has_storage_error_.store(true, std::memory_order_release);
+}
+
+Status Frontier::StorageError() {
+  if (!has_storage_error_.load(std::memory_order_acquire)) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  return storage_error_;
+}
+
 Status Frontier::Checkpoint(SqliteDb& db, std::vector<Rejection>* undrained) {
   if (!options_.checkpoints) {
     return Status::FailedPrecondition("frontier: checkpoints are turned off in its options");
   }
   std::lock_guard<std::mutex> checkpoint_lock(checkpoint_mu_);
-  URLSIEVE_RETURN_IF_ERROR(db.Exec(
-      "CREATE TABLE IF NOT EXISTS frontier_pending(id INTEGER PRIMARY KEY, url TEXT NOT NULL,"
-      " depth INTEGER NOT NULL, parent TEXT);"
-      "CREATE TABLE IF NOT EXISTS frontier_meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"));
-  Result<bool> has_parent = HasParentColumn(db);
-  if (!has_parent.ok()) return has_parent.status();
-  if (!*has_parent) {
-    URLSIEVE_RETURN_IF_ERROR(db.Exec("ALTER TABLE frontier_pending ADD COLUMN parent TEXT"));
-  }
-  Result<SqliteStatement> read_seq =
-      db.Prepare("SELECT value FROM frontier_meta WHERE name='checkpoint_seq'");
-  if (!read_seq.ok()) return read_seq.status();
-  Result<bool> has_seq = read_seq->Step();
-  if (!has_seq.ok()) return has_seq.status();
-  const uint64_t db_seq = *has_seq ? static_cast<uint64_t>(read_seq->ColumnInt64(0)) : 0;
-  read_seq->Reset();
-
-  std::vector<PendingRow> inserts;
-  std::vector<uint64_t> deletes;
-  uint64_t next_id = 0;
-  {
+  return pending_store_.Checkpoint(db, [&] {
+    PendingDelta delta;
     std::lock_guard<std::mutex> lock(mu_);
-    inserts.swap(ckpt_inserts_);
-    deletes.swap(ckpt_deletes_);
-    next_id = next_id_;
+    delta.inserts.swap(ckpt_inserts_);
+    delta.deletes.swap(ckpt_deletes_);
+    delta.next_id = next_id_;
     if (undrained != nullptr) {
       std::move(rejections_.begin(), rejections_.end(), std::back_inserter(*undrained));
       rejections_.clear();
     }
-  }
-  if (checkpointed_ && db_seq == checkpoint_seq_) {
-    unconfirmed_inserts_.clear();  // the previous checkpoint was committed
-    unconfirmed_deletes_.clear();
-    replace_pending_set_ = false;
-  }
-  if (replace_pending_set_) {
-    // A fresh crawl: whatever an earlier crawl left in this database is not ours.
-    URLSIEVE_RETURN_IF_ERROR(db.Exec("DELETE FROM frontier_pending"));
-  }
-  // Whatever is still unconfirmed was rolled back: write it again, before the new changes.
-  unconfirmed_inserts_.insert(unconfirmed_inserts_.end(), std::make_move_iterator(inserts.begin()),
-                              std::make_move_iterator(inserts.end()));
-  unconfirmed_deletes_.insert(unconfirmed_deletes_.end(), deletes.begin(), deletes.end());
-
-  Result<SqliteStatement> insert =
-      db.Prepare("INSERT OR REPLACE INTO frontier_pending(id, url, depth, parent) VALUES(?,?,?,?)");
-  if (!insert.ok()) return insert.status();
-  for (const PendingRow& row : unconfirmed_inserts_) {
-    URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(1, static_cast<int64_t>(row.id)));
-    URLSIEVE_RETURN_IF_ERROR(insert->BindText(2, row.url, true));
-    URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(3, row.depth));
-    URLSIEVE_RETURN_IF_ERROR(row.parent.empty() ? insert->BindNull(4)
-                                                : insert->BindText(4, row.parent, true));
-    URLSIEVE_RETURN_IF_ERROR(insert->Run());
-  }
-  Result<SqliteStatement> erase = db.Prepare("DELETE FROM frontier_pending WHERE id=?");
-  if (!erase.ok()) return erase.status();
-  for (uint64_t id : unconfirmed_deletes_) {
-    URLSIEVE_RETURN_IF_ERROR(erase->BindInt64(1, static_cast<int64_t>(id)));
-    URLSIEVE_RETURN_IF_ERROR(erase->Run());
-  }
-  checkpoint_seq_ = db_seq + 1;
-  checkpointed_ = true;
-  Result<SqliteStatement> meta =
-      db.Prepare("INSERT OR REPLACE INTO frontier_meta(name, value) VALUES(?,?)");
-  if (!meta.ok()) return meta.status();
-  for (const auto& [name, value] :
-       {std::pair<const char*, uint64_t>{"checkpoint_seq", checkpoint_seq_},
-        {"next_id", next_id}}) {
-    URLSIEVE_RETURN_IF_ERROR(meta->BindText(1, name));
-    URLSIEVE_RETURN_IF_ERROR(meta->BindInt64(2, static_cast<int64_t>(value)));
-    URLSIEVE_RETURN_IF_ERROR(meta->Run());
-  }
-  return Status::Ok();
+    return delta;
+  });
 }
 
 Status Frontier::Restore(SqliteDb& db) {
   std::lock_guard<std::mutex> checkpoint_lock(checkpoint_mu_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (stats_.pushed > 0 || checkpointed_) {
+  if (stats_.pushed > 0 || pending_store_.used()) {
     return Status::FailedPrecondition("frontier: Restore needs a new frontier");
   }
-  Result<SqliteStatement> has_table = db.Prepare(
-      "SELECT count(*) FROM sqlite_schema WHERE name IN ('frontier_pending', 'frontier_meta')");
-  if (!has_table.ok()) return has_table.status();
-  Result<bool> row = has_table->Step();
-  if (!row.ok()) return row.status();
-  if (has_table->ColumnInt64(0) != 2) {
-    checkpointed_ = true;  // nothing to restore: an empty pending set
-    replace_pending_set_ = false;
-    return Status::Ok();
-  }
-  Result<SqliteStatement> meta = db.Prepare("SELECT name, value FROM frontier_meta");
-  if (!meta.ok()) return meta.status();
-  for (;;) {
-    Result<bool> more = meta->Step();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    const auto value = static_cast<uint64_t>(meta->ColumnInt64(1));
-    if (meta->ColumnText(0) == "checkpoint_seq") checkpoint_seq_ = value;
-    if (meta->ColumnText(0) == "next_id") next_id_ = std::max(next_id_, value);
-  }
-  Result<bool> has_parent = HasParentColumn(db);
-  if (!has_parent.ok()) return has_parent.status();
-  Result<SqliteStatement> rows =
-      db.Prepare(*has_parent ? "SELECT id, url, depth, parent FROM frontier_pending ORDER BY id"
-                             : "SELECT id, url, depth, NULL FROM frontier_pending ORDER BY id");
-  if (!rows.ok()) return rows.status();
-  for (;;) {
-    Result<bool> more = rows->Step();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    const auto id = static_cast<uint64_t>(rows->ColumnInt64(0));
-    const int64_t depth = rows->ColumnInt64(2);
-    if (depth < 0 || depth > UINT32_MAX) return Status::Corruption("frontier_pending: bad depth");
-    PushLocked(rows->ColumnText(1), static_cast<uint32_t>(depth), rows->ColumnText(3), id, true);
-    next_id_ = std::max(next_id_, id + 1);
-  }
-  checkpointed_ = true;
-  replace_pending_set_ = false;
+  Result<uint64_t> next_id = pending_store_.Load(
+      db, [this](uint64_t id, std::string_view url, uint32_t depth, std::string_view parent) {
+        PushLocked(url, depth, parent, id, true);
+        next_id_ = std::max(next_id_, id + 1);
+      });
+  if (!next_id.ok()) return next_id.status();
+  next_id_ = std::max(next_id_, *next_id);
   cv_.notify_all();
   return Status::Ok();
 }

@@ -33,17 +33,21 @@
 // Done(), or rejected with a reason, which DrainRejections() returns (and Stats() counts).
 //
 // Durability: Checkpoint() writes the delta since the previous checkpoint into the crawl's state
-// database, inside the caller's transaction; Restore() loads the pending set into a new frontier.
-// Memory: beyond max_pending_in_memory, pending URLs live in a scratch SQLite file (SpillStore).
+// database, inside the caller's transaction; Restore() loads the pending set into a new frontier
+// (the tables and their SQL: PendingStore).
+// Memory: beyond max_pending_in_memory, pending URLs live in a scratch SQLite file (SpillStore);
+// its errors lose no URL and are kept for StorageError().
 //
-// Thread-safety: Push/Next/TryNext/Done/Stop/DrainRejections/Stats may be called from any number
-// of threads; one mutex guards the state (each call holds it for O(log keys) work, plus a spill
-// page-in when a key's in-memory queue runs dry). Checkpoint/Restore are serialized by a second
-// mutex and hold the first only to take the delta, so fetchers keep running while SQLite writes.
+// Thread-safety: Push/Next/TryNext/Done/Stop/DrainRejections/Stats/StorageError may be called
+// from any number of threads; one mutex guards the state (each call holds it for O(log keys) work,
+// plus a spill page-in when a key's in-memory queue runs dry). Checkpoint/Restore are serialized
+// by a second mutex and hold the first only to take the delta, so fetchers keep running while
+// SQLite writes.
 #ifndef URLSIEVE_FRONTIER_FRONTIER_H_
 #define URLSIEVE_FRONTIER_FRONTIER_H_
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -61,6 +65,7 @@
 #include "dedup/url_canonicalizer.h"
 #include "frontier/frontier_options.h"
 #include "frontier/parent_table.h"
+#include "frontier/pending_store.h"
 #include "frontier/robots_rules.h"
 #include "frontier/spill_store.h"
 #include "frontier/url_parts.h"
@@ -171,7 +176,6 @@ struct FrontierStats {
   uint64_t parents = 0;       // distinct parent URLs referenced by pending URLs (interned)
   uint64_t memory_bytes = 0;  // approximate RAM held by queues, keys, origins and parents
   int64_t spill_bytes = 0;    // bytes in use in the spill file
-  std::string last_error;     // the last storage error, if any
 };
 
 enum class NextStatus { kLease, kWait, kIdle, kStopped };
@@ -208,6 +212,11 @@ class Frontier {
   // The rejections since the previous call, oldest first.
   std::vector<Rejection> DrainRejections();
   FrontierStats Stats();
+  // The first error of the spill file (FrontierOptions::spill_path), naming it and what was being
+  // done, or OK. It loses no URL — one the file refuses stays in RAM, one it cannot give back stays
+  // in the checkpointed pending set — but the key of a URL it cannot give back stops, so the crawl
+  // must fail with it rather than end as if it were done.
+  Status StorageError();
 
   // Writes the pending set (URLs queued or in flight) into `db`, which the caller has opened a
   // write transaction on; only the changes since the previous checkpoint are written. If that
@@ -231,12 +240,6 @@ class Frontier {
     bool operator>(const HeapEntry& other) const { return order > other.order; }
   };
   using MinHeap = std::priority_queue<HeapEntry, std::vector<HeapEntry>, std::greater<HeapEntry>>;
-  struct PendingRow {
-    uint64_t id;
-    std::string url;
-    uint32_t depth;
-    std::string parent;  // "" → NULL
-  };
 
   Frontier(const FrontierOptions& options, Clock* clock, std::unique_ptr<SpillStore> spill);
 
@@ -258,6 +261,7 @@ class Frontier {
   void Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason);
   void PopAndReject(KeyState& key, RejectReason reason);
   void CloseKey(uint32_t key_id, RejectReason reason);
+  void KeepStorageError(const Status& status, std::string_view doing);
   void Wake();
 
   const FrontierOptions options_;
@@ -282,18 +286,17 @@ class Frontier {
   bool total_closed_ = false;
   uint64_t pages_started_ = 0;  // first attempts only, for max_total_pages
   FrontierStats stats_;
+  Status storage_error_;  // the first spill-file error
+  // Set once storage_error_ is: StorageError() is called after every page, and takes no lock
+  // while all is well.
+  std::atomic<bool> has_storage_error_{false};
   std::vector<Rejection> rejections_;
   // Changes since the last checkpoint.
   std::vector<PendingRow> ckpt_inserts_;
   std::vector<uint64_t> ckpt_deletes_;
 
-  std::mutex checkpoint_mu_;         // serializes Checkpoint/Restore; taken before mu_
-  bool checkpointed_ = false;        // a Checkpoint or Restore has run
-  bool replace_pending_set_ = true;  // until a checkpoint commits, unless restored
-  uint64_t checkpoint_seq_ = 0;
-  // The changes of the last checkpoint, kept until a later one sees they were committed.
-  std::vector<PendingRow> unconfirmed_inserts_;
-  std::vector<uint64_t> unconfirmed_deletes_;
+  std::mutex checkpoint_mu_;    // serializes Checkpoint/Restore; taken before mu_
+  PendingStore pending_store_;  // guarded by checkpoint_mu_
 };
 
 }  // namespace urlsieve

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "frontier/frontier.h"
+
 namespace urlsieve {
 namespace {
 
@@ -158,6 +160,27 @@ TEST_F(JsonlWriterTest, AppendsToExistingFileWithoutTruncation) {
   { ASSERT_TRUE((*JsonlWriter::Open(path_))->Append(Record("http://example.com/1")).ok()); }
   { ASSERT_TRUE((*JsonlWriter::Open(path_))->Append(Record("http://example.com/2")).ok()); }
   EXPECT_EQ(Lines().size(), 2u);
+}
+
+// The bytes of both kinds of line are pinned: outputs written before this writer served both must
+// read the same, and a resumed crawl's checksums cover these exact bytes.
+TEST_F(JsonlWriterTest, PageAndRejectionLinesAreByteExact) {
+  PageRecord page = Record("http://example.com/a");
+  page.canonical = "http://example.com/c";
+  auto w = JsonlWriter::Open(path_);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Append(page).ok());
+  ASSERT_TRUE((*w)->Append(Rejection{"http://example.com/\xff", 3, RejectReason::kMaxDepth}).ok());
+  ASSERT_TRUE((*w)->Sync().ok());
+  std::ifstream in(path_, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(
+      bytes,
+      "{\"bytes\":1234,\"canonical\":\"http://example.com/c\",\"content_type\":\"text/html; "
+      "charset=utf-8\",\"depth\":2,\"error\":null,\"fetch_ms\":12.5,\"final_url\":\"http://"
+      "example.com/a\",\"links_found\":10,\"links_new\":4,\"parent\":\"http://example.com/\","
+      "\"status\":200,\"time\":\"2023-11-14T22:13:20.123Z\",\"url\":\"http://example.com/a\"}\n"
+      "{\"depth\":3,\"reason\":\"max_depth\",\"url\":\"http://example.com/\xEF\xBF\xBD\"}\n");
 }
 
 TEST(FormatUtcTest, Formats) {

@@ -25,13 +25,6 @@ class FrontierCheckpointTest : public FrontierDbTest {
     ASSERT_TRUE(f.Checkpoint(db).ok());
     ASSERT_TRUE(db.Commit().ok());
   }
-  static std::set<std::string> Table(SqliteDb& db) {
-    std::set<std::string> urls;
-    Result<SqliteStatement> stmt = db.Prepare("SELECT url FROM frontier_pending");
-    EXPECT_TRUE(stmt.ok());
-    while (*stmt->Step()) urls.emplace(stmt->ColumnText(0));
-    return urls;
-  }
   // Hands out everything that is left, completing each lease.
   static std::vector<std::string> Drain(Frontier& f) {
     std::vector<std::string> urls;

@@ -8,6 +8,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "base/sqlite_db.h"
 #include "frontier/frontier.h"
@@ -32,6 +34,14 @@ class FrontierDbTest : public ::testing::Test {
     Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open((dir_ / "state.db").string());
     EXPECT_TRUE(db.ok()) << db.status().ToString();
     return db.ok() ? std::move(*db) : nullptr;
+  }
+  // The URLs of the pending set a checkpoint wrote into `db`.
+  static std::set<std::string> Table(SqliteDb& db) {
+    std::set<std::string> urls;
+    Result<SqliteStatement> stmt = db.Prepare("SELECT url FROM frontier_pending");
+    EXPECT_TRUE(stmt.ok());
+    while (*stmt->Step()) urls.emplace(stmt->ColumnText(0));
+    return urls;
   }
 
   testing::ScratchDir scratch_{"frontier"};

@@ -203,14 +203,17 @@ Status BloomSeenSet::InsertHashedIfNew(std::span<const std::string_view>,
                                        std::span<const KeyHash> hashes, std::span<bool> is_new) {
   if (read_only_) return ReadOnlyError();
   std::shared_lock lock(mu_);
-  if (hashes.size() == 1) {  // SeenFilter::InsertIfNew: the filter's single-key path
-    is_new[0] = bloom_->InsertIfNew(hashes[0]);
-    if (is_new[0] && delta_log_ != nullptr) delta_log_->Record(hashes[0]);
-    return Status::Ok();
-  }
   bloom_->InsertIfNewBatch(hashes, is_new.data());
   if (delta_log_ != nullptr) delta_log_->Record(hashes, is_new.data());
   return Status::Ok();
+}
+
+Result<bool> BloomSeenSet::InsertHashedKeyIfNew(std::string_view, const KeyHash& hash) {
+  if (read_only_) return ReadOnlyError();
+  std::shared_lock lock(mu_);
+  const bool is_new = bloom_->InsertIfNew(hash);
+  if (is_new && delta_log_ != nullptr) delta_log_->Record(hash);
+  return is_new;
 }
 
 Result<bool> BloomSeenSet::ContainsHashed(std::string_view, const KeyHash& hash) const {

@@ -60,6 +60,7 @@ class BloomSeenSet : public SeenSet {
 
   Status InsertHashedIfNew(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
                            std::span<bool> is_new) override;
+  Result<bool> InsertHashedKeyIfNew(std::string_view key, const KeyHash& hash) override;
   Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const override;
   SeenStats Stats() const override;
   StateIdentity identity() const override;

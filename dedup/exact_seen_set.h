@@ -36,6 +36,9 @@ class ExactSeenSet final : public BloomSeenSet {
 
   Status InsertHashedIfNew(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
                            std::span<bool> is_new) override;
+  Result<bool> InsertHashedKeyIfNew(std::string_view key, const KeyHash& hash) override {
+    return SeenSet::InsertHashedKeyIfNew(key, hash);  // the batch path, under the lock
+  }
   Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const override;
 
  private:

@@ -107,10 +107,7 @@ Result<bool> SeenFilter::InsertIfNew(std::string_view url) {
   if (s.keys.empty()) s.keys.emplace_back();
   URLSIEVE_RETURN_IF_ERROR(canonicalizer_.CanonicalizeTo(url, &s.keys[0]));
   const std::string_view key = s.keys[0];
-  const KeyHash hash = HashKey(key);
-  bool is_new = false;
-  URLSIEVE_RETURN_IF_ERROR(set_->InsertHashedIfNew({&key, 1}, {&hash, 1}, {&is_new, 1}));
-  return is_new;
+  return set_->InsertHashedKeyIfNew(key, HashKey(key));
 }
 
 Status SeenFilter::InsertIfNewBatch(std::span<const std::string_view> urls,

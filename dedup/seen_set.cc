@@ -30,6 +30,12 @@ KeyScratch& ThreadKeyScratch() {
 
 KeyHash SeenSet::Hash(std::string_view key) { return HashKey(key); }
 
+Result<bool> SeenSet::InsertHashedKeyIfNew(std::string_view key, const KeyHash& hash) {
+  bool is_new = false;
+  URLSIEVE_RETURN_IF_ERROR(InsertHashedIfNew({&key, 1}, {&hash, 1}, {&is_new, 1}));
+  return is_new;
+}
+
 Status SeenSet::InsertKeysIfNew(std::span<const std::string_view> keys,
                                 std::vector<uint8_t>* is_new) {
   KeyScratch& s = ThreadKeyScratch();

@@ -95,6 +95,9 @@ class SeenSet {
   // means no verdict can be trusted (the exact store failed; a read-only set).
   virtual Status InsertHashedIfNew(std::span<const std::string_view> keys,
                                    std::span<const KeyHash> hashes, std::span<bool> is_new) = 0;
+  // One key: true when it was new. By default the batch call with one key; an implementation
+  // may do better (SeenFilter::InsertIfNew calls it for every URL).
+  virtual Result<bool> InsertHashedKeyIfNew(std::string_view key, const KeyHash& hash);
   // The same, hashing the keys first: (*is_new)[i] is 1 for a new key.
   Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new);
 

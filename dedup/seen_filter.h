@@ -168,6 +168,7 @@ class SeenFilter {
   const UrlCanonicalizer& canonicalizer() const { return canonicalizer_; }
   // The set the filter asks.
   SeenSet& seen_set() { return *set_; }
+  const SeenSet& seen_set() const { return *set_; }
   // Notes from Open: stored parameters that override the requested ones, a Bloom filter rebuilt
   // from the exact store and why.
   const std::vector<SeenNotice>& notices() const { return notices_; }

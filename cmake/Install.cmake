@@ -1,6 +1,7 @@
 # `cmake --install`: the embeddable seen stage (urlsieve::dedup), static and shared, its public
-# headers, a CMake package (find_package(urlsieve) -> urlsieve::dedup) and a pkg-config file.
-#   <prefix>/include/urlsieve/dedup/*.h            (-I<prefix>/include/urlsieve)
+# headers (the list below), a CMake package (find_package(urlsieve) -> urlsieve::dedup) and a
+# pkg-config file.
+#   <prefix>/include/urlsieve/{dedup,base}/*.h     (-I<prefix>/include/urlsieve)
 #   <prefix>/<libdir>/liburlsieve_dedup.a, .so
 #   <prefix>/<libdir>/cmake/urlsieve/               urlsieveConfig.cmake, targets, version
 #   <prefix>/<libdir>/pkgconfig/urlsieve.pc
@@ -15,12 +16,27 @@ install(TARGETS urlsieve_dedup urlsieve_dedup_shared EXPORT urlsieveTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# Every header of the layer: the public ones include a few internal ones, and a glob cannot
-# forget a header a later change adds.
-file(GLOB URLSIEVE_DEDUP_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/dedup/*.h)
-install(FILES ${URLSIEVE_DEDUP_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/dedup)
-file(GLOB URLSIEVE_BASE_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/base/*.h)
-install(FILES ${URLSIEVE_BASE_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/base)
+# The public API only, as an explicit list: the seen set (SeenSet), the URL-level SeenFilter, the
+# canonicalizer, Status/Result, the C header, and the small value types they name. Everything else
+# in dedup/ and base/ (the Bloom filter's internals, the exact store, the state directory, the
+# SQLite wrapper, key_hash.h with its <xxhash.h>) is internal: an embedder cannot come to depend on
+# it, and it may change in any release. A public header includes only headers of this list;
+# scripts/test_install.sh checks the installed list exactly and compiles each header on its own
+# against the install.
+set(URLSIEVE_PUBLIC_DEDUP_HEADERS
+  dedup/key_hash_value.h     # KeyHash, the digest SeenSet takes with each key
+  dedup/seen_filter.h        # SeenFilter: canonicalizer + SeenSet
+  dedup/seen_set.h           # SeenSet, SeenStats, SeenNotice
+  dedup/state_identity.h     # StateIdentity (SeenStats::identity)
+  dedup/url_canonicalizer.h  # UrlCanonicalizer, CanonicalizeOptions
+  dedup/urlsieve.h)          # the C API
+set(URLSIEVE_PUBLIC_BASE_HEADERS
+  base/status.h)             # Status, Result<T>
+list(TRANSFORM URLSIEVE_PUBLIC_DEDUP_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
+list(TRANSFORM URLSIEVE_PUBLIC_BASE_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
+install(FILES ${URLSIEVE_PUBLIC_DEDUP_HEADERS}
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/dedup)
+install(FILES ${URLSIEVE_PUBLIC_BASE_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/base)
 
 install(EXPORT urlsieveTargets NAMESPACE urlsieve:: DESTINATION ${URLSIEVE_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/urlsieveConfig.cmake.in

@@ -8,6 +8,7 @@
 
 #include "crawler/component_options.h"
 #include "crawler/crawl_checkpoint.h"
+#include "crawler/crawl_state.h"
 #include "crawler/curl_share.h"
 #include "crawler/decision_message.h"
 #include "crawler/fetcher.h"
@@ -100,23 +101,23 @@ Status Crawler::Open() {
   fs::create_directories(state, ec);
   if (ec) return Status::IoError("cannot create " + state.string() + ": " + ec.message());
 
-  SeenFilterOptions seen_options;
-  seen_options.capacity = config_.crawl.expected_urls;
-  seen_options.fp_rate = config_.crawl.false_positive_rate;
-  seen_options.state_dir = state.string();
-  seen_options.exact = config_.crawl.exact;
-  seen_options.checkpointed = true;
-  seen_options.canonicalize = config_.canonicalize;
-  seen_options.rebuild_bloom = config_.crawl.rebuild_bloom;
-  Result<std::unique_ptr<SeenFilter>> seen = SeenFilter::Open(seen_options);
-  if (!seen.ok()) return seen.status();
-  seen_ = std::move(*seen);
+  CrawlStateOptions state_options;
+  state_options.dir = state.string();
+  state_options.capacity = config_.crawl.expected_urls;
+  state_options.fp_rate = config_.crawl.false_positive_rate;
+  state_options.exact = config_.crawl.exact;
+  state_options.canonicalize = config_.canonicalize;
+  state_options.rebuild_bloom = config_.crawl.rebuild_bloom;
+  Result<std::unique_ptr<CrawlState>> opened = CrawlState::Open(state_options);
+  if (!opened.ok()) return opened.status();
+  state_ = std::move(*opened);
+  seen_ = &state_->seen();
   // Without opt-in rules the fetch form is the key, so it keeps the state's key version.
   CanonicalizeOptions fetch_form;
   fetch_form.max_length = config_.canonicalize.max_length;
   fetch_form.key_version = seen_->options().canonicalize.key_version;
   fetch_form_ = std::make_unique<UrlCanonicalizer>(fetch_form);
-  for (const SeenNotice& notice : seen_->notices()) notices_.push_back(notice.text);
+  for (const SeenNotice& notice : state_->notices()) notices_.push_back(notice.text);
 
   Result<std::unique_ptr<Frontier>> frontier =
       Frontier::Open(FrontierOptionsFrom(config_, (state / "spill.db").string()), &clock_);
@@ -128,11 +129,15 @@ Status Crawler::Open() {
   // checkpoint before cutting any back to it, and continues the counters it recorded.
   std::optional<CrawlStatsSnapshot> counters;
   if (config_.crawl.resume) {
-    URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(*seen_->state_db()));
-    Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(*seen_->state_db(), &notices_);
-    if (!record.ok()) return record.status();
-    recorded_marks_ = record->marks;
-    counters = std::move(record->counters);
+    Status restored = state_->Restore([&](SqliteDb& db) -> Status {
+      URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(db));
+      Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(db, &notices_);
+      if (!record.ok()) return record.status();
+      recorded_marks_ = record->marks;
+      counters = std::move(record->counters);
+      return Status::Ok();
+    });
+    if (!restored.ok()) return restored;
   }
   const OutputFiles files{config_.output.jsonl ? (out / "pages.jsonl").string() : "",
                           (out / "rejected.jsonl").string(),
@@ -198,7 +203,7 @@ Status Crawler::ReadSeeds(std::vector<CanonicalUrl>* seeds) {
 }
 
 Status Crawler::QueueSeeds(std::vector<CanonicalUrl> seeds) {
-  std::shared_lock<std::shared_mutex> gate(gate_);
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
   Result<int> fresh = PushNew(&seeds, 0, "");
   RecordRejections();
   return fresh.ok() ? Status::Ok() : fresh.status();
@@ -348,7 +353,7 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
   outcome.robots_redirect = target;
   outcome.permanent_failure = PermanentFailure(r);
   if (!r.ok()) stats_->RecordError(FetchErrorKindName(r.error_kind));
-  std::shared_lock<std::shared_mutex> gate(gate_);
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
   // The WARC holds the response that decided (a hop of a redirect chain is not archived).
   if (warc_ && r.status != 0 && target.empty()) {
     WarcExchange exchange{r.effective_url,
@@ -408,7 +413,7 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   outcome.permanent_failure = PermanentFailure(r);
 
   {
-    std::shared_lock<std::shared_mutex> gate(gate_);
+    std::shared_lock<std::shared_mutex> gate(state_->gate());
     const auto [found, fresh] = QueueLinks(targets, lease.depth + 1, lease.url);
     record.links_found = found;
     record.links_new = fresh;
@@ -511,8 +516,7 @@ Result<OutputMarks> Crawler::SyncOutputs() {
 }
 
 Status Crawler::Checkpoint() {
-  std::unique_lock<std::shared_mutex> gate(gate_);
-  return seen_->Checkpoint([&](SqliteDb& db) {
+  return state_->Checkpoint([&](SqliteDb& db) {
     // Invariant 2: the rejections the frontier made outside the gate come with its delta, so the
     // checkpoint that drops their URLs from the pending set also holds their rejected.jsonl lines.
     std::vector<Rejection> rejections;

@@ -11,11 +11,11 @@
 // deduplicated: the canonical key under the configured rules. Without opt-in rules they coincide.
 //
 // Output directory: pages.jsonl, rejected.jsonl (URLs the seen stage accepted but the frontier
-// rejected, with the reason), crawl.warc.gz (--warc), stats.json, state/ (the SeenFilter state:
-// state.db holds the seen set, the pending frontier, and the output sizes and checksums and the
-// crawl's counters of the last checkpoint; bloom.snap) and state/spill.db (the frontier's scratch
-// space). stderr: a line per retry, back-off or host given up, and warnings (Logger, at
-// config.output.log_level).
+// rejected, with the reason), crawl.warc.gz (--warc), stats.json, state/ (CrawlState,
+// crawl_state.h: state.db holds the seen set, the pending frontier, and the output sizes and
+// checksums and the crawl's counters of the last checkpoint; bloom.snap) and state/spill.db (the
+// frontier's scratch space). stderr: a line per retry, back-off or host given up, and warnings
+// (Logger, at config.output.log_level).
 //
 // Consistency (invariants 2 and 4): a fetcher holds the checkpoint gate (shared) from the moment
 // it inserts a page's links into the seen stage until the page's Done(), so a checkpoint (which
@@ -49,6 +49,7 @@
 namespace urlsieve {
 
 class CanonicalUrl;
+class CrawlState;
 class CurlShare;
 class Fetcher;
 class Frontier;
@@ -124,7 +125,8 @@ class Crawler {
   Logger log_;  // stderr at config.output.log_level
 
   std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
-  std::unique_ptr<SeenFilter> seen_;
+  std::unique_ptr<CrawlState> state_;  // OUT/state: the seen set, the checkpoint gate and protocol
+  SeenFilter* seen_ = nullptr;         // the state's seen set, by URL (state_->seen())
   std::unique_ptr<Frontier> frontier_;
   std::unique_ptr<UrlRouter> router_;  // seen stage → frontier
   std::unique_ptr<Scope> scope_;
@@ -136,8 +138,6 @@ class Crawler {
   std::unique_ptr<CrawlStats> stats_;
   OutputMarks recorded_marks_;  // of the checkpoint resumed (zero for a fresh crawl)
 
-  // Shared by fetchers from seen-insert to Done(); exclusive for a checkpoint.
-  std::shared_mutex gate_;
   std::atomic<bool> stop_requested_{false};
   std::mutex monitor_mu_;
   std::condition_variable monitor_cv_;

@@ -47,7 +47,7 @@
 // snapshot and log; after it the new snapshot (bloom.snap.next promoted on open) and no log.
 //
 // Thread-safety: Record may be called concurrently with itself (it takes its own mutex);
-// everything else requires that no Record runs (SeenFilter calls Record under its lock held
+// everything else requires that no Record runs (BloomSeenSet calls Record under its lock held
 // shared or exclusive, and the checkpoint steps under its lock held exclusive).
 #ifndef URLSIEVE_DEDUP_BLOOM_DELTA_LOG_H_
 #define URLSIEVE_DEDUP_BLOOM_DELTA_LOG_H_

@@ -16,7 +16,7 @@
 // SQL index fell to ~30 k keys/s already at 1e6). The price is ~13 bytes of RAM per stored key and
 // a scan of the table on open; at most 2^32 rows.
 //
-// The store never begins or commits transactions: its owner (SeenFilter) decides whether a batch
+// The store never begins or commits transactions: its owner (ExactSeenSet) decides whether a batch
 // is its own transaction or part of a crawl checkpoint, because the same database also holds the
 // frontier's tables. An index entry whose row was rolled back is harmless: its row id then holds
 // no row or another URL, and the comparison rejects it.

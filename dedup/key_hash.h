@@ -1,8 +1,10 @@
-// KeyHash: the 128-bit XXH3 digest of a canonical URL key, computed once per URL and shared by the
-// Bloom filter (which takes its block from `low` and its bit positions from `high`) and the exact
-// store (which keys its table by the same digest).
+// HashKey: the 128-bit XXH3 digest of a canonical URL key (KeyHash, key_hash_value.h), computed
+// once per URL and shared by the Bloom filter (which takes its block from `low` and its bit
+// positions from `high`) and the exact store (which keys its table by the same digest). Inline, for
+// the hot paths inside the library; internal, because it includes <xxhash.h> (public code calls
+// SeenSet::Hash, seen_set.h, which is the same function).
 //
-// Thread-safety: plain values; HashKey is a pure function.
+// Thread-safety: HashKey is a pure function.
 #ifndef URLSIEVE_DEDUP_KEY_HASH_H_
 #define URLSIEVE_DEDUP_KEY_HASH_H_
 
@@ -11,14 +13,9 @@
 #include <cstdint>
 #include <string_view>
 
+#include "dedup/key_hash_value.h"
+
 namespace urlsieve {
-
-struct KeyHash {
-  uint64_t low = 0;
-  uint64_t high = 0;
-
-  friend bool operator==(const KeyHash&, const KeyHash&) = default;
-};
 
 // XXH3-128 with seed 0. Snapshots record this choice as hash id "xxh3-128": changing it would make
 // every stored filter answer wrongly, so it must never change silently.

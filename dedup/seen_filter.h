@@ -1,18 +1,21 @@
 // SeenFilter: the URL-seen stage a crawler embeds (DESIGN.md §4). It canonicalizes a URL, hashes
-// the key once (XXH3-128), and asks a scalable Bloom filter whether it is new; in exact mode every
-// Bloom "maybe seen" is confirmed against the exact store (one probe of its hash index, one row
-// read from SQLite and a comparison of the full canonical URL), so no new URL is ever reported as
-// seen. Exact mode costs ~13 bytes of RAM per stored key on top of the Bloom filter's ~2.
+// the key once (XXH3-128), and asks a SeenSet (seen_set.h) whether it is new: a scalable Bloom
+// filter, and in exact mode every Bloom "maybe seen" confirmed against the exact store (one probe
+// of its hash index, one row read from SQLite and a comparison of the full canonical URL), so no
+// new URL is ever reported as seen. Exact mode costs ~13 bytes of RAM per stored key on top of the
+// Bloom filter's ~2. Open() makes the filter and its set (and, persistent, the state directory);
+// Over() puts the URL-level calls in front of a set someone else owns (the crawl's: CrawlState).
 //
 // Modes
 //  - In memory (state_dir empty): a Bloom filter only; nothing persists.
 //  - Persistent (state_dir set): the state lives in a directory (layout below) and survives
 //    restarts. Standalone (checkpointed = false): each batch written to the exact store is its own
-//    transaction. Checkpointed (the crawl): writes accumulate in one long transaction on the shared
-//    state database and become durable together with the caller's tables (the frontier's) at
-//    Checkpoint().
+//    transaction. Checkpointed (`filter --exact`, and the crawl, whose CrawlState owns the state
+//    and its checkpoints): writes accumulate in one long transaction on the state database and
+//    become durable together (with the crawl's tables: the frontier's...) at the next checkpoint.
 //
-// State directory layout (format version 2)
+// State directory layout (format version 2; the directory, its lock, state.db and its meta rows
+// are StateDir, state_dir.h; the Bloom files BloomSeenSet, bloom_seen_set.h)
 //   DIR/LOCK              flock(2)ed for as long as a SeenFilter has the state open (state_lock.h):
 //                         exclusively by a writable open, which writes its pid there; shared by a
 //                         read-only one. A second process is refused with the holder's pid.
@@ -79,48 +82,32 @@
 // the caller's own record of that URL (the crawl: hold its own lock around insert + push).
 //
 // Thread-safety: every method may be called concurrently. Exactly one of several threads inserting
-// the same URL at once is told "new" (DESIGN invariant 5):
-//  - Bloom-only mode: by the Bloom filter's own per-key lock; inserts hold `mu_` shared, only to
-//    keep Checkpoint() (exclusive) from snapshotting in the middle of a batch.
-//  - Exact mode: a batch holds `mu_` exclusively across Bloom test-and-set, SQLite confirmation and
-//    insert. Without it, thread A's Bloom "new" could set the bits, thread B's Bloom could then say
-//    "maybe" and probe SQLite before A wrote the row: both would be told "new". SQLite has one
-//    writer per database anyway, so the lock costs no parallelism there; canonicalizing and hashing
-//    run before it is taken.
+// the same URL at once is told "new" (DESIGN invariant 5): the set sees to it (bloom_seen_set.h,
+// exact_seen_set.h); canonicalizing and hashing run before it takes any lock.
 #ifndef URLSIEVE_DEDUP_SEEN_FILTER_H_
 #define URLSIEVE_DEDUP_SEEN_FILTER_H_
 
-#include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
-#include "dedup/exact_store.h"
-#include "dedup/state_identity.h"
-#include "dedup/state_lock.h"
+#include "dedup/seen_set.h"
 #include "dedup/url_canonicalizer.h"
 
 namespace urlsieve {
 
-class BloomDeltaLog;
-class ScalableBloomFilter;
-class SqliteDb;
-struct KeyHash;
+class StateDir;
 
 struct SeenFilterOptions {
   uint64_t capacity = 10'000'000;  // keys at which the Bloom filter still meets fp_rate (it grows)
   double fp_rate = 1e-3;           // Bloom false-positive bound (ignored for answers in exact mode)
   std::string state_dir;           // empty: in memory only
   bool exact = false;              // SQLite confirms every Bloom "maybe" (needs state_dir)
-  bool checkpointed = false;       // crawl mode: commit only at Checkpoint()
+  bool checkpointed = false;       // commit only at Checkpoint()
   CanonicalizeOptions canonicalize;
   // Exact mode: rebuild the Bloom filter from the exact store instead of loading bloom.snap (which
   // the next Save/Checkpoint then replaces). FailedPrecondition for a Bloom-only state. The only
@@ -133,40 +120,9 @@ struct SeenFilterOptions {
 
 enum class Verdict : uint8_t { kNew, kSeen, kInvalid };
 
-// Something Open wants the caller to know; nothing here is an error.
-struct SeenNotice {
-  enum class Kind : uint8_t {
-    kStoredParameters,  // the state's stored parameters override the requested ones
-    kRebuilt,           // the Bloom filter was rebuilt from the exact store (and why)
-    kUpgraded,          // a version-1 state was given an identity (format version 2)
-  };
-  Kind kind;
-  std::string text;
-};
-
 struct SeenResult {
   Verdict verdict = Verdict::kSeen;
   Status error;  // the reason when verdict == kInvalid
-};
-
-struct SeenStats {
-  uint64_t capacity = 0;  // as stored
-  double fp_rate = 0;     // as stored
-  bool exact = false;
-  uint64_t generation = 0;  // of the last commit/checkpoint
-  StateIdentity identity;   // of the state directory (zero: a version-1 state opened read-only)
-  // The Bloom filter.
-  uint64_t bloom_inserted = 0;
-  uint64_t bloom_capacity = 0;
-  uint32_t bloom_layers = 0;
-  uint64_t bloom_bytes = 0;
-  double bloom_fill_ratio = 0;
-  double bloom_expected_fp_rate = 0;
-  // The exact store (exact mode). The lookup counters are cumulative over the state's lifetime as
-  // of the last checkpoint, plus this session.
-  uint64_t stored_keys = 0;      // rows in seen_urls
-  uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
-  uint64_t false_positives = 0;  // ... of which the key was in fact new
 };
 
 class SeenFilter {
@@ -176,6 +132,10 @@ class SeenFilter {
   // directory open (naming its pid), or for a missing snapshot; Corruption for a foreign,
   // mixed-up or damaged state; IoError.
   static Result<std::unique_ptr<SeenFilter>> Open(const SeenFilterOptions& options);
+  // The URL-level calls over `set`, which the caller owns and keeps alive (the crawl's seen set,
+  // CrawlState). `canonicalize` must be the options the set's keys are made with. options()
+  // then holds them and the set's stored capacity, fp_rate and exact flag.
+  static std::unique_ptr<SeenFilter> Over(SeenSet* set, const CanonicalizeOptions& canonicalize);
   ~SeenFilter();
   SeenFilter(const SeenFilter&) = delete;
   SeenFilter& operator=(const SeenFilter&) = delete;
@@ -188,91 +148,42 @@ class SeenFilter {
   Status InsertIfNewBatch(std::span<const std::string_view> urls, std::vector<SeenResult>* out);
   // For callers that already hold canonical keys (UrlCanonicalizer::CanonicalizeTo with the same
   // options as canonicalizer()): skips canonicalization. (*is_new)[i] is 1 for a new key.
-  Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new);
+  Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new) {
+    return set_->InsertKeysIfNew(keys, is_new);
+  }
 
   // Has the URL been seen? (does not record it).
   Result<bool> Contains(std::string_view url) const;
 
-  SeenStats Stats() const;
+  SeenStats Stats() const { return set_->Stats(); }
 
-  // Makes everything inserted so far durable (a Checkpoint with nothing else to write). A no-op
-  // for an in-memory filter.
-  Status Save();
-  // Under an exclusive lock (no insert runs): runs write_more(state_db) inside the current
-  // transaction, records a new generation, appends the keys new since the last checkpoint to the
-  // Bloom delta log (or now and then writes a full snapshot), COMMITs, and (checkpointed mode)
-  // BEGINs the next transaction. FailedPrecondition for an in-memory filter.
-  Status Checkpoint(const std::function<Status(SqliteDb&)>& write_more = nullptr);
-
-  // The state database, shared with the crawl's other durable tables (null in memory). In
-  // checkpointed mode a transaction is always open on it: use it only inside Checkpoint's
-  // write_more, or while no insert runs.
-  SqliteDb* state_db() { return db_.get(); }
+  // Makes everything inserted so far durable: the set's Save (seen_set.h). A no-op for an
+  // in-memory filter.
+  Status Save() { return set_->Save(); }
+  // The same, but FailedPrecondition for an in-memory filter.
+  Status Checkpoint();
 
   // The options in effect (the stored ones when an existing state was reopened).
   const SeenFilterOptions& options() const { return options_; }
   const UrlCanonicalizer& canonicalizer() const { return canonicalizer_; }
+  // The set the filter asks.
+  SeenSet& seen_set() { return *set_; }
+  const SeenSet& seen_set() const { return *set_; }
   // Notes from Open: stored parameters that override the requested ones, a Bloom filter rebuilt
   // from the exact store and why.
   const std::vector<SeenNotice>& notices() const { return notices_; }
 
  private:
-  explicit SeenFilter(const SeenFilterOptions& options);
-
-  Status OpenState(const SeenFilterOptions& requested);
-  // Loads bloom.snap (after settling bloom.snap.next), or rebuilds the filter when asked to or
-  // when the database says it is due, and opens the exact store.
-  Status LoadBloom();
-  // Ok when a state file stamped (identity, generation) may belong to this state; else
-  // Corruption naming it, state.db and both identities.
-  Status CheckIdentity(const std::string& file, const StateIdentity& file_identity,
-                       uint64_t file_generation) const;
-  // Opens the exact store; refills the (empty) Bloom filter from its rows when `refill`.
-  Status OpenStore(bool refill);
-  // A version-1 state gets an identity; its snapshot is stamped with it.
-  Status Upgrade();
-  std::string StateDbPath() const;
-  Status ReadOnlyError() const;
-  Status WriteMeta(std::string_view key, const std::string& value);
-  // Decides, for keys already hashed, which are new. Takes mu_ itself.
-  Status InsertHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
-                      bool* is_new);
-  Status InsertExactLocked(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
-                           bool* is_new);
-  Status CheckpointLocked(const std::function<Status(SqliteDb&)>& write_more);
-  std::string SnapshotPath() const;
-  std::string NextSnapshotPath() const;
-  std::string DeltaLogPath() const;
+  SeenFilter(const SeenFilterOptions& options);
 
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;
   std::vector<SeenNotice> notices_;
-
-  // Declared before db_, so it is released after the database is closed.
-  std::unique_ptr<StateLock> lock_;  // null in memory
-  StateIdentity identity_;           // zero while a version-1 state is not upgraded
-  bool version1_ = false;            // the state has no identity yet (format version 1)
-  bool snapshot_unstamped_ = false;  // bloom.snap is a version-1 file (zero identity)
-  // From urlsieve_meta: the generation at which a version-1 state got its identity, and the
-  // snapshot generation a standalone exact batch superseded (see the header comment).
-  std::optional<uint64_t> upgraded_at_;
-  std::optional<uint64_t> superseded_snapshot_;
-
-  // Shared by Bloom-only inserts, exclusive for exact-mode batches, Contains in exact mode,
-  // Checkpoint.
-  mutable std::shared_mutex mu_;
-  std::unique_ptr<ScalableBloomFilter> bloom_;
-  std::unique_ptr<SqliteDb> db_;       // null in memory
-  std::unique_ptr<ExactStore> store_;  // exact mode only
-  // Persistent: the keys new since the last checkpoint, and bloom.delta (bloom_delta_log.h).
-  std::unique_ptr<BloomDeltaLog> delta_log_;
-  std::string delta_meta_;        // urlsieve_meta `bloom_delta` as opened (empty when absent)
-  uint64_t generation_ = 0;       // guarded by mu_
-  bool snapshot_current_ = true;  // bloom.snap matches the committed rows; guarded by mu_
-  std::vector<ExactStore::Entry> entries_;  // exact-mode batch buffers, guarded by mu_
-  std::vector<uint8_t> inserted_;
-  std::atomic<uint64_t> maybe_lookups_{0};
-  std::atomic<uint64_t> false_positives_{0};
+  // Open(): the state directory (null in memory) and the set in it. Declared in this order so
+  // that the set is closed before the directory's database and lock.
+  std::unique_ptr<StateDir> dir_;
+  std::unique_ptr<SeenSet> owned_set_;
+  SeenSet* set_ = nullptr;
 };
 
 }  // namespace urlsieve

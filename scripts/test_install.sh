@@ -29,10 +29,34 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(cd "$prefix" && dirname "$(find . -name liburlsieve_dedup.a | head -1)")
 [[ -n "$libdir" && "$libdir" != . ]] || fail "liburlsieve_dedup.a not installed"
 libdir=$prefix/${libdir#./}
-for f in include/urlsieve/dedup/seen_filter.h include/urlsieve/dedup/urlsieve.h \
-         include/urlsieve/base/status.h; do
-  [[ -f "$prefix/$f" ]] || fail "$f not installed"
+# Exactly the public headers (cmake/Install.cmake): none of the internal ones (bloom_line.h,
+# key_hash.h, sqlite_db.h, exact_store.h, state_dir.h ...), and none missing.
+expected_headers='base/status.h
+dedup/key_hash_value.h
+dedup/seen_filter.h
+dedup/seen_set.h
+dedup/state_identity.h
+dedup/url_canonicalizer.h
+dedup/urlsieve.h'
+headers=$(cd "$prefix/include/urlsieve" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
+[[ "$headers" == "$expected_headers" ]] \
+  || fail "installed headers differ from the public API:"$'\n'"$(
+       diff <(echo "$expected_headers") <(echo "$headers"))"
+[[ -z "$(find "$prefix" -name '*.h' -not -path "$prefix/include/urlsieve/*")" ]] \
+  || fail "headers installed outside include/urlsieve"
+# Each public header compiles on its own with only the installed headers (and the C header as C);
+# none reaches <xxhash.h>.
+for h in $headers; do
+  printf '#include "%s"\n' "$h" > "$tmp/one_header.cc"
+  c++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include/urlsieve" \
+    "$tmp/one_header.cc" || fail "$h does not compile against the installed headers"
+  deps=$(c++ -std=c++20 -M -I"$prefix/include/urlsieve" "$tmp/one_header.cc")
+  [[ "$deps" != *xxhash* ]] || fail "$h includes <xxhash.h>: $deps"
 done
+printf '#include "dedup/urlsieve.h"\n' > "$tmp/one_header.c"
+cc -std=c99 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include/urlsieve" "$tmp/one_header.c" \
+  || fail "dedup/urlsieve.h does not compile as C against the installed headers"
+echo "test_install: public headers ok"
 for f in liburlsieve_dedup.so cmake/urlsieve/urlsieveConfig.cmake pkgconfig/urlsieve.pc; do
   [[ -e "$libdir/$f" ]] || fail "$libdir/$f not installed"
 done

@@ -1,4 +1,5 @@
 // Embeds the installed seen stage: reads URLs (one per line) from stdin and prints the new ones.
+#include <cstdint>
 #include <iostream>
 #include <string>
 
@@ -15,6 +16,7 @@ int main() {
   }
   std::string url;
   int invalid = 0;
+  uint64_t printed = 0;
   while (std::getline(std::cin, url)) {
     auto is_new = (*seen)->InsertIfNew(url);
     if (!is_new.ok()) {
@@ -22,7 +24,14 @@ int main() {
       ++invalid;
     } else if (*is_new) {
       std::cout << url << "\n";
+      ++printed;
     }
+  }
+  // The seen set under the filter (dedup/seen_set.h) holds one canonical key per URL printed.
+  const urlsieve::SeenSet& keys = (*seen)->seen_set();
+  if (keys.Stats().bloom_inserted != printed) {
+    std::cerr << "the seen set holds " << keys.Stats().bloom_inserted << " keys\n";
+    return 4;
   }
   return invalid == 0 ? 0 : 3;
 }

@@ -13,6 +13,7 @@
 #include "base/sqlite_db.h"
 #include "dedup/bloom_delta_log.h"
 #include "dedup/seen_filter.h"
+#include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 
@@ -235,14 +236,16 @@ TEST_F(SeenFilterCheckpointTest, CompactionInterruptedAtEachStepLosesNothingComm
 // committed length. Standalone, the next Save writes over it.
 TEST_F(SeenFilterCheckpointTest, RecordOfAFailedCommitIsIgnoredAndOverwritten) {
   {
-    auto f = MustOpen(Options(/*exact=*/false, /*checkpointed=*/false));
+    auto state = testing::SeenState::Open(Options(/*exact=*/false, /*checkpointed=*/false));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    SeenFilter* f = (*state)->filter.get();
     InsertRange(*f, 0, 20);
     ASSERT_TRUE(f->Save().ok());  // 1: snapshot
     InsertRange(*f, 20, 40);
     ASSERT_TRUE(f->Save().ok());  // 2: record
-    ASSERT_TRUE(EnableFailingCommits(*f->state_db()).ok());
+    ASSERT_TRUE(EnableFailingCommits((*state)->db()).ok());
     InsertRange(*f, 40, 60);
-    Status failed = f->Checkpoint(ViolateAForeignKey);
+    Status failed = (*state)->Checkpoint(ViolateAForeignKey);
     ASSERT_FALSE(failed.ok());
     EXPECT_NE(failed.ToString().find("FOREIGN KEY"), std::string::npos) << failed.ToString();
     EXPECT_EQ(f->Stats().generation, 2u);
@@ -266,15 +269,18 @@ TEST_F(SeenFilterCheckpointTest, RecordOfAFailedCommitIsIgnoredAndOverwritten) {
 // committed length, not that record, decides, and the filter is rebuilt from the store.
 TEST_F(SeenFilterCheckpointTest, ExactBatchAfterAFailedCheckpointIsNotHiddenByItsRecord) {
   {
-    auto f = MustOpen(Options(/*exact=*/true, /*checkpointed=*/false));
+    auto state = testing::SeenState::Open(Options(/*exact=*/true, /*checkpointed=*/false));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    SeenFilter* f = (*state)->filter.get();
     InsertRange(*f, 0, 20);
     ASSERT_TRUE(f->Save().ok());  // 1: snapshot
     InsertRange(*f, 20, 40);      // bumps state.db to 2 (the snapshot is now stale)
     ASSERT_TRUE(f->Save().ok());  // 3: a snapshot again (the chain was broken)
     ASSERT_TRUE(f->Save().ok());  // 4: an empty record
-    ASSERT_TRUE(EnableFailingCommits(*f->state_db()).ok());
-    ASSERT_FALSE(f->Checkpoint(ViolateAForeignKey).ok());  // record 5 appended, not committed
-    ASSERT_TRUE(f->state_db()->Exec("PRAGMA foreign_keys=OFF").ok());
+    ASSERT_TRUE(EnableFailingCommits((*state)->db()).ok());
+    // record 5 appended, not committed
+    ASSERT_FALSE((*state)->Checkpoint(ViolateAForeignKey).ok());
+    ASSERT_TRUE((*state)->db().Exec("PRAGMA foreign_keys=OFF").ok());
     InsertRange(*f, 40, 60);  // committed with generation 5
   }
   auto f = MustOpen(Options(true, false));

@@ -16,6 +16,7 @@
 
 #include "base/sqlite_db.h"
 #include "dedup/scalable_bloom_filter.h"
+#include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"
 
 namespace urlsieve {
@@ -385,26 +386,33 @@ TEST_F(SeenFilterTest, CheckpointedStateSurvivesACrashAtTheLastCheckpoint) {
     SCOPED_TRACE(exact);
     fs::remove_all(dir_);
     {
-      auto f = MustOpen(Persistent(exact, /*checkpointed=*/true));
-      for (int i = 0; i < 40; ++i) EXPECT_TRUE(Insert(*f, Url(i)));
-      ASSERT_TRUE(f->Checkpoint([](SqliteDb& db) {
-                     return db.Exec(
-                         "CREATE TABLE IF NOT EXISTS pending(url TEXT);"
-                         "INSERT INTO pending VALUES('checkpointed')");
-                   }).ok());
-      for (int i = 40; i < 80; ++i) EXPECT_TRUE(Insert(*f, Url(i)));
-      ASSERT_TRUE(f->state_db()->Exec("INSERT INTO pending VALUES('lost')").ok());
+      // The caller's tables share the checkpoint's transaction as the crawl's do (CrawlState).
+      auto state = testing::SeenState::Open(Persistent(exact, /*checkpointed=*/true));
+      ASSERT_TRUE(state.ok()) << state.status().ToString();
+      SeenFilter& f = *(*state)->filter;
+      for (int i = 0; i < 40; ++i) EXPECT_TRUE(Insert(f, Url(i)));
+      ASSERT_TRUE((*state)
+                      ->Checkpoint([](SqliteDb& db) {
+                        return db.Exec(
+                            "CREATE TABLE IF NOT EXISTS pending(url TEXT);"
+                            "INSERT INTO pending VALUES('checkpointed')");
+                      })
+                      .ok());
+      for (int i = 40; i < 80; ++i) EXPECT_TRUE(Insert(f, Url(i)));
+      ASSERT_TRUE((*state)->db().Exec("INSERT INTO pending VALUES('lost')").ok());
       // Destroyed without Save: the crash.
     }
-    auto f = MustOpen(Persistent(exact, /*checkpointed=*/true));
-    EXPECT_TRUE(f->notices().empty()) << f->notices()[0].text;
+    auto state = testing::SeenState::Open(Persistent(exact, /*checkpointed=*/true));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    const SeenFilter* f = (*state)->filter.get();
+    EXPECT_TRUE((*state)->notices.empty()) << (*state)->notices[0].text;
     for (int i = 0; i < 40; ++i) EXPECT_TRUE(Has(*f, Url(i))) << i;
     for (int i = 40; i < 80; ++i) EXPECT_FALSE(Has(*f, Url(i))) << i;
     EXPECT_EQ(f->Stats().bloom_inserted, 40u);
     if (exact) {
       EXPECT_EQ(f->Stats().stored_keys, 40u);
     }
-    auto rows = f->state_db()->Prepare("SELECT group_concat(url) FROM pending");
+    auto rows = (*state)->db().Prepare("SELECT group_concat(url) FROM pending");
     ASSERT_TRUE(rows.ok());
     ASSERT_TRUE(*rows->Step());
     EXPECT_EQ(rows->ColumnText(0), "checkpointed");

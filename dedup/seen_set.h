@@ -1,0 +1,124 @@
+// SeenSet: the seen stage over canonical keys (docs/design.md, "The seen stage (SeenSet)"): a set
+// that answers, for each key, "new" exactly once. It knows nothing of URLs: SeenFilter
+// (seen_filter.h) canonicalizes and hashes, then asks a SeenSet; the crawl (CrawlState) does the
+// same through the SeenFilter over its state's set.
+//
+// Implementations in this library (internal headers): the Bloom filter alone, in memory or kept
+// in a state directory (bloom_seen_set.h), and the Bloom filter whose every "maybe seen" is
+// confirmed in an SQLite exact store (exact_seen_set.h). Others may keep their keys elsewhere (a
+// Redis server, a time-aware set for re-crawls): nothing here assumes a local file. Every
+// implementation runs through one contract test (tests/dedup/seen_set_test.cc).
+//
+// Keys and hashes. Each key comes with its 128-bit XXH3 digest (KeyHash, SeenSet::Hash), computed
+// once by the caller and shared by every structure that needs one; a set may trust it.
+//
+// Durability. A set keeps its keys durable in one of two ways:
+//  - Save(): the set commits everything inserted so far on its own (a standalone filter: the
+//    `filter` command, the C API, Python). A no-op for an in-memory set.
+//  - A checkpoint whose transaction someone else owns (the crawl, CrawlState): inside the open
+//    transaction of the state database the owner calls PrepareCheckpoint(db, g), which records
+//    the set's part of generation g (rows of `db`, and whatever the set keeps outside it, written
+//    so that it only counts once `db` commits g); the owner COMMITs g; then it calls
+//    CheckpointCommitted(g), which makes the set's outside part current (e.g. renames a snapshot).
+//    A crash anywhere in between leaves the set, on its next open, at the last generation the
+//    database committed. If the COMMIT fails, nothing more is called: the next PrepareCheckpoint
+//    (of the same generation) prepares again everything since the last committed one. From
+//    PrepareCheckpoint to CheckpointCommitted the owner keeps inserts out (CrawlState's gate).
+//    Save() of a set whose checkpoints belong to an owner is FailedPrecondition.
+//
+// Identity. A persistent set belongs to one state (StateIdentity, state_identity.h): a file or
+// namespace of another state is refused, never combined with this one.
+//
+// Thread-safety: every method may be called concurrently, except as said above for the
+// checkpoint calls. Exactly one of several threads inserting the same key at once is told "new"
+// (docs/design.md, "Invariants").
+#ifndef URLSIEVE_DEDUP_SEEN_SET_H_
+#define URLSIEVE_DEDUP_SEEN_SET_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/key_hash_value.h"
+#include "dedup/state_identity.h"
+
+namespace urlsieve {
+
+class SqliteDb;
+
+// Something opening a set (or a SeenFilter) wants the caller to know; nothing here is an error.
+struct SeenNotice {
+  enum class Kind : uint8_t {
+    kStoredParameters,  // the state's stored parameters override the requested ones
+    kRebuilt,           // the Bloom filter was rebuilt from the exact store (and why)
+    kUpgraded,          // a version-1 state was given an identity (format version 2)
+  };
+  Kind kind;
+  std::string text;
+};
+
+struct SeenStats {
+  uint64_t capacity = 0;  // as stored
+  double fp_rate = 0;     // as stored
+  bool exact = false;
+  uint64_t generation = 0;  // of the last commit/checkpoint
+  StateIdentity identity;   // of the state directory (zero: in memory, or a version-1 state
+                            // opened read-only)
+  // The Bloom filter.
+  uint64_t bloom_inserted = 0;
+  uint64_t bloom_capacity = 0;
+  uint32_t bloom_layers = 0;
+  uint64_t bloom_bytes = 0;
+  double bloom_fill_ratio = 0;
+  double bloom_expected_fp_rate = 0;
+  // The exact store (exact mode). The lookup counters are cumulative over the state's lifetime as
+  // of the last checkpoint, plus this session.
+  uint64_t stored_keys = 0;      // rows in seen_urls
+  uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
+  uint64_t false_positives = 0;  // ... of which the key was in fact new
+};
+
+class SeenSet {
+ public:
+  virtual ~SeenSet() = default;
+
+  // The digest every key travels with: XXH3-128, seed 0. Stored filters depend on it.
+  static KeyHash Hash(std::string_view key);
+
+  // Test-and-insert, for a batch of canonical keys and their digests (hashes[i] ==
+  // Hash(keys[i])): is_new[i] (is_new.size() == keys.size()) becomes true when keys[i] was not in
+  // the set (it is now). A key repeated within the batch is new at most once (its first
+  // occurrence); among threads inserting the same key, exactly one is told new. A non-OK Status
+  // means no verdict can be trusted (the exact store failed; a read-only set).
+  virtual Status InsertHashedIfNew(std::span<const std::string_view> keys,
+                                   std::span<const KeyHash> hashes, std::span<bool> is_new) = 0;
+  // One key: true when it was new. By default the batch call with one key; an implementation
+  // may do better (SeenFilter::InsertIfNew calls it for every URL).
+  virtual Result<bool> InsertHashedKeyIfNew(std::string_view key, const KeyHash& hash);
+  // The same, hashing the keys first: (*is_new)[i] is 1 for a new key.
+  Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new);
+
+  // Is the key in the set? (does not record it).
+  virtual Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const = 0;
+  Result<bool> Contains(std::string_view key) const { return ContainsHashed(key, Hash(key)); }
+
+  virtual SeenStats Stats() const = 0;
+  // The state the set belongs to (zero in memory).
+  virtual StateIdentity identity() const = 0;
+
+  // Commits everything inserted so far (see Durability above).
+  virtual Status Save() = 0;
+  // The set's part of checkpoint `generation`, inside the owner's open transaction on `db` (see
+  // Durability above).
+  virtual Status PrepareCheckpoint(SqliteDb& db, uint64_t generation) = 0;
+  // After the owner's COMMIT of `generation`. An error here (e.g. a rename that failed) leaves
+  // the committed state intact; the next checkpoint repairs it.
+  virtual Status CheckpointCommitted(uint64_t generation) = 0;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_DEDUP_SEEN_SET_H_

@@ -387,7 +387,7 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   std::vector<std::string> targets;
   PageLinks links;
   if (r.ok() && IsRedirect(r.status) && !r.location.empty()) {
-    // DESIGN §2: a redirect target is a link of the page that redirected.
+    // docs/design.md, "Data flow": a redirect target is a link of the page that redirected.
     Result<std::string> target = fetch_form_->Resolve(lease.url, r.location);
     if (target.ok()) {
       targets.push_back(std::move(*target));

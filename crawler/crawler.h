@@ -1,5 +1,5 @@
 // Crawler: one crawl from a seed list — fetcher threads, link extraction, the seen stage, the
-// frontier and the outputs wired together (DESIGN.md §2).
+// frontier and the outputs wired together (docs/design.md, "Data flow").
 //
 // Each fetcher thread loops: Frontier::Next() → fetch (libcurl) → links (gumbo) → canonicalize →
 // scope → SeenFilter (one batch per page) → UrlRouter (the new ones, to Frontier::Push) → record

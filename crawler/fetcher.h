@@ -8,7 +8,8 @@
 // ("zip bomb") is stopped too.
 //
 // Redirects are not followed: the result carries the status and the raw Location header, and the
-// crawler treats the target like any discovered link (DESIGN.md §2). FetchRobots is the exception:
+// crawler treats the target like any discovered link (docs/design.md, "Data flow").
+// FetchRobots is the exception:
 // RFC 9309 §2.3.1.2 asks crawlers to follow at least five consecutive redirects for robots.txt.
 //
 // Errors are values: Fetch never throws and always returns a FetchResult; a transfer that failed

@@ -1,4 +1,5 @@
-// The Bloom filter snapshot file format (DESIGN.md §4 "State files").
+// The Bloom filter snapshot file format
+// (docs/design.md, "State files and the checkpoint protocol").
 //
 // Layout, all integers little-endian, every byte covered by a checksum (no padding):
 //   fixed header, 128 bytes

@@ -1,4 +1,5 @@
-// SeenFilter: the URL-seen stage a crawler embeds (DESIGN.md §4). It canonicalizes a URL, hashes
+// SeenFilter: the URL-seen stage a crawler embeds
+// (docs/design.md, "The seen stage (SeenSet)"). It canonicalizes a URL, hashes
 // the key once (XXH3-128), and asks a SeenSet (seen_set.h) whether it is new: a scalable Bloom
 // filter, and in exact mode every Bloom "maybe seen" confirmed against the exact store (one probe
 // of its hash index, one row read from SQLite and a comparison of the full canonical URL), so no
@@ -82,8 +83,9 @@
 // the caller's own record of that URL (the crawl: hold its own lock around insert + push).
 //
 // Thread-safety: every method may be called concurrently. Exactly one of several threads inserting
-// the same URL at once is told "new" (DESIGN invariant 5): the set sees to it (bloom_seen_set.h,
-// exact_seen_set.h); canonicalizing and hashing run before it takes any lock.
+// the same URL at once is told "new" (invariant 5, docs/design.md, "Invariants"): the set sees
+// to it (bloom_seen_set.h, exact_seen_set.h); canonicalizing and hashing run before it takes any
+// lock.
 #ifndef URLSIEVE_DEDUP_SEEN_FILTER_H_
 #define URLSIEVE_DEDUP_SEEN_FILTER_H_
 

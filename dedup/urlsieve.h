@@ -65,7 +65,7 @@ typedef struct urlsieve_options {
   double fp_rate;        /* Bloom false-positive bound, in (0, 1); 1e-3 */
   const char* state_dir; /* NULL or "": in memory only; else created or reopened */
   int exact;             /* nonzero: SQLite confirms Bloom "maybe seen" (needs state_dir); 0 */
-  /* Opt-in canonicalization rules (DESIGN.md §4), all 0 by default. */
+  /* Opt-in canonicalization rules (docs/design.md, "Canonicalization"), all 0 by default. */
   int sort_query;        /* order query parameters by name */
   int drop_empty_query;  /* "http://a/p?" -> "http://a/p" */
   int strip_session_ids; /* jsessionid, phpsessid, sid, ... */

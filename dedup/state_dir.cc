@@ -20,49 +20,6 @@ std::string FormatDouble(double v) {
   return buf;
 }
 
-// The canonicalizer options as stored in the meta table: keys written under other options would
-// never match, so they are part of the state's identity. So is the key version, written first
-// from version 2 on: a build that predates it then refuses the state (it cannot parse the string)
-// rather than keying it the old way; a string without it is a version 1 state.
-std::string EncodeCanonicalize(const CanonicalizeOptions& o) {
-  std::string s;
-  if (o.key_version != 1) s += "key_version=" + std::to_string(o.key_version) + ",";
-  s += "sort_query=" + std::to_string(o.sort_query);
-  s += ",drop_empty_query=" + std::to_string(o.drop_empty_query);
-  s += ",strip_session_ids=" + std::to_string(o.strip_session_ids);
-  s += ",strip_www=" + std::to_string(o.strip_www);
-  s += ",collapse_slashes=" + std::to_string(o.collapse_slashes);
-  s += ",max_length=" + std::to_string(o.max_length);
-  return s;
-}
-
-Result<CanonicalizeOptions> DecodeCanonicalize(const std::string& s) {
-  CanonicalizeOptions o;
-  unsigned sort_query, drop_empty, strip_sid, strip_www, collapse;
-  unsigned long long max_length;
-  int consumed = 0;
-  o.key_version = 1;
-  if (std::sscanf(s.c_str(), "key_version=%d,%n", &o.key_version, &consumed) == 1 &&
-      (consumed == 0 || o.key_version < 2 || o.key_version > kCurrentKeyVersion)) {
-    return Status::Unsupported("the state's keys are of canonicalizer version " +
-                               std::to_string(o.key_version) + "; this build makes versions 1 to " +
-                               std::to_string(kCurrentKeyVersion));
-  }
-  if (std::sscanf(s.c_str() + consumed,
-                  "sort_query=%u,drop_empty_query=%u,strip_session_ids=%u,strip_www=%u,"
-                  "collapse_slashes=%u,max_length=%llu",
-                  &sort_query, &drop_empty, &strip_sid, &strip_www, &collapse, &max_length) != 6) {
-    return Status::Corruption("unreadable canonicalizer options in state: '" + s + "'");
-  }
-  o.sort_query = sort_query != 0;
-  o.drop_empty_query = drop_empty != 0;
-  o.strip_session_ids = strip_sid != 0;
-  o.strip_www = strip_www != 0;
-  o.collapse_slashes = collapse != 0;
-  o.max_length = static_cast<size_t>(max_length);
-  return o;
-}
-
 // Why an older state's keys differ from what the requested options alone would make.
 std::string KeyVersionNote(const CanonicalizeOptions& o) {
   if (o.key_version >= kCurrentKeyVersion) return "";
@@ -94,6 +51,59 @@ Status CheckStateDbIsThere(const std::string& dir, const std::string& db_path) {
 }
 
 }  // namespace
+
+std::string EncodeStoredCanonicalize(const CanonicalizeOptions& o) {
+  std::string s;
+  if (o.key_version != 1) s += "key_version=" + std::to_string(o.key_version) + ",";
+  // "sort_query=0,drop_empty_query=0,...": the rules in table order, as existing states hold them.
+  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
+    if (&rule != &kCanonicalizeRules[0]) s += ',';
+    s += rule.name;
+    s += '=';
+    s += std::to_string(static_cast<int>(o.*rule.member));
+  }
+  s += ",max_length=" + std::to_string(o.max_length);
+  return s;
+}
+
+Result<CanonicalizeOptions> DecodeStoredCanonicalize(const std::string& s) {
+  CanonicalizeOptions o;
+  int consumed = 0;
+  o.key_version = 1;
+  if (std::sscanf(s.c_str(), "key_version=%d,%n", &o.key_version, &consumed) == 1 &&
+      (consumed == 0 || o.key_version < 2 || o.key_version > kCurrentKeyVersion)) {
+    return Status::Unsupported("the state's keys are of canonicalizer version " +
+                               std::to_string(o.key_version) + "; this build makes versions 1 to " +
+                               std::to_string(kCurrentKeyVersion));
+  }
+  // Field by field, as one sscanf over "sort_query=%u,...,max_length=%llu" read them: each name
+  // matched literally, each value by %u (so trailing text after max_length is ignored, as before).
+  auto unreadable = [&s] {
+    return Status::Corruption("unreadable canonicalizer options in state: '" + s + "'");
+  };
+  std::string_view rest = std::string_view(s).substr(consumed);
+  auto literal = [&rest](std::string_view text) {
+    if (!rest.starts_with(text)) return false;
+    rest.remove_prefix(text.size());
+    return true;
+  };
+  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
+    unsigned value = 0;
+    int n = 0;
+    if ((&rule != &kCanonicalizeRules[0] && !literal(",")) || !literal(rule.name) ||
+        !literal("=") || std::sscanf(rest.data(), "%u%n", &value, &n) != 1) {
+      return unreadable();
+    }
+    rest.remove_prefix(n);
+    o.*rule.member = value != 0;
+  }
+  unsigned long long max_length = 0;
+  if (!literal(",max_length=") || std::sscanf(rest.data(), "%llu", &max_length) != 1) {
+    return unreadable();
+  }
+  o.max_length = static_cast<size_t>(max_length);
+  return o;
+}
 
 StateDir::StateDir(const Options& options)
     : path_(options.path),
@@ -198,7 +208,8 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("capacity", std::to_string(requested.capacity)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("fp_rate", FormatDouble(requested.fp_rate)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("exact", requested.exact ? "1" : "0"));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta("canonicalize", EncodeCanonicalize(requested.canonicalize)));
+    URLSIEVE_RETURN_IF_ERROR(
+        WriteMeta("canonicalize", EncodeStoredCanonicalize(requested.canonicalize)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("generation", "0"));
     if (requested.exact) {
       auto store = ExactStore::Open(db_.get());
@@ -245,7 +256,7 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
   for (const auto* r : {&capacity, &fp_rate, &exact, &canon, &generation}) {
     if (!r->ok()) return r->status();
   }
-  auto canon_options = DecodeCanonicalize(*canon);
+  auto canon_options = DecodeStoredCanonicalize(*canon);
   if (!canon_options.ok()) return canon_options.status();
   char* end = nullptr;
   parameters_.capacity = std::strtoull(capacity->c_str(), &end, 10);
@@ -282,7 +293,8 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
                             : "the state was created without exact mode, so its store lacks the "
                               "earlier keys: staying Bloom-only"});
   }
-  if (EncodeCanonicalize(stored.canonicalize) != EncodeCanonicalize(requested.canonicalize)) {
+  if (EncodeStoredCanonicalize(stored.canonicalize) !=
+      EncodeStoredCanonicalize(requested.canonicalize)) {
     notices->push_back(
         {SeenNotice::Kind::kStoredParameters, "using the stored canonicalizer options (" + *canon +
                                                   ")" + KeyVersionNote(stored.canonicalize)});

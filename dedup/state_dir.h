@@ -53,6 +53,16 @@ struct StateParameters {
   CanonicalizeOptions canonicalize;
 };
 
+// The canonicalizer options as urlsieve_meta's 'canonicalize' row holds them: keys written under
+// other options would never match, so they are part of the state's identity. So is the key
+// version, written first from version 2 on: a build that predates it then refuses the state (it
+// cannot parse the string) rather than keying it the old way; a string without it is a version 1
+// state. The format is that of existing states: "key_version=2,sort_query=0,...,max_length=2083",
+// the rules in kCanonicalizeRules order. Decoding fails with Unsupported for a key version this
+// build does not make, Corruption for an unreadable string.
+std::string EncodeStoredCanonicalize(const CanonicalizeOptions& o);
+Result<CanonicalizeOptions> DecodeStoredCanonicalize(const std::string& s);
+
 class StateDir {
  public:
   struct Options {

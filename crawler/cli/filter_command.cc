@@ -8,7 +8,7 @@
 // Durability: output is at-least-once. A URL's "seen" mark must never become durable before the
 // line itself is written, or a kill -9 in between would lose the URL for good. So the state is
 // saved at the end (and on a stop signal) after stdout is flushed, and with --exact the run is
-// checkpointed (SeenFilterOptions::checkpointed) every kCheckpointKeys URLs, again after a flush:
+// checkpointed (SeenFilterOptions::checkpointed) every --checkpoint-keys URLs, after a flush:
 // committing each batch (standalone mode) would mark URLs seen whose lines still sit in the output
 // buffer. After a kill -9 the next run prints again the URLs printed since the last save or
 // checkpoint, and nothing is lost.
@@ -42,11 +42,10 @@ struct FilterFlags {
   bool canonical = false;
   bool rebuild = false;
   size_t batch = 4096;
+  uint64_t checkpoint_keys = uint64_t{1} << 20;  // --exact: URLs between checkpoints
   CanonicalizeOptions canonicalize;
   bool parameters_given = false;  // set after parsing: print which stored parameters win
 };
-
-constexpr uint64_t kCheckpointKeys = uint64_t{1} << 20;
 
 volatile std::sig_atomic_t g_stop = 0;
 int g_devnull = -1;
@@ -65,7 +64,8 @@ void InstallStopHandlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  // A closed stdout is reported as a write error (exit 1, state saved), not a silent death.
+  // A closed stdout is reported as a write error (exit 1, the state not saved past the last line
+  // written out), not a silent death.
   std::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -141,9 +141,10 @@ int RunFilter(const FilterFlags& flags) {
       if (!flags.canonical) begin = line_ends[i];
     }
     since_checkpoint += key_views.size();
-    if (flags.exact && since_checkpoint >= kCheckpointKeys) {
-      // Printed lines first: a checkpoint must never cover URLs that were not yet written out.
-      writer.Flush();
+    if (flags.exact && since_checkpoint >= flags.checkpoint_keys) {
+      // Printed lines first: a checkpoint must never cover URLs that were not yet written out,
+      // so a failed flush ends the run without one.
+      if (!writer.Flush()) break;
       status = filter.Checkpoint();
       since_checkpoint = 0;
     }
@@ -198,6 +199,11 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
                 "is missing, stale or corrupt)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+  cmd->add_option("--checkpoint-keys", flags->checkpoint_keys,
+                  "With --exact: URLs between checkpoints (after a kill -9, the next run prints "
+                  "again at most the URLs since the last one)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
   cmd->callback([flags, exit_code, exact, capacity, fp_rate, canon] {
     flags->parameters_given = exact->count() + capacity->count() + fp_rate->count() > 0;

@@ -158,6 +158,29 @@ TEST_F(FilterCommandTest, KeepsOrderAcrossManyBatches) {
   }
 }
 
+// With --exact the run checkpoints every --checkpoint-keys URLs, after flushing stdout. When that
+// flush fails (here: /dev/full, a full disk), the checkpoint must not happen: it would make durable
+// "seen" marks of URLs whose lines never reached the output, and the next run would not print
+// them. The first write of the run is that flush (100 lines fit the output buffer).
+TEST_F(FilterCommandTest, AFailedFlushBeforeACheckpointMarksNothingSeen) {
+  std::string input;
+  for (int i = 0; i < 1000; ++i) input += "http://a/" + std::to_string(i) + "\n";
+  std::ofstream(dir_ / "in.txt", std::ios::binary) << input;
+  const std::string cmd = std::string(URLSIEVE_BINARY) + " filter --exact --batch 100 " +
+                          "--checkpoint-keys 100 --state '" + state_ + "' < '" +
+                          (dir_ / "in.txt").string() + "' > /dev/full 2> '" +
+                          (dir_ / "err.txt").string() + "'";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_NE(ReadFile(dir_ / "err.txt").find("error writing stdout"), std::string::npos)
+      << ReadFile(dir_ / "err.txt");
+
+  CommandRun again = Filter(input, "--exact");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(again.out == input) << "printed " << Lines(again.out).size() << " of 1000 URLs";
+}
+
 TEST_F(FilterCommandTest, ReusesStoredParametersAndSaysSo) {
   ASSERT_EQ(Filter("http://a.example/?b=1&a=2\n", "--capacity 1000 --fp-rate 0.01 --sort-query")
                 .exit_code,

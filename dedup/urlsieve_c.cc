@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -142,6 +143,10 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
     so.fp_rate = o.fp_rate;
     if (o.state_dir != nullptr) so.state_dir = o.state_dir;
     so.exact = o.exact != 0;
+    // One field per rule: the C struct is ABI, so it cannot be built from kCanonicalizeRules.
+    static_assert(std::size(urlsieve::kCanonicalizeRules) == 5,
+                  "a new rule needs a urlsieve_options field (dedup/urlsieve.h, appended, "
+                  "struct_size-checked) and an assignment here");
     so.canonicalize.sort_query = o.sort_query != 0;
     so.canonicalize.drop_empty_query = o.drop_empty_query != 0;
     so.canonicalize.strip_session_ids = o.strip_session_ids != 0;

@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,19 +62,29 @@ std::string_view UrlBytes(py::handle obj) {
 
 class PySeenFilter {
  public:
+  // The opt-in canonicalization rules come as keyword arguments named as in kCanonicalizeRules
+  // (urlsieve.CANONICALIZE_RULES); anything else there is a TypeError, as an unknown keyword is.
   PySeenFilter(uint64_t capacity, double fp_rate, std::optional<std::string> state_dir, bool exact,
-               bool sort_query, bool drop_empty_query, bool strip_session_ids, bool strip_www,
-               bool collapse_slashes, size_t max_url_length, bool rebuild_bloom) {
+               size_t max_url_length, bool rebuild_bloom, const py::kwargs& rules) {
     SeenFilterOptions o;
     o.capacity = capacity;
     o.fp_rate = fp_rate;
     o.state_dir = state_dir.value_or("");
     o.exact = exact;
-    o.canonicalize.sort_query = sort_query;
-    o.canonicalize.drop_empty_query = drop_empty_query;
-    o.canonicalize.strip_session_ids = strip_session_ids;
-    o.canonicalize.strip_www = strip_www;
-    o.canonicalize.collapse_slashes = collapse_slashes;
+    for (auto [key, value] : rules) {
+      const std::string name = py::str(key);
+      auto rule = std::find_if(std::begin(kCanonicalizeRules), std::end(kCanonicalizeRules),
+                               [&](const CanonicalizeRule& r) { return r.name == name; });
+      if (rule == std::end(kCanonicalizeRules)) {
+        throw py::type_error("SeenFilter() got an unexpected keyword argument '" + name + "'");
+      }
+      try {
+        o.canonicalize.*rule->member = py::cast<bool>(value);  // as a bool parameter converts
+      } catch (const py::cast_error&) {
+        throw py::type_error("SeenFilter(): " + name + " must be a bool, not " +
+                             std::string(py::str(py::type::of(value).attr("__name__"))));
+      }
+    }
     o.canonicalize.max_length = max_url_length;
     o.rebuild_bloom = rebuild_bloom;
     std::optional<Result<std::unique_ptr<SeenFilter>>> opened;
@@ -275,16 +286,21 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = "0.1.0";
   static py::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);
   urlsieve::g_error = error.ptr();
+  // The names of the opt-in canonicalization rules, SeenFilter's keyword arguments (all False by
+  // default), in the order of kCanonicalizeRules.
+  py::tuple rules(std::size(urlsieve::kCanonicalizeRules));
+  for (size_t i = 0; i < std::size(urlsieve::kCanonicalizeRules); ++i) {
+    rules[i] = py::str(urlsieve::kCanonicalizeRules[i].name.data(),
+                       urlsieve::kCanonicalizeRules[i].name.size());
+  }
+  m.attr("CANONICALIZE_RULES") = rules;
 
   py::class_<PySeenFilter>(m, "SeenFilter")
-      .def(py::init<uint64_t, double, std::optional<std::string>, bool, bool, bool, bool, bool,
-                    bool, size_t, bool>(),
+      .def(py::init<uint64_t, double, std::optional<std::string>, bool, size_t, bool,
+                    const py::kwargs&>(),
            py::kw_only(), py::arg("capacity") = 10'000'000, py::arg("fp_rate") = 1e-3,
            py::arg("state_dir") = py::none(), py::arg("exact") = false,
-           py::arg("sort_query") = false, py::arg("drop_empty_query") = false,
-           py::arg("strip_session_ids") = false, py::arg("strip_www") = false,
-           py::arg("collapse_slashes") = false, py::arg("max_url_length") = 2083,
-           py::arg("rebuild_bloom") = false)
+           py::arg("max_url_length") = 2083, py::arg("rebuild_bloom") = false)
       .def("insert_if_new", &PySeenFilter::InsertIfNew, py::arg("url"))
       .def("insert_many", &PySeenFilter::InsertMany, py::arg("urls"), py::kw_only(),
            py::arg("invalid") = "raise")

@@ -6,16 +6,16 @@
         seen.insert_if_new("HTTP://example.com:80/a")     # False: the same canonical URL
         seen.insert_many(["http://example.com/b", "http://example.com/a"])  # [True, False]
 
-SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False, sort_query=False,
-           drop_empty_query=False, strip_session_ids=False, strip_www=False,
-           collapse_slashes=False, max_url_length=2083, rebuild_bloom=False)
+SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
+           max_url_length=2083, rebuild_bloom=False, **rules)
     capacity/fp_rate size the Bloom filter (it grows past capacity, keeping the bound). state_dir
     makes the filter persistent (created, or reopened with its stored parameters); it is locked
     until close(): another process opening it gets urlsieve.Error naming this one's pid. exact=True
     (needs state_dir) confirms every Bloom "maybe seen" in SQLite: no new URL is ever reported as
     seen. rebuild_bloom=True rebuilds an exact state's Bloom filter from its SQLite store (the only
-    way past a missing, stale or corrupt bloom.snap, which is otherwise an error). The other flags
-    are opt-in canonicalization rules.
+    way past a missing, stale or corrupt bloom.snap, which is otherwise an error). rules: the
+    opt-in canonicalization rules, each a bool keyword named in urlsieve.CANONICALIZE_RULES
+    (sort_query=True, strip_www=True, ...), all False by default; any other keyword is a TypeError.
 
     insert_if_new(url) -> bool       url: str or bytes. ValueError (with the reason) if invalid.
     insert_many(urls, *, invalid="raise") -> list
@@ -33,6 +33,6 @@ Errors: ValueError for bad input or options, OSError for I/O, urlsieve.Error (a 
 corrupt or foreign state and other failures.
 """
 
-from ._core import Error, SeenFilter, __version__
+from ._core import CANONICALIZE_RULES, Error, SeenFilter, __version__
 
-__all__ = ["Error", "SeenFilter", "__version__"]
+__all__ = ["CANONICALIZE_RULES", "Error", "SeenFilter", "__version__"]

@@ -9,7 +9,7 @@
     URLSIEVE_DROP_EMPTY_QUERY = False  # fingerprint, which sorts query arguments
     URLSIEVE_STRIP_SESSION_IDS = False
     URLSIEVE_STRIP_WWW = False
-    URLSIEVE_COLLAPSE_SLASHES = False
+    URLSIEVE_COLLAPSE_SLASHES = False  # (one URLSIEVE_<RULE> per urlsieve.CANONICALIZE_RULES)
 
 Keys: a GET request without a body is keyed by its canonical URL (so every spelling of a URL is
 one request). Any other request is keyed "urlsieve-req:<METHOD>:<sha1 of body>:<canonical URL>",
@@ -36,9 +36,13 @@ from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
-from . import SeenFilter
+from . import CANONICALIZE_RULES, SeenFilter
 
 REQUEST_KEY_PREFIX = "urlsieve-req:"
+
+# The canonicalization rules' defaults here: sort_query is on, as Scrapy's own fingerprint sorts
+# query arguments; the others are off, as in SeenFilter.
+RULE_DEFAULTS = dict.fromkeys(CANONICALIZE_RULES, False) | {"sort_query": True}
 
 
 class SeenDupeFilter(BaseDupeFilter):
@@ -52,11 +56,7 @@ class SeenDupeFilter(BaseDupeFilter):
         capacity=10_000_000,
         fp_rate=1e-6,
         exact=False,
-        sort_query=True,
-        drop_empty_query=False,
-        strip_session_ids=False,
-        strip_www=False,
-        collapse_slashes=False,
+        **rules,
     ):
         self.debug = debug
         self.logdupes = True
@@ -71,11 +71,7 @@ class SeenDupeFilter(BaseDupeFilter):
             fp_rate=fp_rate,
             state_dir=state_dir,
             exact=exact,
-            sort_query=sort_query,
-            drop_empty_query=drop_empty_query,
-            strip_session_ids=strip_session_ids,
-            strip_www=strip_www,
-            collapse_slashes=collapse_slashes,
+            **(RULE_DEFAULTS | rules),  # SeenFilter refuses a name not in CANONICALIZE_RULES
         )
         for notice in self.seen.notices:
             self.logger.info("urlsieve: %s", notice)
@@ -89,11 +85,10 @@ class SeenDupeFilter(BaseDupeFilter):
             capacity=settings.getint("URLSIEVE_CAPACITY", 10_000_000),
             fp_rate=settings.getfloat("URLSIEVE_FP_RATE", 1e-6),
             exact=settings.getbool("URLSIEVE_EXACT", False),
-            sort_query=settings.getbool("URLSIEVE_SORT_QUERY", True),
-            drop_empty_query=settings.getbool("URLSIEVE_DROP_EMPTY_QUERY", False),
-            strip_session_ids=settings.getbool("URLSIEVE_STRIP_SESSION_IDS", False),
-            strip_www=settings.getbool("URLSIEVE_STRIP_WWW", False),
-            collapse_slashes=settings.getbool("URLSIEVE_COLLAPSE_SLASHES", False),
+            **{
+                rule: settings.getbool("URLSIEVE_" + rule.upper(), default)
+                for rule, default in RULE_DEFAULTS.items()
+            },
         )
 
     @classmethod

@@ -226,6 +226,34 @@ def test_settings_reach_the_filter(tmp_path):
     assert not os.path.exists(state_dir)
 
 
+def test_every_rule_has_a_setting_and_a_keyword(monkeypatch):
+    import urlsieve.scrapy
+
+    made = []
+
+    class RecordingSeenFilter:
+        def __init__(self, **kwargs):
+            made.append(kwargs)
+            self.notices = []
+
+    assert set(urlsieve.scrapy.RULE_DEFAULTS) == set(urlsieve.CANONICALIZE_RULES)
+    assert urlsieve.scrapy.RULE_DEFAULTS["sort_query"] is True  # as Scrapy's own fingerprint
+    monkeypatch.setattr(urlsieve.scrapy, "SeenFilter", RecordingSeenFilter)
+    make_filter()
+    assert {rule: made[-1][rule] for rule in urlsieve.CANONICALIZE_RULES} == (
+        urlsieve.scrapy.RULE_DEFAULTS)
+    for rule, default in urlsieve.scrapy.RULE_DEFAULTS.items():
+        make_filter(**{"URLSIEVE_" + rule.upper(): not default})
+        assert made[-1] == made[0] | {rule: not default}, rule
+        SeenDupeFilter(**{rule: not default})
+        assert made[-1] == made[0] | {rule: not default}, rule
+
+
+def test_an_unknown_rule_keyword_is_a_type_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'strip_wwww'"):
+        SeenDupeFilter(strip_wwww=True)
+
+
 def test_scheduler_checks_dont_filter_before_the_filter():
     # The property the filter relies on for dont_filter (scrapy/core/scheduler.py, enqueue_request).
     import inspect

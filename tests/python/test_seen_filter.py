@@ -80,6 +80,40 @@ def test_canonicalizer_rules_are_opt_in():
     assert ruled.canonicalize(url) == "http://e.example/a/b?a=2&z=1"
 
 
+# A URL that each rule, alone, changes.
+RULE_EXAMPLES = {
+    "sort_query": ("http://e.example/?z=1&a=2", "http://e.example/?a=2&z=1"),
+    "drop_empty_query": ("http://e.example/p?", "http://e.example/p"),
+    "strip_session_ids": ("http://e.example/p;jsessionid=abc?sid=1&x=2", "http://e.example/p?x=2"),
+    "strip_www": ("http://www.e.example/", "http://e.example/"),
+    "collapse_slashes": ("http://e.example/a//b", "http://e.example/a/b"),
+}
+
+
+def test_each_rule_in_canonicalize_rules_is_a_keyword():
+    # The names are part of the Python API: renaming one breaks callers.
+    assert urlsieve.CANONICALIZE_RULES == tuple(RULE_EXAMPLES)
+    plain = urlsieve.SeenFilter(capacity=100)
+    for rule, (url, key) in RULE_EXAMPLES.items():
+        assert plain.canonicalize(url) == url
+        assert urlsieve.SeenFilter(capacity=100, **{rule: True}).canonicalize(url) == key, rule
+        assert urlsieve.SeenFilter(capacity=100, **{rule: False}).canonicalize(url) == url, rule
+
+
+def test_rule_keywords_are_checked():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sort_querry'"):
+        urlsieve.SeenFilter(capacity=100, sort_querry=True)
+    with pytest.raises(TypeError, match="strip_www must be a bool, not str"):
+        urlsieve.SeenFilter(capacity=100, strip_www="yes")
+    with pytest.raises(TypeError):
+        urlsieve.SeenFilter(100)  # keyword-only, as before
+    # What a bool parameter accepted before: anything with __bool__ except str, and None.
+    assert urlsieve.SeenFilter(capacity=100, strip_www=1).canonicalize("http://www.e.example/") == (
+        "http://e.example/")
+    assert urlsieve.SeenFilter(capacity=100, strip_www=None).canonicalize(
+        "http://www.e.example/") == "http://www.e.example/"
+
+
 @pytest.mark.parametrize("exact", [False, True])
 def test_with_saves_and_a_reopened_filter_remembers(tmp_path, exact):
     state = str(tmp_path / "state")

@@ -38,10 +38,6 @@ std::string_view ScopeReasonName(ScopeReason reason) {
       return "scope-denied";
     case ScopeReason::kNotAllowed:
       return "scope-not-allowed";
-    case ScopeReason::kHostBudget:
-      return "scope-host-budget";
-    case ScopeReason::kMaxPages:
-      return "scope-max-pages";
     case ScopeReason::kInvalidUrl:
       return "scope-invalid-url";
     case ScopeReason::kCount:

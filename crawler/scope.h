@@ -38,8 +38,6 @@ enum class ScopeReason : uint8_t {
   kOffSite,           // host outside the seed hosts / domains
   kDenied,            // matched a deny pattern
   kNotAllowed,        // matched no allow pattern
-  kHostBudget,        // max_pages_per_host reached (recorded by the frontier)
-  kMaxPages,          // max_pages reached (recorded by the frontier or the crawl loop)
   kInvalidUrl,        // did not canonicalize (recorded by the crawl loop)
   kCount,
 };
@@ -73,7 +71,8 @@ class Scope {
 
   // The decision for a canonical URL found at `depth` (seeds are 0). Rejections are counted.
   ScopeDecision Check(const CanonicalUrl& url, int depth) const;
-  // Counts a rejection decided elsewhere (budgets, invalid URLs).
+  // Counts a rejection decided elsewhere (kInvalidUrl, by the crawl loop). The page budgets are
+  // the frontier's own rejections (frontier.h, RejectReason), not counted here.
   void Record(ScopeReason reason, uint64_t count = 1) const;
 
   uint64_t rejections(ScopeReason reason) const;

@@ -11,19 +11,20 @@
 // deduplicated: the canonical key under the configured rules. Without opt-in rules they coincide.
 //
 // Output directory: pages.jsonl, rejected.jsonl (URLs the seen stage accepted but the frontier
-// rejected, with the reason), crawl.warc.gz (--warc), stats.json, state/ (CrawlState,
-// crawl_state.h: state.db holds the seen set, the pending frontier, and the output sizes and
-// checksums and the crawl's counters of the last checkpoint; bloom.snap) and state/spill.db (the
-// frontier's scratch space). stderr: a line per retry, back-off or host given up, and warnings
-// (Logger, at config.output.log_level).
+// rejected, with the reason; both JsonlWriter), crawl.warc.gz (--warc), stats.json, and state/,
+// which CrawlState (crawl_state.h) owns: LOCK; state.db, holding the seen set's meta rows (and
+// exact rows), the pending frontier, and the output sizes and checksums and the crawl's counters
+// of the last checkpoint; the Bloom filter's bloom.snap and bloom.delta. state/spill.db is the
+// frontier's scratch space (not state). stderr: a line per retry, back-off or host given up, and
+// warnings (Logger, at config.output.log_level).
 //
-// Consistency (invariants 2 and 4): a fetcher holds the checkpoint gate (shared) from the moment
-// it inserts a page's links into the seen stage until the page's Done(), so a checkpoint (which
-// takes it exclusively) never sees a URL in the seen set that is not yet pending, and the output
-// files are synced inside the same checkpoint. --resume checks the outputs against the sizes and
-// checksums of the last checkpoint (an error, touching nothing, if any was cut or changed),
-// truncates them to those sizes, restores the counters of stats.json, and refetches only what was
-// fetched after it or in flight.
+// Consistency (invariants 2 and 4): a fetcher holds the checkpoint gate (CrawlState::gate(),
+// shared) from the moment it inserts a page's links into the seen stage until the page's Done(),
+// so a checkpoint (CrawlState::Checkpoint, which takes it exclusively) never sees a URL in the
+// seen set that is not yet pending, and the output files are synced inside the same checkpoint.
+// --resume checks the outputs against the sizes and checksums of the last checkpoint (an error,
+// touching nothing, if any was cut or changed), truncates them to those sizes, restores the
+// counters of stats.json, and refetches only what was fetched after it or in flight.
 //
 // Thread-safety: Run() once, from one thread; RequestStop() from any thread (e.g. a signal
 // watcher), any number of times.

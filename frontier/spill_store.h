@@ -1,10 +1,12 @@
 // SpillStore: the pending URLs that do not fit in the frontier's RAM budget, kept in a scratch
 // SQLite file and paged back in per politeness key, in FIFO order.
 //
-// Why a file of its own rather than the crawl's state database: that connection belongs to the
-// seen stage (and its mutex), and the spill is not state — it is a cache of URLs that are also
-// recorded, durably, by Frontier::Checkpoint. So the scratch file runs without journal or fsync,
-// and an empty path makes SQLite create a temporary file that disappears on close.
+// Why a file of its own rather than the crawl's state database: that database is the crawl's
+// (CrawlState), which hands it to the frontier only inside a checkpoint or a restore, under the
+// checkpoint gate, while the frontier spills and pages in at any time from fetcher threads; and
+// the spill is not state — it is a cache of URLs that are also recorded, durably, by
+// Frontier::Checkpoint. So the scratch file runs without journal or fsync, and an empty path
+// makes SQLite create a temporary file that disappears on close.
 //
 // Thread-safety: none; the owning Frontier guards it.
 #ifndef URLSIEVE_FRONTIER_SPILL_STORE_H_

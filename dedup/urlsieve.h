@@ -72,7 +72,8 @@ typedef struct urlsieve_options {
   int strip_www;         /* "www.example.com" -> "example.com" */
   int collapse_slashes;  /* "/a//b" -> "/a/b" */
   size_t max_url_length; /* longer URLs are invalid; 2083 */
-  /* Appended in 0.2 (state format 2). Nonzero: rebuild the Bloom filter of an exact state from its
+  /* Appended with state format 2 (still urlsieve 0.1.0); a caller compiled before it passes a
+   * smaller struct_size and gets 0. Nonzero: rebuild the Bloom filter of an exact state from its
    * exact store instead of loading bloom.snap; the only way past a missing, stale or corrupt
    * snapshot, which is otherwise an error. FAILED_PRECONDITION for a Bloom-only state. 0 */
   int rebuild_bloom;

@@ -9,8 +9,9 @@
 //
 // Redirects are not followed: the result carries the status and the raw Location header, and the
 // crawler treats the target like any discovered link (docs/design.md, "Data flow").
-// FetchRobots is the exception:
-// RFC 9309 §2.3.1.2 asks crawlers to follow at least five consecutive redirects for robots.txt.
+// FetchRobots can follow them itself (RFC 9309 §2.3.1.2 asks crawlers to follow at least five
+// consecutive redirects for robots.txt); the crawl passes follow_redirects = false and hands each
+// hop back to the frontier, which schedules it on its clock (FetchOutcome::robots_redirect).
 //
 // Errors are values: Fetch never throws and always returns a FetchResult; a transfer that failed
 // carries a non-OK `error` and whatever was received before the failure. An HTTP error status

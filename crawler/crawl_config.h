@@ -65,9 +65,9 @@ struct CrawlConfig {
 
   struct Scope {
     ScopeMode mode = ScopeMode::kHost;
-    std::vector<std::string> allow;  // ECMAScript regexes on the canonical key; empty = all
+    std::vector<std::string> allow;  // ECMAScript regexes on the canonical URL; empty = all
     std::vector<std::string> deny;   // applied after allow; any match rejects
-    size_t max_url_length = 2048;    // canonical key length
+    size_t max_url_length = 2048;    // canonical URL length (fetch form)
     int max_repeated_segments = 3;   // "/a/b/a/b/a/b" repeats "a/b" 3 times; 0 = no limit
     int64_t max_pages_per_host = 0;  // 0 = unlimited
   } scope;

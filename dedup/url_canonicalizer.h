@@ -8,7 +8,8 @@
 // Opt-in crawler rules (CanonicalizeOptions) go further. The key is always a valid RFC 3986 URI and
 // canonicalizing a key yields the key itself.
 //
-// The key is what the seen stage stores; the original URL is what a crawl fetches.
+// The key is what the seen stage stores. A crawl fetches the fetch form: the key made with no
+// opt-in rule, an equivalent spelling of the URL found (crawler/crawler.h).
 // Thread-safety: a UrlCanonicalizer is immutable after construction; share it freely.
 #ifndef URLSIEVE_DEDUP_URL_CANONICALIZER_H_
 #define URLSIEVE_DEDUP_URL_CANONICALIZER_H_

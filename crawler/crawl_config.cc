@@ -43,26 +43,35 @@ const CrawlOptionSpec* FindFileOption(std::string_view section, std::string_view
   return nullptr;
 }
 
-// A TOML value as a value of the spec's type, or what it must be. *where is the node the error
-// is about (an item of an array).
-Result<OptionValue> ReadTomlValue(const CrawlOptionSpec& spec, const toml::node& n,
-                                  const toml::node** where) {
+// Reads a TOML value into *value as the spec's type, or says what it must be. *where is the node
+// the error is about (an item of an array). (An out-parameter, not Result<OptionValue>: GCC 12
+// reports a false -Wmaybe-uninitialized when a variant holding a vector is moved into a Result.)
+Status ReadTomlValue(const CrawlOptionSpec& spec, const toml::node& n, const toml::node** where,
+                     OptionValue* value) {
   *where = &n;
   switch (spec.type) {
     case OptionType::kBool:
-      if (n.is_boolean()) return OptionValue(n.as_boolean()->get());
-      return Status::InvalidArgument("must be a boolean");
+      if (!n.is_boolean()) return Status::InvalidArgument("must be a boolean");
+      *value = n.as_boolean()->get();
+      return Status::Ok();
     case OptionType::kInteger:
-      if (n.is_integer()) return OptionValue(n.as_integer()->get());
-      return Status::InvalidArgument("must be an integer");
+      if (!n.is_integer()) return Status::InvalidArgument("must be an integer");
+      *value = n.as_integer()->get();
+      return Status::Ok();
     case OptionType::kNumber:
-      if (n.is_integer()) return OptionValue(static_cast<double>(n.as_integer()->get()));
-      if (n.is_floating_point()) return OptionValue(n.as_floating_point()->get());
-      return Status::InvalidArgument("must be a number");
+      if (n.is_integer()) {
+        *value = static_cast<double>(n.as_integer()->get());
+      } else if (n.is_floating_point()) {
+        *value = n.as_floating_point()->get();
+      } else {
+        return Status::InvalidArgument("must be a number");
+      }
+      return Status::Ok();
     case OptionType::kString:
     case OptionType::kChoice:
-      if (n.is_string()) return OptionValue(n.as_string()->get());
-      return Status::InvalidArgument("must be a string");
+      if (!n.is_string()) return Status::InvalidArgument("must be a string");
+      *value = n.as_string()->get();
+      return Status::Ok();
     case OptionType::kStringList: {
       const toml::array* array = n.as_array();
       if (array == nullptr) return Status::InvalidArgument("must be an array of strings");
@@ -73,7 +82,8 @@ Result<OptionValue> ReadTomlValue(const CrawlOptionSpec& spec, const toml::node&
         list.push_back(item.as_string()->get());
       }
       *where = &n;
-      return OptionValue(std::move(list));
+      *value = std::move(list);
+      return Status::Ok();
     }
   }
   return Status::InvalidArgument("cannot be read");
@@ -112,8 +122,9 @@ void ReadSection(std::string_view section, const toml::table& table, CrawlConfig
       continue;
     }
     const toml::node* where = &node;
-    Result<OptionValue> value = ReadTomlValue(*spec, node, &where);
-    Status stored = value.ok() ? StoreOption(*spec, *value, config) : value.status();
+    OptionValue value;
+    Status stored = ReadTomlValue(*spec, node, &where, &value);
+    if (stored.ok()) stored = StoreOption(*spec, value, config);
     if (!stored.ok()) errors->Add(*where, key + ": " + stored.message());
   }
 }

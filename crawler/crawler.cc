@@ -332,7 +332,7 @@ void Crawler::FetcherLoop() {
 
 void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
   const auto started = std::chrono::system_clock::now();
-  FetchResult r = fetcher.FetchRobots(lease.url, /*follow_redirects=*/false);
+  FetchResult r = fetcher.FetchRobots(lease.url);
   // RFC 9309 §2.3.1.2: a redirect goes back to the frontier with its target, which hands the next
   // hop out as another robots lease when the key is next due (and counts the hops). A redirect
   // with no usable target is no answer: unreachable (§2.3.1.4).
@@ -356,7 +356,7 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
   std::shared_lock<std::shared_mutex> gate(state_->gate());
   // The WARC holds the response that decided (a hop of a redirect chain is not archived).
   if (warc_ && r.status != 0 && target.empty()) {
-    WarcExchange exchange{r.effective_url,
+    WarcExchange exchange{r.url,
                           r.primary_ip,
                           started,
                           r.request_headers,

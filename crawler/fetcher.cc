@@ -59,8 +59,6 @@ FetchErrorKind KindOf(CURLcode code) {
       return FetchErrorKind::kTlsHandshake;
     case CURLE_FILESIZE_EXCEEDED:
       return FetchErrorKind::kBodyTooLarge;
-    case CURLE_TOO_MANY_REDIRECTS:
-      return FetchErrorKind::kTooManyRedirects;
     default:
       return FetchErrorKind::kNetwork;
   }
@@ -86,8 +84,6 @@ std::string_view FetchErrorKindName(FetchErrorKind kind) {
       return "tls handshake";
     case FetchErrorKind::kBodyTooLarge:
       return "body too large";
-    case FetchErrorKind::kTooManyRedirects:
-      return "too many redirects";
     case FetchErrorKind::kNetwork:
       return "network";
   }
@@ -138,7 +134,6 @@ Result<std::unique_ptr<Fetcher>> Fetcher::Create(FetcherOptions options, CurlSha
   if (!o.ca_file.empty()) set(CURLOPT_CAINFO, o.ca_file.c_str());
   set(CURLOPT_HTTP_VERSION, o.http2 ? static_cast<long>(CURL_HTTP_VERSION_2TLS)
                                     : static_cast<long>(CURL_HTTP_VERSION_1_1));
-  set(CURLOPT_MAXREDIRS, static_cast<long>(kRobotsMaxRedirects));
   set(CURLOPT_WRITEFUNCTION, &Fetcher::OnBody);
   set(CURLOPT_HEADERFUNCTION, &Fetcher::OnHeader);
   if (o.capture_headers) {
@@ -165,9 +160,8 @@ FetchResult Fetcher::Fetch(const std::string& url) {
   return Perform(url, policy);
 }
 
-FetchResult Fetcher::FetchRobots(const std::string& url, bool follow_redirects) {
+FetchResult Fetcher::FetchRobots(const std::string& url) {
   Policy policy;
-  policy.follow_redirects = follow_redirects;
   policy.max_body_bytes = kRobotsMaxBytes;
   policy.truncate_at_cap = true;
   policy.accept_all_types = true;
@@ -181,7 +175,6 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy) {
   error_buffer_[0] = '\0';
 
   curl_easy_setopt(easy_, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, policy.follow_redirects ? 1L : 0L);
   // Rejects early on a Content-Length past the cap. It sees wire bytes only; OnBody bounds the
   // decoded ones. With truncation the cap is ours to apply, so curl gets none.
   curl_easy_setopt(easy_, CURLOPT_MAXFILESIZE_LARGE,
@@ -199,13 +192,6 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy) {
     result.primary_ip = text;
   }
   curl_easy_getinfo(easy_, CURLINFO_PRIMARY_PORT, &result.primary_port);
-  text = nullptr;
-  if (curl_easy_getinfo(easy_, CURLINFO_EFFECTIVE_URL, &text) == CURLE_OK && text != nullptr) {
-    result.effective_url = text;
-  }
-  long redirects = 0;
-  curl_easy_getinfo(easy_, CURLINFO_REDIRECT_COUNT, &redirects);
-  result.redirect_count = static_cast<int>(redirects);
   curl_easy_getinfo(easy_, CURLINFO_NUM_CONNECTS, &result.new_connections);
   curl_off_t wire = 0;
   curl_easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &wire);

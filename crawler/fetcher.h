@@ -9,9 +9,9 @@
 //
 // Redirects are not followed: the result carries the status and the raw Location header, and the
 // crawler treats the target like any discovered link (docs/design.md, "Data flow").
-// FetchRobots can follow them itself (RFC 9309 §2.3.1.2 asks crawlers to follow at least five
-// consecutive redirects for robots.txt); the crawl passes follow_redirects = false and hands each
-// hop back to the frontier, which schedules it on its clock (FetchOutcome::robots_redirect).
+// That holds for robots.txt too: RFC 9309 §2.3.1.2 asks crawlers to follow at least five
+// consecutive redirects, and the crawl hands each hop back to the frontier, which schedules it on
+// its clock like any request to that key (FetchOutcome::robots_redirect).
 //
 // Errors are values: Fetch never throws and always returns a FetchResult; a transfer that failed
 // carries a non-OK `error` and whatever was received before the failure. An HTTP error status
@@ -64,7 +64,6 @@ enum class FetchErrorKind {
   kTls,               // certificate not verified, or our TLS settings refused: permanent
   kTlsHandshake,      // the TLS handshake failed otherwise (reset, no common protocol...)
   kBodyTooLarge,      // decoded body passed max_body_bytes
-  kTooManyRedirects,  // FetchRobots only: more than 5 consecutive redirects
   kNetwork,           // any other transfer failure (reset, bad response, decoding error...)
 };
 
@@ -75,12 +74,9 @@ bool IsPermanent(FetchErrorKind kind);
 
 struct FetchResult {
   std::string url;  // as requested
-  std::string
-      effective_url;       // last URL curl used (differs from url only after FetchRobots redirects)
   std::string primary_ip;  // IP of the server connected to ("" when no connection was made)
   long primary_port = 0;
   long status = 0;  // HTTP status of the (last) response; 0 when no response arrived
-  int redirect_count = 0;
   long new_connections =
       0;  // connections opened for this transfer (0: a kept-alive one was reused)
 
@@ -116,7 +112,6 @@ class Fetcher {
  public:
   // Robots.txt bodies past this are truncated; RFC 9309 §2.5 requires parsing at least 500 KiB.
   static constexpr std::uint64_t kRobotsMaxBytes = 500 * 1024;
-  static constexpr int kRobotsMaxRedirects = 5;  // RFC 9309 §2.3.1.2
 
   // share may be null (no shared caches). Invalid options → InvalidArgument.
   static Result<std::unique_ptr<Fetcher>> Create(FetcherOptions options, CurlShare* share);
@@ -127,20 +122,17 @@ class Fetcher {
   // GET url; redirects are returned, not followed.
   FetchResult Fetch(const std::string& url);
 
-  // GET a robots.txt URL: follows up to kRobotsMaxRedirects redirects (more → kTooManyRedirects),
-  // accepts any content type and truncates the body at kRobotsMaxBytes instead of failing. The
-  // caller interprets the outcome (RFC 9309 §2.3.1: 2xx parse, 4xx allow all, 5xx or unreachable
-  // disallow all).
-  // With follow_redirects false, a redirect is returned like Fetch does, so that a crawler can space
-  // the hops politely and count them itself.
-  FetchResult FetchRobots(const std::string& url, bool follow_redirects = true);
+  // GET a robots.txt URL: accepts any content type and truncates the body at kRobotsMaxBytes
+  // instead of failing; a redirect is returned like Fetch does. The caller interprets the outcome
+  // (RFC 9309 §2.3.1: 2xx parse, 4xx allow all, 5xx or unreachable disallow all, a redirect is a
+  // hop the frontier schedules).
+  FetchResult FetchRobots(const std::string& url);
 
   const FetcherOptions& options() const { return options_; }
 
  private:
   struct Transfer;  // per-request state the libcurl callbacks write into
   struct Policy {
-    bool follow_redirects = false;
     std::uint64_t max_body_bytes = 0;
     bool truncate_at_cap = false;  // true: keep the first max_body_bytes; false: fail
     bool accept_all_types = false;

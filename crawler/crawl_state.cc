@@ -25,7 +25,8 @@ Result<std::unique_ptr<CrawlState>> CrawlState::Open(const CrawlStateOptions& op
   auto set = OpenStateSeenSet(state->dir_.get(), set_options, &state->notices_);
   if (!set.ok()) return set.status();
   state->seen_set_ = std::move(*set);
-  state->seen_ = SeenFilter::Over(state->seen_set_.get(), state->dir_->parameters().canonicalize);
+  state->seen_ =
+      SeenFilter::Over(state->seen_set_.get(), state->dir_->parameters().AsFilterOptions());
   URLSIEVE_RETURN_IF_ERROR(state->dir_->OpenFirstTransaction());
   return state;
 }

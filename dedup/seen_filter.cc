@@ -82,14 +82,7 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   return filter;
 }
 
-std::unique_ptr<SeenFilter> SeenFilter::Over(SeenSet* set,
-                                             const CanonicalizeOptions& canonicalize) {
-  const SeenStats stats = set->Stats();
-  SeenFilterOptions options;
-  options.capacity = stats.capacity;
-  options.fp_rate = stats.fp_rate;
-  options.exact = stats.exact;
-  options.canonicalize = canonicalize;
+std::unique_ptr<SeenFilter> SeenFilter::Over(SeenSet* set, const SeenFilterOptions& options) {
   std::unique_ptr<SeenFilter> filter(new SeenFilter(options));
   filter->set_ = set;
   return filter;

@@ -135,9 +135,10 @@ class SeenFilter {
   // mixed-up or damaged state; IoError.
   static Result<std::unique_ptr<SeenFilter>> Open(const SeenFilterOptions& options);
   // The URL-level calls over `set`, which the caller owns and keeps alive (the crawl's seen set,
-  // CrawlState). `canonicalize` must be the options the set's keys are made with. options()
-  // then holds them and the set's stored capacity, fp_rate and exact flag.
-  static std::unique_ptr<SeenFilter> Over(SeenSet* set, const CanonicalizeOptions& canonicalize);
+  // CrawlState). `options` are the set's stored parameters: options() returns them, and
+  // options.canonicalize must be the rules the set's keys are made with. (Not read from
+  // set->Stats(), which counts the filter's set bits: a pass over all of its memory.)
+  static std::unique_ptr<SeenFilter> Over(SeenSet* set, const SeenFilterOptions& options);
   ~SeenFilter();
   SeenFilter(const SeenFilter&) = delete;
   SeenFilter& operator=(const SeenFilter&) = delete;

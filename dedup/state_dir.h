@@ -37,6 +37,7 @@
 
 #include "base/sqlite_db.h"
 #include "base/status.h"
+#include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
 #include "dedup/state_identity.h"
 #include "dedup/state_lock.h"
@@ -51,6 +52,16 @@ struct StateParameters {
   double fp_rate = 0;
   bool exact = false;
   CanonicalizeOptions canonicalize;
+
+  // As the options of a SeenFilter over the state's set (SeenFilter::Over).
+  SeenFilterOptions AsFilterOptions() const {
+    SeenFilterOptions options;
+    options.capacity = capacity;
+    options.fp_rate = fp_rate;
+    options.exact = exact;
+    options.canonicalize = canonicalize;
+    return options;
+  }
 };
 
 // The canonicalizer options as urlsieve_meta's 'canonicalize' row holds them: keys written under

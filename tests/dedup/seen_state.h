@@ -34,7 +34,7 @@ struct SeenState {
     auto set = OpenStateSeenSet(state->dir.get(), set_options, &state->notices);
     if (!set.ok()) return set.status();
     state->set = std::move(*set);
-    state->filter = SeenFilter::Over(state->set.get(), state->dir->parameters().canonicalize);
+    state->filter = SeenFilter::Over(state->set.get(), state->dir->parameters().AsFilterOptions());
     URLSIEVE_RETURN_IF_ERROR(state->dir->OpenFirstTransaction());
     return state;
   }

@@ -10,19 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "crawler/crawler.h"
+#include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
@@ -104,28 +102,9 @@ class CrawlFailuresTest : public ::testing::Test {
     return c;
   }
 
-  // Runs a crawl in this process. A watchdog stops a crawl that is still running after a generous
-  // deadline, so that a regression fails (summary.stopped) instead of hanging the suite.
+  // Runs a crawl in this process (crawl_watchdog.h) and checks that it ended by itself.
   CrawlSummary Crawl(const CrawlConfig& config) {
-    auto crawler = Crawler::Create(config);
-    EXPECT_TRUE(crawler.ok()) << crawler.status().ToString();
-    if (!crawler.ok()) return {};
-    std::mutex mu;
-    std::condition_variable cv;
-    bool done = false;
-    std::thread watchdog([&] {
-      std::unique_lock<std::mutex> lock(mu);
-      if (!cv.wait_for(lock, std::chrono::seconds(120), [&] { return done; })) {
-        (*crawler)->RequestStop();
-      }
-    });
-    Result<CrawlSummary> summary = (*crawler)->Run();
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      done = true;
-    }
-    cv.notify_all();
-    watchdog.join();
+    Result<CrawlSummary> summary = testing::RunCrawlWithWatchdog(config);
     EXPECT_TRUE(summary.ok()) << summary.status().ToString();
     if (!summary.ok()) return {};
     EXPECT_FALSE(summary->stopped) << "the crawl did not end by itself";

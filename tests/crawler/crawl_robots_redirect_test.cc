@@ -5,15 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "crawler/crawler.h"
+#include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"
@@ -81,28 +79,9 @@ class CrawlRobotsRedirectTest : public ::testing::Test {
     return c;
   }
 
-  // Runs a crawl in this process; a watchdog stops one still running after a generous deadline,
-  // so that a regression fails (summary.stopped) instead of hanging the suite.
+  // Runs a crawl in this process (crawl_watchdog.h).
   CrawlSummary Crawl(const CrawlConfig& config) {
-    auto crawler = Crawler::Create(config);
-    EXPECT_TRUE(crawler.ok()) << crawler.status().ToString();
-    if (!crawler.ok()) return {};
-    std::mutex mu;
-    std::condition_variable cv;
-    bool done = false;
-    std::thread watchdog([&] {
-      std::unique_lock<std::mutex> lock(mu);
-      if (!cv.wait_for(lock, std::chrono::seconds(120), [&] { return done; })) {
-        (*crawler)->RequestStop();
-      }
-    });
-    Result<CrawlSummary> summary = (*crawler)->Run();
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      done = true;
-    }
-    cv.notify_all();
-    watchdog.join();
+    Result<CrawlSummary> summary = testing::RunCrawlWithWatchdog(config);
     EXPECT_TRUE(summary.ok()) << summary.status().ToString();
     return summary.ok() ? *summary : CrawlSummary{};
   }

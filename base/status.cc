@@ -11,6 +11,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kIoError: return "I/O error";
     case StatusCode::kFailedPrecondition: return "failed precondition";
     case StatusCode::kUnsupported: return "unsupported";
+    case StatusCode::kUnavailable: return "unavailable";
   }
   return "unknown";
 }

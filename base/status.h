@@ -22,6 +22,7 @@ enum class StatusCode {
   kIoError,          // the operating system or SQLite refused an operation
   kFailedPrecondition,
   kUnsupported,      // e.g. a state file written by a newer format version
+  kUnavailable,      // a server (Redis) is unreachable, timed out or restarting: worth a retry
 };
 
 class Status {
@@ -40,6 +41,7 @@ class Status {
     return {StatusCode::kFailedPrecondition, std::move(msg)};
   }
   static Status Unsupported(std::string msg) { return {StatusCode::kUnsupported, std::move(msg)}; }
+  static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -118,6 +118,13 @@ struct SeenFilterOptions {
   // Open an existing state without writing anything (see above); inserts, Save and Checkpoint
   // are then FailedPrecondition. NotFound when the directory holds no state.db.
   bool read_only = false;
+  // A seen set shared in Redis (redis_seen_set.h) instead of a local one: the server,
+  // "redis://[[user]:password@]host:port[/db]", and the set's name there. state_dir must then be
+  // empty, and checkpointed and rebuild_bloom false (InvalidArgument otherwise); read_only opens
+  // an existing set for its stats.
+  std::string redis_url;
+  std::string redis_name;
+  uint64_t redis_front_cache_keys = uint64_t{1} << 22;  // keys known seen, answered locally; 0: none
 };
 
 enum class Verdict : uint8_t { kNew, kSeen, kInvalid };

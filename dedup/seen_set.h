@@ -101,6 +101,25 @@ class SeenSet {
   // The same, hashing the keys first: (*is_new)[i] is 1 for a new key.
   Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new);
 
+  // Claims, for a set shared beyond the crawl's own state (a Redis set opened for a crawl,
+  // redis_seen_set.h): the set's keys outlive a crash of the crawl, while the crawl's frontier
+  // returns to its last checkpoint, so a key told new after that checkpoint would be seen but
+  // never queued. Such a set stores payloads[i] (the crawl's record of the URL: its depth, its
+  // parent) with every key told new, in the same atomic step, and hands back, on the next open,
+  // the payloads of the keys told new after the last committed checkpoint (UncommittedClaims),
+  // for the crawl to queue again. A set whose keys roll back with the checkpoint (every local
+  // one) ignores the payloads, and has no uncommitted claims.
+  virtual Status InsertHashedIfNewClaiming(std::span<const std::string_view> keys,
+                                           std::span<const KeyHash> hashes,
+                                           std::span<const std::string_view> payloads,
+                                           std::span<bool> is_new) {
+    (void)payloads;
+    return InsertHashedIfNew(keys, hashes, is_new);
+  }
+  virtual Result<std::vector<std::string>> UncommittedClaims() const {
+    return std::vector<std::string>();
+  }
+
   // Is the key in the set? (does not record it).
   virtual Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const = 0;
   Result<bool> Contains(std::string_view key) const { return ContainsHashed(key, Hash(key)); }

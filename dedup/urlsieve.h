@@ -43,7 +43,8 @@ typedef enum urlsieve_status {
   URLSIEVE_UNSUPPORTED = 6,
   URLSIEVE_OUT_OF_MEMORY = 7,
   URLSIEVE_INTERNAL = 8, /* an unexpected C++ exception, reported instead of crossing */
-  URLSIEVE_BUFFER_TOO_SMALL = 9
+  URLSIEVE_BUFFER_TOO_SMALL = 9,
+  URLSIEVE_UNAVAILABLE = 10 /* the Redis server is unreachable or timed out: retry later */
 } urlsieve_status;
 
 /* One verdict per URL of a batch. */

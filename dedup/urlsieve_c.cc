@@ -38,6 +38,8 @@ urlsieve_status ToCode(StatusCode code) {
       return URLSIEVE_FAILED_PRECONDITION;
     case StatusCode::kUnsupported:
       return URLSIEVE_UNSUPPORTED;
+    case StatusCode::kUnavailable:
+      return URLSIEVE_UNAVAILABLE;
   }
   return URLSIEVE_INTERNAL;
 }
@@ -109,6 +111,8 @@ const char* urlsieve_status_name(urlsieve_status code) {
       return "internal error";
     case URLSIEVE_BUFFER_TOO_SMALL:
       return "buffer too small";
+    case URLSIEVE_UNAVAILABLE:
+      return "unavailable";
   }
   return "unknown status";
 }

@@ -14,6 +14,7 @@ packages=(
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev
   clang libclang-rt-14-dev
   pybind11-dev python3-dev python3-pytest python3-scrapy libunistring-dev
+  libhiredis-dev redis-server redis-tools
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(nginx-light wget2 valgrind)

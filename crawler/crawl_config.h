@@ -50,6 +50,10 @@ struct CrawlConfig {
                                           // (0: after every page; bench/checkpoint_cost.sh)
     uint64_t max_pending_in_memory = 1'000'000;  // pending URLs past this wait in SQLite
     bool obey_nofollow = true;  // rel=nofollow and <meta name=robots content=nofollow|none>
+    // A seen set shared in Redis instead of the one in out_dir/state (crawler/crawl_state.h):
+    // redis://[[user]:password@]host:port[/db] and the set's name there; both or neither.
+    std::string seen_redis;
+    std::string seen_redis_name;
   } crawl;
 
   struct Politeness {

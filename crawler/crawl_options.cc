@@ -214,6 +214,11 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
              "PEM CA bundle to verify TLS certificates against"),
       Bool(OPTION_KEY(fetch, verify_tls), "--insecure", false,
            "Do not verify TLS certificates or host names (prints a warning)"),
+      String(OPTION_KEY(crawl, seen_redis), "--seen-redis",
+             "Share the seen set in Redis, redis://[:password@]host:port[/db] (with --name): "
+             "crawls with disjoint seeds on one set fetch each URL once in total"),
+      String(OPTION_KEY(crawl, seen_redis_name), "--name,--seen-redis-name",
+             "The name of the shared seen set in --seen-redis"),
       Choice(OPTION_KEY(output, log_level), "--log-level",
              "quiet | info (retries and back-offs, the default) | debug (every fetch)", kLogLevels),
 

@@ -19,6 +19,20 @@
 // until the page's Done(), so a checkpoint never records a URL in the seen set that is not yet
 // pending (nor a page in the outputs whose links are not).
 //
+// A shared seen set (docs/design.md, "The seen set in Redis: crawls"). With seen_redis_url the
+// seen set is a RedisSeenSet (dedup/redis_seen_set.h) shared with other crawls, while everything
+// else (frontier, outputs, counters, checkpoints) stays in this directory. state.db records which
+// set the crawl uses (urlsieve_meta: seen_redis_server, seen_redis_name, seen_redis_identity,
+// written, and committed, before the first insert): resuming with another set, or with none, or
+// a crawl begun with its own set with a shared one, is FailedPrecondition, and so is a set that
+// was deleted (and re-created) since. The set's keys outlive a crash of the crawl while the
+// frontier returns to its checkpoint, so the crawl inserts with claims (the set's claim log is
+// named by this state's identity, SeenSet::InsertHashedIfNewClaiming): Open reads the claims made
+// after the last committed generation (uncommitted_claims()), for the crawl to queue again, and
+// each checkpoint's CheckpointCommitted trims them. Nothing is written to Redis or to the
+// directory before the server has answered (a wrong password, a port that is not Redis, a name
+// holding another type are errors that leave no trace).
+//
 // Thread-safety: Checkpoint() may be called from any thread (it takes the gate exclusively);
 // Restore() before any fetcher runs. The seen set and filter are thread-safe (seen_set.h).
 #ifndef URLSIEVE_CRAWLER_CRAWL_STATE_H_
@@ -38,8 +52,10 @@
 
 namespace urlsieve {
 
+class RedisSeenSet;
 class SqliteDb;
 class StateDir;
+struct RedisSeenSetOptions;
 
 struct CrawlStateOptions {
   std::string dir;        // OUT/state; created if missing
@@ -48,12 +64,19 @@ struct CrawlStateOptions {
   bool exact = false;     // ditto
   CanonicalizeOptions canonicalize;  // ditto: the rules the seen set's keys are made with
   bool rebuild_bloom = false;        // rebuild the Bloom filter from the exact store (--rebuild)
+  // A seen set shared in Redis instead of the local one (see above): the server
+  // (redis://[[user]:password@]host:port[/db]) and the set's name. Both empty: the local set.
+  std::string seen_redis_url;
+  std::string seen_redis_name;
 };
 
 class CrawlState {
  public:
   // Opens or creates the state: the errors of SeenFilter::Open (a state in use by another
-  // process, a foreign, mixed-up or damaged state, ...), with every file left as it was.
+  // process, a foreign, mixed-up or damaged state, ...), with every file left as it was; with a
+  // shared set, those of RedisSeenSet::Open (kUnavailable: no server; kFailedPrecondition: a wrong
+  // password, not Redis, another type under the name), InvalidArgument for a bad address or name,
+  // and FailedPrecondition for a set other than the one the state records (see above).
   static Result<std::unique_ptr<CrawlState>> Open(const CrawlStateOptions& options);
   ~CrawlState();
   CrawlState(const CrawlState&) = delete;
@@ -76,10 +99,26 @@ class CrawlState {
   const std::vector<SeenNotice>& notices() const { return notices_; }
   uint64_t generation() const;
 
+  // A shared seen set: "the seen set 'NAME' at redis://host:port/db", for messages; "" when the
+  // set is the state's own.
+  const std::string& shared_seen_set() const { return shared_seen_set_; }
+  // The claims (payloads given to InsertHashedIfNewClaiming) the shared set holds for keys it
+  // told this crawl "new" after the last committed checkpoint, read at Open: URLs the crawl must
+  // queue again. Empty for the local set.
+  const std::vector<std::string>& uncommitted_claims() const { return uncommitted_claims_; }
+
  private:
   CrawlState() = default;
+  // The shared set in Redis: what state.db records against what was asked (`existing`: the set
+  // as the server holds it now, read-only; null when there is none), then opened with this
+  // state's claim log (see above).
+  Status CheckSharedSeenSet(const RedisSeenSetOptions& redis_options,
+                            const RedisSeenSet* existing);
+  Status OpenSharedSeenSet(const RedisSeenSetOptions& redis_options);
 
   std::vector<SeenNotice> notices_;
+  std::string shared_seen_set_;
+  std::vector<std::string> uncommitted_claims_;
   // Declared in this order so that the seen set is closed before the database and the lock.
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<SeenSet> seen_set_;

@@ -1,10 +1,13 @@
 #include "crawler/crawler.h"
 
+#include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <thread>
+#include <unordered_set>
 
 #include "crawler/component_options.h"
 #include "crawler/crawl_checkpoint.h"
@@ -16,9 +19,11 @@
 #include "crawler/link_extractor.h"
 #include "crawler/progress_reporter.h"
 #include "crawler/scope.h"
+#include "crawler/seen_retry.h"
 #include "crawler/url_router.h"
 #include "crawler/warc_writer.h"
 #include "dedup/seen_filter.h"
+#include "dedup/seen_set.h"
 #include "dedup/url_canonicalizer.h"
 #include "frontier/frontier.h"
 
@@ -66,6 +71,57 @@ Result<bool> CrawlIsThere(const fs::path& out, const fs::path& state) {
       "directory (nothing was changed)");
 }
 
+// A claim (SeenSet::InsertHashedIfNewClaiming): the crawl's record of a URL a shared seen set told
+// it new, "1 <depth> <fetch form> <parent>" (a canonical URL holds no space; the parent is empty
+// for a seed). The leading 1 is the record's version.
+struct ClaimRecord {
+  uint32_t depth = 0;
+  std::string url;
+  std::string parent;
+};
+
+std::string EncodeClaim(std::string_view url, uint32_t depth, const std::string& parent) {
+  std::string claim = "1 ";
+  claim += std::to_string(depth);
+  claim += ' ';
+  claim += url;
+  claim += ' ';
+  claim += parent;
+  return claim;
+}
+
+std::optional<ClaimRecord> DecodeClaim(std::string_view claim) {
+  if (claim.substr(0, 2) != "1 ") return std::nullopt;
+  claim.remove_prefix(2);
+  const size_t depth_end = claim.find(' ');
+  if (depth_end == std::string_view::npos || depth_end == 0) return std::nullopt;
+  ClaimRecord record;
+  const auto [end, error] = std::from_chars(claim.data(), claim.data() + depth_end, record.depth);
+  if (error != std::errc() || end != claim.data() + depth_end) return std::nullopt;
+  claim.remove_prefix(depth_end + 1);
+  const size_t url_end = claim.find(' ');
+  if (url_end == std::string_view::npos || url_end == 0) return std::nullopt;
+  record.url = std::string(claim.substr(0, url_end));
+  record.parent = std::string(claim.substr(url_end + 1));
+  return record;
+}
+
+// At most 200 bytes of an untrusted string, control bytes escaped.
+std::string EscapedForMessage(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text.substr(0, 200)) {
+    if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > 200) out += "...";
+  return out;
+}
+
 }  // namespace
 
 Crawler::Crawler(const CrawlConfig& config)
@@ -97,10 +153,8 @@ Status Crawler::Open() {
   if (config_.crawl.rebuild_bloom && !config_.crawl.resume) {
     return Status::FailedPrecondition("--rebuild applies to a crawl continued with --resume");
   }
-  std::error_code ec;
-  fs::create_directories(state, ec);
-  if (ec) return Status::IoError("cannot create " + state.string() + ": " + ec.message());
-
+  // CrawlState creates the directories (after a shared seen set's server has answered, so that
+  // a wrong address or password leaves nothing behind).
   CrawlStateOptions state_options;
   state_options.dir = state.string();
   state_options.capacity = config_.crawl.expected_urls;
@@ -108,10 +162,18 @@ Status Crawler::Open() {
   state_options.exact = config_.crawl.exact;
   state_options.canonicalize = config_.canonicalize;
   state_options.rebuild_bloom = config_.crawl.rebuild_bloom;
+  state_options.seen_redis_url = config_.crawl.seen_redis;
+  state_options.seen_redis_name = config_.crawl.seen_redis_name;
   Result<std::unique_ptr<CrawlState>> opened = CrawlState::Open(state_options);
   if (!opened.ok()) return opened.status();
   state_ = std::move(*opened);
   seen_ = &state_->seen();
+  if (!state_->shared_seen_set().empty()) {
+    SeenRetryOptions retry;
+    retry.what = state_->shared_seen_set();
+    seen_retry_ = std::make_unique<SeenRetry>(
+        retry, [this](const std::string& message) { log_.Info(message); });
+  }
   // Without opt-in rules the fetch form is the key, so it keeps the state's key version.
   CanonicalizeOptions fetch_form;
   fetch_form.max_length = config_.canonicalize.max_length;
@@ -179,7 +241,46 @@ Status Crawler::Open() {
   }
   stats_ = std::make_unique<CrawlStats>(&clock_);
   if (counters) stats_->Resume(*counters);
+  URLSIEVE_RETURN_IF_ERROR(QueueClaims());
   return QueueSeeds(std::move(seeds));
+}
+
+Status Crawler::QueueClaims() {
+  const std::vector<std::string>& claims = state_->uncommitted_claims();
+  if (claims.empty()) return Status::Ok();
+  // Routed in runs of one depth and parent (a page's links were claimed together).
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
+  std::vector<CanonicalUrl> run;
+  ClaimRecord run_of;
+  for (size_t i = 0; i <= claims.size(); ++i) {
+    std::optional<ClaimRecord> record;
+    if (i < claims.size()) {
+      record = DecodeClaim(claims[i]);
+      if (!record) {
+        return Status::Corruption(state_->shared_seen_set() + ": claim " + std::to_string(i + 1) +
+                                  " of this crawl's claim log is not a URL record: " +
+                                  EscapedForMessage(claims[i]));
+      }
+    }
+    if (!run.empty() && (!record || record->depth != run_of.depth ||
+                         record->parent != run_of.parent)) {
+      URLSIEVE_RETURN_IF_ERROR(router_->Route(run, run_of.depth, run_of.parent));
+      run.clear();
+    }
+    if (!record) break;
+    Result<CanonicalUrl> url = fetch_form_->Canonicalize(record->url);
+    if (!url.ok()) {
+      return Status::Corruption(state_->shared_seen_set() + ": a URL of this crawl's claim log: " +
+                                url.status().message());
+    }
+    run.push_back(std::move(*url));
+    run_of = std::move(*record);
+  }
+  notices_.push_back("queued again the " + std::to_string(claims.size()) + " URLs " +
+                     state_->shared_seen_set() +
+                     " told this crawl new after its last checkpoint (its claim log)");
+  RecordRejections();
+  return Status::Ok();
 }
 
 Status Crawler::ReadSeeds(std::vector<CanonicalUrl>* seeds) {
@@ -224,8 +325,46 @@ Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
       keys[i] = rule_keys[i];
     }
   }
-  std::vector<uint8_t> is_new;
-  URLSIEVE_RETURN_IF_ERROR(seen_->InsertKeysIfNew(keys, &is_new));
+  const size_t n = keys.size();
+  std::vector<KeyHash> hashes(n);
+  for (size_t i = 0; i < n; ++i) hashes[i] = SeenSet::Hash(keys[i]);
+  // The claims (SeenSet::InsertHashedIfNewClaiming): what a resumed crawl needs to queue a URL
+  // again that a shared set told it new after its last checkpoint. A local set ignores them.
+  std::vector<std::string> claims;
+  std::vector<std::string_view> payloads(n);
+  if (seen_retry_) {
+    claims.reserve(n);
+    for (size_t i = 0; i < n; ++i) claims.push_back(EncodeClaim((*urls)[i].key(), depth, parent));
+    for (size_t i = 0; i < n; ++i) payloads[i] = claims[i];
+  }
+  std::unique_ptr<bool[]> is_new(new bool[n]());
+  SeenSet& set = seen_->seen_set();
+  auto insert = [&] {
+    return set.InsertHashedIfNewClaiming(keys, hashes, payloads, std::span<bool>(is_new.get(), n));
+  };
+  Status inserted = seen_retry_ ? seen_retry_->Run(insert) : insert();
+  if (!inserted.ok()) {
+    if (!seen_retry_) return inserted;
+    // docs/design.md, "The seen set in Redis: crawls": the shared set may have applied part of a
+    // batch it never answered, and those keys are seen now. Routing the whole batch (each key
+    // once) loses none of them; a URL already fetched elsewhere may be fetched again.
+    std::unordered_set<std::string_view> routed;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!routed.insert(keys[i]).second) continue;
+      if (kept != i) (*urls)[kept] = std::move((*urls)[i]);
+      ++kept;
+    }
+    urls->resize(kept);
+    URLSIEVE_RETURN_IF_ERROR(router_->Route(*urls, depth, parent));
+    if (inserted.code() == StatusCode::kUnavailable && seen_retry_->stopped()) {
+      log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: queued the " +
+                std::to_string(kept) + " links of " + (parent.empty() ? "the seeds" : parent) +
+                " without its answer (some may be fetched twice)");
+      return static_cast<int>(kept);
+    }
+    return inserted;
+  }
   size_t fresh = 0;
   for (size_t i = 0; i < urls->size(); ++i) {
     if (!is_new[i]) continue;
@@ -305,6 +444,7 @@ void Crawler::RequestStop() {
     stop_requested_ = true;
   }
   monitor_cv_.notify_all();
+  if (seen_retry_) seen_retry_->Stop();
   if (frontier_) frontier_->Stop();
 }
 

@@ -58,6 +58,7 @@ class JsonlWriter;
 class LinkExtractor;
 class Scope;
 class SeenFilter;
+class SeenRetry;
 class SqliteDb;
 class UrlCanonicalizer;
 class UrlRouter;
@@ -96,13 +97,18 @@ class Crawler {
   Status Open();
   Status ReadSeeds(std::vector<CanonicalUrl>* seeds);  // parsed, in fetch form
   Status QueueSeeds(std::vector<CanonicalUrl> seeds);
+  // A shared seen set: queues again the URLs it told this crawl "new" after the last committed
+  // checkpoint (CrawlState::uncommitted_claims(): the claim log), before anything is fetched.
+  Status QueueClaims();
 
   void FetcherLoop();
   void HandleRobots(Fetcher& fetcher, const Lease& lease);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
   // Deduplicates fetch-form URLs (under the configured rules) and routes the new ones to the
   // frontier, leaving only those in *urls; returns how many were new. Requires the checkpoint gate
-  // (shared).
+  // (shared). A shared seen set is asked with claims (each URL's depth and parent), and again with
+  // back-off while it does not answer (SeenRetry); a batch it never answered (a stop during an
+  // outage, an error) is routed whole, so no URL is lost (some may be fetched twice).
   Result<int> PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth, const std::string& parent);
   // Canonicalizes, scopes and deduplicates the references found on one page, pushes the new ones.
   // Returns {links in scope, links new}. Requires the checkpoint gate (shared).
@@ -128,6 +134,7 @@ class Crawler {
   std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
   std::unique_ptr<CrawlState> state_;  // OUT/state: the seen set, the checkpoint gate and protocol
   SeenFilter* seen_ = nullptr;         // the state's seen set, by URL (state_->seen())
+  std::unique_ptr<SeenRetry> seen_retry_;  // a shared seen set's retries (null for a local one)
   std::unique_ptr<Frontier> frontier_;
   std::unique_ptr<UrlRouter> router_;  // seen stage → frontier
   std::unique_ptr<Scope> scope_;

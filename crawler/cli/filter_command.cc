@@ -16,12 +16,25 @@
 // The state directory is locked for the whole run (dedup/state_lock.h): a second `filter` on it
 // exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is left
 // as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
+//
+// --redis URL --name NAME: the seen set is shared in Redis (dedup/redis_seen_set.h) instead of a
+// state directory, so any number of `filter` processes (and crawls, Scrapy spiders...) on the same
+// set print each URL once in total. Each batch is one call; while Redis does not answer
+// (kUnavailable) the same batch is asked again with back-off (crawler/seen_retry.h: stderr says so
+// once per outage and when it is back), and the set answers a retried batch as it answered the
+// first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
+// password, a name holding another type) ends the run (exit 1). Redis has every insert at once:
+// a kill -9 between a batch's insert and its output loses that batch's new URLs (they are seen,
+// never printed); a stop (SIGINT) while Redis is away, or an error mid-stream, prints the
+// unanswered batch's URLs as new (at-least-once, as the local filter: some may have been printed
+// before) and exits 1.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +42,9 @@
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "crawler/cli/option_flags.h"
+#include "crawler/seen_retry.h"
+#include "dedup/redis_address.h"
+#include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
 
 namespace urlsieve::cli {
@@ -36,6 +52,8 @@ namespace {
 
 struct FilterFlags {
   std::string state_dir;
+  std::string redis_url;  // with redis_name: the shared set instead of state_dir
+  std::string redis_name;
   bool exact = false;
   uint64_t capacity = SeenFilterOptions().capacity;
   double fp_rate = SeenFilterOptions().fp_rate;
@@ -69,24 +87,71 @@ void InstallStopHandlers() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
+// The filter over the shared set in Redis, and the set it owns.
+struct SharedFilter {
+  std::unique_ptr<RedisSeenSet> set;
+  std::unique_ptr<SeenFilter> filter;
+  std::vector<SeenNotice> notices;
+  std::string what;  // "the seen set 'NAME' at redis://host:port/db"
+};
+
+Result<SharedFilter> OpenSharedFilter(const FilterFlags& flags) {
+  Result<RedisAddress> address = RedisAddress::Parse(flags.redis_url);
+  if (!address.ok()) return address.status();
+  RedisSeenSetOptions options;
+  options.address = *address;
+  options.name = flags.redis_name;
+  options.requested = {flags.capacity, flags.fp_rate, flags.exact, flags.canonicalize};
+  SharedFilter shared;
+  Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(options, &shared.notices);
+  if (!set.ok()) return set.status();
+  shared.set = std::move(*set);
+  shared.filter = SeenFilter::Over(shared.set.get(), shared.set->parameters().AsFilterOptions());
+  shared.what = "the seen set '" + flags.redis_name + "' at " + address->ToString();
+  return shared;
+}
+
 int RunFilter(const FilterFlags& flags) {
   // Before Open, which may take a while (a rebuild): a stop then ends the run before any input.
   InstallStopHandlers();
-  SeenFilterOptions options;
-  options.state_dir = flags.state_dir;
-  options.exact = flags.exact;
-  options.checkpointed = flags.exact;
-  options.capacity = flags.capacity;
-  options.fp_rate = flags.fp_rate;
-  options.canonicalize = flags.canonicalize;
-  options.rebuild_bloom = flags.rebuild;
-  auto opened = SeenFilter::Open(options);
-  if (!opened.ok()) {
-    fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
-    return kExitFailure;
+  const bool shared = !flags.redis_url.empty();
+  std::unique_ptr<SeenFilter> local;
+  SharedFilter remote;
+  if (shared) {
+    Result<SharedFilter> opened = OpenSharedFilter(flags);
+    if (!opened.ok()) {
+      fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
+      return kExitFailure;
+    }
+    remote = std::move(*opened);
+  } else {
+    SeenFilterOptions options;
+    options.state_dir = flags.state_dir;
+    options.exact = flags.exact;
+    options.checkpointed = flags.exact;
+    options.capacity = flags.capacity;
+    options.fp_rate = flags.fp_rate;
+    options.canonicalize = flags.canonicalize;
+    options.rebuild_bloom = flags.rebuild;
+    auto opened = SeenFilter::Open(options);
+    if (!opened.ok()) {
+      fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
+      return kExitFailure;
+    }
+    local = std::move(*opened);
   }
-  SeenFilter& filter = **opened;
-  for (const SeenNotice& notice : filter.notices()) {
+  SeenFilter& filter = shared ? *remote.filter : *local;
+  const std::vector<SeenNotice>& notices = shared ? remote.notices : filter.notices();
+  std::unique_ptr<SeenRetry> retry;
+  if (shared) {
+    SeenRetryOptions retry_options;
+    retry_options.what = remote.what;
+    retry_options.stop_requested = [] { return g_stop != 0; };
+    retry = std::make_unique<SeenRetry>(retry_options, [](const std::string& message) {
+      fprintf(stderr, "urlsieve filter: %s\n", message.c_str());
+    });
+  }
+  for (const SeenNotice& notice : notices) {
     if (notice.kind != SeenNotice::Kind::kStoredParameters || flags.parameters_given) {
       fprintf(stderr, "urlsieve filter: note: %s\n", notice.text.c_str());
     }
@@ -129,7 +194,30 @@ int RunFilter(const FilterFlags& flags) {
         line_ends.push_back(lines.size());
       }
     }
-    status = filter.InsertKeysIfNew(key_views, &is_new);
+    if (retry) {
+      status = retry->Run([&] { return filter.InsertKeysIfNew(key_views, &is_new); });
+      if (!status.ok()) {
+        // Unanswered, the batch may be in part seen now: its URLs are printed (each once), so none
+        // is lost; some may have been printed by an earlier run.
+        std::set<std::string_view> printed;
+        size_t begin = 0;
+        for (size_t i = 0; i < key_views.size(); ++i) {
+          if (printed.insert(key_views[i]).second) {
+            writer.WriteLine(flags.canonical
+                                 ? key_views[i]
+                                 : std::string_view(lines).substr(begin, line_ends[i] - begin));
+          }
+          if (!flags.canonical) begin = line_ends[i];
+        }
+        std::string why = status.ToString();
+        why += retry->stopped() ? " (stopped while waiting for it)" : "";
+        status = Status(status.code(), why + "; the " + std::to_string(printed.size()) +
+                                           " URLs of the unanswered batch were printed as new");
+        break;
+      }
+    } else {
+      status = filter.InsertKeysIfNew(key_views, &is_new);
+    }
     if (!status.ok()) break;
     size_t begin = 0;
     for (size_t i = 0; i < key_views.size(); ++i) {
@@ -141,7 +229,7 @@ int RunFilter(const FilterFlags& flags) {
       if (!flags.canonical) begin = line_ends[i];
     }
     since_checkpoint += key_views.size();
-    if (flags.exact && since_checkpoint >= flags.checkpoint_keys) {
+    if (flags.exact && !shared && since_checkpoint >= flags.checkpoint_keys) {
       // Printed lines first: a checkpoint must never cover URLs that were not yet written out,
       // so a failed flush ends the run without one.
       if (!writer.Flush()) break;
@@ -182,9 +270,18 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "filter",
       "Print each URL from stdin never seen before (in this run or earlier runs with the same "
-      "--state), once, in input order");
-  cmd->add_option("--state", flags->state_dir, "State directory (created on first use)")
-      ->required();
+      "--state, or by anyone on the same --redis set), once, in input order");
+  auto* state = cmd->add_option("--state", flags->state_dir,
+                                "State directory (created on first use)");
+  auto* redis = cmd->add_option("--redis", flags->redis_url,
+                                "Share the seen set in Redis instead of a state directory: "
+                                "redis://[[user]:password@]host:port[/db] (with --name)");
+  auto* name = cmd->add_option("--name", flags->redis_name,
+                               "The shared set's name in --redis (1-64 of A-Z a-z 0-9 _ . -)");
+  state->excludes(redis);
+  redis->excludes(state);
+  redis->needs(name);
+  name->needs(redis);
   auto* exact = cmd->add_flag("--exact", flags->exact,
                               "Confirm every Bloom 'maybe seen' in SQLite: no false positives");
   auto* capacity = cmd->add_option("--capacity", flags->capacity,
@@ -194,18 +291,23 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
                                   "Bloom false-positive rate bound (new state only)")
                       ->check(CLI::Range(1e-12, 0.5));
   cmd->add_flag("--canonical", flags->canonical, "Print the canonical key instead of the line");
-  cmd->add_flag("--rebuild", flags->rebuild,
+  auto* rebuild = cmd->add_flag("--rebuild", flags->rebuild,
                 "Rebuild the Bloom filter from the exact store (an --exact state whose bloom.snap "
                 "is missing, stale or corrupt)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  cmd->add_option("--checkpoint-keys", flags->checkpoint_keys,
+  auto* checkpoint_keys = cmd->add_option("--checkpoint-keys", flags->checkpoint_keys,
                   "With --exact: URLs between checkpoints (after a kill -9, the next run prints "
                   "again at most the URLs since the last one)")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  rebuild->excludes(redis);
+  checkpoint_keys->excludes(redis);
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
-  cmd->callback([flags, exit_code, exact, capacity, fp_rate, canon] {
+  cmd->callback([flags, exit_code, exact, capacity, fp_rate, canon, state, redis] {
+    if (state->count() == 0 && redis->count() == 0) {
+      throw CLI::RequiredError("--state or --redis");
+    }
     flags->parameters_given = exact->count() + capacity->count() + fp_rate->count() > 0;
     for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
     *exit_code = RunFilter(*flags);

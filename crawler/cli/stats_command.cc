@@ -1,12 +1,18 @@
 // `urlsieve stats`: what a filter's state directory holds (dedup/seen_filter.h), as a table or as
 // one JSON object. It opens the state read-only (SeenFilterOptions::read_only): it writes nothing,
 // works on a read-only directory, and fails (naming the pid) while a writer has the state open.
+// `--redis URL --name NAME`: the same for a seen set shared in Redis (dedup/redis_seen_set.h),
+// plus what it costs there (RedisSeenSet::Usage: bytes, keys, masters; bytes per URL). Read-only
+// too: a set that is not there is an error (NotFound), and nothing is created.
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "crawler/cli/commands.h"
+#include "dedup/redis_address.h"
+#include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
 #include "dedup/url_canonicalizer.h"
 
@@ -15,6 +21,8 @@ namespace {
 
 struct StatsFlags {
   std::string state_dir;
+  std::string redis_url;  // with redis_name: a shared set instead of state_dir
+  std::string redis_name;
   bool json = false;
 };
 
@@ -28,7 +36,89 @@ std::string EncodeCanonicalize(const CanonicalizeOptions& o) {
   return s.empty() ? "default" : s;
 }
 
+double PerKey(uint64_t bytes, uint64_t keys) {
+  return keys ? static_cast<double>(bytes) / static_cast<double>(keys) : 0.0;
+}
+
+int RunRedisStats(const StatsFlags& flags) {
+  Result<RedisAddress> address = RedisAddress::Parse(flags.redis_url);
+  if (!address.ok()) {
+    fprintf(stderr, "urlsieve stats: %s\n", address.status().ToString().c_str());
+    return kExitFailure;
+  }
+  RedisSeenSetOptions options;
+  options.address = *address;
+  options.name = flags.redis_name;
+  options.read_only = true;  // NotFound for a set that is not there; creates nothing
+  options.front_cache_keys = 0;
+  std::vector<SeenNotice> notices;
+  auto opened = RedisSeenSet::Open(options, &notices);
+  if (!opened.ok()) {
+    fprintf(stderr, "urlsieve stats: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  const RedisSeenSet& set = **opened;
+  Result<RedisSeenSetUsage> usage = set.Usage();
+  if (!usage.ok()) {
+    fprintf(stderr, "urlsieve stats: %s\n", usage.status().ToString().c_str());
+    return kExitFailure;
+  }
+  const SeenStats s = set.Stats();
+  const std::string server = address->ToString();
+  const std::string canon = EncodeCanonicalize(set.parameters().canonicalize);
+  const double bytes_per_url = PerKey(usage->bytes, s.bloom_inserted);
+  if (flags.json) {
+    nlohmann::json j = {
+        {"redis", server},
+        {"name", flags.redis_name},
+        {"mode", s.exact ? "exact" : "bloom"},
+        {"capacity", s.capacity},
+        {"fp_rate", s.fp_rate},
+        {"canonicalize", canon},
+        {"identity", s.identity.ToHex()},
+        {"keys", s.bloom_inserted},
+        {"bloom",
+         {{"inserted", s.bloom_inserted},
+          {"capacity", s.bloom_capacity},
+          {"layers", s.bloom_layers},
+          {"bytes", s.bloom_bytes},
+          {"fill_ratio", s.bloom_fill_ratio},
+          {"expected_fp_rate", s.bloom_expected_fp_rate}}},
+        {"redis_memory",
+         {{"bytes", usage->bytes},
+          {"keys", usage->keys},
+          {"masters", usage->masters},
+          {"bytes_per_url", bytes_per_url}}},
+    };
+    if (s.exact) j["exact_store"] = {{"stored_keys", s.stored_keys}};
+    printf("%s\n", j.dump().c_str());
+    return kExitOk;
+  }
+  printf("redis             %s\n", server.c_str());
+  printf("name              %s\n", flags.redis_name.c_str());
+  printf("mode              %s\n", s.exact ? "exact (Bloom + fingerprints)" : "Bloom only");
+  printf("capacity          %llu\n", static_cast<unsigned long long>(s.capacity));
+  printf("fp rate bound     %g\n", s.fp_rate);
+  printf("canonicalize      %s\n", canon.c_str());
+  printf("identity          %s\n", s.identity.ToHex().c_str());
+  printf("keys              %llu\n", static_cast<unsigned long long>(s.bloom_inserted));
+  printf("bloom layers      %u (capacity %llu)\n", s.bloom_layers,
+         static_cast<unsigned long long>(s.bloom_capacity));
+  printf("fill ratio        %.4f\n", s.bloom_fill_ratio);
+  printf("expected fp rate  %.3g\n", s.bloom_expected_fp_rate);
+  if (s.exact) {
+    printf("stored keys       %llu\n", static_cast<unsigned long long>(s.stored_keys));
+  }
+  printf("redis memory      %llu bytes in %llu keys on %llu master%s\n",
+         static_cast<unsigned long long>(usage->bytes),
+         static_cast<unsigned long long>(usage->keys),
+         static_cast<unsigned long long>(usage->masters), usage->masters == 1 ? "" : "s");
+  printf("bytes per URL     %.2f\n", bytes_per_url);
+  return kExitOk;
+}
+
 int RunStats(const StatsFlags& flags) {
+  if (!flags.redis_url.empty()) return RunRedisStats(flags);
   SeenFilterOptions options;
   options.state_dir = flags.state_dir;
   options.read_only = true;  // creates nothing, not even a state where there is none
@@ -95,10 +185,24 @@ int RunStats(const StatsFlags& flags) {
 
 void AddStatsCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<StatsFlags>();
-  CLI::App* cmd = app.add_subcommand("stats", "Print the statistics of a filter state directory");
-  cmd->add_option("--state", flags->state_dir, "State directory")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "stats", "Print the statistics of a filter state directory, or of a seen set in Redis");
+  auto* state = cmd->add_option("--state", flags->state_dir, "State directory");
+  auto* redis = cmd->add_option("--redis", flags->redis_url,
+                                "A seen set shared in Redis instead: "
+                                "redis://[[user]:password@]host:port[/db] (with --name)");
+  auto* name = cmd->add_option("--name", flags->redis_name, "The set's name in --redis");
+  state->excludes(redis);
+  redis->excludes(state);
+  redis->needs(name);
+  name->needs(redis);
   cmd->add_flag("--json", flags->json, "One JSON object instead of a table");
-  cmd->callback([flags, exit_code] { *exit_code = RunStats(*flags); });
+  cmd->callback([flags, exit_code, state, redis] {
+    if (state->count() == 0 && redis->count() == 0) {
+      throw CLI::RequiredError("--state or --redis");
+    }
+    *exit_code = RunStats(*flags);
+  });
 }
 
 }  // namespace urlsieve::cli

@@ -1,0 +1,408 @@
+// `urlsieve filter --redis` and `urlsieve stats --redis`: the real binary against a real
+// redis-server on a random loopback port (tests/support/redis_server.h).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dedup/redis_client.h"
+#include "dedup/redis_seen_set.h"
+#include "tests/support/file_contents.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/scratch_dir.h"
+
+extern char** environ;
+
+namespace urlsieve {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::RedisServer;
+using testing::ScratchDir;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The distinct lines of `input`, at their first occurrence (what one filter run prints, when
+// every line is its own canonical key).
+std::string FirstOccurrences(const std::string& input) {
+  std::set<std::string> seen;
+  std::string out;
+  for (const std::string& line : Lines(input)) {
+    if (!line.empty() && seen.insert(line).second) out += line + "\n";
+  }
+  return out;
+}
+
+struct CommandRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// A `urlsieve` child with stdin, stdout and stderr on files (or stdin on a pipe the test writes).
+class Child {
+ public:
+  Child(const fs::path& dir, const std::string& tag, const std::vector<std::string>& args,
+        const std::string* input)
+      : out_(dir / (tag + ".out")), err_(dir / (tag + ".err")) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    int pipe_fds[2] = {-1, -1};
+    if (input != nullptr) {
+      const fs::path in = dir / (tag + ".in");
+      std::ofstream(in, std::ios::binary) << *input;
+      posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
+    } else {
+      EXPECT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
+      posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], 0);
+      stdin_ = pipe_fds[1];
+    }
+    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    std::vector<std::string> argv_strings = {URLSIEVE_BINARY};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argv_strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    if (pipe_fds[0] >= 0) close(pipe_fds[0]);
+  }
+  ~Child() {
+    CloseStdin();
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
+
+  void Write(const std::string& text) {
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(stdin_, text.data() + done, text.size() - done);
+      ASSERT_GT(n, 0);
+      done += static_cast<size_t>(n);
+    }
+  }
+  void CloseStdin() {
+    if (stdin_ >= 0) close(stdin_);
+    stdin_ = -1;
+  }
+  std::string err() const { return ReadFile(err_); }
+  CommandRun Wait() {
+    CommandRun run;
+    int status = 0;
+    EXPECT_EQ(waitpid(pid_, &status, 0), pid_);
+    pid_ = -1;
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = ReadFile(out_);
+    run.err = ReadFile(err_);
+    return run;
+  }
+
+ private:
+  fs::path out_, err_;
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+};
+
+class RedisFilterCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::make_unique<ScratchDir>("redis_filter");
+    RedisServer::Options options;
+    options.append_only = true;
+    server_ = RedisServer::Start(dir_->path() / "redis", options);
+    ASSERT_NE(server_, nullptr);
+  }
+
+  CommandRun Urlsieve(const std::vector<std::string>& args, const std::string& input = "") {
+    Child child(dir_->path(), "run" + std::to_string(runs_++), args, &input);
+    return child.Wait();
+  }
+  CommandRun Filter(const std::string& name, const std::string& input,
+             std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"filter", "--redis", server_->url(), "--name", name};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Urlsieve(args, input);
+  }
+  // Redis keys whose name mentions `name` (the set's keys all do).
+  long long KeysOf(const std::string& name, const std::string& password = "") {
+    RedisAddress address = server_->address();
+    address.password = password;
+    auto client = RedisClient::Connect(address);
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    if (!client.ok()) return -1;
+    auto reply = (*client)->Run({{"KEYS", "*" + name + "*"}});
+    EXPECT_TRUE(reply.ok());
+    return reply.ok() ? static_cast<long long>(reply->elements.size()) : -1;
+  }
+
+  std::unique_ptr<ScratchDir> dir_;
+  std::unique_ptr<RedisServer> server_;
+  int runs_ = 0;
+};
+
+TEST_F(RedisFilterCommandTest, PrintsNewUrlsOnceAcrossRunsOnTheSharedSet) {
+  const std::string input =
+      "http://b.example/1\n"
+      "HTTP://A.EXAMPLE/x\n"
+      "http://b.example/1\n"
+      "http://a.example/x#frag\n"
+      "http://c.example:80/\n"
+      "http://a.example/y";
+  for (const char* mode : {"", "--exact"}) {
+    SCOPED_TRACE(mode);
+    const std::string name = std::string("runs") + (*mode ? "-exact" : "");
+    std::vector<std::string> extra;
+    if (*mode) extra.push_back(mode);
+    CommandRun first = Filter(name, input, extra);
+    EXPECT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_EQ(first.out,
+              "http://b.example/1\nHTTP://A.EXAMPLE/x\nhttp://c.example:80/\nhttp://a.example/y\n");
+    CommandRun second = Filter(name, input, extra);
+    EXPECT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(second.out, "");
+    CommandRun third = Filter(name, input + "\nhttp://d.example/\n", extra);
+    EXPECT_EQ(third.out, "http://d.example/\n");
+    CommandRun canonical = Filter(name, "http://E.example/./a\nhttp://e.example/a\n",
+                           {"--canonical"});
+    EXPECT_EQ(canonical.out, "http://e.example/a\n");
+  }
+}
+
+TEST_F(RedisFilterCommandTest, TwoConcurrentProcessesPrintEachUrlOnceInTotal) {
+  // Overlapping streams: every URL of 0..N-1 appears in both, in different orders, repeated.
+  constexpr int kUrls = 20000;
+  std::string a, b;
+  for (int i = 0; i < kUrls; ++i) {
+    a += "http://h" + std::to_string(i % 7) + ".example/" + std::to_string(i) + "\n";
+    const int j = kUrls - 1 - i;
+    b += "http://h" + std::to_string(j % 7) + ".example/" + std::to_string(j) + "\n";
+    if (i % 3 == 0) a += "http://h0.example/" + std::to_string(i / 2) + "\n";
+  }
+  const std::vector<std::string> args = {"filter", "--redis", server_->url(), "--name", "both",
+                                         "--batch", "256"};
+  Child first(dir_->path(), "a", args, &a);
+  Child second(dir_->path(), "b", args, &b);
+  CommandRun ra = first.Wait();
+  CommandRun rb = second.Wait();
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  std::map<std::string, int> printed;
+  for (const std::string& line : Lines(ra.out)) ++printed[line];
+  for (const std::string& line : Lines(rb.out)) ++printed[line];
+  std::set<std::string> distinct;
+  for (const std::string& line : Lines(a + b)) distinct.insert(line);
+  EXPECT_EQ(printed.size(), distinct.size());
+  for (const auto& [url, count] : printed) {
+    EXPECT_EQ(count, 1) << url;
+    EXPECT_TRUE(distinct.count(url)) << url;
+  }
+  // Each output is in its input's order: a subsequence of first occurrences.
+  EXPECT_GT(Lines(ra.out).size(), 0u);
+  EXPECT_GT(Lines(rb.out).size(), 0u);
+}
+
+TEST_F(RedisFilterCommandTest, RetriesThroughARedisRestartAndPrintsEachUrlOnce) {
+  // Three chunks of 2000 URLs, each overlapping the one before; Redis is killed after the first
+  // chunk has reached it and restarted (its AOF kept every write) once the filter says it is
+  // retrying the second.
+  auto chunk = [](int from, int to) {
+    std::string text;
+    for (int i = from; i < to; ++i) {
+      text += "http://r" + std::to_string(i % 5) + ".example/" + std::to_string(i) + "\n";
+    }
+    return text;
+  };
+  const std::string one = chunk(0, 2000);
+  const std::string two = chunk(1500, 3500);
+  const std::string three = chunk(3000, 5000);
+  Child filter(dir_->path(), "retry",
+               {"filter", "--redis", server_->url(), "--name", "restart", "--exact", "--batch",
+                "100"},
+               nullptr);
+  filter.Write(one);
+
+  // The known point: the set holds the first chunk's last URL.
+  RedisSeenSetOptions watch;
+  watch.address = server_->address();
+  watch.name = "restart";
+  watch.front_cache_keys = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool reached = false;
+  while (!reached && std::chrono::steady_clock::now() < deadline) {
+    watch.read_only = true;
+    std::vector<SeenNotice> notices;
+    auto set = RedisSeenSet::Open(watch, &notices);
+    if (set.ok()) {
+      auto there = (*set)->Contains("http://r4.example/1999");
+      reached = there.ok() && *there;
+    }
+    if (!reached) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll
+  }
+  ASSERT_TRUE(reached) << filter.err();
+
+  server_->Kill(SIGKILL);
+  filter.Write(two);
+  const auto said = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (filter.err().find("retrying") == std::string::npos &&
+         std::chrono::steady_clock::now() < said) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll of its stderr
+  }
+  ASSERT_NE(filter.err().find("retrying"), std::string::npos) << filter.err();
+  ASSERT_TRUE(server_->Restart());
+  filter.Write(three);
+  filter.CloseStdin();
+  CommandRun run = filter.Wait();
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, FirstOccurrences(one + two + three));
+  // Once per outage, naming the server, and once when it is back.
+  const std::vector<std::string> err = Lines(run.err);
+  int retrying = 0, back = 0;
+  for (const std::string& line : err) {
+    retrying += line.find("retrying") != std::string::npos;
+    back += line.find("answers again") != std::string::npos;
+    if (line.find("retrying") != std::string::npos) {
+      EXPECT_NE(line.find(server_->address().ToString()), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(retrying, 1) << run.err;
+  EXPECT_EQ(back, 1) << run.err;
+}
+
+TEST_F(RedisFilterCommandTest, StatsPrintsTheSetAndItsRedisMemory) {
+  std::string input;
+  for (int i = 0; i < 1000; ++i) input += "http://s.example/" + std::to_string(i) + "\n";
+  ASSERT_EQ(Filter("stats", input + input).exit_code, 0);
+
+  CommandRun json = Urlsieve({"stats", "--redis", server_->url(), "--name", "stats", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["name"], "stats");
+  EXPECT_EQ(j["redis"], server_->address().ToString());
+  EXPECT_EQ(j["mode"], "bloom");
+  EXPECT_EQ(j["keys"], 1000);
+  const uint64_t bytes = j["redis_memory"]["bytes"];
+  EXPECT_GT(bytes, 0u);
+  EXPECT_GT(j["redis_memory"]["keys"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["redis_memory"]["masters"], 1);
+  EXPECT_DOUBLE_EQ(j["redis_memory"]["bytes_per_url"].get<double>(), bytes / 1000.0);
+
+  CommandRun text = Urlsieve({"stats", "--redis", server_->url(), "--name", "stats"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("name              stats\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("keys              1000\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("redis memory      " + std::to_string(bytes) + " bytes"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("bytes per URL"), std::string::npos) << text.out;
+
+  // Read-only: a set that is not there is an error, and stays not there.
+  CommandRun missing = Urlsieve({"stats", "--redis", server_->url(), "--name", "nothing"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("nothing"), std::string::npos) << missing.err;
+  EXPECT_EQ(KeysOf("nothing"), 0);
+}
+
+TEST_F(RedisFilterCommandTest, BadFlagsWrongPasswordAndNonRedisPeersAreClearErrors) {
+  CommandRun both = Urlsieve({"filter", "--redis", server_->url(), "--name", "x", "--state",
+                       (dir_->path() / "state").string()});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
+  CommandRun no_name = Urlsieve({"filter", "--redis", server_->url()});
+  EXPECT_EQ(no_name.exit_code, 2);
+  EXPECT_NE(no_name.err.find("--name"), std::string::npos) << no_name.err;
+  CommandRun neither = Urlsieve({"filter"});
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_NE(neither.err.find("--state or --redis"), std::string::npos) << neither.err;
+  CommandRun bad_url = Urlsieve({"filter", "--redis", "redis://127.0.0.1:0", "--name", "x"},
+                     "http://a.example/\n");
+  EXPECT_EQ(bad_url.exit_code, 1);
+  EXPECT_EQ(bad_url.out, "");
+
+  // A server with a password, asked with the wrong one.
+  RedisServer::Options options;
+  options.password = "right";
+  auto guarded = RedisServer::Start(dir_->path() / "guarded", options);
+  ASSERT_NE(guarded, nullptr);
+  const std::string wrong = "redis://:wrong@127.0.0.1:" + std::to_string(guarded->port());
+  CommandRun refused = Urlsieve({"filter", "--redis", wrong, "--name", "pw"}, "http://a.example/\n");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.out, "");
+  EXPECT_NE(refused.err.find("127.0.0.1:" + std::to_string(guarded->port())), std::string::npos)
+      << refused.err;
+  EXPECT_EQ(refused.err.find("wrong"), std::string::npos) << "the password is shown: "
+                                                          << refused.err;
+  CommandRun stats = Urlsieve({"stats", "--redis", wrong, "--name", "pw"});
+  EXPECT_EQ(stats.exit_code, 1);
+  {
+    auto client = RedisClient::Connect([&] {
+      RedisAddress a = guarded->address();
+      a.password = "right";
+      return a;
+    }());
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    auto size = (*client)->Run({{"DBSIZE"}});
+    ASSERT_TRUE(size.ok());
+    EXPECT_EQ(size->integer, 0);  // nothing written
+  }
+
+  // A peer that is not Redis: a listening socket that answers nothing Redis would.
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  std::atomic<bool> serving{true};
+  std::thread peer([&] {
+    // Answers every connection with an HTTP response and closes it.
+    while (serving) {
+      int fd = ::accept(listener, nullptr, nullptr);
+      if (fd < 0) break;
+      const char response[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+      (void)!::write(fd, response, sizeof(response) - 1);
+      ::close(fd);
+    }
+  });
+  const std::string not_redis = "redis://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  CommandRun http = Urlsieve({"filter", "--redis", not_redis, "--name", "x"}, "http://a.example/\n");
+  EXPECT_NE(http.exit_code, 0);
+  EXPECT_EQ(http.out, "");
+  EXPECT_NE(http.err.find("127.0.0.1:" + std::to_string(ntohs(addr.sin_port))),
+            std::string::npos)
+      << http.err;
+  serving = false;
+  ::shutdown(listener, SHUT_RDWR);
+  ::close(listener);
+  peer.join();
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -159,10 +159,9 @@ Status CrawlState::OpenSharedSeenSet(const RedisSeenSetOptions& options) {
   const std::string identity = (*set)->identity().ToHex();
   if (std::optional<std::string> recorded = dir_->StoredMeta(kIdentityRow)) {
     if (*recorded != identity) {
-      return Status::FailedPrecondition(dir_->DbPath() + ": " +
-                                        Describe(redis_options.name, server) +
-                                        " changed identity while it was opened (" + *recorded +
-                                        ", now " + identity + ")");
+      return Status::FailedPrecondition(
+          dir_->DbPath() + ": " + Describe(redis_options.name, server) +
+          " changed identity while it was opened (" + *recorded + ", now " + identity + ")");
     }
   } else {
     // No transaction is open yet (OpenFirstTransaction comes after): each row commits on its own,

@@ -112,8 +112,7 @@ class CrawlState {
   // The shared set in Redis: what state.db records against what was asked (`existing`: the set
   // as the server holds it now, read-only; null when there is none), then opened with this
   // state's claim log (see above).
-  Status CheckSharedSeenSet(const RedisSeenSetOptions& redis_options,
-                            const RedisSeenSet* existing);
+  Status CheckSharedSeenSet(const RedisSeenSetOptions& redis_options, const RedisSeenSet* existing);
   Status OpenSharedSeenSet(const RedisSeenSetOptions& redis_options);
 
   std::vector<SeenNotice> notices_;

@@ -257,21 +257,21 @@ Status Crawler::QueueClaims() {
     if (i < claims.size()) {
       record = DecodeClaim(claims[i]);
       if (!record) {
-        return Status::Corruption(state_->shared_seen_set() + ": claim " + std::to_string(i + 1) +
-                                  " of this crawl's claim log is not a URL record: " +
-                                  EscapedForMessage(claims[i]));
+        return Status::Corruption(
+            state_->shared_seen_set() + ": claim " + std::to_string(i + 1) +
+            " of this crawl's claim log is not a URL record: " + EscapedForMessage(claims[i]));
       }
     }
-    if (!run.empty() && (!record || record->depth != run_of.depth ||
-                         record->parent != run_of.parent)) {
+    if (!run.empty() &&
+        (!record || record->depth != run_of.depth || record->parent != run_of.parent)) {
       URLSIEVE_RETURN_IF_ERROR(router_->Route(run, run_of.depth, run_of.parent));
       run.clear();
     }
     if (!record) break;
     Result<CanonicalUrl> url = fetch_form_->Canonicalize(record->url);
     if (!url.ok()) {
-      return Status::Corruption(state_->shared_seen_set() + ": a URL of this crawl's claim log: " +
-                                url.status().message());
+      return Status::Corruption(state_->shared_seen_set() +
+                                ": a URL of this crawl's claim log: " + url.status().message());
     }
     run.push_back(std::move(*url));
     run_of = std::move(*record);

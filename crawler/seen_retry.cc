@@ -70,7 +70,8 @@ bool SeenRetry::Wait(std::chrono::milliseconds duration) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return true;
     auto slice = deadline - now;
-    if (options_.stop_requested) slice = std::min<std::chrono::steady_clock::duration>(slice, kStopPoll);
+    if (options_.stop_requested)
+      slice = std::min<std::chrono::steady_clock::duration>(slice, kStopPoll);
     stop_cv_.wait_for(lock, slice, [this] { return stop_; });
   }
 }

@@ -11,7 +11,8 @@
 // make one outage. A non-transient error (a wrong password, a name holding another type, a
 // function missing) is returned at once. Stop() (or stop_requested() turning true) ends the waits:
 // Run() then returns the last transient error, and the caller decides what the unanswered batch
-// becomes (docs/design.md: the crawl queues it whole, `filter` prints it whole, so nothing is lost).
+// becomes (docs/design.md: the crawl queues it whole, `filter` prints it whole, so nothing is
+// lost).
 //
 // Thread-safety: Run() may be called from several threads at once; Stop() from any thread.
 #ifndef URLSIEVE_CRAWLER_SEEN_RETRY_H_
@@ -59,8 +60,8 @@ class SeenRetry {
   const std::function<void(const std::string&)> say_;
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
-  bool stop_ = false;      // guarded by mu_
-  bool outage_ = false;    // guarded by mu_
+  bool stop_ = false;                                   // guarded by mu_
+  bool outage_ = false;                                 // guarded by mu_
   std::chrono::steady_clock::time_point outage_began_;  // guarded by mu_
 };
 

@@ -271,8 +271,8 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
       "filter",
       "Print each URL from stdin never seen before (in this run or earlier runs with the same "
       "--state, or by anyone on the same --redis set), once, in input order");
-  auto* state = cmd->add_option("--state", flags->state_dir,
-                                "State directory (created on first use)");
+  auto* state =
+      cmd->add_option("--state", flags->state_dir, "State directory (created on first use)");
   auto* redis = cmd->add_option("--redis", flags->redis_url,
                                 "Share the seen set in Redis instead of a state directory: "
                                 "redis://[[user]:password@]host:port[/db] (with --name)");
@@ -291,16 +291,19 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
                                   "Bloom false-positive rate bound (new state only)")
                       ->check(CLI::Range(1e-12, 0.5));
   cmd->add_flag("--canonical", flags->canonical, "Print the canonical key instead of the line");
-  auto* rebuild = cmd->add_flag("--rebuild", flags->rebuild,
-                "Rebuild the Bloom filter from the exact store (an --exact state whose bloom.snap "
-                "is missing, stale or corrupt)");
+  auto* rebuild = cmd->add_flag(
+      "--rebuild", flags->rebuild,
+      "Rebuild the Bloom filter from the exact store (an --exact state whose bloom.snap "
+      "is missing, stale or corrupt)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  auto* checkpoint_keys = cmd->add_option("--checkpoint-keys", flags->checkpoint_keys,
-                  "With --exact: URLs between checkpoints (after a kill -9, the next run prints "
-                  "again at most the URLs since the last one)")
-      ->capture_default_str()
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  auto* checkpoint_keys =
+      cmd->add_option(
+             "--checkpoint-keys", flags->checkpoint_keys,
+             "With --exact: URLs between checkpoints (after a kill -9, the next run prints "
+             "again at most the URLs since the last one)")
+          ->capture_default_str()
+          ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   rebuild->excludes(redis);
   checkpoint_keys->excludes(redis);
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);

@@ -169,8 +169,8 @@ class CrawlRedisTest : public ::testing::Test {
       for (const std::string& resource : expect.must_fetch) {
         if (IsRobots(resource)) continue;
         auto it = count.find({h, resource});
-        EXPECT_TRUE(it != count.end() && it->second >= 1) << "host " << h << " never fetched "
-                                                          << resource;
+        EXPECT_TRUE(it != count.end() && it->second >= 1)
+            << "host " << h << " never fetched " << resource;
       }
       for (const std::string& resource : expect.must_not_fetch) {
         EXPECT_EQ(count.count({h, resource}), 0u) << "host " << h << " fetched " << resource;
@@ -316,9 +316,9 @@ TEST_F(CrawlRedisTest, WrongPasswordOrNotRedisIsAClearErrorAndWritesNothing) {
   ASSERT_NE(guarded, nullptr);
   const fs::path seeds = Seeds("p", {"/"});
   std::vector<std::string> args = Args("p", seeds, "");
-  args.insert(args.end(), {"--seen-redis",
-                           "redis://:wrong@127.0.0.1:" + std::to_string(guarded->port()),
-                           "--name", "pw"});
+  args.insert(args.end(),
+              {"--seen-redis", "redis://:wrong@127.0.0.1:" + std::to_string(guarded->port()),
+               "--name", "pw"});
   CrawlChild wrong(Err("p"), args);
   EXPECT_EQ(wrong.Wait(), 1);
   EXPECT_NE(wrong.err().find("127.0.0.1:" + std::to_string(guarded->port())), std::string::npos)
@@ -331,8 +331,7 @@ TEST_F(CrawlRedisTest, WrongPasswordOrNotRedisIsAClearErrorAndWritesNothing) {
                            "--name", "x"});
   CrawlChild not_redis(Err("h"), http);
   EXPECT_EQ(not_redis.Wait(), 1);
-  EXPECT_NE(not_redis.err().find("127.0.0.1:" + std::to_string(server_->port())),
-            std::string::npos)
+  EXPECT_NE(not_redis.err().find("127.0.0.1:" + std::to_string(server_->port())), std::string::npos)
       << not_redis.err();
   EXPECT_FALSE(fs::exists(dir_->path() / "h"));
 

@@ -78,10 +78,8 @@ class Child {
       posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], 0);
       stdin_ = pipe_fds[1];
     }
-    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<std::string> argv_strings = {URLSIEVE_BINARY};
     argv_strings.insert(argv_strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -144,7 +142,7 @@ class RedisFilterCommandTest : public ::testing::Test {
     return child.Wait();
   }
   CommandRun Filter(const std::string& name, const std::string& input,
-             std::vector<std::string> extra = {}) {
+                    std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"filter", "--redis", server_->url(), "--name", name};
     args.insert(args.end(), extra.begin(), extra.end());
     return Urlsieve(args, input);
@@ -188,8 +186,8 @@ TEST_F(RedisFilterCommandTest, PrintsNewUrlsOnceAcrossRunsOnTheSharedSet) {
     EXPECT_EQ(second.out, "");
     CommandRun third = Filter(name, input + "\nhttp://d.example/\n", extra);
     EXPECT_EQ(third.out, "http://d.example/\n");
-    CommandRun canonical = Filter(name, "http://E.example/./a\nhttp://e.example/a\n",
-                           {"--canonical"});
+    CommandRun canonical =
+        Filter(name, "http://E.example/./a\nhttp://e.example/a\n", {"--canonical"});
     EXPECT_EQ(canonical.out, "http://e.example/a\n");
   }
 }
@@ -204,8 +202,8 @@ TEST_F(RedisFilterCommandTest, TwoConcurrentProcessesPrintEachUrlOnceInTotal) {
     b += "http://h" + std::to_string(j % 7) + ".example/" + std::to_string(j) + "\n";
     if (i % 3 == 0) a += "http://h0.example/" + std::to_string(i / 2) + "\n";
   }
-  const std::vector<std::string> args = {"filter", "--redis", server_->url(), "--name", "both",
-                                         "--batch", "256"};
+  const std::vector<std::string> args = {"filter", "--redis", server_->url(), "--name",
+                                         "both",   "--batch", "256"};
   Child first(dir_->path(), "a", args, &a);
   Child second(dir_->path(), "b", args, &b);
   CommandRun ra = first.Wait();
@@ -241,10 +239,10 @@ TEST_F(RedisFilterCommandTest, RetriesThroughARedisRestartAndPrintsEachUrlOnce) 
   const std::string one = chunk(0, 2000);
   const std::string two = chunk(1500, 3500);
   const std::string three = chunk(3000, 5000);
-  Child filter(dir_->path(), "retry",
-               {"filter", "--redis", server_->url(), "--name", "restart", "--exact", "--batch",
-                "100"},
-               nullptr);
+  Child filter(
+      dir_->path(), "retry",
+      {"filter", "--redis", server_->url(), "--name", "restart", "--exact", "--batch", "100"},
+      nullptr);
   filter.Write(one);
 
   // The known point: the set holds the first chunk's last URL.
@@ -330,7 +328,7 @@ TEST_F(RedisFilterCommandTest, StatsPrintsTheSetAndItsRedisMemory) {
 
 TEST_F(RedisFilterCommandTest, BadFlagsWrongPasswordAndNonRedisPeersAreClearErrors) {
   CommandRun both = Urlsieve({"filter", "--redis", server_->url(), "--name", "x", "--state",
-                       (dir_->path() / "state").string()});
+                              (dir_->path() / "state").string()});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("excludes"), std::string::npos) << both.err;
   CommandRun no_name = Urlsieve({"filter", "--redis", server_->url()});
@@ -339,8 +337,8 @@ TEST_F(RedisFilterCommandTest, BadFlagsWrongPasswordAndNonRedisPeersAreClearErro
   CommandRun neither = Urlsieve({"filter"});
   EXPECT_EQ(neither.exit_code, 2);
   EXPECT_NE(neither.err.find("--state or --redis"), std::string::npos) << neither.err;
-  CommandRun bad_url = Urlsieve({"filter", "--redis", "redis://127.0.0.1:0", "--name", "x"},
-                     "http://a.example/\n");
+  CommandRun bad_url =
+      Urlsieve({"filter", "--redis", "redis://127.0.0.1:0", "--name", "x"}, "http://a.example/\n");
   EXPECT_EQ(bad_url.exit_code, 1);
   EXPECT_EQ(bad_url.out, "");
 
@@ -350,13 +348,14 @@ TEST_F(RedisFilterCommandTest, BadFlagsWrongPasswordAndNonRedisPeersAreClearErro
   auto guarded = RedisServer::Start(dir_->path() / "guarded", options);
   ASSERT_NE(guarded, nullptr);
   const std::string wrong = "redis://:wrong@127.0.0.1:" + std::to_string(guarded->port());
-  CommandRun refused = Urlsieve({"filter", "--redis", wrong, "--name", "pw"}, "http://a.example/\n");
+  CommandRun refused =
+      Urlsieve({"filter", "--redis", wrong, "--name", "pw"}, "http://a.example/\n");
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_EQ(refused.out, "");
   EXPECT_NE(refused.err.find("127.0.0.1:" + std::to_string(guarded->port())), std::string::npos)
       << refused.err;
-  EXPECT_EQ(refused.err.find("wrong"), std::string::npos) << "the password is shown: "
-                                                          << refused.err;
+  EXPECT_EQ(refused.err.find("wrong"), std::string::npos)
+      << "the password is shown: " << refused.err;
   CommandRun stats = Urlsieve({"stats", "--redis", wrong, "--name", "pw"});
   EXPECT_EQ(stats.exit_code, 1);
   {
@@ -392,11 +391,11 @@ TEST_F(RedisFilterCommandTest, BadFlagsWrongPasswordAndNonRedisPeersAreClearErro
     }
   });
   const std::string not_redis = "redis://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  CommandRun http = Urlsieve({"filter", "--redis", not_redis, "--name", "x"}, "http://a.example/\n");
+  CommandRun http =
+      Urlsieve({"filter", "--redis", not_redis, "--name", "x"}, "http://a.example/\n");
   EXPECT_NE(http.exit_code, 0);
   EXPECT_EQ(http.out, "");
-  EXPECT_NE(http.err.find("127.0.0.1:" + std::to_string(ntohs(addr.sin_port))),
-            std::string::npos)
+  EXPECT_NE(http.err.find("127.0.0.1:" + std::to_string(ntohs(addr.sin_port))), std::string::npos)
       << http.err;
   serving = false;
   ::shutdown(listener, SHUT_RDWR);

@@ -19,7 +19,7 @@
 // until the page's Done(), so a checkpoint never records a URL in the seen set that is not yet
 // pending (nor a page in the outputs whose links are not).
 //
-// A shared seen set (docs/design.md, "The seen set in Redis: crawls"). With seen_redis_url the
+// A shared seen set (docs/design.md, "The Redis seen set"). With seen_redis_url the
 // seen set is a RedisSeenSet (dedup/redis_seen_set.h) shared with other crawls, while everything
 // else (frontier, outputs, counters, checkpoints) stays in this directory. state.db records which
 // set the crawl uses (urlsieve_meta: seen_redis_server, seen_redis_name, seen_redis_identity,

@@ -345,13 +345,14 @@ Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
   Status inserted = seen_retry_ ? seen_retry_->Run(insert) : insert();
   if (!inserted.ok()) {
     if (!seen_retry_) return inserted;
-    // docs/design.md, "The seen set in Redis: crawls": the shared set may have applied part of a
-    // batch it never answered, and those keys are seen now. Routing the whole batch (each key
-    // once) loses none of them; a URL already fetched elsewhere may be fetched again.
-    std::unordered_set<std::string_view> routed;
+    // docs/design.md, "The Redis seen set": the shared set may have applied part of a batch it
+    // never answered, and those keys are seen now. Routing the whole batch loses none of them; a
+    // URL already fetched may be fetched again. Each key is routed so once per crawl: the pages
+    // that finish at a stop share links.
+    std::lock_guard<std::mutex> lock(unanswered_mu_);
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (!routed.insert(keys[i]).second) continue;
+      if (!unanswered_keys_.emplace(keys[i]).second) continue;
       if (kept != i) (*urls)[kept] = std::move((*urls)[i]);
       ++kept;
     }

@@ -26,6 +26,12 @@
 // touching nothing, if any was cut or changed), truncates them to those sizes, restores the
 // counters of stats.json, and refetches only what was fetched after it or in flight.
 //
+// A shared seen set (config.crawl.seen_redis, crawl_state.h): the seen insert carries claims (each
+// URL's fetch form, depth and parent), which Open() queues again on --resume for the keys told new
+// after the last checkpoint; while Redis does not answer, the insert is retried with back-off
+// (SeenRetry) holding the gate, and RequestStop() ends the wait (the page's links are then queued
+// without an answer).
+//
 // Thread-safety: Run() once, from one thread; RequestStop() from any thread (e.g. a signal
 // watcher), any number of times.
 #ifndef URLSIEVE_CRAWLER_CRAWLER_H_
@@ -38,6 +44,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "base/clock.h"
@@ -135,6 +142,9 @@ class Crawler {
   std::unique_ptr<CrawlState> state_;  // OUT/state: the seen set, the checkpoint gate and protocol
   SeenFilter* seen_ = nullptr;         // the state's seen set, by URL (state_->seen())
   std::unique_ptr<SeenRetry> seen_retry_;  // a shared seen set's retries (null for a local one)
+  // Keys routed without the shared set's answer (PushNew): each is routed once.
+  std::mutex unanswered_mu_;
+  std::unordered_set<std::string> unanswered_keys_;  // guarded by unanswered_mu_
   std::unique_ptr<Frontier> frontier_;
   std::unique_ptr<UrlRouter> router_;  // seen stage → frontier
   std::unique_ptr<Scope> scope_;

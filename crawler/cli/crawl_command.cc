@@ -1,6 +1,8 @@
 // `urlsieve crawl`: runs a crawl from a seed list (crawler/crawler.h). SIGINT/SIGTERM stop it
 // gracefully (finish in-flight fetches, checkpoint, exit 0); a second signal exits at once, leaving
-// the state of the last checkpoint for --resume.
+// the state of the last checkpoint for --resume. With --seen-redis URL --name NAME the seen set is
+// shared in Redis (crawler/crawl_state.h); a stop also ends the waits for a Redis that does not
+// answer (crawler/seen_retry.h).
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>

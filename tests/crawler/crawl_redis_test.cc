@@ -348,7 +348,7 @@ TEST_F(CrawlRedisTest, ARedisOutageHoldsTheCrawlUpAndLosesNothing) {
   CrawlChild crawl(Err("o"), Args("o", Seeds("o", {"/"}), "outage"));
   ASSERT_TRUE(WaitForRequests(10));
   redis_->Kill(SIGKILL);
-  ASSERT_TRUE(WaitForErr(crawl, "retrying")) << crawl.err();
+  ASSERT_TRUE(WaitForErr(crawl, "does not answer")) << crawl.err();
   ASSERT_TRUE(redis_->Restart());
   EXPECT_EQ(crawl.Wait(), 0) << crawl.err();
   ExpectEveryPageFetched(Fetches(), 1);
@@ -363,9 +363,11 @@ TEST_F(CrawlRedisTest, SigintDuringAnOutageStopsWithACheckpointAndResumeFinishes
     CrawlChild crawl(Err("s"), Args("s", seeds, "stop"));
     ASSERT_TRUE(WaitForRequests(10));
     redis_->Kill(SIGKILL);
-    ASSERT_TRUE(WaitForErr(crawl, "retrying")) << crawl.err();
+    ASSERT_TRUE(WaitForErr(crawl, "does not answer")) << crawl.err();
     crawl.Signal(SIGINT);
     EXPECT_EQ(crawl.Wait(), 0) << crawl.err();
+    // The fetcher that was waiting for Redis queued its page's links without an answer.
+    EXPECT_NE(crawl.err().find("queued the"), std::string::npos) << crawl.err();
   }
   ASSERT_TRUE(redis_->Restart());
   CrawlChild resumed(Err("s"), Args("s", seeds, "stop", {"--resume"}));

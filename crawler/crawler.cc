@@ -342,8 +342,12 @@ Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
   auto insert = [&] {
     return set.InsertHashedIfNewClaiming(keys, hashes, payloads, std::span<bool>(is_new.get(), n));
   };
-  Status inserted = seen_retry_ ? seen_retry_->Run(insert) : insert();
-  if (!inserted.ok()) {
+  std::chrono::steady_clock::duration retried_for{};
+  Status inserted = seen_retry_ ? seen_retry_->Run(insert, &retried_for) : insert();
+  // Answered too late to be the lost first run's answers (SeenRetry: kSeenReplayWindow), "seen"
+  // may be wrong: the batch is treated as unanswered.
+  const bool too_late = inserted.ok() && retried_for > kSeenReplayWindow;
+  if (!inserted.ok() || too_late) {
     if (!seen_retry_) return inserted;
     // docs/design.md, "The Redis seen set": the shared set may have applied part of a batch it
     // never answered, and those keys are seen now. Routing the whole batch loses none of them; a
@@ -358,10 +362,16 @@ Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
     }
     urls->resize(kept);
     URLSIEVE_RETURN_IF_ERROR(router_->Route(*urls, depth, parent));
+    const std::string links = std::to_string(kept) + " links of " +
+                              (parent.empty() ? std::string("the seeds") : parent);
+    if (too_late) {
+      log_.Info(state_->shared_seen_set() + " answered after an outage longer than it replays " +
+                "answers: queued the " + links + " as they are (some may be fetched twice)");
+      return static_cast<int>(kept);
+    }
     if (inserted.code() == StatusCode::kUnavailable && seen_retry_->stopped()) {
       log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: queued the " +
-                std::to_string(kept) + " links of " + (parent.empty() ? "the seeds" : parent) +
-                " without its answer (some may be fetched twice)");
+                links + " without its answer (some may be fetched twice)");
       return static_cast<int>(kept);
     }
     return inserted;

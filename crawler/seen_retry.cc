@@ -19,15 +19,21 @@ std::string Seconds(std::chrono::steady_clock::duration d) {
 SeenRetry::SeenRetry(SeenRetryOptions options, std::function<void(const std::string&)> say)
     : options_(std::move(options)), say_(std::move(say)) {}
 
-Status SeenRetry::Run(const std::function<Status()>& call) {
+Status SeenRetry::Run(const std::function<Status()>& call,
+                      std::chrono::steady_clock::duration* retried_for) {
   std::chrono::milliseconds wait = options_.first_wait;
   bool failed = false;
+  std::chrono::steady_clock::time_point first_failure;
+  if (retried_for != nullptr) *retried_for = std::chrono::steady_clock::duration::zero();
   for (;;) {
+    const auto started = std::chrono::steady_clock::now();
     Status status = call();
+    if (failed && retried_for != nullptr) *retried_for = started - first_failure;
     if (status.code() != StatusCode::kUnavailable) {
-      if (failed || status.ok()) Answered();
+      Answered();
       return status;
     }
+    if (!failed) first_failure = started;
     failed = true;
     Failed(status);
     if (!Wait(wait)) return status;

@@ -28,6 +28,13 @@
 
 namespace urlsieve {
 
+// How long after a call's first failure its retry is still answered as the lost run was: a Redis
+// seen set replays a batch's answers for 240 s (kPendingLifetime, dedup/redis_seen_set.cc; the
+// server keeps them 300 s). A batch answered later than this, after an outage, may be told "seen"
+// for keys its lost first run made new: its caller treats the answers as unknown (the crawl queues
+// the batch whole, `filter` prints it whole).
+inline constexpr std::chrono::seconds kSeenReplayWindow{200};
+
 struct SeenRetryOptions {
   std::chrono::milliseconds first_wait{100};
   std::chrono::milliseconds max_wait{5000};
@@ -43,8 +50,10 @@ class SeenRetry {
   SeenRetry(SeenRetryOptions options, std::function<void(const std::string&)> say);
 
   // call() until it returns OK or a status other than kUnavailable, or until a stop; returns its
-  // last status.
-  Status Run(const std::function<Status()>& call);
+  // last status. *retried_for (if given): the time from the first failure to the last call (zero
+  // when the first call answered); compare it with kSeenReplayWindow.
+  Status Run(const std::function<Status()>& call,
+             std::chrono::steady_clock::duration* retried_for = nullptr);
   void Stop();
   bool stopped() const;
   // Whether a call is failing now (an outage began and has not ended).

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -195,7 +196,20 @@ int RunFilter(const FilterFlags& flags) {
       }
     }
     if (retry) {
-      status = retry->Run([&] { return filter.InsertKeysIfNew(key_views, &is_new); });
+      std::chrono::steady_clock::duration retried_for{};
+      status = retry->Run([&] { return filter.InsertKeysIfNew(key_views, &is_new); },
+                          &retried_for);
+      if (status.ok() && retried_for > kSeenReplayWindow) {
+        // Answered too late to be the lost first run's answers: "seen" may be wrong.
+        std::set<std::string_view> distinct(key_views.begin(), key_views.end());
+        for (size_t i = 0; i < key_views.size(); ++i) {
+          is_new[i] = distinct.erase(key_views[i]) > 0;
+        }
+        fprintf(stderr,
+                "urlsieve filter: %s answered after an outage longer than it replays answers: "
+                "the batch ending at line %llu is printed as new (some may be printed again)\n",
+                remote.what.c_str(), static_cast<unsigned long long>(line_number));
+      }
       if (!status.ok()) {
         // Unanswered, the batch may be in part seen now: its URLs are printed (each once), so none
         // is lost; some may have been printed by an earlier run.

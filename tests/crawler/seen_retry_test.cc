@@ -55,6 +55,19 @@ TEST(SeenRetryTest, RetriesTheSameCallUntilItAnswersAndSaysSoOncePerOutage) {
   EXPECT_EQ(said.lines.size(), 4u);
 }
 
+TEST(SeenRetryTest, TellsHowLongAfterTheFirstFailureTheCallAnswered) {
+  SeenRetry retry(Fast(), [](const std::string&) {});
+  std::chrono::steady_clock::duration retried_for = std::chrono::hours(1);
+  EXPECT_TRUE(retry.Run([] { return Status::Ok(); }, &retried_for).ok());
+  EXPECT_EQ(retried_for, std::chrono::steady_clock::duration::zero());
+  int calls = 0;
+  EXPECT_TRUE(
+      retry.Run([&] { return ++calls < 3 ? Status::Unavailable("x") : Status::Ok(); }, &retried_for)
+          .ok());
+  EXPECT_GT(retried_for, std::chrono::steady_clock::duration::zero());
+  EXPECT_LT(retried_for, kSeenReplayWindow);
+}
+
 TEST(SeenRetryTest, ANonTransientErrorIsReturnedAtOnce) {
   Said said;
   SeenRetry retry(Fast(), [&](const std::string& line) { said(line); });

@@ -81,14 +81,15 @@ typedef struct urlsieve_options {
   /* Appended with the Redis seen set; a caller compiled before it gets NULL, NULL and the default.
    * A seen set shared in Redis (docs/embedding.md, "Sharing one set through Redis"): every
    * process and thread that opens the same name on the same server shares it, and exactly one of
-   * them is told a URL is new. Both or neither: redis_url "redis://[[user]:password@]host:port[/db]"
-   * and redis_name (1-64 of [A-Za-z0-9_.-]); state_dir must then be NULL or "" and rebuild_bloom
-   * 0 (INVALID_ARGUMENT otherwise). exact needs no state_dir there. An existing set keeps the
-   * parameters it was created with. The strings are read during urlsieve_open only. */
-  const char* redis_url;            /* NULL or "": no Redis */
-  const char* redis_name;           /* NULL or "": no Redis */
-  uint64_t redis_front_cache_keys;  /* keys known seen, answered without a round trip; 0: none;
-                                       4194304 */
+   * them is told a URL is new. Both or neither: redis_url
+   * "redis://[[user]:password@]host:port[/db]" and redis_name (1-64 of [A-Za-z0-9_.-]); state_dir
+   * must then be NULL or "" and rebuild_bloom 0 (INVALID_ARGUMENT otherwise). exact needs no
+   * state_dir there. An existing set keeps the parameters it was created with. The strings are read
+   * during urlsieve_open only. */
+  const char* redis_url;           /* NULL or "": no Redis */
+  const char* redis_name;          /* NULL or "": no Redis */
+  uint64_t redis_front_cache_keys; /* keys known seen, answered without a round trip; 0: none;
+                                      4194304 */
 } urlsieve_options;
 
 typedef struct urlsieve_stats {

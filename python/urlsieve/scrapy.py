@@ -15,7 +15,7 @@
     # alternative to scrapy-redis's RFPDupeFilter): each request is scheduled by one process only.
     URLSIEVE_REDIS_URL = "redis://:password@redis-host:6379/0"
     URLSIEVE_REDIS_NAME = "my-crawl"   # both or neither
-    URLSIEVE_REDIS_RETRY_TIMEOUT = 300  # seconds a Redis fault is retried before the crawl stops
+    URLSIEVE_REDIS_RETRY_TIMEOUT = 200  # seconds a Redis fault is retried before the crawl stops
     URLSIEVE_REDIS_FRONT_CACHE_KEYS = 4194304  # keys known seen, answered without a round trip
 
 Keys: a GET request without a body is keyed by its canonical URL (so every spelling of a URL is
@@ -43,7 +43,10 @@ retries with back-off (0.1 s doubling to 5 s), logging a warning each time, and 
 URLSIEVE_REDIS_RETRY_TIMEOUT seconds, or answers another error (a wrong password after a restart,
 the set's keys deleted...), the request's error is logged, the spider is closed with the reason
 "urlsieve_redis_error" and the exception propagates to Scrapy, which logs it: the crawl stops,
-visibly, rather than going on with requests neither scheduled nor recorded.
+visibly, rather than going on with requests neither scheduled nor recorded. A retry sends the same
+key again, and the set answers it as the failed call was answered if that call did reach Redis
+(its reply was lost) within the last 240 seconds (dedup/redis_seen_set.h): so the default timeout
+is 200 s, and a longer one risks dropping the request of such a call.
 """
 
 import hashlib
@@ -79,7 +82,7 @@ class SeenDupeFilter(BaseDupeFilter):
         exact=False,
         redis_url=None,
         redis_name=None,
-        redis_retry_timeout=300.0,
+        redis_retry_timeout=200.0,
         redis_front_cache_keys=4194304,
         crawler=None,
         **rules,
@@ -122,7 +125,7 @@ class SeenDupeFilter(BaseDupeFilter):
             exact=settings.getbool("URLSIEVE_EXACT", False),
             redis_url=settings.get("URLSIEVE_REDIS_URL"),
             redis_name=settings.get("URLSIEVE_REDIS_NAME"),
-            redis_retry_timeout=settings.getfloat("URLSIEVE_REDIS_RETRY_TIMEOUT", 300.0),
+            redis_retry_timeout=settings.getfloat("URLSIEVE_REDIS_RETRY_TIMEOUT", 200.0),
             redis_front_cache_keys=settings.getint("URLSIEVE_REDIS_FRONT_CACHE_KEYS", 4194304),
             crawler=crawler,
             **{

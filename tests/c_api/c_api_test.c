@@ -44,12 +44,12 @@ static int failures = 0;
   } while (0)
 
 /* An open that must succeed; prints the error's message otherwise. */
-#define CHECK_OPENED(expr, error)                                                       \
-  do {                                                                                  \
-    if ((expr) != URLSIEVE_OK) {                                                        \
+#define CHECK_OPENED(expr, error)                                                          \
+  do {                                                                                     \
+    if ((expr) != URLSIEVE_OK) {                                                           \
       fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, error.message); \
-      ++failures;                                                                       \
-    }                                                                                   \
+      ++failures;                                                                          \
+    }                                                                                      \
   } while (0)
 
 static urlsieve_filter* OpenMemory(void) {
@@ -471,7 +471,6 @@ static void TestConcurrentInsertsExactlyOneNew(void) {
   CHECK_OK(close(f, &e_));
 }
 
-
 /* A redis-server of this test's, on 127.0.0.1 at a free port, with a password. */
 static pid_t redis_pid = -1;
 
@@ -655,8 +654,7 @@ static void TestRedisSharedSet(void) {
   CHECK(OpenRedis(NULL, "crawl1", 1000, 0, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
   CHECK(strstr(e.message, "crawl1") != NULL);
   CHECK(OpenRedis("", "crawl1", 1000, 0, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
-  CHECK(OpenRedis("redis://127.0.0.1:bad", "crawl1", 1000, 0, &f, &e) ==
-        URLSIEVE_INVALID_ARGUMENT);
+  CHECK(OpenRedis("redis://127.0.0.1:bad", "crawl1", 1000, 0, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
   urlsieve_options_init(&o);
   o.redis_url = url;
   o.redis_name = "crawl1";

@@ -47,24 +47,37 @@ inline uint64_t MultiplyHigh(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>((static_cast<Uint128>(a) * b) >> 64);
 }
 
-// A shard's layer is sized for its mean share of the keys, `capacity / shards`, but takes more
-// before the next layer is added: the mean plus four standard deviations, so that no shard grows
-// before the set holds `capacity` keys (a shard that far above the mean is rare, and its ε only a
-// few percent above the layer's target, within the 10 % of ε that ε0 leaves to growth).
+// A shard's layer is sized for its mean share of the keys, `capacity / shards`, and its string
+// fills its jemalloc size class, so it can usually take more at the layer's ε: it takes keys
+// until its expected false-positive rate would pass ε (bloom_math.h), at most the mean plus four
+// standard deviations, so that ε holds in every shard at any fill and no shard grows before the
+// set holds about `capacity` keys.
 uint64_t ShardMean(uint64_t capacity, uint32_t shards) { return (capacity + shards - 1) / shards; }
-uint64_t ShardThreshold(uint64_t mean, uint32_t shards) {
-  if (shards == 1) return mean;
-  return mean + static_cast<uint64_t>(std::ceil(4 * std::sqrt(static_cast<double>(mean))));
-}
 
 RedisBloomLayer SizeLayer(uint64_t mean, uint32_t shards, double fp_rate) {
-  const BloomLayout layout = SmallestBloomLayout(mean, fp_rate, 1);
+  const BloomLayout needed = SmallestBloomLayout(mean, fp_rate, 1);
   RedisBloomLayer layer;
-  layer.capacity = ShardThreshold(mean, shards);
   layer.fp_rate = fp_rate;
-  layer.bits = layout.bits_per_line;
-  const uint64_t allocation = RedisStringAllocation(layout.bytes());
+  layer.bits = needed.bits_per_line;
+  const uint64_t allocation = RedisStringAllocation(needed.bytes());
   layer.blocks = (allocation - kStringOverhead) / 64;
+  BloomLayout actual;
+  actual.num_blocks = layer.blocks;
+  actual.bits_per_line = layer.bits;
+  const uint64_t most =
+      shards == 1 ? mean
+                  : mean + static_cast<uint64_t>(std::ceil(4 * std::sqrt(static_cast<double>(mean))));
+  uint64_t lo = mean;  // holds ε (the layout was sized for it)
+  uint64_t hi = most;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (BlockedFalsePositiveRate(actual, mid) <= fp_rate) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  layer.capacity = lo;
   layer.buckets =
       std::clamp<uint64_t>((layer.capacity + kKeysPerBucket - 1) / kKeysPerBucket, 1, kMaxBuckets);
   return layer;

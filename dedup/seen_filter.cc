@@ -2,6 +2,7 @@
 
 #include "dedup/bloom_seen_set.h"
 #include "dedup/key_hash.h"
+#include "dedup/redis_seen_set.h"
 #include "dedup/state_dir.h"
 
 namespace urlsieve {
@@ -29,6 +30,31 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
+// The options that make no sense with a Redis seen set, and a Redis URL without a set name (or
+// the reverse): InvalidArgument naming them.
+Status CheckRedisOptions(const SeenFilterOptions& options) {
+  if (options.redis_url.empty()) {
+    if (!options.redis_name.empty()) {
+      return Status::InvalidArgument("a Redis set name (\"" + options.redis_name +
+                                     "\") needs a Redis URL");
+    }
+    return Status::Ok();
+  }
+  if (options.redis_name.empty()) {
+    return Status::InvalidArgument("a Redis seen set needs a name (redis_name) as well as the URL");
+  }
+  if (!options.state_dir.empty()) {
+    return Status::InvalidArgument("a Redis seen set and a state directory (" + options.state_dir +
+                                   ") exclude each other: the set lives in Redis");
+  }
+  if (options.checkpointed || options.rebuild_bloom) {
+    return Status::InvalidArgument(
+        "a Redis seen set is not checkpointed and has no Bloom filter to rebuild: every insert "
+        "is in Redis when it returns");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 SeenFilter::SeenFilter(const SeenFilterOptions& options)
@@ -41,6 +67,8 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   if (!(options.fp_rate > 0 && options.fp_rate < 1)) {
     return Status::InvalidArgument("fp_rate must be in (0, 1)");
   }
+  URLSIEVE_RETURN_IF_ERROR(CheckRedisOptions(options));
+  if (!options.redis_url.empty()) return OpenRedis(options);
   if (options.state_dir.empty() && (options.exact || options.checkpointed)) {
     return Status::InvalidArgument("exact and checkpointed modes need a state directory");
   }
@@ -82,6 +110,31 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   return filter;
 }
 
+Result<std::unique_ptr<SeenFilter>> SeenFilter::OpenRedis(const SeenFilterOptions& options) {
+  auto address = RedisAddress::Parse(options.redis_url);
+  if (!address.ok()) return address.status();
+  std::unique_ptr<SeenFilter> filter(new SeenFilter(options));
+  RedisSeenSetOptions set_options;
+  set_options.address = std::move(*address);
+  set_options.name = options.redis_name;
+  set_options.requested = {options.capacity, options.fp_rate, options.exact, options.canonicalize};
+  set_options.front_cache_keys = options.redis_front_cache_keys;
+  set_options.read_only = options.read_only;
+  auto set = RedisSeenSet::Open(set_options, &filter->notices_);
+  if (!set.ok()) return set.status();
+  // An existing set keeps the parameters it was created with (a notice says so when they differ
+  // from the requested ones), as a state directory does.
+  const StateParameters& stored = (*set)->parameters();
+  filter->options_.capacity = stored.capacity;
+  filter->options_.fp_rate = stored.fp_rate;
+  filter->options_.exact = stored.exact;
+  filter->options_.canonicalize = stored.canonicalize;
+  filter->canonicalizer_ = UrlCanonicalizer(stored.canonicalize);
+  filter->owned_set_ = std::move(*set);
+  filter->set_ = filter->owned_set_.get();
+  return filter;
+}
+
 std::unique_ptr<SeenFilter> SeenFilter::Over(SeenSet* set, const SeenFilterOptions& options) {
   std::unique_ptr<SeenFilter> filter(new SeenFilter(options));
   filter->set_ = set;
@@ -89,7 +142,7 @@ std::unique_ptr<SeenFilter> SeenFilter::Over(SeenSet* set, const SeenFilterOptio
 }
 
 Status SeenFilter::Checkpoint() {
-  if (owned_set_ != nullptr && dir_ == nullptr) {
+  if (owned_set_ != nullptr && dir_ == nullptr && options_.redis_url.empty()) {
     return Status::FailedPrecondition("an in-memory SeenFilter has no state");
   }
   return set_->Save();

@@ -14,6 +14,15 @@
 //    transaction. Checkpointed (`filter --exact`, and the crawl, whose CrawlState owns the state
 //    and its checkpoints): writes accumulate in one long transaction on the state database and
 //    become durable together (with the crawl's tables: the frontier's...) at the next checkpoint.
+//  - Redis (redis_url and redis_name set): the set is a RedisSeenSet (redis_seen_set.h), shared by
+//    every thread, process and machine that opens the same name on the same server; exactly one
+//    of them is told "new" for a URL. No state directory, no checkpoints: each insert is in Redis
+//    when it returns (Save and Checkpoint do nothing), and Redis's own persistence (AOF) decides
+//    what survives a Redis crash: keys it forgets are reported new again, never lost. The first
+//    open creates the set with the requested capacity, ε, exact flag and canonicalizer options;
+//    later opens adopt the stored ones (a kStoredParameters notice when they differ), and
+//    options() returns them. A Redis fault makes a call fail (kUnavailable when a retry may cure
+//    it), never answer "seen". read_only opens an existing set for its stats.
 //
 // State directory layout (format version 2; the directory, its lock, state.db and its meta rows
 // are StateDir, state_dir.h; the Bloom files BloomSeenSet, bloom_seen_set.h)
@@ -119,9 +128,9 @@ struct SeenFilterOptions {
   // are then FailedPrecondition. NotFound when the directory holds no state.db.
   bool read_only = false;
   // A seen set shared in Redis (redis_seen_set.h) instead of a local one: the server,
-  // "redis://[[user]:password@]host:port[/db]", and the set's name there. state_dir must then be
-  // empty, and checkpointed and rebuild_bloom false (InvalidArgument otherwise); read_only opens
-  // an existing set for its stats.
+  // "redis://[[user]:password@]host:port[/db]", and the set's name there (both or neither).
+  // state_dir must then be empty, and checkpointed and rebuild_bloom false (InvalidArgument
+  // otherwise); exact needs no state_dir; read_only opens an existing set for its stats.
   std::string redis_url;
   std::string redis_name;
   uint64_t redis_front_cache_keys = uint64_t{1} << 22;  // keys known seen, answered locally; 0: none
@@ -136,10 +145,14 @@ struct SeenResult {
 
 class SeenFilter {
  public:
-  // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir,
-  // capacity 0, fp_rate outside (0, 1)); FailedPrecondition when another process has the state
-  // directory open (naming its pid), or for a missing snapshot; Corruption for a foreign,
-  // mixed-up or damaged state; IoError.
+  // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir or
+  // Redis, capacity 0, fp_rate outside (0, 1), a bad redis_url, redis_url without redis_name or
+  // the reverse, redis_url with state_dir, checkpointed or rebuild_bloom); FailedPrecondition when
+  // another process has the state directory open (naming its pid), or for a missing snapshot;
+  // Corruption for a foreign, mixed-up or damaged state; IoError. Over Redis, the errors of
+  // RedisSeenSet::Open, naming the server: kUnavailable (no server), kFailedPrecondition (a wrong
+  // password, a peer that is not Redis, a name holding another type), kUnsupported / kCorruption
+  // (a set of another version or not ours), NotFound (read_only, no such set).
   static Result<std::unique_ptr<SeenFilter>> Open(const SeenFilterOptions& options);
   // The URL-level calls over `set`, which the caller owns and keeps alive (the crawl's seen set,
   // CrawlState). `options` are the set's stored parameters: options() returns them, and
@@ -168,9 +181,9 @@ class SeenFilter {
   SeenStats Stats() const { return set_->Stats(); }
 
   // Makes everything inserted so far durable: the set's Save (seen_set.h). A no-op for an
-  // in-memory filter.
+  // in-memory filter and over Redis.
   Status Save() { return set_->Save(); }
-  // The same, but FailedPrecondition for an in-memory filter.
+  // The same, but FailedPrecondition for an in-memory filter (a no-op over Redis).
   Status Checkpoint();
 
   // The options in effect (the stored ones when an existing state was reopened).
@@ -185,6 +198,8 @@ class SeenFilter {
 
  private:
   SeenFilter(const SeenFilterOptions& options);
+  // Open() of the Redis mode (options checked).
+  static Result<std::unique_ptr<SeenFilter>> OpenRedis(const SeenFilterOptions& options);
 
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;

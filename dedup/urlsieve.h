@@ -78,6 +78,18 @@ typedef struct urlsieve_options {
    * exact store instead of loading bloom.snap; the only way past a missing, stale or corrupt
    * snapshot, which is otherwise an error. FAILED_PRECONDITION for a Bloom-only state. 0 */
   int rebuild_bloom;
+  /* Appended with the Redis seen set; a caller compiled before it gets NULL, NULL and the default.
+   * A seen set shared in Redis (docs/embedding.md, "Sharing one set through Redis"): every
+   * process and thread that opens the same name on the same server shares it, and exactly one of
+   * them is told a URL is new. Both or neither: redis_url
+   * "redis://[[user]:password@]host:port[/db]" and redis_name (1-64 of [A-Za-z0-9_.-]); state_dir
+   * must then be NULL or "" and rebuild_bloom 0 (INVALID_ARGUMENT otherwise). exact needs no
+   * state_dir there. An existing set keeps the parameters it was created with. The strings are read
+   * during urlsieve_open only. */
+  const char* redis_url;           /* NULL or "": no Redis */
+  const char* redis_name;          /* NULL or "": no Redis */
+  uint64_t redis_front_cache_keys; /* keys known seen, answered without a round trip; 0: none;
+                                      4194304 */
 } urlsieve_options;
 
 typedef struct urlsieve_stats {
@@ -117,7 +129,12 @@ void urlsieve_options_init(urlsieve_options* options);
  * directory (files of another state or generation; nothing is changed), FAILED_PRECONDITION when
  * another process has the state directory open (the message names its pid: a state directory is
  * locked from urlsieve_open to urlsieve_close) or its Bloom snapshot is missing. A state directory
- * that exists keeps the capacity, fp_rate, exact flag and rules it was created with. */
+ * that exists keeps the capacity, fp_rate, exact flag and rules it was created with.
+ * Over Redis (redis_url, redis_name) the messages name the server: UNAVAILABLE when it cannot be
+ * reached, FAILED_PRECONDITION for a wrong password, a peer that is not Redis or a name that holds
+ * another type, UNSUPPORTED / CORRUPTION for a set of another version or not urlsieve's. Then
+ * every call may fail with UNAVAILABLE (Redis down, restarting or timing out: retry later; the
+ * handle reconnects by itself) or another error; a Redis fault never answers "seen". */
 urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter** filter,
                               urlsieve_error* error);
 
@@ -152,7 +169,8 @@ urlsieve_status urlsieve_canonicalize(const urlsieve_filter* filter, const char*
 urlsieve_status urlsieve_get_stats(const urlsieve_filter* filter, urlsieve_stats* stats,
                                    urlsieve_error* error);
 
-/* Makes everything inserted so far durable; a no-op in memory. */
+/* Makes everything inserted so far durable; a no-op in memory and over Redis (each insert is in
+ * Redis when it returns; what survives a Redis crash is Redis's persistence: use AOF). */
 urlsieve_status urlsieve_save(urlsieve_filter* filter, urlsieve_error* error);
 
 #ifdef __cplusplus

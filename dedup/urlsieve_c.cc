@@ -127,6 +127,9 @@ void urlsieve_options_init(urlsieve_options* options) {
   options->state_dir = nullptr;
   options->exact = d.exact;
   options->max_url_length = d.canonicalize.max_length;
+  options->redis_url = nullptr;
+  options->redis_name = nullptr;
+  options->redis_front_cache_keys = d.redis_front_cache_keys;
 }
 
 urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter** filter,
@@ -158,6 +161,9 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
     so.canonicalize.collapse_slashes = o.collapse_slashes != 0;
     so.canonicalize.max_length = o.max_url_length;
     so.rebuild_bloom = o.rebuild_bloom != 0;
+    if (o.redis_url != nullptr) so.redis_url = o.redis_url;
+    if (o.redis_name != nullptr) so.redis_name = o.redis_name;
+    so.redis_front_cache_keys = o.redis_front_cache_keys;
     auto opened = urlsieve::SeenFilter::Open(so);
     if (!opened.ok()) return Report(error, opened.status());
     auto handle = std::make_unique<urlsieve_filter>();

@@ -27,6 +27,9 @@ namespace {
 
 // Raised for every failure that is not the caller's bad input (ValueError) or an OS error.
 PyObject* g_error = nullptr;
+// A subclass of it: the Redis server is unreachable, restarting or timing out (kUnavailable); a
+// retry may succeed.
+PyObject* g_unavailable = nullptr;
 
 [[noreturn]] void Throw(const Status& status) {
   switch (status.code()) {
@@ -34,6 +37,9 @@ PyObject* g_error = nullptr;
       throw py::value_error(status.message());
     case StatusCode::kIoError:
       PyErr_SetString(PyExc_OSError, status.ToString().c_str());
+      throw py::error_already_set();
+    case StatusCode::kUnavailable:
+      PyErr_SetString(g_unavailable, status.ToString().c_str());
       throw py::error_already_set();
     default:
       PyErr_SetString(g_error, status.ToString().c_str());
@@ -64,13 +70,20 @@ class PySeenFilter {
  public:
   // The opt-in canonicalization rules come as keyword arguments named as in kCanonicalizeRules
   // (urlsieve.CANONICALIZE_RULES); anything else there is a TypeError, as an unknown keyword is.
+  // redis / name (redis_name here): a seen set shared in Redis (SeenFilterOptions::redis_url,
+  // redis_name).
   PySeenFilter(uint64_t capacity, double fp_rate, std::optional<std::string> state_dir, bool exact,
-               size_t max_url_length, bool rebuild_bloom, const py::kwargs& rules) {
+               size_t max_url_length, bool rebuild_bloom, std::optional<std::string> redis,
+               std::optional<std::string> redis_name, uint64_t redis_front_cache_keys,
+               const py::kwargs& rules) {
     SeenFilterOptions o;
     o.capacity = capacity;
     o.fp_rate = fp_rate;
     o.state_dir = state_dir.value_or("");
     o.exact = exact;
+    o.redis_url = redis.value_or("");
+    o.redis_name = redis_name.value_or("");
+    o.redis_front_cache_keys = redis_front_cache_keys;
     for (auto [key, value] : rules) {
       const std::string name = py::str(key);
       auto rule = std::find_if(std::begin(kCanonicalizeRules), std::end(kCanonicalizeRules),
@@ -228,6 +241,13 @@ class PySeenFilter {
     return texts;
   }
 
+  // The Redis set's name, or None for a local filter.
+  std::optional<std::string> RedisName() {
+    const std::string& name = Get()->options().redis_name;
+    if (name.empty()) return std::nullopt;
+    return name;
+  }
+
   std::optional<std::string> StateDir() {
     const std::string& dir = Get()->options().state_dir;
     if (dir.empty()) return std::nullopt;
@@ -286,6 +306,13 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = "0.1.0";
   static py::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);
   urlsieve::g_error = error.ptr();
+  urlsieve::g_unavailable = PyErr_NewExceptionWithDoc(
+      "urlsieve._core.UnavailableError",
+      "The Redis server of a shared seen set is unreachable, restarting or timing out; the call "
+      "had no effect that was reported, and a retry may succeed.",
+      urlsieve::g_error, nullptr);
+  if (urlsieve::g_unavailable == nullptr) throw py::error_already_set();
+  m.attr("UnavailableError") = py::handle(urlsieve::g_unavailable);
   // The names of the opt-in canonicalization rules, SeenFilter's keyword arguments (all False by
   // default), in the order of kCanonicalizeRules.
   py::tuple rules(std::size(urlsieve::kCanonicalizeRules));
@@ -297,10 +324,13 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<PySeenFilter>(m, "SeenFilter")
       .def(py::init<uint64_t, double, std::optional<std::string>, bool, size_t, bool,
+                    std::optional<std::string>, std::optional<std::string>, uint64_t,
                     const py::kwargs&>(),
            py::kw_only(), py::arg("capacity") = 10'000'000, py::arg("fp_rate") = 1e-3,
            py::arg("state_dir") = py::none(), py::arg("exact") = false,
-           py::arg("max_url_length") = 2083, py::arg("rebuild_bloom") = false)
+           py::arg("max_url_length") = 2083, py::arg("rebuild_bloom") = false,
+           py::arg("redis") = py::none(), py::arg("name") = py::none(),
+           py::arg("redis_front_cache_keys") = urlsieve::SeenFilterOptions().redis_front_cache_keys)
       .def("insert_if_new", &PySeenFilter::InsertIfNew, py::arg("url"))
       .def("insert_many", &PySeenFilter::InsertMany, py::arg("urls"), py::kw_only(),
            py::arg("invalid") = "raise")
@@ -310,6 +340,7 @@ PYBIND11_MODULE(_core, m) {
       .def("stats", &PySeenFilter::Stats)
       .def_property_readonly("notices", &PySeenFilter::Notices)
       .def_property_readonly("state_dir", &PySeenFilter::StateDir)
+      .def_property_readonly("redis_name", &PySeenFilter::RedisName)
       .def_property_readonly("closed", &PySeenFilter::closed)
       .def("save", &PySeenFilter::Save)
       .def("close", &PySeenFilter::Close)

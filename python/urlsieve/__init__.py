@@ -7,7 +7,8 @@
         seen.insert_many(["http://example.com/b", "http://example.com/a"])  # [True, False]
 
 SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
-           max_url_length=2083, rebuild_bloom=False, **rules)
+           max_url_length=2083, rebuild_bloom=False, redis=None, name=None,
+           redis_front_cache_keys=4194304, **rules)
     capacity/fp_rate size the Bloom filter (it grows past capacity, keeping the bound). state_dir
     makes the filter persistent (created, or reopened with its stored parameters); it is locked
     until close(): another process opening it gets urlsieve.Error naming this one's pid. exact=True
@@ -16,6 +17,15 @@ SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
     way past a missing, stale or corrupt bloom.snap, which is otherwise an error). rules: the
     opt-in canonicalization rules, each a bool keyword named in urlsieve.CANONICALIZE_RULES
     (sort_query=True, strip_www=True, ...), all False by default; any other keyword is a TypeError.
+    redis="redis://[[user]:password@]host:port[/db]", name="NAME": a seen set shared in Redis by
+    every process and thread that opens the same name there; exactly one of them is told a URL is
+    new. Both or neither; not with state_dir or rebuild_bloom (ValueError); exact=True needs no
+    state_dir there. The first open creates the set with the given capacity, fp_rate, exact and
+    rules; later opens use the stored ones (notices says so). redis_front_cache_keys: keys this
+    process knows are in the set, answered without a round trip (0: none). A Redis fault raises,
+    never answers "seen": urlsieve.UnavailableError when the server is unreachable, restarting or
+    timing out (retry later; it reconnects by itself), urlsieve.Error otherwise (a wrong password,
+    a name holding something else), each naming the server.
 
     insert_if_new(url) -> bool       url: str or bytes. ValueError (with the reason) if invalid.
     insert_many(urls, *, invalid="raise") -> list
@@ -27,12 +37,14 @@ SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
     url in seen -> bool              does not insert; ValueError if invalid.
     canonicalize(url) -> str         the key that is deduplicated.
     insert_key_if_new(key) -> bool   a raw key, not canonicalized (see urlsieve.scrapy).
-    stats() -> dict, notices, state_dir, closed, save(), close(); `with` closes (and saves).
+    stats() -> dict, notices, state_dir, redis_name, closed, save(), close(); `with` closes (and
+    saves; over Redis every insert is in Redis when it returns, so there is nothing to save).
 
 Errors: ValueError for bad input or options, OSError for I/O, urlsieve.Error (a RuntimeError) for
-corrupt or foreign state and other failures.
+corrupt or foreign state and other failures, urlsieve.UnavailableError (a urlsieve.Error) when a
+Redis server cannot be reached.
 """
 
-from ._core import CANONICALIZE_RULES, Error, SeenFilter, __version__
+from ._core import CANONICALIZE_RULES, Error, SeenFilter, UnavailableError, __version__
 
-__all__ = ["CANONICALIZE_RULES", "Error", "SeenFilter", "__version__"]
+__all__ = ["CANONICALIZE_RULES", "Error", "SeenFilter", "UnavailableError", "__version__"]

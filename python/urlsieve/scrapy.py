@@ -11,6 +11,13 @@
     URLSIEVE_STRIP_WWW = False
     URLSIEVE_COLLAPSE_SLASHES = False  # (one URLSIEVE_<RULE> per urlsieve.CANONICALIZE_RULES)
 
+    # Optional: one seen set shared in Redis by every Scrapy process that names it (the drop-in
+    # alternative to scrapy-redis's RFPDupeFilter): each request is scheduled by one process only.
+    URLSIEVE_REDIS_URL = "redis://:password@redis-host:6379/0"
+    URLSIEVE_REDIS_NAME = "my-crawl"   # both or neither
+    URLSIEVE_REDIS_RETRY_TIMEOUT = 200  # seconds a Redis fault is retried before the crawl stops
+    URLSIEVE_REDIS_FRONT_CACHE_KEYS = 4194304  # keys known seen, answered without a round trip
+
 Keys: a GET request without a body is keyed by its canonical URL (so every spelling of a URL is
 one request). Any other request is keyed "urlsieve-req:<METHOD>:<sha1 of body>:<canonical URL>",
 or the raw URL when it is not an http(s) URL the canonicalizer accepts. Canonical URL keys always
@@ -24,6 +31,22 @@ remembers what it saw (saved when the spider closes; in exact mode every insert 
 once); duplicates are logged once, or each one with DUPEFILTER_DEBUG; the stat
 dupefilter/filtered counts them. Without JOBDIR, exact mode keeps its SQLite store in a temporary
 directory removed at close.
+
+Redis: with URLSIEVE_REDIS_URL and URLSIEVE_REDIS_NAME the filter is the set of that name in Redis
+(urlsieve.SeenFilter(redis=..., name=...)), shared by all processes that use it, and JOBDIR plays
+no part in it: the set outlives the crawl in Redis (delete its keys, "urlsieve:{NAME...", to start
+afresh). The first process creates it with URLSIEVE_CAPACITY, URLSIEVE_FP_RATE, URLSIEVE_EXACT and
+the rules; the others use the stored ones (logged). A Redis fault never drops a request silently:
+while Redis is unreachable, restarting or timing out (urlsieve.UnavailableError), request_seen
+retries with back-off (0.1 s doubling to 5 s), logging a warning each time, and the crawl pauses
+(request_seen runs in the reactor thread). If Redis is still failing after
+URLSIEVE_REDIS_RETRY_TIMEOUT seconds, or answers another error (a wrong password after a restart,
+the set's keys deleted...), the request's error is logged, the spider is closed with the reason
+"urlsieve_redis_error" and the exception propagates to Scrapy, which logs it: the crawl stops,
+visibly, rather than going on with requests neither scheduled nor recorded. A retry sends the same
+key again, and the set answers it as the failed call was answered if that call did reach Redis
+(its reply was lost) within the last 240 seconds (dedup/redis_seen_set.h): so the default timeout
+is 200 s, and a longer one risks dropping the request of such a call.
 """
 
 import hashlib
@@ -31,12 +54,13 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
-from . import CANONICALIZE_RULES, SeenFilter
+from . import CANONICALIZE_RULES, Error, SeenFilter, UnavailableError
 
 REQUEST_KEY_PREFIX = "urlsieve-req:"
 
@@ -56,28 +80,42 @@ class SeenDupeFilter(BaseDupeFilter):
         capacity=10_000_000,
         fp_rate=1e-6,
         exact=False,
+        redis_url=None,
+        redis_name=None,
+        redis_retry_timeout=200.0,
+        redis_front_cache_keys=4194304,
+        crawler=None,
         **rules,
     ):
         self.debug = debug
         self.logdupes = True
         self.logger = logging.getLogger(__name__)
         self._tempdir = None
-        state_dir = os.path.join(path, "urlsieve") if path else None
-        if exact and state_dir is None:
-            self._tempdir = tempfile.mkdtemp(prefix="urlsieve-scrapy-")
-            state_dir = os.path.join(self._tempdir, "state")
+        self._crawler = crawler
+        self._stopping = False
+        self.redis_retry_timeout = redis_retry_timeout
+        if redis_url or redis_name:
+            # SeenFilter says so (ValueError) when only one of the two is given.
+            where = dict(redis=redis_url or None, name=redis_name or None,
+                         redis_front_cache_keys=redis_front_cache_keys)
+        else:
+            state_dir = os.path.join(path, "urlsieve") if path else None
+            if exact and state_dir is None:
+                self._tempdir = tempfile.mkdtemp(prefix="urlsieve-scrapy-")
+                state_dir = os.path.join(self._tempdir, "state")
+            where = dict(state_dir=state_dir)
         self.seen = SeenFilter(
             capacity=capacity,
             fp_rate=fp_rate,
-            state_dir=state_dir,
             exact=exact,
+            **where,
             **(RULE_DEFAULTS | rules),  # SeenFilter refuses a name not in CANONICALIZE_RULES
         )
         for notice in self.seen.notices:
             self.logger.info("urlsieve: %s", notice)
 
     @classmethod
-    def from_settings(cls, settings, *, fingerprinter=None):
+    def from_settings(cls, settings, *, fingerprinter=None, crawler=None):
         # fingerprinter: accepted for Scrapy's calling convention; the key is built here instead.
         return cls(
             job_dir(settings),
@@ -85,6 +123,11 @@ class SeenDupeFilter(BaseDupeFilter):
             capacity=settings.getint("URLSIEVE_CAPACITY", 10_000_000),
             fp_rate=settings.getfloat("URLSIEVE_FP_RATE", 1e-6),
             exact=settings.getbool("URLSIEVE_EXACT", False),
+            redis_url=settings.get("URLSIEVE_REDIS_URL"),
+            redis_name=settings.get("URLSIEVE_REDIS_NAME"),
+            redis_retry_timeout=settings.getfloat("URLSIEVE_REDIS_RETRY_TIMEOUT", 200.0),
+            redis_front_cache_keys=settings.getint("URLSIEVE_REDIS_FRONT_CACHE_KEYS", 4194304),
+            crawler=crawler,
             **{
                 rule: settings.getbool("URLSIEVE_" + rule.upper(), default)
                 for rule, default in RULE_DEFAULTS.items()
@@ -93,7 +136,7 @@ class SeenDupeFilter(BaseDupeFilter):
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls.from_settings(crawler.settings)
+        return cls.from_settings(crawler.settings, crawler=crawler)
 
     def request_key(self, request):
         """The key deduplicated for a request (see the module docstring)."""
@@ -108,6 +151,11 @@ class SeenDupeFilter(BaseDupeFilter):
         return f"{REQUEST_KEY_PREFIX}{request.method}:{body}:{url}"
 
     def request_seen(self, request):
+        if self.seen.redis_name is not None:
+            return self._redis_request_seen(request)
+        return self._request_seen(request)
+
+    def _request_seen(self, request):
         if request.method == "GET" and not request.body:
             try:
                 return not self.seen.insert_if_new(request.url)  # one call on the common path
@@ -115,16 +163,54 @@ class SeenDupeFilter(BaseDupeFilter):
                 pass  # not an http(s) URL urlsieve accepts: keyed by its raw form below
         return not self.seen.insert_key_if_new(self.request_key(request))
 
+    def _redis_request_seen(self, request):
+        """request_seen over Redis: faults are retried, then stop the crawl (module docstring)."""
+        deadline = time.monotonic() + self.redis_retry_timeout
+        pause = 0.1
+        while True:
+            try:
+                return self._request_seen(request)
+            except UnavailableError as e:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._stop(request, e)
+                    raise
+                pause = min(pause, left)
+                self.logger.warning(
+                    "urlsieve: Redis unavailable while filtering %s (%s); retrying in %.1f s",
+                    request, e, pause)
+                time.sleep(pause)  # the back-off: nothing to wait on but time
+                pause = min(pause * 2, 5.0)
+            except Error as e:
+                self._stop(request, e)
+                raise
+
+    def _stop(self, request, error):
+        self.logger.error(
+            "urlsieve: the Redis seen set failed for %s, which is neither scheduled nor recorded "
+            "(%s); closing the spider", request, error)
+        if self._crawler is None or self._stopping or self._crawler.engine is None:
+            return
+        self._stopping = True
+        from twisted.internet import reactor
+
+        # Later, not from inside the scheduler's enqueue_request.
+        reactor.callLater(0, self._crawler.engine.close_spider, self._crawler.spider,
+                          "urlsieve_redis_error")
+
     def close(self, reason):
         if self.seen.closed:
             return
         stats = self.seen.stats()
+        redis_name = self.seen.redis_name
         self.seen.close()
         if self._tempdir is not None:
             shutil.rmtree(self._tempdir, ignore_errors=True)
         self.logger.info(
-            "urlsieve: %d requests seen, Bloom filter %d bytes, expected false-positive rate %.3g%s",
+            "urlsieve: %d requests seen%s, Bloom filter %d bytes, expected false-positive rate"
+            " %.3g%s",
             stats["bloom_inserted"],
+            f" (Redis set {redis_name!r})" if redis_name else "",
             stats["bloom_bytes"],
             stats["bloom_expected_fp_rate"],
             f", {stats['false_positives']} false positives caught by the exact store"

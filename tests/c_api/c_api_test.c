@@ -1,12 +1,22 @@
 /* The C API (dedup/urlsieve.h) exercised from C: in-memory and persistent filters, batches,
  * errors (invalid URLs, bad options, NULL arguments, a corrupt state directory), ABI growth of the
- * option and stats structs, and concurrent inserts. Exits non-zero on the first failed check. */
+ * option and stats structs, concurrent inserts, and a seen set shared in Redis (a real
+ * redis-server this program starts on a free loopback port and kills at exit). Exits non-zero if
+ * a check failed. */
 #define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dedup/urlsieve.h"
@@ -31,6 +41,15 @@ static int failures = 0;
       fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, e_.message); \
       ++failures;                                                                       \
     }                                                                                   \
+  } while (0)
+
+/* An open that must succeed; prints the error's message otherwise. */
+#define CHECK_OPENED(expr, error)                                                          \
+  do {                                                                                     \
+    if ((expr) != URLSIEVE_OK) {                                                           \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr, error.message); \
+      ++failures;                                                                          \
+    }                                                                                      \
   } while (0)
 
 static urlsieve_filter* OpenMemory(void) {
@@ -452,6 +471,226 @@ static void TestConcurrentInsertsExactlyOneNew(void) {
   CHECK_OK(close(f, &e_));
 }
 
+/* A redis-server of this test's, on 127.0.0.1 at a free port, with a password. */
+static pid_t redis_pid = -1;
+
+static void StopRedis(void) {
+  if (redis_pid <= 0) return;
+  kill(redis_pid, SIGKILL);
+  waitpid(redis_pid, NULL, 0);
+  redis_pid = -1;
+}
+
+static int FreePort(void) {
+  struct sockaddr_in addr;
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&addr, 0, sizeof(addr));
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, (struct sockaddr*)&addr, sizeof(addr)) == 0 &&
+      getsockname(fd, (struct sockaddr*)&addr, &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+static double Now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* 1 once the server at `port` answers AUTH + PING with +PONG. */
+static int RedisAnswers(int port, const char* password) {
+  struct sockaddr_in addr;
+  struct timeval timeout;
+  char request[128];
+  char reply[256];
+  size_t got = 0;
+  int ok = 0;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  memset(&addr, 0, sizeof(addr));
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons((uint16_t)port);
+  timeout.tv_sec = 1;
+  timeout.tv_usec = 0;
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  snprintf(request, sizeof(request), "AUTH %s\r\nPING\r\n", password);
+  if (connect(fd, (struct sockaddr*)&addr, sizeof(addr)) == 0 &&
+      write(fd, request, strlen(request)) == (ssize_t)strlen(request)) {
+    while (got < sizeof(reply) - 1) {
+      ssize_t n = read(fd, reply + got, sizeof(reply) - 1 - got);
+      if (n <= 0) break;
+      got += (size_t)n;
+      reply[got] = '\0';
+      if (strstr(reply, "+PONG\r\n") != NULL) {
+        ok = 1;
+        break;
+      }
+    }
+  }
+  close(fd);
+  return ok;
+}
+
+/* Starts redis-server with its files in `dir`; returns its port, or 0 (a failed check). */
+static int StartRedis(const char* dir, const char* password) {
+  int attempt;
+  for (attempt = 0; attempt < 8; ++attempt) {
+    char port_arg[16];
+    char log[600];
+    double deadline = Now() + 20;
+    int port = FreePort();
+    snprintf(port_arg, sizeof(port_arg), "%d", port);
+    snprintf(log, sizeof(log), "%s/redis.log", dir);
+    redis_pid = fork();
+    if (redis_pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+      execlp("redis-server", "redis-server", "--port", port_arg, "--bind", "127.0.0.1", "--dir",
+             dir, "--save", "", "--appendonly", "no", "--logfile", log, "--requirepass", password,
+             "--daemonize", "no", (char*)NULL);
+      _exit(127);
+    }
+    while (Now() < deadline) {
+      struct timespec pause = {0, 10 * 1000 * 1000};
+      if (waitpid(redis_pid, NULL, WNOHANG) == redis_pid) { /* exited: the port was taken */
+        redis_pid = -1;
+        break;
+      }
+      if (RedisAnswers(port, password)) return port;
+      nanosleep(&pause, NULL); /* polling for readiness, up to the deadline */
+    }
+    StopRedis();
+  }
+  fprintf(stderr, "could not start redis-server in %s (scripts/setup.sh installs it)\n", dir);
+  ++failures;
+  return 0;
+}
+
+static urlsieve_status OpenRedis(const char* url, const char* name, uint64_t capacity, int exact,
+                                 urlsieve_filter** f, urlsieve_error* e) {
+  urlsieve_options o;
+  urlsieve_options_init(&o);
+  o.redis_url = url;
+  o.redis_name = name;
+  o.capacity = capacity;
+  o.exact = exact;
+  o.sort_query = 1;
+  return urlsieve_open(&o, f, e);
+}
+
+/* Two handles on one Redis set behave as one set; the stored parameters win; bad combinations,
+ * a wrong password and a server that is not there are clear errors. */
+static void TestRedisSharedSet(void) {
+  char* root = MakeTempDir();
+  char url[128];
+  char wrong[128];
+  char nowhere[64];
+  char port_text[16];
+  urlsieve_filter* a = NULL;
+  urlsieve_filter* b = NULL;
+  urlsieve_filter* f = NULL;
+  urlsieve_options o;
+  urlsieve_error e;
+  urlsieve_stats st;
+  urlsieve_url urls[3];
+  uint8_t results[3];
+  const char* text[3] = {"http://r.example/2?b=1&a=2", "http://r.example/3", "gopher://x/"};
+  int seen = -1;
+  int i;
+  int port = StartRedis(root, "sesame");
+  if (port == 0) return;
+  snprintf(url, sizeof(url), "redis://:sesame@127.0.0.1:%d", port);
+  snprintf(wrong, sizeof(wrong), "redis://:open-sesame@127.0.0.1:%d", port);
+  snprintf(port_text, sizeof(port_text), "%d", port);
+
+  CHECK_OPENED(OpenRedis(url, "crawl1", 1000, 1, &a, &e), e);
+  CHECK_OPENED(OpenRedis(url, "crawl1", 5000000, 0, &b, &e), e); /* the stored parameters win */
+  if (a == NULL || b == NULL) {
+    urlsieve_close(a, &e);
+    urlsieve_close(b, &e);
+    StopRedis();
+    RemoveTree(root);
+    free(root);
+    return;
+  }
+  CHECK(Insert(a, "http://r.example/1") == 1);
+  CHECK(Insert(b, "HTTP://R.example:80/1#x") == 0); /* one set, one canonical key */
+  CHECK(Insert(b, "http://r.example/2?a=2&b=1") == 1);
+  for (i = 0; i < 3; ++i) {
+    urls[i].data = text[i];
+    urls[i].size = strlen(text[i]);
+  }
+  CHECK_OK(insert_batch(a, urls, 3, results, &e_));
+  CHECK(results[0] == URLSIEVE_SEEN); /* sort_query: the same URL as b's */
+  CHECK(results[1] == URLSIEVE_NEW);
+  CHECK(results[2] == URLSIEVE_INVALID);
+  CHECK_OK(contains(b, "http://r.example/3", 18, &seen, &e_));
+  CHECK(seen == 1);
+  memset(&st, 0, sizeof(st));
+  st.struct_size = sizeof(st);
+  CHECK_OK(get_stats(b, &st, &e_));
+  CHECK(st.capacity == 1000); /* as created by a */
+  CHECK(st.exact == 1);
+  CHECK_OK(save(b, &e_)); /* a no-op: Redis has every insert */
+  CHECK_OK(close(a, &e_));
+  CHECK_OK(close(b, &e_));
+
+  /* Another name is another set. */
+  CHECK_OPENED(OpenRedis(url, "crawl2", 1000, 0, &f, &e), e);
+  if (f != NULL) {
+    CHECK(Insert(f, "http://r.example/1") == 1);
+    CHECK_OK(close(f, &e_));
+  }
+
+  /* Bad combinations. */
+  f = (urlsieve_filter*)&o;
+  CHECK(OpenRedis(url, NULL, 1000, 0, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(f == NULL);
+  CHECK(OpenRedis(NULL, "crawl1", 1000, 0, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(strstr(e.message, "crawl1") != NULL);
+  CHECK(OpenRedis("", "crawl1", 1000, 0, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(OpenRedis("redis://127.0.0.1:bad", "crawl1", 1000, 0, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  urlsieve_options_init(&o);
+  o.redis_url = url;
+  o.redis_name = "crawl1";
+  o.state_dir = root;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(strstr(e.message, root) != NULL);
+  o.state_dir = NULL;
+  o.rebuild_bloom = 1;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(f == NULL);
+
+  /* A caller compiled before the Redis fields: they are not read (an in-memory filter). */
+  urlsieve_options_init(&o);
+  o.redis_url = "redis://127.0.0.1:1";
+  o.redis_name = "never-read";
+  o.struct_size = offsetof(urlsieve_options, redis_url);
+  CHECK_OK(open(&o, &f, &e_));
+  if (f != NULL) {
+    CHECK(Insert(f, "http://r.example/1") == 1);
+    CHECK_OK(close(f, &e_));
+  }
+
+  /* A wrong password; then a server that is not there: clear errors naming the server. */
+  CHECK(OpenRedis(wrong, "crawl1", 1000, 0, &f, &e) == URLSIEVE_FAILED_PRECONDITION);
+  CHECK(f == NULL);
+  CHECK(strstr(e.message, port_text) != NULL);
+  CHECK(strstr(e.message, "open-sesame") == NULL); /* never the password */
+  StopRedis();
+  snprintf(nowhere, sizeof(nowhere), "redis://127.0.0.1:%d", port);
+  CHECK(OpenRedis(nowhere, "crawl1", 1000, 0, &f, &e) == URLSIEVE_UNAVAILABLE);
+  CHECK(f == NULL);
+  CHECK(strstr(e.message, port_text) != NULL);
+  RemoveTree(root);
+  free(root);
+}
+
 int main(void) {
   TestSpellingsAreOneUrl();
   TestInvalidUrlIsAnErrorWithAReason();
@@ -466,6 +705,8 @@ int main(void) {
   TestDamagedStateDbMessageNamesTheFile();
   TestRebuildOnlyOnRequest();
   TestConcurrentInsertsExactlyOneNew();
+  atexit(StopRedis);
+  TestRedisSharedSet();
   if (failures != 0) {
     fprintf(stderr, "c_api_test: %d check(s) failed\n", failures);
     return 1;

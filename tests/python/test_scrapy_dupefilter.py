@@ -8,6 +8,7 @@ in two orders. The server's request log is the ground truth: each page must be r
 
 import hashlib
 import json
+import logging
 import os
 import posixpath
 import subprocess
@@ -22,6 +23,7 @@ from scrapy.http import FormRequest, Request
 from scrapy.settings import Settings
 
 import urlsieve
+from redis_server import RedisServer
 from urlsieve.scrapy import SeenDupeFilter
 
 PAGES = 40
@@ -48,6 +50,9 @@ class Site:
         site = self
         self.log = []
         self.lock = threading.Lock()
+        self.agents = {}  # User-Agent -> requests
+        self.barrier = set()  # User-Agents whose first requests each response waits for
+        self.arrived = threading.Condition(self.lock)
 
         class Handler(BaseHTTPRequestHandler):
             # HTTP/1.1 (every response has a Content-Length). Served as HTTP/1.0, which closes each
@@ -79,8 +84,13 @@ class Site:
         page = posixpath.normpath(urllib.parse.unquote(parts.path))
         if parts.query:
             page += "?" + "&".join(sorted(parts.query.split("&")))
+        agent = handler.headers.get("User-Agent", "")
         with self.lock:
             self.log.append((method, page, body))
+            self.agents[agent] = self.agents.get(agent, 0) + 1
+            self.arrived.notify_all()
+            # Hold the response until every crawler of the barrier has sent its first request.
+            self.arrived.wait_for(lambda: self.barrier <= set(self.agents), timeout=60)
         html = self.html(page)
         handler.send_response(200 if html else 404)
         handler.send_header("Content-Type", "text/html")
@@ -263,3 +273,96 @@ def test_scheduler_checks_dont_filter_before_the_filter():
     assert "not request.dont_filter and self.df.request_seen(request)" in inspect.getsource(
         Scheduler.enqueue_request)
 
+
+
+def test_two_processes_sharing_a_redis_set_fetch_every_page_once_in_total(site, redis_server):
+    # Two Scrapy processes, each from its own start page, share one urlsieve set in Redis: a page
+    # is fetched by one of them, once. The site holds every response until both have sent their
+    # first request, so both really crawl (neither can finish before the other starts).
+    shared = {
+        "DUPEFILTER_CLASS": "urlsieve.scrapy.SeenDupeFilter",
+        "URLSIEVE_REDIS_URL": redis_server.url,
+        "URLSIEVE_REDIS_NAME": "site-crawl",
+    }
+    site.barrier = {"crawler-a", "crawler-b"}
+    runs = []
+    for agent, start in (("crawler-a", "/p/0"), ("crawler-b", "/p/20")):
+        settings = {**shared, "USER_AGENT": agent}
+        runs.append(subprocess.Popen(
+            [sys.executable, SPIDER, site.url(start), json.dumps(settings), "extras"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    outputs = []
+    for run in runs:
+        try:
+            _, err = run.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            for r in runs:
+                r.kill()
+            raise
+        assert run.returncode == 0, err[-3000:]
+        outputs.append(err)
+    counts = gets(site.log)
+    expected = {f"/p/{i}": 1 for i in range(PAGES)}
+    expected["/p/0"] = 2  # page 5 asks for it again with dont_filter=True (whoever fetched 5)
+    expected["/s?a=1&b=2"] = 1
+    assert dict(counts) == expected
+    posts = Counter(body for method, _, body in site.log if method == "POST")
+    assert posts == Counter({b"q=0": 1, b"q=1": 1, b"q=2": 1})  # request keys are shared too
+    assert site.agents["crawler-a"] >= 1 and site.agents["crawler-b"] >= 1, site.agents
+    for err in outputs:
+        assert "Redis set 'site-crawl'" in err
+
+
+def test_redis_settings_reach_the_filter(redis_server, tmp_path):
+    df = make_filter(URLSIEVE_REDIS_URL=redis_server.url, URLSIEVE_REDIS_NAME="settings",
+                     URLSIEVE_CAPACITY=4321, URLSIEVE_EXACT=True, JOBDIR=str(tmp_path / "job"))
+    assert df.seen.redis_name == "settings" and df.seen.state_dir is None
+    stats = df.seen.stats()
+    assert stats["capacity"] == 4321 and stats["exact"]
+    assert df.request_seen(Request("http://r.example/?b=1&a=2")) is False
+    other = make_filter(URLSIEVE_REDIS_URL=redis_server.url, URLSIEVE_REDIS_NAME="settings")
+    assert other.request_seen(Request("http://R.example/?a=2&b=1#x")) is True
+    df.close("finished")
+    other.close("finished")
+    assert not (tmp_path / "job" / "urlsieve").exists()  # the set is in Redis, not in JOBDIR
+    with pytest.raises(ValueError, match="name"):
+        make_filter(URLSIEVE_REDIS_URL=redis_server.url)
+
+
+def test_a_redis_fault_is_retried_then_stops_never_dropping_silently(tmp_path, caplog):
+    server = RedisServer(tmp_path / "redis", append_only=True)  # a restart keeps the set
+    try:
+        df = make_filter(URLSIEVE_REDIS_URL=server.url, URLSIEVE_REDIS_NAME="faults",
+                         URLSIEVE_REDIS_RETRY_TIMEOUT=120, URLSIEVE_REDIS_FRONT_CACHE_KEYS=0)
+        assert df.request_seen(Request("http://f.example/1")) is False
+        # Redis goes away; request_seen retries (logging each attempt) until it is back.
+        server.kill()
+        retrying = threading.Event()
+
+        class Watch(logging.Handler):
+            def emit(self, record):
+                if "Redis unavailable" in record.getMessage():
+                    retrying.set()
+
+        watch = Watch()
+        logging.getLogger("urlsieve.scrapy").addHandler(watch)
+        restarter = threading.Thread(target=lambda: retrying.wait(60) and server.restart())
+        restarter.start()
+        try:
+            assert df.request_seen(Request("http://f.example/2")) is False  # new, once back
+            assert df.request_seen(Request("http://f.example/1")) is True
+        finally:
+            restarter.join()
+            logging.getLogger("urlsieve.scrapy").removeHandler(watch)
+        assert retrying.is_set()
+        # Still down past URLSIEVE_REDIS_RETRY_TIMEOUT: the error is raised and logged.
+        df.redis_retry_timeout = 0.3
+        server.kill()
+        with caplog.at_level(logging.WARNING, logger="urlsieve.scrapy"):
+            with pytest.raises(urlsieve.UnavailableError, match=f"127.0.0.1:{server.port}"):
+                df.request_seen(Request("http://f.example/3"))
+        assert "neither scheduled nor recorded" in caplog.text
+        assert "http://f.example/3" in caplog.text
+        df.close("finished")
+    finally:
+        server.stop()

@@ -1,0 +1,109 @@
+"""urlsieve.SeenFilter(redis=..., name=...): a seen set shared in a real redis-server."""
+
+import threading
+
+import pytest
+
+import urlsieve
+from redis_server import RedisServer, free_port
+
+
+def test_two_filters_on_one_name_are_one_set(redis_server):
+    a = urlsieve.SeenFilter(redis=redis_server.url, name="crawl", capacity=10_000)
+    b = urlsieve.SeenFilter(redis=redis_server.url, name="crawl", capacity=10_000)
+    assert a.redis_name == "crawl" and a.state_dir is None
+    assert a.insert_if_new("http://Example.com/a/./b#top") is True
+    assert b.insert_if_new("HTTP://example.com:80/a/b") is False
+    assert b.insert_many(["http://example.com/c", "ftp://x/", "http://example.com/c"],
+                         invalid="none") == [True, None, False]
+    assert "http://example.com/c" in a
+    assert "http://example.com/never" not in a
+    assert a.insert_key_if_new("urlsieve-req:POST:0:http://example.com/") is True
+    assert b.insert_key_if_new("urlsieve-req:POST:0:http://example.com/") is False
+    other = urlsieve.SeenFilter(redis=redis_server.url, name="other", capacity=10_000)
+    assert other.insert_if_new("http://example.com/c") is True  # another name, another set
+    for f in (a, b, other):
+        f.save()  # nothing to save: every insert is in Redis already
+        f.close()
+
+
+def test_threads_sharing_a_set_are_told_new_once(redis_server):
+    filters = [urlsieve.SeenFilter(redis=redis_server.url, name="threads", capacity=10_000)
+               for _ in range(2)]
+    urls = [f"http://t.example/{i}" for i in range(2000)]
+    new = []
+    lock = threading.Lock()
+
+    def run(f):
+        got = 0
+        for start in range(0, len(urls), 100):
+            got += sum(f.insert_many(urls[start:start + 100]))
+        with lock:
+            new.append(got)
+
+    threads = [threading.Thread(target=run, args=(filters[i % 2],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(new) == len(urls)
+
+
+def test_the_stored_parameters_win_with_a_notice(redis_server):
+    with urlsieve.SeenFilter(redis=redis_server.url, name="stored", capacity=5000, exact=True,
+                             sort_query=True) as first:
+        assert first.notices == []
+        assert first.insert_if_new("http://s.example/?b=2&a=1") is True
+    again = urlsieve.SeenFilter(redis=redis_server.url, name="stored", capacity=99999,
+                                fp_rate=0.01)
+    assert again.notices, "the stored parameters override the requested ones: say so"
+    stats = again.stats()
+    assert stats["capacity"] == 5000 and stats["exact"]
+    assert again.canonicalize("http://s.example/?b=2&a=1") == "http://s.example/?a=1&b=2"
+    assert again.insert_if_new("http://s.example/?a=1&b=2") is False
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(name="n"),                              # a name without a URL
+    dict(redis="REDIS"),                         # a URL without a name
+    dict(redis="redis://127.0.0.1:notaport", name="n"),
+    dict(redis="REDIS", name="n", state_dir="STATE"),
+    dict(redis="REDIS", name="n", rebuild_bloom=True),
+])
+def test_bad_options_raise_value_error(redis_server, tmp_path, kwargs):
+    kwargs = {k: {"REDIS": redis_server.url, "STATE": str(tmp_path / "state")}.get(v, v)
+              for k, v in kwargs.items()}
+    with pytest.raises(ValueError, match="."):
+        urlsieve.SeenFilter(**kwargs)
+    assert not (tmp_path / "state").exists()
+
+
+def test_no_server_raises_unavailable_naming_it():
+    port = free_port()  # nothing listens there
+    with pytest.raises(urlsieve.UnavailableError, match=f"127.0.0.1:{port}"):
+        urlsieve.SeenFilter(redis=f"redis://127.0.0.1:{port}", name="n")
+    assert issubclass(urlsieve.UnavailableError, urlsieve.Error)
+
+
+def test_a_wrong_password_is_a_clear_error(tmp_path):
+    server = RedisServer(tmp_path / "redis", password="sesame")
+    try:
+        with urlsieve.SeenFilter(redis=server.url, name="auth") as f:
+            assert f.insert_if_new("http://p.example/") is True
+        wrong = f"redis://:open-sesame@127.0.0.1:{server.port}"
+        with pytest.raises(urlsieve.Error, match=f"127.0.0.1:{server.port}") as raised:
+            urlsieve.SeenFilter(redis=wrong, name="auth")
+        assert "open-sesame" not in str(raised.value)
+        assert not isinstance(raised.value, urlsieve.UnavailableError)  # retrying will not help
+    finally:
+        server.stop()
+
+
+def test_a_killed_server_raises_never_answers_seen(redis_server):
+    f = urlsieve.SeenFilter(redis=redis_server.url, name="killed", redis_front_cache_keys=0)
+    assert f.insert_if_new("http://k.example/1") is True
+    redis_server.kill()
+    with pytest.raises(urlsieve.Error, match=f"127.0.0.1:{redis_server.port}"):
+        f.insert_if_new("http://k.example/1")
+    with pytest.raises(urlsieve.Error):
+        f.insert_many(["http://k.example/2"])

@@ -281,5 +281,28 @@ TEST(RedisClusterFaultTest, AKilledNodeIsUnavailableNamingItThenHeals) {
   }
 }
 
+TEST(RedisClusterFaultTest, APasswordReachesEveryNodeAndAWrongOneIsRefused) {
+  ScratchDir dir("redis_cluster_auth");
+  auto cluster = RedisCluster::Start(dir.path(), 3, "s3cret");
+  ASSERT_NE(cluster, nullptr);
+  auto client = ConnectTo(*cluster);  // node connections opened later authenticate too
+  ASSERT_NE(client, nullptr);
+  std::vector<RedisCommand> commands;
+  for (int i = 0; i < 60; ++i) commands.push_back({{"SET", "a" + std::to_string(i), "v"}});
+  std::vector<RedisReply> replies;
+  ASSERT_TRUE(client->Pipeline(commands, &replies).ok());
+  for (const RedisReply& reply : replies) EXPECT_EQ(reply.str, "OK");
+  ASSERT_TRUE(client->OnEveryMaster({{"PING"}, -1}, &replies).ok());
+  EXPECT_EQ(replies.size(), 3u);
+
+  RedisAddress wrong = cluster->address();
+  wrong.password = "guess";
+  auto refused = RedisClient::Connect(wrong);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("authenticating"), std::string::npos);
+  EXPECT_EQ(refused.status().message().find("guess"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace urlsieve

@@ -37,12 +37,15 @@ namespace urlsieve::testing {
 
 class RedisCluster {
  public:
-  // Starts `masters` nodes in `dir`/node-<i> and makes them a cluster. Null, with a test failure
-  // saying why (the redis-cli output included), when it cannot.
-  static std::unique_ptr<RedisCluster> Start(const std::filesystem::path& dir, int masters = 3) {
-    std::unique_ptr<RedisCluster> cluster(new RedisCluster(dir));
+  // Starts `masters` nodes in `dir`/node-<i> and makes them a cluster; `password`, if any, is
+  // every node's requirepass. Null, with a test failure saying why (the redis-cli output
+  // included), when it cannot.
+  static std::unique_ptr<RedisCluster> Start(const std::filesystem::path& dir, int masters = 3,
+                                             const std::string& password = "") {
+    std::unique_ptr<RedisCluster> cluster(new RedisCluster(dir, password));
     RedisServer::Options options;
     options.cluster = true;
+    options.password = password;
     for (int i = 0; i < masters; ++i) {
       auto node = RedisServer::Start(dir / ("node-" + std::to_string(i)), options);
       if (node == nullptr) return nullptr;
@@ -53,6 +56,7 @@ class RedisCluster {
       args.push_back("127.0.0.1:" + std::to_string(node->port()));
     }
     args.insert(args.end(), {"--cluster-replicas", "0", "--cluster-yes"});
+    if (!password.empty()) args.insert(args.end(), {"-a", password, "--no-auth-warning"});
     const std::filesystem::path log = dir / "cluster-create.log";
     if (!RunTool(args, log, std::chrono::seconds(60))) {
       ADD_FAILURE() << "redis-cli --cluster create failed: " << ReadFile(log);
@@ -68,11 +72,17 @@ class RedisCluster {
   int size() const { return static_cast<int>(nodes_.size()); }
   RedisServer& node(int i) { return *nodes_[i]; }
   std::string url() const { return nodes_[0]->url(); }
-  RedisAddress address() const { return nodes_[0]->address(); }
+  // Node 0's address, with the password: where a client starts.
+  RedisAddress address() const { return NodeAddress(0); }
+  RedisAddress NodeAddress(int i) const {
+    RedisAddress address = nodes_[i]->address();
+    address.password = password_;
+    return address;
+  }
 
   // A connection of the test's own to node i (no cluster routing).
   std::unique_ptr<RedisConnection> Connect(int i) const {
-    auto connection = RedisConnection::Open(nodes_[i]->address(), {1.0, 10.0});
+    auto connection = RedisConnection::Open(NodeAddress(i), {1.0, 10.0});
     if (!connection.ok()) {
       ADD_FAILURE() << connection.status().ToString();
       return nullptr;
@@ -121,13 +131,14 @@ class RedisCluster {
  private:
   using SlotRanges = std::vector<std::tuple<int, int, int>>;  // first, last, master's port
 
-  explicit RedisCluster(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  RedisCluster(std::filesystem::path dir, std::string password)
+      : dir_(std::move(dir)), password_(std::move(password)) {}
 
   bool Consistent(const std::vector<int>& skip) const {
     std::vector<SlotRanges> maps;
     for (int i = 0; i < size(); ++i) {
       if (std::find(skip.begin(), skip.end(), i) != skip.end()) continue;
-      auto connection = RedisConnection::Open(nodes_[i]->address(), {1.0, 5.0});
+      auto connection = RedisConnection::Open(NodeAddress(i), {1.0, 5.0});
       if (!connection.ok()) return false;
       auto info = (*connection)->Run({{"CLUSTER", "INFO"}, -1});
       if (!info.ok() || info->str.find("cluster_state:ok") == std::string::npos ||
@@ -201,6 +212,7 @@ class RedisCluster {
   }
 
   std::filesystem::path dir_;
+  std::string password_;
   std::vector<std::unique_ptr<RedisServer>> nodes_;
 };
 

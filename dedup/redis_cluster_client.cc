@@ -199,22 +199,48 @@ class ClusterRedisClient final : public RedisClient {
         }
         groups[node].push_back(i);
       }
+      // Every node gets its commands before any reply is read: a call waits for the slowest
+      // master, not for the sum of them.
+      std::vector<std::vector<RedisCommand>> copies(groups.size());
+      std::vector<std::span<const RedisCommand>> batches(groups.size());
+      size_t busy_nodes = 0;
+      for (size_t node = 0; node < groups.size(); ++node) busy_nodes += !groups[node].empty();
+      for (size_t node = 0; node < groups.size(); ++node) {
+        if (groups[node].empty()) continue;
+        if (busy_nodes == 1 && round == 0) {
+          batches[node] = commands;  // all to one node, in order: no copy
+          continue;
+        }
+        copies[node].reserve(groups[node].size());
+        for (size_t i : groups[node]) {
+          if (ask_node[i] != kNoNode) copies[node].push_back({{"ASKING"}, -1});
+          copies[node].push_back(commands[i]);
+        }
+        batches[node] = copies[node];
+      }
+      Status failed = Status::Ok();
+      std::vector<bool> sent(groups.size(), false);
+      for (size_t node = 0; node < groups.size(); ++node) {
+        if (groups[node].empty()) continue;
+        Status s = SendTo(node, batches[node]);
+        sent[node] = s.ok();
+        if (!s.ok() && failed.ok()) failed = s;
+      }
+      std::vector<std::vector<RedisReply>> got(groups.size());
+      for (size_t node = 0; node < groups.size(); ++node) {
+        if (!sent[node]) continue;  // every connection that was sent to is read, to stay in step
+        Status s = ReceiveFrom(node, batches[node], &got[node]);
+        if (!s.ok() && failed.ok()) failed = s;
+      }
+      if (!failed.ok()) return failed;
+
       std::vector<size_t> redirected;
       std::vector<std::pair<int, size_t>> moved;  // (slot, node) from MOVED answers
       for (size_t node = 0; node < groups.size(); ++node) {
-        if (groups[node].empty()) continue;
-        std::vector<RedisCommand> batch;
-        batch.reserve(groups[node].size());
-        for (size_t i : groups[node]) {
-          if (ask_node[i] != kNoNode) batch.push_back({{"ASKING"}, -1});
-          batch.push_back(commands[i]);
-        }
-        std::vector<RedisReply> got;
-        if (Status s = RunOn(node, batch, &got); !s.ok()) return s;
         size_t next_reply = 0;
         for (size_t i : groups[node]) {
           if (ask_node[i] != kNoNode) ++next_reply;  // ASKING's +OK
-          RedisReply& reply = got[next_reply++];
+          RedisReply& reply = got[node][next_reply++];
           ask_node[i] = kNoNode;
           Redirection redirection;
           if (reply.is_error() && ParseRedirection(reply.str, &redirection)) {
@@ -313,6 +339,11 @@ class ClusterRedisClient final : public RedisClient {
   // node's slots).
   Status RunOn(size_t index, std::span<const RedisCommand> commands,
                std::vector<RedisReply>* replies) {
+    if (Status s = SendTo(index, commands); !s.ok()) return s;
+    return ReceiveFrom(index, commands, replies);
+  }
+
+  Status SendTo(size_t index, std::span<const RedisCommand> commands) {
     Node& node = nodes_[index];
     if (node.connection == nullptr || node.connection->broken()) {
       node.connection.reset();
@@ -323,10 +354,18 @@ class ClusterRedisClient final : public RedisClient {
       }
       node.connection = std::move(opened).value();
     }
-    Status s = node.connection->Pipeline(commands, replies);
+    return Checked(index, node.connection->Send(commands));
+  }
+
+  Status ReceiveFrom(size_t index, std::span<const RedisCommand> commands,
+                     std::vector<RedisReply>* replies) {
+    return Checked(index, nodes_[index].connection->Receive(commands, replies));
+  }
+
+  Status Checked(size_t index, Status s) {
     if (!s.ok()) {
       map_stale_ = true;
-      if (node.connection->broken()) node.connection.reset();
+      if (nodes_[index].connection->broken()) nodes_[index].connection.reset();
     }
     return s;
   }

@@ -3,8 +3,9 @@
 // https://redis.io/docs/reference/cluster-spec/#hash-tags), MOVED (refresh the map, resend) and ASK
 // (ASKING, resend once to that node) followed.
 //
-// A pipeline is split by node: each master gets its commands as one pipeline (one round trip per
-// master, the masters in turn), and the replies are put back in the callers' order. A command
+// A pipeline is split by node: each master gets its commands as one pipeline, all masters are
+// sent theirs before any reply is read (a call waits for the slowest master, not the sum), and
+// the replies are put back in the caller's order. Redirected commands go again, in a next round. A command
 // redirected more than 5 times in one call fails (kUnavailable) rather than loop. A node that is
 // lost or refuses the connection fails the call with kUnavailable naming the node, and the next
 // call reads the slot map again from any reachable node (those with an open connection first, then

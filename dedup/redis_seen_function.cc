@@ -6,26 +6,25 @@
 namespace urlsieve {
 namespace {
 
-constexpr uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-// Lua numbers are doubles, exact below 2^53: every product below stays under it (a 26-bit
-// position word times a 26-bit multiplier; a 30-bit block word times < 2^23 blocks; a 32-bit
-// bucket word times < 2^21 buckets).
+// The client computes every bit offset and bucket (Lua numbers are doubles, and converting a
+// number to a string costs Lua a sprintf, several times what BITFIELD itself spends per bit): the
+// function moves strings from ARGV into BITFIELD calls and decides.
+//
+// Arguments of insert: exact, token, seq, claim log, generation, P (the layers the client gives
+// offsets for), then per key: [its field (exact)] [its payload (claim log)] and for each layer
+// l < P: [its bucket in l (exact)] and its layer-l bit offsets (k_l of them). Contains: exact, P,
+// then per key the same without the payload.
 //
 // A batch's keys are tested against every older layer (BITFIELD_RO GET, one call per layer and
-// per chunk of ≤ kMaxOps bits: Lua's unpack takes ≤ 8000 values), then test-and-set in the newest
-// (BITFIELD SET, which returns the old bits: a key whose bits were all set was there). In exact
-// mode a Bloom "maybe" in an older layer is confirmed by HEXISTS in that layer's bucket, and in
-// the newest layer HSETNX decides. When the newest layer holds its capacity the function adds the
+// per chunk of ≤ MAXOPS bits: Lua's unpack takes ≤ 8000 values), then test-and-set in the newest
+// (BITFIELD SET returns the old bits: a key whose bits were all set was there). In exact mode a
+// Bloom "maybe" in an older layer is confirmed by HEXISTS in that layer's bucket, and in the
+// newest layer HSETNX decides. When the newest layer holds its capacity the function adds the
 // next one (its string created at full size) before inserting more: it inserts in chunks no
-// larger than the room left, so a layer overshoots its capacity by nothing.
+// larger than the room left, so a layer never passes its capacity. If the shard has more layers
+// than the client gave offsets for, or the batch might need more, it writes nothing and answers
+// "STALE <layers> <count>"; the client sends it again with more.
 constexpr const char* kBody = R"LUA(
-local T17, T26, T30, T32 = 131072, 67108864, 1073741824, 4294967296
 local MAXOPS = 1800
 local parsed = {}
 
@@ -33,7 +32,7 @@ local function layers_of(text)
   local t = parsed[text]
   if t then return t end
   t = {}
-  for cap, blocks, bits, buckets in string.gmatch(text, '(%d+),(%d+),(%d+),(%d+),[^;]*') do
+  for cap, blocks, bits, buckets in string.gmatch(text, '(%d+),(%d+),(%d+),(%d+)') do
     t[#t + 1] = {cap = tonumber(cap), blocks = tonumber(blocks), bits = tonumber(bits),
                  buckets = tonumber(buckets)}
   end
@@ -41,26 +40,24 @@ local function layers_of(text)
   return t
 end
 
--- all[q] = whether every bit of key idx[q] is set in layer `layer` (string `key`), before this
--- call's writes when `set`.
-local function probe(key, layer, set, P, B, idx, all)
-  local k, blocks = layer.bits, layer.blocks
+-- all[q] = whether every bit of the key whose layer offsets start at argv[at[q]] is set in
+-- string `key` (before this call's writes when `set`).
+local function probe(key, k, set, argv, at, all)
   local per = math.max(1, math.floor(MAXOPS / k))
-  local count = #idx
+  local count = #at
   local j = 1
   while j <= count do
     local last = math.min(count, j + per - 1)
     local args, n = {}, 0
     for q = j, last do
-      local i = idx[q]
-      local p = P[i]
-      local base = math.floor(B[i] * blocks / T30) * 512
-      for b = 1, k do
-        local off = base + math.floor((p * M[b]) % T26 / T17)
+      local a = at[q]
+      for b = a, a + k - 1 do
         if set then
-          args[n + 1] = 'SET'; args[n + 2] = 'u1'; args[n + 3] = off; args[n + 4] = 1; n = n + 4
+          args[n + 1] = 'SET'; args[n + 2] = 'u1'; args[n + 3] = argv[b]; args[n + 4] = '1'
+          n = n + 4
         else
-          args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = off; n = n + 3
+          args[n + 1] = 'GET'; args[n + 2] = 'u1'; args[n + 3] = argv[b]
+          n = n + 3
         end
       end
     end
@@ -83,21 +80,17 @@ local function probe(key, layer, set, P, B, idx, all)
   end
 end
 
-local function bucket(prefix, l, layer, w)
-  return prefix .. 'fp:' .. l .. ':' .. math.floor(w * layer.buckets / T32)
-end
-
-local function decode(argv, first, stride, nkeys, P, B, W, F)
-  for i = 1, nkeys do
-    local fp = argv[first + (i - 1) * stride]
-    if #fp ~= 16 then return redis.error_reply('ERR urlsieve: a fingerprint is not 16 bytes') end
-    local _, w1, w2, w3 = struct.unpack('>I4I4I4I4', fp)
-    P[i] = w1 % T26
-    B[i] = math.floor(w2 / 4)
-    W[i] = w3
-    F[i] = string.sub(fp, 1, 14)
+-- Where each key's arguments are: key i's start is first + (i - 1) * stride; relative to it,
+-- layer l's part starts at starts[l].
+local function arguments(layers, provided, exact, claim)
+  local e = exact and 1 or 0
+  local at = e + (claim and 1 or 0)
+  local starts = {}
+  for l = 0, provided - 1 do
+    starts[l] = at
+    at = at + e + layers[l + 1].bits
   end
-  return nil
+  return starts, at
 end
 
 local function shard_state(count_key)
@@ -107,22 +100,32 @@ local function shard_state(count_key)
          tonumber(state[5] or '0')
 end
 
--- The keys of `list` not in layer l (exact: confirmed in its buckets).
-local function absent_from(prefix, l, layer, exact, list, P, B, W, F, stats)
+-- The keys of `list` (key starts) not in layer l (exact: confirmed in its buckets).
+local function absent_from(c, l, list)
+  local layer = c.layers[l + 1]
+  local start = c.starts[l]
+  local e = c.exact and 1 or 0
+  local at = {}
+  for q = 1, #list do at[q] = list[q] + start + e end
   local all = {}
-  probe(prefix .. 'bloom:' .. l, layer, false, P, B, list, all)
+  probe(c.prefix .. 'bloom:' .. l, layer.bits, false, c.argv, at, all)
   local rest = {}
   for q = 1, #list do
-    local i = list[q]
     local found = all[q]
-    if found and exact then
-      stats.maybe = stats.maybe + 1
-      found = redis.call('HEXISTS', bucket(prefix, l, layer, W[i]), F[i]) == 1
-      if not found then stats.fp = stats.fp + 1 end
+    if found and c.exact then
+      local base = list[q]
+      c.maybe = c.maybe + 1
+      found = redis.call('HEXISTS', c.prefix .. 'fp:' .. l .. ':' .. c.argv[base + start],
+                         c.argv[base]) == 1
+      if not found then c.fp = c.fp + 1 end
     end
-    if not found then rest[#rest + 1] = i end
+    if not found then rest[#rest + 1] = list[q] end
   end
   return rest
+end
+
+local function stale(nlayers, count)
+  return redis.error_reply('STALE ' .. nlayers .. ' ' .. count)
 end
 
 local function insert(keys, argv)
@@ -130,122 +133,142 @@ local function insert(keys, argv)
   local prefix = string.sub(count_key, 1, -6)
   local exact = argv[1] == '1'
   local token, seq, claims, generation = argv[2], argv[3], argv[4], argv[5]
+  local provided = tonumber(argv[6])
   local done_key
   if token ~= '' then
     done_key = prefix .. 'done:' .. token
     local done = redis.call('GET', done_key)
     if done then
       local bar = string.find(done, '|', 1, true)
-      if bar and string.sub(done, 1, bar - 1) == seq then return string.sub(done, bar + 1) end
+      if bar and string.sub(done, 1, bar - 1) == seq then
+        return {string.sub(done, bar + 1), 0, 0}
+      end
     end
   end
   local nlayers, count, layers, maybe, fps = shard_state(count_key)
   if not nlayers then
     return redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
   end
-  local stride = (claims ~= '') and 2 or 1
-  local nkeys = (#argv - 5) / stride
-  local P, B, W, F = {}, {}, {}, {}
-  local err = decode(argv, 6, stride, nkeys, P, B, W, F)
-  if err then return err end
-  local stats = {maybe = maybe, fp = fps}
+  if not provided or provided < 1 or provided > #layers then
+    return redis.error_reply('ERR urlsieve: bad layer count')
+  end
+  local claim = claims ~= ''
+  local starts, stride = arguments(layers, provided, exact, claim)
+  local nkeys = (#argv - 6) / stride
+  if nkeys ~= math.floor(nkeys) then
+    return redis.error_reply('ERR urlsieve: ' .. (#argv - 6) .. ' key arguments in strides of ' ..
+                             stride)
+  end
+  if nlayers > provided then return stale(nlayers, count) end
+  local room = layers[nlayers].cap - count
+  for l = nlayers, provided - 1 do room = room + layers[l + 1].cap end
+  if room < nkeys and provided < #layers then return stale(nlayers, count) end
+
+  local c = {prefix = prefix, argv = argv, layers = layers, starts = starts, exact = exact,
+             maybe = maybe, fp = fps}
+  local e = exact and 1 or 0
   local answer = {}
   local pending = {}
   for i = 1, nkeys do
     answer[i] = '0'
-    pending[i] = i
+    pending[i] = 7 + (i - 1) * stride
   end
   local newest = nlayers - 1
-  for l = 0, newest - 1 do
-    pending = absent_from(prefix, l, layers[l + 1], exact, pending, P, B, W, F, stats)
-  end
+  for l = 0, newest - 1 do pending = absent_from(c, l, pending) end
   local fresh = {}
   local changed = false
   local q = 1
   while q <= #pending do
     local layer = layers[newest + 1]
-    local room = layer.cap - count
-    if room < 1 and newest + 1 < #layers then
+    local space = layer.cap - count
+    if space < 1 and newest + 1 < provided then
       local next_layer = layers[newest + 2]
-      redis.call('SET', prefix .. 'bloom:' .. (newest + 1), string.rep('\0', next_layer.blocks * 64),
-                 'NX')
+      redis.call('SET', prefix .. 'bloom:' .. (newest + 1),
+                 string.rep('\0', next_layer.blocks * 64), 'NX')
       redis.call('HSET', count_key, 'n' .. newest, count)
       newest = newest + 1
       count = 0
       changed = true
       local rest = {}
       for r = q, #pending do rest[#rest + 1] = pending[r] end
-      pending = absent_from(prefix, newest - 1, layers[newest], exact, rest, P, B, W, F, stats)
+      pending = absent_from(c, newest - 1, rest)
       q = 1
       layer = next_layer
-      room = layer.cap
+      space = layer.cap
     end
-    if room < 1 then room = #pending end
-    local last = math.min(#pending, q + room - 1)
-    local chunk = {}
-    for r = q, last do chunk[#chunk + 1] = pending[r] end
+    if space < 1 then space = #pending end
+    local last = math.min(#pending, q + space - 1)
+    local at = {}
+    local start = starts[newest] + e
+    for r = q, last do at[#at + 1] = pending[r] + start end
     local all = {}
-    probe(prefix .. 'bloom:' .. newest, layer, true, P, B, chunk, all)
-    for c = 1, #chunk do
-      local i = chunk[c]
-      local new = not all[c]
+    probe(prefix .. 'bloom:' .. newest, layer.bits, true, argv, at, all)
+    for r = q, last do
+      local base = pending[r]
+      local was = all[r - q + 1]
+      local new = not was
       if exact then
-        if all[c] then stats.maybe = stats.maybe + 1 end
-        new = redis.call('HSETNX', bucket(prefix, newest, layer, W[i]), F[i], '') == 1
-        if all[c] and new then stats.fp = stats.fp + 1 end
+        if was then c.maybe = c.maybe + 1 end
+        new = redis.call('HSETNX', prefix .. 'fp:' .. newest .. ':' .. argv[base + starts[newest]],
+                         argv[base], '') == 1
+        if was and new then c.fp = c.fp + 1 end
       end
       if new then
+        local i = (base - 7) / stride + 1
         answer[i] = '1'
         count = count + 1
-        fresh[#fresh + 1] = i
+        fresh[#fresh + 1] = base
       end
     end
     q = last + 1
   end
-  if changed or #fresh > 0 or stats.maybe ~= maybe then
-    redis.call('HSET', count_key, 'layers', newest + 1, 'count', count, 'maybe', stats.maybe,
-               'fp', stats.fp)
+  if changed or #fresh > 0 or c.maybe ~= maybe then
+    redis.call('HSET', count_key, 'layers', newest + 1, 'count', count, 'maybe', c.maybe,
+               'fp', c.fp)
   end
-  if claims ~= '' and #fresh > 0 then
+  if claim and #fresh > 0 then
     local list = prefix .. 'claims:' .. claims
     local j = 1
     while j <= #fresh do
       local last = math.min(#fresh, j + 4000)
       local items = {}
-      for r = j, last do
-        items[#items + 1] = generation .. ' ' .. argv[6 + (fresh[r] - 1) * 2 + 1]
-      end
+      for r = j, last do items[#items + 1] = generation .. ' ' .. argv[fresh[r] + e] end
       redis.call('RPUSH', list, unpack(items))
       j = last + 1
     end
   end
   local result = table.concat(answer)
   if done_key then redis.call('SET', done_key, seq .. '|' .. result, 'EX', 300) end
-  return result
+  return {result, newest + 1, count}
 end
 
 local function contains(keys, argv)
   local count_key = keys[1]
   local prefix = string.sub(count_key, 1, -6)
   local exact = argv[1] == '1'
-  local nlayers, _, layers = shard_state(count_key)
+  local provided = tonumber(argv[2])
+  local nlayers, count, layers = shard_state(count_key)
   if not nlayers then
     return redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
   end
-  local nkeys = #argv - 1
-  local P, B, W, F = {}, {}, {}, {}
-  local err = decode(argv, 2, 1, nkeys, P, B, W, F)
-  if err then return err end
-  local stats = {maybe = 0, fp = 0}
-  local pending = {}
-  for i = 1, nkeys do pending[i] = i end
-  for l = 0, nlayers - 1 do
-    pending = absent_from(prefix, l, layers[l + 1], exact, pending, P, B, W, F, stats)
+  if not provided or provided < 1 or provided > #layers then
+    return redis.error_reply('ERR urlsieve: bad layer count')
   end
+  if nlayers > provided then return stale(nlayers, count) end
+  local starts, stride = arguments(layers, provided, exact, false)
+  local nkeys = (#argv - 2) / stride
+  if nkeys ~= math.floor(nkeys) then
+    return redis.error_reply('ERR urlsieve: bad key arguments')
+  end
+  local c = {prefix = prefix, argv = argv, layers = layers, starts = starts, exact = exact,
+             maybe = 0, fp = 0}
+  local pending = {}
+  for i = 1, nkeys do pending[i] = 3 + (i - 1) * stride end
+  for l = 0, nlayers - 1 do pending = absent_from(c, l, pending) end
   local answer = {}
   for i = 1, nkeys do answer[i] = '1' end
-  for q = 1, #pending do answer[pending[q]] = '0' end
-  return table.concat(answer)
+  for q = 1, #pending do answer[(pending[q] - 3) / stride + 1] = '0' end
+  return {table.concat(answer), nlayers, count}
 end
 
 local function init(keys, argv)
@@ -286,22 +309,12 @@ redis.register_function{function_name = 'urlsieve_v1_contains', callback = conta
 
 std::string BuildSource() {
   std::string source =
-      "#!lua name=urlsieve_v1\n-- urlsieve's RedisSeenSet (dedup/redis_seen_function.cc)\nlocal M "
-      "= {";
-  for (int b = 0; b < kRedisSeenMaxBits; ++b) {
-    if (b > 0) source += ',';
-    source += std::to_string(RedisSeenBitMultiplier(b));
-  }
-  source += "}\n";
+      "#!lua name=urlsieve_v1\n-- urlsieve's RedisSeenSet (dedup/redis_seen_function.cc)\n";
   source += kBody;
   return source;
 }
 
 }  // namespace
-
-unsigned RedisSeenBitMultiplier(int b) {
-  return static_cast<unsigned>((SplitMix64(static_cast<uint64_t>(b)) & ((1u << 26) - 1)) | 1);
-}
 
 const std::string& RedisSeenLibrarySource() {
   static const std::string source = BuildSource();

@@ -8,9 +8,10 @@
 //                        shard (its state and its layer-0 string, at full size) unless it exists;
 //                        an existing shard of another identity is an error.
 //   urlsieve_v1_insert   KEYS: count. ARGV: exact (0/1), token, seq, claim log ("" none),
-//                        generation, then per key its 16-byte fingerprint (RedisFingerprint) and,
-//                        with a claim log, its payload. Returns one character per key, '1' new.
-//   urlsieve_v1_contains KEYS: count. ARGV: exact, fingerprints. '1' per contained key. No writes.
+//                        generation, P, then per key its arguments (RedisKeyArguments). Returns
+//                        [one character per key, '1' new; the shard's layers; its newest count].
+//   urlsieve_v1_contains KEYS: count. ARGV: exact, P, per key its arguments (no payload). The
+//                        same reply, '1' per contained key. No writes.
 // See redis_seen_function.cc for the algorithm (docs/design.md, "The Redis seen set").
 //
 // Thread-safety: constants.
@@ -29,11 +30,6 @@ inline constexpr const char* kRedisSeenContains = "urlsieve_v1_contains";
 
 // The library's source, for FUNCTION LOAD REPLACE.
 const std::string& RedisSeenLibrarySource();
-
-// The bit multipliers the library uses (exposed for tests): position b of a key whose position
-// word is p (26 bits of hash.high) is ((p · multiplier[b]) mod 2^26) >> 17, in [0, 511].
-inline constexpr int kRedisSeenMaxBits = 48;
-unsigned RedisSeenBitMultiplier(int b);
 
 }  // namespace urlsieve
 

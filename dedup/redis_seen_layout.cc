@@ -1,8 +1,10 @@
 #include "dedup/redis_seen_layout.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -26,24 +28,58 @@ constexpr uint64_t kMaxBuckets = (uint64_t{1} << 21) - 1;
 constexpr uint64_t kKeysPerBucket = 64;
 constexpr uint32_t kMaxLayers = 40;
 
-// The capacity of a shard of `capacity` keys over `shards`: the mean plus four standard
-// deviations, so that no shard's layer 0 fills before the set holds `capacity` keys.
-uint64_t ShardCapacity(uint64_t capacity, uint32_t shards) {
-  const double mean = static_cast<double>(capacity) / shards;
-  if (shards == 1) return capacity;
-  return static_cast<uint64_t>(std::ceil(mean + 4 * std::sqrt(mean)));
+constexpr uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
 }
 
-RedisBloomLayer SizeLayer(uint64_t capacity, double fp_rate) {
-  const BloomLayout layout = SmallestBloomLayout(capacity, fp_rate, 1);
+// One odd multiplier per bit position, as bloom_line.cc makes them.
+constexpr auto kBitMultipliers = [] {
+  std::array<uint64_t, 48> m{};
+  for (size_t i = 0; i < m.size(); ++i) m[i] = SplitMix64(i) | 1;
+  return m;
+}();
+
+inline uint64_t MultiplyHigh(uint64_t a, uint64_t b) {
+  __extension__ typedef unsigned __int128 Uint128;
+  return static_cast<uint64_t>((static_cast<Uint128>(a) * b) >> 64);
+}
+
+// A shard's layer is sized for its mean share of the keys, `capacity / shards`, and its string
+// fills its jemalloc size class, so it can usually take more at the layer's ε: it takes keys
+// until its expected false-positive rate would pass ε (bloom_math.h), at most the mean plus four
+// standard deviations, so that ε holds in every shard at any fill and no shard grows before the
+// set holds about `capacity` keys.
+uint64_t ShardMean(uint64_t capacity, uint32_t shards) { return (capacity + shards - 1) / shards; }
+
+RedisBloomLayer SizeLayer(uint64_t mean, uint32_t shards, double fp_rate) {
+  const BloomLayout needed = SmallestBloomLayout(mean, fp_rate, 1);
   RedisBloomLayer layer;
-  layer.capacity = capacity;
   layer.fp_rate = fp_rate;
-  layer.bits = layout.bits_per_line;
-  const uint64_t allocation = RedisStringAllocation(layout.bytes());
+  layer.bits = needed.bits_per_line;
+  const uint64_t allocation = RedisStringAllocation(needed.bytes());
   layer.blocks = (allocation - kStringOverhead) / 64;
+  BloomLayout actual;
+  actual.num_blocks = layer.blocks;
+  actual.bits_per_line = layer.bits;
+  const uint64_t most =
+      shards == 1 ? mean
+                  : mean + static_cast<uint64_t>(std::ceil(4 * std::sqrt(static_cast<double>(mean))));
+  uint64_t lo = mean;  // holds ε (the layout was sized for it)
+  uint64_t hi = most;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (BlockedFalsePositiveRate(actual, mid) <= fp_rate) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  layer.capacity = lo;
   layer.buckets =
-      std::clamp<uint64_t>((capacity + kKeysPerBucket - 1) / kKeysPerBucket, 1, kMaxBuckets);
+      std::clamp<uint64_t>((layer.capacity + kKeysPerBucket - 1) / kKeysPerBucket, 1, kMaxBuckets);
   return layer;
 }
 
@@ -89,29 +125,33 @@ Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate,
     best.shards = shards;
   } else {
     // Candidates: at least 16 shards (a cluster spreads them) once the filter passes 1 MiB, at
-    // most 64 or one per 64 KiB; each layer-0 string at most kMaxShardBytes. The count whose
-    // size classes waste least wins.
+    // most 64 or one per 16 KiB; each layer-0 string at most kMaxShardBytes. The fewest shards
+    // whose size classes waste at most 0.5 % more than the best count's win: each shard is one
+    // function call per batch, so fewer shards carry more keys per call.
     const uint64_t total = SmallestBloomLayout(capacity, rate0, 1).bytes();
     uint64_t lo = std::max<uint64_t>((total + kMaxShardBytes - 1) / kMaxShardBytes,
                                      total >= (uint64_t{1} << 20) ? 16 : 1);
-    uint64_t hi = std::max<uint64_t>(lo, std::min<uint64_t>(64, total / (64 << 10)));
+    uint64_t hi = std::max<uint64_t>(lo, std::min<uint64_t>(64, total / (16 << 10)));
     lo = std::min<uint64_t>(lo, 4096);
     hi = std::min<uint64_t>(hi, 4096);
-    uint64_t best_bytes = UINT64_MAX;
+    std::vector<uint64_t> bytes;
     for (uint64_t s = lo; s <= hi; ++s) {
-      const RedisBloomLayer layer =
-          SizeLayer(ShardCapacity(capacity, static_cast<uint32_t>(s)), rate0);
-      const uint64_t bytes = s * RedisStringAllocation(layer.blocks * 64);
-      if (bytes < best_bytes) {
-        best_bytes = bytes;
-        best.shards = static_cast<uint32_t>(s);
+      const auto count = static_cast<uint32_t>(s);
+      const RedisBloomLayer layer = SizeLayer(ShardMean(capacity, count), count, rate0);
+      bytes.push_back(s * RedisStringAllocation(layer.blocks * 64));
+    }
+    const uint64_t least = *std::min_element(bytes.begin(), bytes.end());
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      if (bytes[i] <= least + least / 200) {
+        best.shards = static_cast<uint32_t>(lo + i);
+        break;
       }
     }
   }
-  const uint64_t shard_capacity = ShardCapacity(capacity, best.shards);
+  const uint64_t shard_mean = ShardMean(capacity, best.shards);
   for (uint32_t l = 0; l < kMaxLayers; ++l) {
-    if (l > 0 && shard_capacity > (uint64_t{1} << 62) >> l) break;
-    RedisBloomLayer layer = SizeLayer(shard_capacity << l, RedisLayerFpRate(fp_rate, l));
+    if (l > 0 && shard_mean > (uint64_t{1} << 62) >> l) break;
+    RedisBloomLayer layer = SizeLayer(shard_mean << l, best.shards, RedisLayerFpRate(fp_rate, l));
     if (layer.blocks > kMaxLayerBlocks) {
       if (l == 0) {
         return Status::InvalidArgument("capacity " + std::to_string(capacity) + " over " +
@@ -136,8 +176,6 @@ std::string RedisSeenLayout::EncodeLayers() const {
     out += std::to_string(layer.bits);
     out += ',';
     out += std::to_string(layer.buckets);
-    out += ',';
-    out += FormatDouble(layer.fp_rate);
   }
   return out;
 }
@@ -158,13 +196,8 @@ Result<std::vector<RedisBloomLayer>> RedisSeenLayout::DecodeLayers(std::string_v
       return true;
     };
     uint64_t bits = 0;
-    bool ok = number(&layer.capacity) && *p++ == ',' && number(&layer.blocks) && *p++ == ',' &&
-              number(&bits) && *p++ == ',' && number(&layer.buckets) && *p++ == ',';
-    if (ok) {
-      layer.fp_rate = std::strtod(p, &end);
-      ok = end != p;
-      p = end;
-    }
+    const bool ok = number(&layer.capacity) && *p++ == ',' && number(&layer.blocks) &&
+                    *p++ == ',' && number(&bits) && *p++ == ',' && number(&layer.buckets);
     layer.bits = static_cast<uint32_t>(bits);
     if (!ok || layer.capacity == 0 || layer.blocks == 0 || layer.blocks > kMaxLayerBlocks ||
         layer.bits == 0 || layer.bits > 48 || layer.buckets == 0 || layer.buckets > kMaxBuckets ||
@@ -178,13 +211,42 @@ Result<std::vector<RedisBloomLayer>> RedisSeenLayout::DecodeLayers(std::string_v
   return layers;
 }
 
-std::array<char, 16> RedisFingerprint(const KeyHash& hash) {
-  std::array<char, 16> out;
-  for (int i = 0; i < 8; ++i) {
-    out[i] = static_cast<char>(hash.high >> (56 - 8 * i));
-    out[8 + i] = static_cast<char>(hash.low >> (56 - 8 * i));
+std::string RedisKeyField(const KeyHash& hash) {
+  std::string field(14, '\0');
+  for (int i = 0; i < 8; ++i) field[i] = static_cast<char>(hash.high >> (56 - 8 * i));
+  for (int i = 0; i < 6; ++i) field[8 + i] = static_cast<char>(hash.low >> (56 - 8 * i));
+  return field;
+}
+
+uint64_t RedisBucketOf(const KeyHash& hash, uint64_t buckets) {
+  return MultiplyHigh(std::rotr(hash.low, 16), buckets);
+}
+
+uint64_t RedisBitOffset(const KeyHash& hash, const RedisBloomLayer& layer, uint32_t bit) {
+  const uint64_t block = MultiplyHigh(hash.low, layer.blocks);
+  return block * 512 + ((hash.high * kBitMultipliers[bit]) >> 55);
+}
+
+void AppendRedisKeyArguments(const KeyHash& hash, std::span<const RedisBloomLayer> layers,
+                             uint32_t provided, bool exact, const std::string_view* payload,
+                             std::vector<std::string>* argv) {
+  if (exact) argv->push_back(RedisKeyField(hash));
+  if (payload != nullptr) argv->emplace_back(*payload);
+  char buffer[24];
+  for (uint32_t l = 0; l < provided; ++l) {
+    const RedisBloomLayer& layer = layers[l];
+    if (exact) {
+      const auto end =
+          std::to_chars(buffer, buffer + sizeof(buffer), RedisBucketOf(hash, layer.buckets)).ptr;
+      argv->emplace_back(buffer, end);
+    }
+    const uint64_t base = MultiplyHigh(hash.low, layer.blocks) * 512;
+    for (uint32_t b = 0; b < layer.bits; ++b) {
+      const uint64_t offset = base + ((hash.high * kBitMultipliers[b]) >> 55);
+      const auto end = std::to_chars(buffer, buffer + sizeof(buffer), offset).ptr;
+      argv->emplace_back(buffer, end);
+    }
   }
-  return out;
 }
 
 }  // namespace urlsieve

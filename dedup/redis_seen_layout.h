@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +33,7 @@ struct RedisBloomLayer {
   uint64_t blocks = 0;    // 64-byte blocks (the string is blocks · 64 bytes), < 2^23
   uint32_t bits = 0;      // k: bits a key sets in its block
   uint64_t buckets = 0;   // exact mode: fingerprint hashes of this layer, < 2^21
-  double fp_rate = 0;     // this layer's target ε (for Stats)
+  double fp_rate = 0;     // this layer's target ε (not stored: RedisLayerFpRate of the set's ε)
 
   friend bool operator==(const RedisBloomLayer&, const RedisBloomLayer&) = default;
 };
@@ -43,7 +44,7 @@ struct RedisSeenLayout {
   // would pass 512 MiB): the newest then keeps taking keys, above its capacity.
   std::vector<RedisBloomLayer> layers;
 
-  // "capacity,blocks,bits,buckets,fp_rate;..." as the set stores it.
+  // "capacity,blocks,bits,buckets;..." as the set stores it.
   std::string EncodeLayers() const;
   static Result<std::vector<RedisBloomLayer>> DecodeLayers(std::string_view text);
 };
@@ -67,10 +68,24 @@ inline uint32_t RedisShardOf(const KeyHash& hash, uint32_t shards) {
   return static_cast<uint32_t>((static_cast<Uint128>(hash.high) * shards) >> 64);
 }
 
-// The fingerprint the Redis Function receives: hash.high then hash.low, big-endian. It takes the
-// bit positions from bytes 4-7 (of high), the block from bytes 8-11 (of low), the exact-mode bucket
-// from bytes 12-15, and stores bytes 0-13 as the bucket's field.
-std::array<char, 16> RedisFingerprint(const KeyHash& hash);
+// What the Redis Function receives of a key (redis_seen_function.h): the client computes every
+// offset, so the function never computes with Lua's doubles.
+//  - Its block in layer l: multiply-high of hash.low by the layer's block count; its k bit
+//    positions in the 512-bit block: the top 9 bits of hash.high · m_i, one odd multiplier m_i
+//    per position (as bloom_line.h, over 512 bits: a Redis block has no lock bit). Sent as the
+//    absolute bit offsets block · 512 + position.
+//  - Exact mode: its field, the 14 bytes high ‖ the top 6 bytes of low (big-endian), and its
+//    bucket in layer l: multiply-high of low rotated by 16 (so the 16 bits the field leaves out
+//    pick the bucket first) by the layer's bucket count.
+std::string RedisKeyField(const KeyHash& hash);
+uint64_t RedisBucketOf(const KeyHash& hash, uint64_t buckets);
+uint64_t RedisBitOffset(const KeyHash& hash, const RedisBloomLayer& layer, uint32_t bit);
+
+// Appends a key's arguments for `provided` layers: [field (exact)] [payload (non-null)] and per
+// layer [bucket (exact)] and its bit offsets.
+void AppendRedisKeyArguments(const KeyHash& hash, std::span<const RedisBloomLayer> layers,
+                             uint32_t provided, bool exact, const std::string_view* payload,
+                             std::vector<std::string>* argv);
 
 }  // namespace urlsieve
 

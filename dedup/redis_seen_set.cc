@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -157,10 +158,16 @@ class RedisSeenSet::Impl {
   Status CheckKeyTypes(RedisClient& client, bool meta_too);
   Status InitShards(RedisClient& client, const std::vector<uint32_t>& shards);
 
-  // Runs commands[i] (one FCALL per shard) until each has a reply, with the retries above;
-  // (*answers)[i] is its reply string. `shards[i]` is the shard of commands[i].
-  Status RunShardCalls(PooledClient& pooled, const std::vector<RedisCommand>& commands,
-                       const std::vector<uint32_t>& shards, std::vector<std::string>* answers);
+  // Runs build(i) (one FCALL on shards[i]) for each i until each has an answer, with the
+  // retries above; (*answers)[i] is its verdict string. A shard with more layers than the call
+  // gave offsets for answers STALE: its hint is updated and the call built again.
+  Status RunShardCalls(PooledClient& pooled, const std::vector<uint32_t>& shards,
+                       const std::function<RedisCommand(size_t)>& build,
+                       std::vector<std::string>* answers);
+  // The layers to give a shard's call offsets for: those the shard had at its last answer, and
+  // more while the call's `keys` might not fit in them.
+  uint32_t Provided(uint32_t shard, size_t keys) const;
+  void UpdateHint(uint32_t shard, uint64_t layers, uint64_t count);
 
   void RememberPending(PendingBatch batch);
   bool TakePending(const XXH128_hash_t& digest, PendingBatch* out);
@@ -174,6 +181,12 @@ class RedisSeenSet::Impl {
   std::string layer_table_;
   std::map<std::string, std::string> meta_;  // as stored
   std::unique_ptr<RedisFrontCache> cache_;
+  // Per shard, its layers and its newest layer's count as of its last answer to this process.
+  struct ShardHint {
+    std::atomic<uint32_t> layers{1};
+    std::atomic<uint64_t> count{0};
+  };
+  std::unique_ptr<ShardHint[]> hints_;
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<PooledClient>> idle_;
@@ -277,6 +290,7 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& m
   identity_ = identity;
   shards_ = static_cast<uint32_t>(shards);
   layers_ = std::move(layers).value();
+  for (uint32_t l = 0; l < layers_.size(); ++l) layers_[l].fp_rate = RedisLayerFpRate(p.fp_rate, l);
   layer_table_ = *text;
   meta_ = meta;
   return Status::Ok();
@@ -466,6 +480,7 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
                         prefix + "using the stored canonicalizer options (" +
                             EncodeStoredCanonicalize(parameters_.canonicalize) + ")"});
   }
+  hints_ = std::make_unique<ShardHint[]>(shards_);
   if (options_.front_cache_keys > 0) {
     cache_ = std::make_unique<RedisFrontCache>(options_.front_cache_keys);
   }
@@ -474,17 +489,38 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
   return Status::Ok();
 }
 
-Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled,
-                                         const std::vector<RedisCommand>& commands,
-                                         const std::vector<uint32_t>& shards,
+uint32_t RedisSeenSet::Impl::Provided(uint32_t shard, size_t keys) const {
+  const auto total = static_cast<uint32_t>(layers_.size());
+  const uint32_t known = std::clamp<uint32_t>(hints_[shard].layers.load(), 1, total);
+  const uint64_t count = hints_[shard].count.load();
+  const uint64_t capacity = layers_[known - 1].capacity;
+  uint64_t room = capacity > count ? capacity - count : 0;
+  uint32_t provided = known;
+  while (room < keys && provided < total) room += layers_[provided++].capacity;
+  return provided;
+}
+
+void RedisSeenSet::Impl::UpdateHint(uint32_t shard, uint64_t layers, uint64_t count) {
+  if (layers == 0) return;  // a replayed answer carries no state
+  hints_[shard].layers.store(static_cast<uint32_t>(std::min<uint64_t>(layers, UINT32_MAX)));
+  hints_[shard].count.store(count);
+}
+
+Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled, const std::vector<uint32_t>& shards,
+                                         const std::function<RedisCommand(size_t)>& build,
                                          std::vector<std::string>* answers) {
   RedisClient& client = *pooled.client;
-  answers->assign(commands.size(), std::string());
-  std::vector<size_t> todo(commands.size());
-  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  std::vector<RedisCommand> commands(shards.size());
+  answers->assign(shards.size(), std::string());
+  std::vector<size_t> todo(shards.size());
+  for (size_t i = 0; i < todo.size(); ++i) {
+    todo[i] = i;
+    commands[i] = build(i);
+  }
   bool reloaded = false;
   bool reinitialized = false;
   size_t transient_failures = 0;
+  size_t stale_rounds = 0;
   Status last;
   while (!todo.empty()) {
     std::vector<RedisCommand> batch;
@@ -500,21 +536,35 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled,
     }
     std::vector<size_t> again;
     bool need_library = false;
+    bool stale = false;
     std::vector<uint32_t> need_init;
     if (status.ok()) {
       for (size_t j = 0; j < todo.size(); ++j) {
         RedisReply& reply = replies[j];
         const size_t i = todo[j];
         if (!reply.is_error()) {
-          if (reply.type != RedisReply::Type::kString) {
-            return Status::Corruption(client.server() + ": " + What() + ": shard call " +
-                                      commands[i].argv[3] + " answered something not a string");
+          if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 3 ||
+              reply.elements[0].type != RedisReply::Type::kString) {
+            return Status::Corruption(client.server() + ": " + What() + ": " + commands[i].argv[1] +
+                                      " on " + commands[i].argv[3] +
+                                      " answered something else than [verdicts, layers, count]");
           }
-          (*answers)[i] = std::move(reply.str);
+          (*answers)[i] = std::move(reply.elements[0].str);
+          UpdateHint(shards[i], static_cast<uint64_t>(std::max(0LL, reply.elements[1].integer)),
+                     static_cast<uint64_t>(std::max(0LL, reply.elements[2].integer)));
           continue;
         }
         again.push_back(i);
-        if (TextHas(reply.str, "Function not found")) {
+        if (StartsWith(reply.str, "STALE ")) {
+          unsigned long long layers = 0;
+          unsigned long long count = 0;
+          if (std::sscanf(reply.str.c_str(), "STALE %llu %llu", &layers, &count) != 2) {
+            return Status::Corruption(client.server() + ": " + What() + ": " + reply.str);
+          }
+          UpdateHint(shards[i], layers, count);
+          commands[i] = build(i);
+          stale = true;
+        } else if (TextHas(reply.str, "Function not found")) {
           need_library = true;
         } else if (StartsWith(reply.str, "NOINIT")) {
           need_init.push_back(shards[i]);
@@ -538,6 +588,10 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled,
       todo = std::move(again);
       continue;
     }
+    if (stale && ++stale_rounds > layers_.size() + 2) {
+      return Status::Corruption(client.server() + ": " + What() +
+                                ": a shard keeps answering STALE");
+    }
     if (need_library) {
       if (reloaded) {
         return Status::FailedPrecondition(client.server() + ": " + What() +
@@ -560,7 +614,6 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled,
     }
     todo = std::move(again);
   }
-  (void)pooled;
   return Status::Ok();
 }
 
@@ -627,16 +680,25 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
   }
   const std::string generation = std::to_string(building_generation_.load());
   const std::string seq = std::to_string(batch.seq);
-  std::vector<RedisCommand> commands;
   std::vector<uint32_t> shards;
   size_t sent = 0;
   for (uint32_t s = 0; s < shards_; ++s) {
+    if (batch.parts[s].empty()) continue;
+    shards.push_back(s);
+    sent += batch.parts[s].size();
+  }
+  keys_sent_.fetch_add(sent, std::memory_order_relaxed);
+  auto build = [&](size_t c) {
+    const uint32_t s = shards[c];
     const std::vector<uint32_t>& part = batch.parts[s];
-    if (part.empty()) continue;
+    const uint32_t provided = Provided(s, part.size());
     RedisCommand command;
     command.key_index = 3;
     std::vector<std::string>& argv = command.argv;
-    argv.reserve(9 + part.size() * (claiming ? 2 : 1));
+    size_t per_key = (parameters_.exact ? 1 : 0) + (claiming ? 1 : 0);
+    for (uint32_t l = 0; l < provided; ++l)
+      per_key += layers_[l].bits + (parameters_.exact ? 1 : 0);
+    argv.reserve(10 + part.size() * per_key);
     argv = {"FCALL",
             kRedisSeenInsert,
             "1",
@@ -645,20 +707,18 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
             batch.token,
             seq,
             options_.claim_log,
-            generation};
+            generation,
+            std::to_string(provided)};
     for (uint32_t i : part) {
-      const std::array<char, 16> fp = RedisFingerprint(hashes[i]);
-      argv.emplace_back(fp.data(), fp.size());
-      if (claiming) argv.emplace_back(payloads.empty() ? keys[i] : payloads[i]);
+      std::string_view payload;
+      if (claiming) payload = payloads.empty() ? keys[i] : payloads[i];
+      AppendRedisKeyArguments(hashes[i], layers_, provided, parameters_.exact,
+                              claiming ? &payload : nullptr, &argv);
     }
-    sent += part.size();
-    commands.push_back(std::move(command));
-    shards.push_back(s);
-  }
-  keys_sent_.fetch_add(sent, std::memory_order_relaxed);
+    return command;
+  };
   std::vector<std::string> answers;
-  Status status =
-      commands.empty() ? Status::Ok() : RunShardCalls(*pooled, commands, shards, &answers);
+  Status status = shards.empty() ? Status::Ok() : RunShardCalls(*pooled, shards, build, &answers);
   if (!status.ok()) {
     // Some calls may have run: keep the batch for the caller's retry, and give this connection a
     // new token so that its next batches do not overwrite the answers kept under the old one.
@@ -670,7 +730,7 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
     return status;
   }
   Release(std::move(pooled));
-  for (size_t c = 0; c < commands.size(); ++c) {
+  for (size_t c = 0; c < shards.size(); ++c) {
     const std::vector<uint32_t>& part = batch.parts[shards[c]];
     const std::string& answer = answers[c];
     if (answer.size() != part.size()) {
@@ -695,14 +755,23 @@ Result<bool> RedisSeenSet::Impl::ContainsHashed(const KeyHash& hash) {
   if (!acquired.ok()) return acquired.status();
   std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
   const uint32_t shard = RedisShardOf(hash, shards_);
-  const std::array<char, 16> fp = RedisFingerprint(hash);
-  std::vector<RedisCommand> commands = {
-      Command({"FCALL", kRedisSeenContains, "1", CountKey(shard), parameters_.exact ? "1" : "0",
-               std::string(fp.data(), fp.size())},
-              3)};
   keys_sent_.fetch_add(1, std::memory_order_relaxed);
+  auto build = [&](size_t) {
+    const auto provided =
+        std::clamp<uint32_t>(hints_[shard].layers.load(), 1, static_cast<uint32_t>(layers_.size()));
+    RedisCommand command;
+    command.key_index = 3;
+    command.argv = {"FCALL",
+                    kRedisSeenContains,
+                    "1",
+                    CountKey(shard),
+                    parameters_.exact ? "1" : "0",
+                    std::to_string(provided)};
+    AppendRedisKeyArguments(hash, layers_, provided, parameters_.exact, nullptr, &command.argv);
+    return command;
+  };
   std::vector<std::string> answers;
-  Status status = RunShardCalls(*pooled, commands, {shard}, &answers);
+  Status status = RunShardCalls(*pooled, {shard}, build, &answers);
   Release(std::move(pooled));
   if (!status.ok()) return status;
   if (answers[0].size() != 1) {

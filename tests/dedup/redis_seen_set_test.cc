@@ -2,13 +2,24 @@
 // memory, growth past capacity, exact mode, the front cache, the claim log, and bad input.
 #include "dedup/redis_seen_set.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dedup/redis_client.h"
@@ -123,6 +134,502 @@ TEST(RedisSeenSetTest, InsertsContainsAndReopens) {
   EXPECT_EQ(stats.bloom_inserted, 1500u);
   EXPECT_EQ(stats.bloom_layers, 1u);
   EXPECT_GT(stats.bloom_fill_ratio, 0);
+}
+
+// The number of keys in the server's current database.
+long long DbSize(RedisClient& client) {
+  auto reply = client.Run({{"DBSIZE"}, -1});
+  return reply.ok() ? reply->integer : -1;
+}
+
+std::unique_ptr<RedisClient> MustConnect(const RedisAddress& address) {
+  auto client = RedisClient::Connect(address);
+  EXPECT_TRUE(client.ok()) << client.status().ToString();
+  return client.ok() ? std::move(*client) : nullptr;
+}
+
+TEST(RedisSeenLayoutTest, SizeClassesAndTheLayerTable) {
+  EXPECT_EQ(JemallocSizeClass(1), 8u);
+  EXPECT_EQ(JemallocSizeClass(17), 32u);
+  EXPECT_EQ(JemallocSizeClass(129), 160u);
+  EXPECT_EQ(JemallocSizeClass(1 << 20), uint64_t{1} << 20);
+  EXPECT_EQ(JemallocSizeClass((1 << 20) + 1), uint64_t{5} << 18);  // 1.25 MiB
+  EXPECT_EQ(RedisStringAllocation(1 << 20), uint64_t{5} << 18);
+  auto layout = ChooseRedisSeenLayout(10'000'000, 1e-3, 0);
+  ASSERT_TRUE(layout.ok());
+  // Layer 0 fills its size classes: at most 2 bytes per key at ε = 1e-3 over all shards.
+  const uint64_t bytes = layout->shards * RedisStringAllocation(layout->layers[0].blocks * 64);
+  EXPECT_LE(bytes, 20'000'000u);
+  EXPECT_LE(layout->layers[0].blocks * 64 + 16,
+            RedisStringAllocation(layout->layers[0].blocks * 64));
+  EXPECT_GT(layout->layers[0].blocks * 64 + 16 + 64,
+            RedisStringAllocation(layout->layers[0].blocks * 64));
+  EXPECT_GE(layout->shards, 16u);
+  for (size_t l = 1; l < layout->layers.size(); ++l) {
+    EXPECT_GT(layout->layers[l].capacity, layout->layers[l - 1].capacity);
+    EXPECT_GE(layout->layers[l].bits, layout->layers[l - 1].bits);
+  }
+  auto decoded = RedisSeenLayout::DecodeLayers(layout->EncodeLayers());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ASSERT_EQ(decoded->size(), layout->layers.size());
+  EXPECT_EQ((*decoded)[3].blocks, layout->layers[3].blocks);
+  for (const char* bad : {"", "1,2,3", "1,2,3,4,", "1,2,0,4", "x,2,3,4", "1,2,3,4;5"}) {
+    EXPECT_EQ(RedisSeenLayout::DecodeLayers(bad).status().code(), StatusCode::kCorruption) << bad;
+  }
+  EXPECT_EQ(ChooseRedisSeenLayout(0, 1e-3, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ChooseRedisSeenLayout(10, 1.5, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
+// What Redis allocates is what the layout planned: each layer string sits in its size class.
+TEST(RedisSeenSetTest, LayerStringsFillTheirSizeClass) {
+  ASSERT_NE(SharedRedisServer(), nullptr);
+  RedisSeenSetOptions options = Options("memory", 1'000'000);
+  auto set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  auto layout = ChooseRedisSeenLayout(1'000'000, 1e-3, 0);
+  ASSERT_TRUE(layout.ok());
+  auto client = MustConnect(SharedRedisServer()->address());
+  ASSERT_NE(client, nullptr);
+  auto usage = client->Run({{"MEMORY", "USAGE", "urlsieve:{memory:0}:bloom:0"}});
+  ASSERT_TRUE(usage.ok());
+  const uint64_t allocation = RedisStringAllocation(layout->layers[0].blocks * 64);
+  EXPECT_GE(static_cast<uint64_t>(usage->integer), allocation);
+  EXPECT_LE(static_cast<uint64_t>(usage->integer), allocation + 128);  // key, object, dict entry
+  EXPECT_EQ(InsertUrls(**set, 0, 3000).size(), 3000u);
+  auto after = client->Run({{"MEMORY", "USAGE", "urlsieve:{memory:0}:bloom:0"}});
+  EXPECT_EQ(after->integer, usage->integer);  // BITFIELD never grew it
+  auto total = (*set)->Usage();
+  ASSERT_TRUE(total.ok()) << total.status().ToString();
+  EXPECT_EQ(total->masters, 1u);
+  EXPECT_EQ(total->keys, 1 + 2 * uint64_t{layout->shards});  // meta, per shard count + layer 0
+  EXPECT_LE(total->bytes, 2'100'000u);
+  EXPECT_GE(total->bytes, layout->shards * allocation);
+}
+
+TEST(RedisSeenSetTest, GrowsPastItsCapacityWithoutRepeatsAndWithinItsFalsePositiveRate) {
+  ASSERT_NE(SharedRedisServer(), nullptr);
+  for (bool exact : {false, true}) {
+    SCOPED_TRACE(exact);
+    RedisSeenSetOptions options = Options(exact ? "grow-exact" : "grow", 1000, exact);
+    options.requested.fp_rate = 1e-2;
+    options.shards = 4;
+    auto set = RedisSeenSet::Open(options, nullptr);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    // 10x the capacity, in batches of several sizes.
+    std::vector<int> fresh;
+    for (int begin = 0, batch = 1; begin < 10000; begin += batch, batch = batch * 3 % 700 + 1) {
+      std::vector<int> part = InsertUrls(**set, begin, std::min(10000, begin + batch), batch);
+      fresh.insert(fresh.end(), part.begin(), part.end());
+    }
+    SeenStats stats = (*set)->Stats();
+    EXPECT_GE(stats.bloom_layers, 3u);
+    EXPECT_EQ(stats.bloom_inserted, fresh.size());
+    EXPECT_GE(stats.bloom_capacity, 10000u);
+    // Growth layers keep the filter within ε: a key may have been a false positive (never new),
+    // never new twice.
+    EXPECT_GE(fresh.size(), exact ? 10000u : 9800u);
+    EXPECT_TRUE(InsertUrls(**set, 0, 10000).empty());
+    if (exact) {
+      EXPECT_EQ(stats.stored_keys, 10000u);
+    }
+    // Fresh keys: the observed false-positive rate stays within ε (expected ≤ 50 of 5000; the
+    // bound allows four standard deviations more).
+    int false_positives = 0;
+    for (int i = 100000; i < 105000; ++i) {
+      auto contained = (*set)->Contains(Url(i));
+      ASSERT_TRUE(contained.ok()) << contained.status().ToString();
+      false_positives += *contained ? 1 : 0;
+    }
+    EXPECT_LE(false_positives, exact ? 0 : 50 + 4 * 7);
+    EXPECT_LE(stats.bloom_expected_fp_rate, 1e-2)
+        << stats.bloom_layers << " layers, " << stats.bloom_inserted << " keys, capacity "
+        << stats.bloom_capacity << ", " << stats.bloom_bytes << " bytes";
+    // Another process (another open) knows the layers from Redis.
+    auto other = RedisSeenSet::Open(options, nullptr);
+    ASSERT_TRUE(other.ok());
+    EXPECT_TRUE(InsertUrls(**other, 0, 10000).empty());
+    EXPECT_GE(InsertUrls(**other, 20000, 20100).size(), exact ? 100u : 95u);
+  }
+}
+
+// Four processes of four threads each insert the same 20000 keys in different orders and batch
+// sizes: each key is told new exactly once in the world.
+TEST(RedisSeenSetTest, ExactlyOneCallerInTheWorldIsToldNew) {
+  RedisServer* server = SharedRedisServer();
+  ASSERT_NE(server, nullptr);
+  ScratchDir dir("redis_one_new");
+  constexpr int kProcesses = 4;
+  constexpr int kThreads = 4;
+  constexpr int kKeys = 20000;
+  for (bool exact : {false, true}) {
+    SCOPED_TRACE(exact);
+    const std::string name = exact ? "one-new-exact" : "one-new";
+    std::vector<pid_t> children;
+    for (int p = 0; p < kProcesses; ++p) {
+      const pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        // The child: no thread exists yet. It reports through a file and leaves with _exit, so
+        // that no static destructor (the shared server's) runs in it.
+        RedisSeenSetOptions options = Options(name, 100000, exact);
+        options.front_cache_keys = p % 2 == 0 ? 0 : 1 << 16;
+        auto set = RedisSeenSet::Open(options, nullptr);
+        if (!set.ok()) ::_exit(2);
+        std::vector<std::vector<int>> fresh(kThreads);
+        std::atomic<bool> failed{false};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t) {
+          threads.emplace_back([&, t] {
+            const int id = p * kThreads + t;
+            const int batch = 1 + id * 29 % 300;
+            for (int begin = 0; begin < kKeys; begin += batch) {
+              std::vector<std::string> keys;
+              std::vector<int> ids;
+              for (int j = begin; j < std::min(kKeys, begin + batch); ++j) {
+                const int key = (j * 7919 + id * 1237) % kKeys;  // another order per thread
+                keys.push_back(Url(key));
+                ids.push_back(key);
+              }
+              std::vector<std::string_view> views(keys.begin(), keys.end());
+              std::vector<uint8_t> is_new;
+              if (!(*set)->InsertKeysIfNew(views, &is_new).ok()) {
+                failed = true;
+                return;
+              }
+              for (size_t j = 0; j < ids.size(); ++j) {
+                if (is_new[j]) fresh[t].push_back(ids[j]);
+              }
+            }
+          });
+        }
+        for (std::thread& thread : threads) thread.join();
+        FILE* out = std::fopen((dir.path() / std::to_string(p)).c_str(), "w");
+        if (out == nullptr) ::_exit(3);
+        for (const std::vector<int>& part : fresh) {
+          for (int key : part) std::fprintf(out, "%d\n", key);
+        }
+        std::fclose(out);
+        ::_exit(failed ? 4 : 0);
+      }
+      children.push_back(pid);
+    }
+    for (pid_t pid : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    }
+    std::vector<int> told(kKeys, 0);
+    for (int p = 0; p < kProcesses; ++p) {
+      FILE* in = std::fopen((dir.path() / std::to_string(p)).c_str(), "r");
+      ASSERT_NE(in, nullptr);
+      int key = 0;
+      while (std::fscanf(in, "%d", &key) == 1) ++told[key];
+      std::fclose(in);
+    }
+    int wrong = 0;
+    for (int count : told) wrong += count == 1 ? 0 : 1;
+    EXPECT_EQ(wrong, 0);
+  }
+}
+
+// Redis killed mid-stream (SIGKILL) and restarted from its AOF: calls fail (never "seen"), the
+// writer retries each failed batch until it succeeds, and in the end every distinct key was told
+// new exactly once.
+TEST(RedisSeenSetTest, AKilledRedisGivesErrorsThenRecoversWithEveryKeyNewOnce) {
+  ScratchDir dir("redis_killed");
+  RedisServer::Options server_options;
+  server_options.append_only = true;
+  auto server = RedisServer::Start(dir.path() / "redis", server_options);
+  ASSERT_NE(server, nullptr);
+  RedisSeenSetOptions options = Options("killed", 100000, /*exact=*/true);
+  options.address = server->address();
+  options.timeouts.command_s = 2;
+  options.front_cache_keys = 1 << 16;
+  auto set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  constexpr int kKeys = 30000;
+  constexpr int kBatch = 100;
+  std::atomic<int> batches_done{0};
+  std::atomic<int> failures{0};
+  std::vector<int> told(kKeys, 0);
+  std::thread writer([&] {
+    // Keys with repeats: batch b holds keys b*70 .. b*70+99 (30 % overlap with the next).
+    for (int b = 0; b * 70 < kKeys; ++b) {
+      std::vector<std::string> keys;
+      std::vector<int> ids;
+      for (int key = b * 70; key < std::min(kKeys, b * 70 + kBatch); ++key) {
+        keys.push_back(Url(key));
+        ids.push_back(key);
+      }
+      std::vector<std::string_view> views(keys.begin(), keys.end());
+      std::vector<uint8_t> is_new;
+      for (;;) {
+        Status status = (*set)->InsertKeysIfNew(views, &is_new);
+        if (status.ok()) break;
+        EXPECT_EQ(status.code(), StatusCode::kUnavailable) << status.ToString();
+        ++failures;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the caller's back-off
+      }
+      for (size_t j = 0; j < ids.size(); ++j) told[ids[j]] += is_new[j];
+      ++batches_done;
+    }
+  });
+  auto wait_for = [](const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!condition() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polling a condition
+    }
+    return condition();
+  };
+  EXPECT_TRUE(wait_for([&] { return batches_done >= 50; }));
+  server->Kill(SIGKILL);
+  EXPECT_TRUE(wait_for([&] { return failures >= 1; }));
+  const int done_while_down = batches_done;
+  ASSERT_TRUE(server->Restart());
+  EXPECT_TRUE(wait_for([&] { return batches_done >= done_while_down + 50; }));
+  server->Kill(SIGKILL);  // once more, without waiting for a failure
+  ASSERT_TRUE(server->Restart());
+  writer.join();
+  EXPECT_GE(failures, 1);
+  int wrong = 0;
+  for (int count : told) wrong += count == 1 ? 0 : 1;
+  EXPECT_EQ(wrong, 0);
+  SeenStats stats = (*set)->Stats();
+  EXPECT_EQ(stats.stored_keys, static_cast<uint64_t>(kKeys));
+}
+
+// A server that is not Redis: answers every connection with an HTTP error and closes.
+class NotRedisServer {
+ public:
+  NotRedisServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(::listen(fd_, 16), 0);
+    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int client = ::accept(fd_, nullptr, nullptr);
+        if (client < 0) return;  // the listening socket was shut down
+        const char reply[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+        (void)!::write(client, reply, sizeof(reply) - 1);
+        ::close(client);
+      }
+    });
+  }
+  ~NotRedisServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(RedisSeenSetTest, BadInputIsAClearErrorAndWritesNothing) {
+  ScratchDir dir("redis_bad_input");
+  RedisServer::Options with_password;
+  with_password.password = "right";
+  auto server = RedisServer::Start(dir.path() / "redis", with_password);
+  ASSERT_NE(server, nullptr);
+  RedisAddress address = server->address();
+  address.password = "right";
+  auto client = MustConnect(address);
+  ASSERT_NE(client, nullptr);
+
+  // A wrong password.
+  RedisSeenSetOptions options = Options("bad");
+  options.address = server->address();
+  options.address.password = "wrong";
+  auto set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), StatusCode::kFailedPrecondition) << set.status().ToString();
+  EXPECT_NE(set.status().message().find(server->address().ToString()), std::string::npos)
+      << set.status().message();
+  EXPECT_EQ(set.status().message().find("wrong"), std::string::npos) << set.status().message();
+  EXPECT_EQ(DbSize(*client), 0);
+
+  // A peer that is not Redis.
+  {
+    NotRedisServer http;
+    RedisSeenSetOptions at_http = Options("bad");
+    at_http.address = *RedisAddress::Parse("redis://127.0.0.1:" + std::to_string(http.port()));
+    set = RedisSeenSet::Open(at_http, nullptr);
+    ASSERT_FALSE(set.ok());
+    EXPECT_NE(set.status().code(), StatusCode::kOk);
+    EXPECT_NE(set.status().message().find("127.0.0.1:" + std::to_string(http.port())),
+              std::string::npos)
+        << set.status().message();
+  }
+
+  options.address = address;
+  // The metadata key holds another type.
+  ASSERT_TRUE(client->Run({{"SET", "urlsieve:{taken}:meta", "x"}}).ok());
+  options.name = "taken";
+  set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), StatusCode::kFailedPrecondition) << set.status().ToString();
+  EXPECT_NE(set.status().message().find("urlsieve:{taken}:meta"), std::string::npos)
+      << set.status().message();
+  // A shard's key holds another type.
+  ASSERT_TRUE(client->Run({{"LPUSH", "urlsieve:{shard:0}:count", "x"}}).ok());
+  options.name = "shard";
+  set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), StatusCode::kFailedPrecondition) << set.status().ToString();
+  EXPECT_NE(set.status().message().find("urlsieve:{shard:0}:count"), std::string::npos)
+      << set.status().message();
+  // Metadata of another version, and of something else.
+  ASSERT_TRUE(client
+                  ->Run({{"HSET", "urlsieve:{future}:meta", "format", "urlsieve-redis-seen-set",
+                          "version", "99"}})
+                  .ok());
+  options.name = "future";
+  set = RedisSeenSet::Open(options, nullptr);
+  EXPECT_EQ(set.status().code(), StatusCode::kUnsupported) << set.status().ToString();
+  EXPECT_NE(set.status().message().find("version 99"), std::string::npos);
+  ASSERT_TRUE(client->Run({{"HSET", "urlsieve:{alien}:meta", "owner", "someone"}}).ok());
+  options.name = "alien";
+  set = RedisSeenSet::Open(options, nullptr);
+  EXPECT_EQ(set.status().code(), StatusCode::kCorruption) << set.status().ToString();
+  // A bad name.
+  options.name = "a{b}";
+  EXPECT_EQ(RedisSeenSet::Open(options, nullptr).status().code(), StatusCode::kInvalidArgument);
+  // Nothing was written: the four keys the test made, and no function library.
+  EXPECT_EQ(DbSize(*client), 4);
+  auto functions = client->Run({{"FUNCTION", "LIST"}, -1});
+  ASSERT_TRUE(functions.ok());
+  EXPECT_TRUE(functions->elements.empty());
+  // A read-only open of a set that does not exist.
+  options.name = "absent";
+  options.read_only = true;
+  EXPECT_EQ(RedisSeenSet::Open(options, nullptr).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(DbSize(*client), 4);
+}
+
+TEST(RedisSeenSetTest, TheFrontCacheAnswersRepeatsLocallyAndNewStillComesFromRedis) {
+  ASSERT_NE(SharedRedisServer(), nullptr);
+  RedisSeenSetOptions options = Options("cache");
+  options.front_cache_keys = 1 << 16;
+  auto first = RedisSeenSet::Open(options, nullptr);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(InsertUrls(**first, 0, 1000).size(), 1000u);
+  const uint64_t trips = (*first)->round_trips();
+  const uint64_t sent = (*first)->keys_sent();
+  EXPECT_TRUE(InsertUrls(**first, 0, 1000).empty());
+  EXPECT_TRUE(InsertUrls(**first, 500, 1000, 7).empty());
+  EXPECT_EQ((*first)->round_trips(), trips);  // every repeat answered locally
+  EXPECT_EQ((*first)->keys_sent(), sent);
+  auto contained = (*first)->Contains(Url(3));
+  ASSERT_TRUE(contained.ok());
+  EXPECT_TRUE(*contained);
+  EXPECT_EQ((*first)->round_trips(), trips);
+  // Keys another process inserted: not in this cache, so Redis answers, "seen".
+  auto second = RedisSeenSet::Open(options, nullptr);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(InsertUrls(**second, 1000, 2000).size(), 1000u);
+  EXPECT_TRUE(InsertUrls(**first, 1000, 2000).empty());
+  EXPECT_GT((*first)->round_trips(), trips);
+  // Now cached here too.
+  const uint64_t later = (*first)->round_trips();
+  EXPECT_TRUE(InsertUrls(**first, 1000, 2000).empty());
+  EXPECT_EQ((*first)->round_trips(), later);
+}
+
+TEST(RedisSeenSetTest, TheClaimLogKeepsPayloadsUntilTheirCheckpointCommits) {
+  ASSERT_NE(SharedRedisServer(), nullptr);
+  RedisSeenSetOptions options = Options("claims");
+  options.claim_log = "crawl1";
+  options.committed_generation = 5;
+  auto set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ((*set)->Save().code(), StatusCode::kFailedPrecondition);
+  auto insert = [&](int from, int to) {
+    std::vector<std::string> keys;
+    std::vector<std::string> payloads;
+    for (int i = from; i < to; ++i) {
+      keys.push_back(Url(i));
+      payloads.push_back("depth=1 url=" + Url(i));
+    }
+    keys.push_back(Url(from));  // a repeat: no claim
+    payloads.push_back("repeat");
+    std::vector<std::string_view> key_views(keys.begin(), keys.end());
+    std::vector<std::string_view> payload_views(payloads.begin(), payloads.end());
+    std::vector<KeyHash> hashes;
+    for (const std::string& key : keys) hashes.push_back(SeenSet::Hash(key));
+    std::unique_ptr<bool[]> is_new(new bool[keys.size()]);
+    Status status = (*set)->InsertHashedIfNewClaiming(key_views, hashes, payload_views,
+                                                      std::span<bool>(is_new.get(), keys.size()));
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  };
+  auto claims = [&](RedisSeenSet& s) {
+    auto got = s.UncommittedClaims();
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    std::vector<std::string> sorted = got.ok() ? *got : std::vector<std::string>();
+    std::sort(sorted.begin(), sorted.end());
+    return sorted;
+  };
+  insert(0, 100);
+  EXPECT_EQ(claims(**set).size(), 100u);
+  // A crash now: the next open (at committed generation 5) gets the 100 payloads back.
+  {
+    auto reopened = RedisSeenSet::Open(options, nullptr);
+    ASSERT_TRUE(reopened.ok());
+    std::vector<std::string> got = claims(**reopened);
+    ASSERT_EQ(got.size(), 100u);
+    EXPECT_EQ(got[0].substr(0, 12), "depth=1 url=");
+  }
+  ASSERT_TRUE((*set)->CheckpointCommitted(6).ok());
+  insert(100, 150);
+  ASSERT_EQ((*set)->Stats().generation, 6u);
+  {
+    RedisSeenSetOptions at6 = options;
+    at6.committed_generation = 6;
+    auto reopened = RedisSeenSet::Open(at6, nullptr);
+    ASSERT_TRUE(reopened.ok());
+    EXPECT_EQ(claims(**reopened).size(), 50u);
+    // A crash between the COMMIT of 7 and the cleanup: entries ≤ 7 are leftovers.
+    at6.committed_generation = 7;
+    reopened = RedisSeenSet::Open(at6, nullptr);
+    ASSERT_TRUE(reopened.ok());
+    EXPECT_TRUE(claims(**reopened).empty());
+  }
+  // Another crawl's log is its own.
+  RedisSeenSetOptions other = options;
+  other.claim_log = "crawl2";
+  auto second = RedisSeenSet::Open(other, nullptr);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(claims(**second).empty());
+}
+
+// A server that lost the function library (FUNCTION FLUSH, a restart without persistence) gets
+// it again; a server that lost the set's keys gets its shards back (and the keys are new again).
+TEST(RedisSeenSetTest, ALostFunctionLibraryOrShardIsRestored) {
+  ASSERT_NE(SharedRedisServer(), nullptr);
+  auto set = RedisSeenSet::Open(Options("restore"), nullptr);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(InsertUrls(**set, 0, 100).size(), 100u);
+  auto client = MustConnect(SharedRedisServer()->address());
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Run({{"FUNCTION", "FLUSH"}, -1}).ok());
+  EXPECT_TRUE(InsertUrls(**set, 0, 100).empty());
+  EXPECT_EQ(InsertUrls(**set, 100, 200).size(), 100u);
+  ASSERT_TRUE(client
+                  ->Run({{"DEL", "urlsieve:{restore:0}:count", "urlsieve:{restore:0}:bloom:0",
+                          "urlsieve:{restore}:meta"}})
+                  .ok());
+  EXPECT_EQ(InsertUrls(**set, 0, 200).size(), 200u);
+  auto again = RedisSeenSet::Open(Options("restore"), nullptr);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->identity(), (*set)->identity());
 }
 
 }  // namespace

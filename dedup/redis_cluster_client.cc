@@ -190,8 +190,12 @@ class ClusterRedisClient final : public RedisClient {
           map_stale_ = true;
           std::string message = "Redis Cluster at ";
           message += server();
-          message += ": no master serves slot ";
-          message += std::to_string(RedisKeySlot(commands[i].argv[commands[i].key_index]));
+          if (commands[i].key_index < 0) {
+            message += ": no master serves any slot";
+          } else {
+            message += ": no master serves slot ";
+            message += std::to_string(RedisKeySlot(commands[i].argv[commands[i].key_index]));
+          }
           message += " (running ";
           message += commands[i].argv[0];
           message += "); is the cluster down or still being created?";
@@ -288,6 +292,13 @@ class ClusterRedisClient final : public RedisClient {
     replies->clear();
     if (map_stale_) {
       if (Status s = RefreshSlotMap(); !s.ok()) return s;
+    }
+    if (masters_.empty()) {
+      map_stale_ = true;
+      std::string message = "Redis Cluster at ";
+      message += server();
+      message += ": no master serves any slot; is the cluster still being created?";
+      return Status::Unavailable(std::move(message));
     }
     const std::vector<size_t> masters = masters_;
     for (size_t node : masters) {

@@ -304,5 +304,26 @@ TEST(RedisClusterFaultTest, APasswordReachesEveryNodeAndAWrongOneIsRefused) {
   EXPECT_EQ(refused.status().message().find("guess"), std::string::npos);
 }
 
+// A cluster node whose cluster was never created serves no slot: a clear error, not a hang.
+TEST(RedisClusterFaultTest, ANodeThatServesNoSlotIsUnavailable) {
+  ScratchDir dir("redis_cluster_empty");
+  testing::RedisServer::Options options;
+  options.cluster = true;
+  auto node = testing::RedisServer::Start(dir.path() / "node", options);
+  ASSERT_NE(node, nullptr);
+  auto client = RedisClient::Connect(node->address());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_TRUE((*client)->is_cluster());
+  auto get = (*client)->Run({{"GET", "k"}});
+  EXPECT_EQ(get.status().code(), StatusCode::kUnavailable) << get.status().ToString();
+  EXPECT_NE(
+      get.status().message().find("no master serves slot " + std::to_string(RedisKeySlot("k"))),
+      std::string::npos)
+      << get.status().ToString();
+  std::vector<RedisReply> replies;
+  Status every = (*client)->OnEveryMaster({{"PING"}, -1}, &replies);
+  EXPECT_EQ(every.code(), StatusCode::kUnavailable) << every.ToString();
+}
+
 }  // namespace
 }  // namespace urlsieve

@@ -47,13 +47,17 @@ class RedisCluster {
     options.cluster = true;
     options.password = password;
     for (int i = 0; i < masters; ++i) {
-      auto node = RedisServer::Start(dir / ("node-" + std::to_string(i)), options);
+      std::string name = "node-";
+      name += std::to_string(i);
+      auto node = RedisServer::Start(dir / name, options);
       if (node == nullptr) return nullptr;
       cluster->nodes_.push_back(std::move(node));
     }
     std::vector<std::string> args = {"redis-cli", "--cluster", "create"};
     for (const auto& node : cluster->nodes_) {
-      args.push_back("127.0.0.1:" + std::to_string(node->port()));
+      std::string endpoint = "127.0.0.1:";
+      endpoint += std::to_string(node->port());
+      args.push_back(std::move(endpoint));
     }
     args.insert(args.end(), {"--cluster-replicas", "0", "--cluster-yes"});
     if (!password.empty()) args.insert(args.end(), {"-a", password, "--no-auth-warning"});

@@ -3,7 +3,16 @@
 // https://redis.io/docs/reference/cluster-spec/#hash-tags), MOVED (refresh the map, resend) and ASK
 // (ASKING, resend once to that node) followed.
 //
-// Thread-safety: as RedisClient: none.
+// A pipeline is split by node: each master gets its commands as one pipeline, all masters are
+// sent theirs before any reply is read (a call waits for the slowest master, not the sum), and
+// the replies are put back in the caller's order. Redirected commands go again, in a next round. A command
+// redirected more than 5 times in one call fails (kUnavailable) rather than loop. A node that is
+// lost or refuses the connection fails the call with kUnavailable naming the node, and the next
+// call reads the slot map again from any reachable node (those with an open connection first, then
+// the seed, then every node ever named) and reconnects, so a failover or a restarted node heals.
+// A slot no master serves (the cluster is down or half-built) is kUnavailable too.
+//
+// Thread-safety: as RedisClient: none; one thread at a time (one client per thread).
 #ifndef URLSIEVE_DEDUP_REDIS_CLUSTER_CLIENT_H_
 #define URLSIEVE_DEDUP_REDIS_CLUSTER_CLIENT_H_
 

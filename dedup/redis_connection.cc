@@ -127,6 +127,11 @@ Status RedisConnection::Fail(std::string_view what) {
 Status RedisConnection::Pipeline(std::span<const RedisCommand> commands,
                                  std::vector<RedisReply>* replies) {
   replies->clear();
+  if (Status s = Send(commands); !s.ok()) return s;
+  return Receive(commands, replies);
+}
+
+Status RedisConnection::Send(std::span<const RedisCommand> commands) {
   if (broken_) return Status::Unavailable(server_ + ": the connection was lost earlier");
   std::vector<const char*> argv;
   std::vector<size_t> lengths;
@@ -142,6 +147,19 @@ Status RedisConnection::Pipeline(std::span<const RedisCommand> commands,
       return Fail("sending a command");
     }
   }
+  for (int done = 0; !done;) {
+    if (redisBufferWrite(context_, &done) != REDIS_OK) {
+      return Fail(commands.empty() || commands[0].argv.empty() ? "sending commands"
+                                                               : "sending " + commands[0].argv[0]);
+    }
+  }
+  return Status::Ok();
+}
+
+Status RedisConnection::Receive(std::span<const RedisCommand> commands,
+                                std::vector<RedisReply>* replies) {
+  replies->clear();
+  if (broken_) return Status::Unavailable(server_ + ": the connection was lost earlier");
   replies->reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;

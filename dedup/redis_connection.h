@@ -41,6 +41,11 @@ class RedisConnection {
   // Sends the commands in one pipeline; (*replies)[i] answers commands[i]. An error reply is a
   // reply, not a Status.
   Status Pipeline(std::span<const RedisCommand> commands, std::vector<RedisReply>* replies);
+  // Pipeline's two halves, so that a caller can keep several servers working at once (the cluster
+  // client sends to every master, then reads from each): Send writes the commands out; Receive
+  // reads their replies, one per command of `commands`, what the last Send sent.
+  Status Send(std::span<const RedisCommand> commands);
+  Status Receive(std::span<const RedisCommand> commands, std::vector<RedisReply>* replies);
   Result<RedisReply> Run(const RedisCommand& command);
 
   bool broken() const { return broken_; }

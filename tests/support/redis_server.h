@@ -3,7 +3,9 @@
 // mid-stream. The destructor kills it.
 //
 // A free port is found by binding port 0 and closing it; another process may take it before
-// redis-server binds, so a server that exits at start is tried again on another port.
+// redis-server binds, so a server that exits at start is tried again on another port. A cluster
+// node also needs its bus port, port + 10000, free (so its port is at most 55535).
+// The server dies with the test process (PR_SET_PDEATHSIG), even when the test crashes.
 //
 // Thread-safety: a test fixture; one thread.
 #ifndef URLSIEVE_TESTS_SUPPORT_REDIS_SERVER_H_
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,7 +49,7 @@ class RedisServer {
     std::unique_ptr<RedisServer> server(new RedisServer(dir, std::move(options)));
     std::filesystem::create_directories(dir);
     for (int attempt = 0; attempt < 8; ++attempt) {
-      server->port_ = FreePort();
+      server->port_ = server->options_.cluster ? FreeClusterPort() : FreePort();
       if (server->Launch()) return server;
     }
     ADD_FAILURE() << "could not start redis-server in " << dir << " (is it installed? "
@@ -99,6 +102,23 @@ class RedisServer {
     return port;
   }
 
+  // A free port whose cluster bus port (port + 10000) is free too.
+  static int FreeClusterPort() {
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      int port = FreePort();
+      if (port <= 0 || port > 65535 - 10000) continue;
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(static_cast<uint16_t>(port + 10000));
+      bool bus_free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+      ::close(fd);
+      if (bus_free) return port;
+    }
+    return 0;
+  }
+
   // Starts redis-server and waits until it answers PING or exits.
   bool Launch() {
     std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_),
@@ -117,6 +137,7 @@ class RedisServer {
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     pid_ = ::fork();
     if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test
       std::vector<char*> argv;
       for (std::string& arg : args) argv.push_back(arg.data());
       argv.push_back(nullptr);

@@ -1,0 +1,225 @@
+// RedisCluster: a real Redis Cluster for tests, N masters and no replicas, each a Debian
+// redis-server (RedisServer, cluster-enabled) on 127.0.0.1 at a free port whose bus port
+// (port + 10000) is free too, assembled by `redis-cli --cluster create`. Start() returns once every
+// node says cluster_state:ok and all agree on the slot map. The destructor kills the nodes (they
+// also die with the test process, see redis_server.h).
+//
+// Starting one takes a second or two: a test binary shares one between the tests that leave it as
+// they found it, and gives one of its own to a test that kills or reshards nodes.
+//
+// Thread-safety: a test fixture; one thread.
+#ifndef URLSIEVE_TESTS_SUPPORT_REDIS_CLUSTER_H_
+#define URLSIEVE_TESTS_SUPPORT_REDIS_CLUSTER_H_
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "dedup/redis_address.h"
+#include "dedup/redis_connection.h"
+#include "tests/support/redis_server.h"
+
+namespace urlsieve::testing {
+
+class RedisCluster {
+ public:
+  // Starts `masters` nodes in `dir`/node-<i> and makes them a cluster; `password`, if any, is
+  // every node's requirepass. Null, with a test failure saying why (the redis-cli output
+  // included), when it cannot.
+  static std::unique_ptr<RedisCluster> Start(const std::filesystem::path& dir, int masters = 3,
+                                             const std::string& password = "") {
+    std::unique_ptr<RedisCluster> cluster(new RedisCluster(dir, password));
+    RedisServer::Options options;
+    options.cluster = true;
+    options.password = password;
+    for (int i = 0; i < masters; ++i) {
+      std::string name = "node-";
+      name += std::to_string(i);
+      auto node = RedisServer::Start(dir / name, options);
+      if (node == nullptr) return nullptr;
+      cluster->nodes_.push_back(std::move(node));
+    }
+    std::vector<std::string> args = {"redis-cli", "--cluster", "create"};
+    for (const auto& node : cluster->nodes_) {
+      std::string endpoint = "127.0.0.1:";
+      endpoint += std::to_string(node->port());
+      args.push_back(std::move(endpoint));
+    }
+    args.insert(args.end(), {"--cluster-replicas", "0", "--cluster-yes"});
+    if (!password.empty()) args.insert(args.end(), {"-a", password, "--no-auth-warning"});
+    const std::filesystem::path log = dir / "cluster-create.log";
+    if (!RunTool(args, log, std::chrono::seconds(60))) {
+      ADD_FAILURE() << "redis-cli --cluster create failed: " << ReadFile(log);
+      return nullptr;
+    }
+    if (!cluster->WaitUntilConsistent()) {
+      ADD_FAILURE() << "the cluster in " << dir << " did not become ok: " << ReadFile(log);
+      return nullptr;
+    }
+    return cluster;
+  }
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  RedisServer& node(int i) { return *nodes_[i]; }
+  std::string url() const { return nodes_[0]->url(); }
+  // Node 0's address, with the password: where a client starts.
+  RedisAddress address() const { return NodeAddress(0); }
+  RedisAddress NodeAddress(int i) const {
+    RedisAddress address = nodes_[i]->address();
+    address.password = password_;
+    return address;
+  }
+
+  // A connection of the test's own to node i (no cluster routing).
+  std::unique_ptr<RedisConnection> Connect(int i) const {
+    auto connection = RedisConnection::Open(NodeAddress(i), {1.0, 10.0});
+    if (!connection.ok()) {
+      ADD_FAILURE() << connection.status().ToString();
+      return nullptr;
+    }
+    return std::move(connection).value();
+  }
+
+  // Runs `argv` on node i; an error reply or a fault is a test failure (and a nil reply).
+  RedisReply Run(int i, std::vector<std::string> argv) const {
+    auto connection = Connect(i);
+    if (connection == nullptr) return {};
+    auto reply = connection->Run({std::move(argv), -1});
+    if (!reply.ok()) {
+      ADD_FAILURE() << reply.status().ToString();
+      return {};
+    }
+    EXPECT_FALSE(reply->is_error()) << nodes_[i]->url() << ": " << reply->str;
+    return std::move(reply).value();
+  }
+
+  std::string NodeId(int i) const { return Run(i, {"CLUSTER", "MYID"}).str; }
+
+  // The node (index) that node `asked` says serves `slot`; -1 when none.
+  int OwnerOf(int slot, int asked = 0) const {
+    for (const auto& [first, last, port] : SlotMap(asked)) {
+      if (slot < first || slot > last) continue;
+      for (int i = 0; i < size(); ++i) {
+        if (nodes_[i]->port() == port) return i;
+      }
+    }
+    return -1;
+  }
+
+  // Polls (deadline `timeout`) until every node not in `skip` says cluster_state:ok with all 16384
+  // slots served, and all give the same slot map.
+  bool WaitUntilConsistent(std::chrono::seconds timeout = std::chrono::seconds(30),
+                           const std::vector<int>& skip = {}) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Consistent(skip)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling the gossip
+    }
+    return false;
+  }
+
+ private:
+  using SlotRanges = std::vector<std::tuple<int, int, int>>;  // first, last, master's port
+
+  RedisCluster(std::filesystem::path dir, std::string password)
+      : dir_(std::move(dir)), password_(std::move(password)) {}
+
+  bool Consistent(const std::vector<int>& skip) const {
+    std::vector<SlotRanges> maps;
+    for (int i = 0; i < size(); ++i) {
+      if (std::find(skip.begin(), skip.end(), i) != skip.end()) continue;
+      auto connection = RedisConnection::Open(NodeAddress(i), {1.0, 5.0});
+      if (!connection.ok()) return false;
+      auto info = (*connection)->Run({{"CLUSTER", "INFO"}, -1});
+      if (!info.ok() || info->str.find("cluster_state:ok") == std::string::npos ||
+          info->str.find("cluster_slots_ok:16384") == std::string::npos) {
+        return false;
+      }
+      auto slots = (*connection)->Run({{"CLUSTER", "SLOTS"}, -1});
+      if (!slots.ok() || slots->type != RedisReply::Type::kArray) return false;
+      maps.push_back(Parse(*slots));
+    }
+    for (const SlotRanges& map : maps) {
+      if (map != maps.front()) return false;
+    }
+    return true;
+  }
+
+  SlotRanges SlotMap(int asked) const {
+    auto connection = Connect(asked);
+    if (connection == nullptr) return {};
+    auto slots = connection->Run({{"CLUSTER", "SLOTS"}, -1});
+    if (!slots.ok()) return {};
+    return Parse(*slots);
+  }
+
+  static SlotRanges Parse(const RedisReply& slots) {
+    SlotRanges ranges;
+    for (const RedisReply& entry : slots.elements) {
+      if (entry.elements.size() < 3 || entry.elements[2].elements.size() < 2) continue;
+      ranges.emplace_back(entry.elements[0].integer, entry.elements[1].integer,
+                          entry.elements[2].elements[1].integer);
+    }
+    std::sort(ranges.begin(), ranges.end());
+    return ranges;
+  }
+
+  // Runs a tool, its output to `log`; false if it fails or outlives `timeout` (then it is killed).
+  static bool RunTool(std::vector<std::string> args, const std::filesystem::path& log,
+                      std::chrono::seconds timeout) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+      }
+      std::vector<char*> argv;
+      for (std::string& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execvp(argv[0], argv.data());
+      ::_exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling for its exit
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return false;
+  }
+
+  static std::string ReadFile(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  std::filesystem::path dir_;
+  std::string password_;
+  std::vector<std::unique_ptr<RedisServer>> nodes_;
+};
+
+}  // namespace urlsieve::testing
+
+#endif  // URLSIEVE_TESTS_SUPPORT_REDIS_CLUSTER_H_

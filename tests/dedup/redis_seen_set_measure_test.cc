@@ -152,14 +152,3 @@ TEST(RedisSeenSetMeasure, DISABLED_Layouts) {
 }
 }  // namespace
 }  // namespace urlsieve::testing
-namespace urlsieve::testing {
-namespace {
-TEST(RedisSeenSetMeasure, DISABLED_ShardChoices) {
-  for (uint32_t s = 8; s <= 128; ++s) {
-    auto layout = ChooseRedisSeenLayout(10000000, 1e-3, s);
-    uint64_t bytes = s * RedisStringAllocation(layout->layers[0].blocks * 64);
-    if (double(bytes) / 1e7 < 2.0) std::printf("S %u: %.4f\n", s, double(bytes) / 1e7);
-  }
-}
-}  // namespace
-}  // namespace urlsieve::testing

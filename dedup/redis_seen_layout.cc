@@ -47,27 +47,35 @@ inline uint64_t MultiplyHigh(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>((static_cast<Uint128>(a) * b) >> 64);
 }
 
-// A shard's layer is sized for its mean share of the keys, `capacity / shards`, and its string
-// fills its jemalloc size class, so it can usually take more at the layer's ε: it takes keys
-// until its expected false-positive rate would pass ε (bloom_math.h), at most the mean plus four
-// standard deviations, so that ε holds in every shard at any fill and no shard grows before the
-// set holds about `capacity` keys.
+// A shard's layer must take its mean share of the keys, `capacity / shards`, plus a margin for
+// the shards' uneven loads (three standard deviations at least: a shard that passes its capacity
+// grows, which doubles its memory), at the layer's ε. Its string fills its jemalloc size class, so
+// it can often take more: it takes keys until its expected false-positive rate would pass ε
+// (bloom_math.h), at most the mean plus four standard deviations. Thus ε holds in every shard at
+// any fill, and a shard seldom grows before the set holds `capacity` keys.
 uint64_t ShardMean(uint64_t capacity, uint32_t shards) { return (capacity + shards - 1) / shards; }
 
+uint64_t Deviations(uint64_t mean, uint32_t shards, double count) {
+  if (shards == 1) return 0;
+  return static_cast<uint64_t>(std::ceil(count * std::sqrt(static_cast<double>(mean))));
+}
+
 RedisBloomLayer SizeLayer(uint64_t mean, uint32_t shards, double fp_rate) {
-  const BloomLayout needed = SmallestBloomLayout(mean, fp_rate, 1);
+  const uint64_t least = mean + Deviations(mean, shards, 3);
+  const uint64_t most = mean + Deviations(mean, shards, 4);
   RedisBloomLayer layer;
   layer.fp_rate = fp_rate;
-  layer.bits = needed.bits_per_line;
-  const uint64_t allocation = RedisStringAllocation(needed.bytes());
-  layer.blocks = (allocation - kStringOverhead) / 64;
   BloomLayout actual;
-  actual.num_blocks = layer.blocks;
-  actual.bits_per_line = layer.bits;
-  const uint64_t most =
-      shards == 1 ? mean
-                  : mean + static_cast<uint64_t>(std::ceil(4 * std::sqrt(static_cast<double>(mean))));
-  uint64_t lo = mean;  // holds ε (the layout was sized for it)
+  // Sized for the mean, the class may leave room for the margin; if not, sized for it.
+  for (uint64_t sized_for : {mean, least}) {
+    const BloomLayout needed = SmallestBloomLayout(sized_for, fp_rate, 1);
+    layer.bits = needed.bits_per_line;
+    layer.blocks = (RedisStringAllocation(needed.bytes()) - kStringOverhead) / 64;
+    actual.num_blocks = layer.blocks;
+    actual.bits_per_line = layer.bits;
+    if (BlockedFalsePositiveRate(actual, least) <= fp_rate) break;
+  }
+  uint64_t lo = least;  // holds ε
   uint64_t hi = most;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo + 1) / 2;

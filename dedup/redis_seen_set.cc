@@ -523,9 +523,16 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled, const std::vector
   size_t stale_rounds = 0;
   Status last;
   while (!todo.empty()) {
-    std::vector<RedisCommand> batch;
-    batch.reserve(todo.size());
-    for (size_t i : todo) batch.push_back(commands[i]);
+    // The first attempt sends every call as built (no copy: a batch's calls hold thousands of
+    // arguments); later ones the calls still without an answer.
+    std::vector<RedisCommand> subset;
+    if (todo.size() != commands.size()) {
+      subset.reserve(todo.size());
+      for (size_t i : todo) subset.push_back(commands[i]);
+    }
+    const std::span<const RedisCommand> batch = subset.empty()
+                                                    ? std::span<const RedisCommand>(commands)
+                                                    : std::span<const RedisCommand>(subset);
     std::vector<RedisReply> replies;
     Status status = client.Pipeline(batch, &replies);
     round_trips_.fetch_add(1, std::memory_order_relaxed);

@@ -4,37 +4,58 @@
 //
 // Layout (all keys start with "urlsieve:" and carry the set's name; S shards, each a Redis Cluster
 // hash tag {NAME:s}, so a cluster spreads the shards over its masters and each shard's keys share a
-// slot):
+// slot; redis_seen_layout.h computes it when the set is created):
 //   urlsieve:{NAME}:meta            hash: format, version, identity (32 hex), capacity, fp_rate,
 //                                   exact, canonicalize (EncodeStoredCanonicalize), shards, the
-//                                   layer parameters.
+//                                   layer table (per layer: capacity, blocks, bits, buckets).
+//   urlsieve:{NAME:s}:count         hash: the shard's identity, layer table, layers, the newest
+//                                   layer's count, n<L> (the count of each full layer), and the
+//                                   exact-mode counters maybe / fp.
 //   urlsieve:{NAME:s}:bloom:L       string: layer L of shard s, a blocked Bloom filter (all k bits
-//                                   of a key in one 512-bit block), created at its full size.
-//   urlsieve:{NAME:s}:count         inserts per layer of shard s; growth past a layer's capacity
-//                                   adds a layer with a tighter ε, as ScalableBloomFilter does.
-//   urlsieve:{NAME:s}:fp:L:B        exact mode: hashes bucketed by fingerprint prefix (listpack-
-//                                   encoded), holding the rest of each key's 128-bit fingerprint.
-//   urlsieve:{NAME:s}:claims:LOG    the claim log of a crawl (SeenSet::InsertHashedIfNewClaiming).
-// A key's shard and its bits come from its 128-bit hash (KeyHash). Each shard's part of a batch is
-// one call of a Redis Function (loaded by Open, FUNCTION LOAD): the test-and-set of the layers,
-// the exact confirmation and the claim log together, atomically; the shards' calls are pipelined.
+//                                   of a key in one 512-bit block), created at its full size, which
+//                                   fills a jemalloc size class.
+//   urlsieve:{NAME:s}:fp:L:B        exact mode: hashes bucketed by fingerprint (about 64 entries
+//                                   per bucket at the layer's capacity, so they stay listpack-
+//                                   encoded), field = 14 bytes of the key's 128-bit hash, no value.
+//   urlsieve:{NAME:s}:claims:LOG    list: the claim log of a crawl, "<generation> <payload>".
+//   urlsieve:{NAME:s}:done:TOKEN    string, 300 s: the last answer of one pooled connection
+//                                   ("<seq>|<verdicts>"), for retries (below).
+// A key's shard and its bits come from its 128-bit hash (KeyHash): the shard from hash.high's top
+// bits, the block from hash.low, the bit positions from hash.high. Each shard's part of a batch is
+// one call of a Redis Function (redis_seen_function.h; loaded by Open with FUNCTION LOAD REPLACE,
+// and again when a server answers "Function not found"): the test-and-set of the layers
+// (BITFIELD), growth, the exact confirmation (HSETNX) and the claim log together, atomically; the
+// shards' calls go in one pipeline. The client computes every offset; the function only moves
+// them into BITFIELD and decides.
 //
-// Front cache: each process remembers (front_cache_keys of them, then it starts over) keys it
+// Growth: when a shard's newest layer holds its capacity, the function adds a layer with twice
+// the capacity and a tighter ε (the ScalableBloomFilter rule: ε0 = 0.9ε, ε_L = 0.1ε·0.5^L). A key
+// is seen if any layer holds it, and inserted only into the newest. The layer table is fixed when
+// the set is created (up to the layer whose string would pass 512 MiB; past it the last layer
+// takes every further key, above its capacity).
+//
+// Front cache: each process remembers (front_cache_keys of them, in two generations) keys it
 // knows are in the set, from its own inserts and Redis's answers, and answers those "seen" without
-// a round trip. It is exact (128-bit fingerprints), so it adds no false positive; a "new" always
-// comes from Redis.
+// a round trip (redis_front_cache.h). It is exact (whole 128-bit hashes), so it adds no false
+// positive; a "new" always comes from Redis.
 //
 // Faults: a Redis that is down, restarting, slow or answering an error makes a call return a
 // non-OK Status (kUnavailable when a retry may cure it), never a verdict of "seen". Calls reconnect
-// by themselves. A call whose reply was lost may have run: a retry of the same batch is answered
-// as the first run was (the function records each batch's answers, keyed by the caller's
-// id and batch number, for a few minutes), so no key is reported new twice or never.
+// by themselves. A call whose reply was lost may have run. So that a retry is answered as the
+// first run was, the function keeps each pooled connection's last answer per shard under its
+// token and batch number for 300 s; the set retries a failed shard call itself (same token and
+// number; back-off 25, 100, 300, 500 ms), and when it still fails returns kUnavailable and keeps
+// the batch (its shard parts, token and number, by a digest of its hashes) for 240 s: the caller's
+// retry of the same keys goes out the same way, and no key is reported new twice or never. A
+// caller must retry a failed batch unchanged within those 4 minutes (filter and crawl retry until
+// it succeeds).
 // A Redis that loses acknowledged writes (a failover, a restart without AOF) forgets keys: they
 // are reported new again and re-fetched, never lost. `appendonly yes` with `appendfsync always`
 // (or `everysec`: at most a second of keys) bounds it.
 //
 // Thread-safety: every method may be called concurrently; each call uses a connection of its own
-// from a pool.
+// from a pool (a mutex guards the pool; a connection serves one call at a time), the front cache
+// locks one of its 64 shards at a time, and the counters are atomics.
 #ifndef URLSIEVE_DEDUP_REDIS_SEEN_SET_H_
 #define URLSIEVE_DEDUP_REDIS_SEEN_SET_H_
 
@@ -56,10 +77,13 @@ struct RedisSeenSetOptions {
   std::string name;           // 1-64 characters of [A-Za-z0-9_.-]
   StateParameters requested;  // for a new set; an existing one keeps its own (a notice says so)
   uint32_t shards = 0;        // 0: chosen from the capacity (a new set only)
-  uint64_t front_cache_keys = uint64_t{1} << 22;  // 0: no front cache
+  // 0: no front cache. It costs up to ~32 bytes of this process's memory per remembered key.
+  uint64_t front_cache_keys = uint64_t{1} << 22;
   RedisTimeouts timeouts;
   // A crawl's claim log (see SeenSet::InsertHashedIfNewClaiming): its name (the crawl state's
   // identity), and the generation that state last committed. Empty: no claim log.
+  // UncommittedClaims returns the payloads of entries above committed_generation; inserts are
+  // logged at committed_generation + 1, and at g + 1 after CheckpointCommitted(g).
   std::string claim_log;
   uint64_t committed_generation = 0;
   bool read_only = false;  // `urlsieve stats --redis`: NotFound when there is no such set
@@ -90,16 +114,21 @@ class RedisSeenSet final : public SeenSet {
                                    std::span<bool> is_new) override;
   Result<std::vector<std::string>> UncommittedClaims() const override;
   Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const override;
+  // Reads every shard's counters and BITCOUNTs every layer (O(filter bytes) inside Redis). When
+  // Redis cannot answer, only the stored parameters are filled in.
   SeenStats Stats() const override;
   StateIdentity identity() const override;
-  // Redis has every insert already: Save does nothing. PrepareCheckpoint records nothing in `db`;
-  // CheckpointCommitted drops the claim log's entries up to `generation`.
+  // Redis has every insert already: Save does nothing (FailedPrecondition for a crawl's set, one
+  // with a claim log). PrepareCheckpoint records nothing in `db`; CheckpointCommitted drops the
+  // claim log's entries up to `generation` (all of them: the owner keeps inserts out meanwhile).
   Status Save() override;
   Status PrepareCheckpoint(SqliteDb& db, uint64_t generation) override;
   Status CheckpointCommitted(uint64_t generation) override;
 
   // The stored parameters.
   const StateParameters& parameters() const;
+  // MEMORY USAGE of every key of the set (not the transient done:TOKEN answers), one pipeline of
+  // up to 1000 keys at a time: O(keys), not for a hot loop.
   Result<RedisSeenSetUsage> Usage() const;
 
   // Round trips and keys sent to Redis by this process so far (bench/redis_seen.sh).

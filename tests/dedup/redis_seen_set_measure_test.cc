@@ -1,11 +1,13 @@
 // Figures for docs/design.md and the targets, run by hand on the shared loopback server
 // (they print, and assert nothing a slow machine could fail):
 //   dedup_tests --gtest_also_run_disabled_tests --gtest_filter='RedisSeenSetMeasure.*'
-// URLSIEVE_MEASURE_N sets the number of distinct keys (10^6 by default).
+// URLSIEVE_MEASURE_N sets the number of distinct keys (10^6 by default);
+// URLSIEVE_MEASURE_BLOOM_ONLY skips exact mode.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -41,7 +43,8 @@ TEST(RedisSeenSetMeasure, DISABLED_DistinctKeys) {
   for (int i = 0; i < n; ++i)
     keys.push_back("http://www.site" + std::to_string(i % 5000) + ".example/path/" +
                    std::to_string(i) + "?q=" + std::to_string(i * 7));
-  for (int mode = 0; mode < 3; ++mode) {
+  const int modes = std::getenv("URLSIEVE_MEASURE_BLOOM_ONLY") ? 2 : 3;
+  for (int mode = 0; mode < modes; ++mode) {
     const bool exact = mode == 2;
     const bool cached = mode == 1;
     ASSERT_EQ((*client)->Run({{"FLUSHALL"}, -1})->type, RedisReply::Type::kStatus);
@@ -121,6 +124,10 @@ TEST(RedisSeenSetMeasure, DISABLED_LuaSetbitBaseline) {
     ASSERT_FALSE(reply->is_error()) << reply->str;
   }
   std::printf("lua setbit: %d keys: %.0f URLs/s\n", n, n / Seconds(start));
+  if (std::getenv("URLSIEVE_MEASURE_STATS")) {
+    auto info = (*client)->Run({{"INFO", "commandstats"}, -1});
+    std::printf("%s\n", info->str.c_str());
+  }
 }
 
 }  // namespace
@@ -129,25 +136,18 @@ TEST(RedisSeenSetMeasure, DISABLED_LuaSetbitBaseline) {
 namespace urlsieve::testing {
 namespace {
 TEST(RedisSeenSetMeasure, DISABLED_Layouts) {
-  for (uint64_t capacity : {10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull}) {
+  for (uint64_t capacity :
+       {10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull}) {
     auto layout = ChooseRedisSeenLayout(capacity, 1e-3, 0);
     ASSERT_TRUE(layout.ok());
     uint64_t bytes = layout->shards * RedisStringAllocation(layout->layers[0].blocks * 64);
-    std::printf("capacity %llu: %u shards of %llu blocks, k %u, %.4f B/key, %zu layers\n",
-                (unsigned long long)capacity, layout->shards,
-                (unsigned long long)layout->layers[0].blocks, layout->layers[0].bits,
-                double(bytes) / capacity, layout->layers.size());
-  }
-}
-}  // namespace
-}  // namespace urlsieve::testing
-namespace urlsieve::testing {
-namespace {
-TEST(RedisSeenSetMeasure, DISABLED_ShardChoices) {
-  for (uint32_t s = 8; s <= 128; ++s) {
-    auto layout = ChooseRedisSeenLayout(10000000, 1e-3, s);
-    uint64_t bytes = s * RedisStringAllocation(layout->layers[0].blocks * 64);
-    if (double(bytes) / 1e7 < 2.0) std::printf("S %u: %.4f\n", s, double(bytes) / 1e7);
+    const double mean = double(capacity) / layout->shards;
+    std::printf(
+        "capacity %llu: %u shards of %llu blocks, k %u, %.4f B/key, %zu layers, "
+        "threshold mean + %.1f sigma\n",
+        (unsigned long long)capacity, layout->shards, (unsigned long long)layout->layers[0].blocks,
+        layout->layers[0].bits, double(bytes) / capacity, layout->layers.size(),
+        (layout->layers[0].capacity - mean) / std::sqrt(mean));
   }
 }
 }  // namespace

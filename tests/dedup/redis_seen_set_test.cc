@@ -281,7 +281,7 @@ TEST(RedisSeenSetTest, ExactlyOneCallerInTheWorldIsToldNew) {
         for (int t = 0; t < kThreads; ++t) {
           threads.emplace_back([&, t] {
             const int id = p * kThreads + t;
-            const int batch = 1 + id * 29 % 300;
+            const int batch = 10 + id * 29 % 300;
             for (int begin = 0; begin < kKeys; begin += batch) {
               std::vector<std::string> keys;
               std::vector<int> ids;

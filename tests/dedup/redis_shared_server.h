@@ -1,7 +1,7 @@
 // SharedRedisServer(): one redis-server for the Redis tests of a test process that need no server
-// of their own, started on first use and killed when the process exits. (ctest runs each test in
-// a process of its own, so tests never share it across processes; inside one process, tests use
-// distinct set names.)
+// of their own, started on first use and killed when the process exits. ctest runs each test in a
+// process of its own; when one process runs several (or --gtest_repeat), the server is emptied
+// (FLUSHALL) before each test, so every test starts from an empty server.
 //
 // Thread-safety: call it from test threads; the start is guarded by a function-local static.
 #ifndef URLSIEVE_TESTS_DEDUP_REDIS_SHARED_SERVER_H_
@@ -37,9 +37,35 @@ class SharedRedisServerHolder {
   std::unique_ptr<RedisServer> server_;
 };
 
-inline RedisServer* SharedRedisServer() {
+inline SharedRedisServerHolder& SharedRedisServerInstance() {
   static SharedRedisServerHolder holder;
-  return holder.server();
+  return holder;
+}
+
+// Empties the shared server before each test, if this process started it.
+class FlushSharedRedisServer : public ::testing::EmptyTestEventListener {
+ public:
+  static bool& started() {
+    static bool started = false;
+    return started;
+  }
+  void OnTestStart(const ::testing::TestInfo&) override {
+    if (!started() || SharedRedisServerInstance().server() == nullptr) return;
+    auto connection =
+        RedisConnection::Open(SharedRedisServerInstance().server()->address(), {2.0, 10.0});
+    if (connection.ok()) (void)(*connection)->Run({{"FLUSHALL"}, -1});
+  }
+};
+
+inline RedisServer* SharedRedisServer() {
+  static const bool registered = [] {
+    ::testing::UnitTest::GetInstance()->listeners().Append(new FlushSharedRedisServer);
+    return true;
+  }();
+  (void)registered;
+  RedisServer* server = SharedRedisServerInstance().server();
+  FlushSharedRedisServer::started() = true;
+  return server;
 }
 
 }  // namespace urlsieve::testing

@@ -6,7 +6,7 @@
 // Redis again).
 //
 // Memory: open-addressing tables of 16-byte slots at most 3/4 full, so about 22-43 bytes per
-// remembered key (max_keys 2^22: at most ~128 MiB, reached only once that many keys were seen).
+// remembered key (max_keys 2^20, the default: at most ~32 MiB, reached only once that many keys were seen).
 //
 // Thread-safety: all members may be called concurrently. The hashes are spread over 64 shards by
 // their top bits, each a mutex and its two tables; a call holds one shard's mutex at a time.

@@ -67,6 +67,7 @@
 #include "base/status.h"
 #include "dedup/redis_address.h"
 #include "dedup/redis_connection.h"
+#include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
 #include "dedup/state_dir.h"
 
@@ -78,7 +79,7 @@ struct RedisSeenSetOptions {
   StateParameters requested;  // for a new set; an existing one keeps its own (a notice says so)
   uint32_t shards = 0;        // 0: chosen from the capacity (a new set only)
   // 0: no front cache. It costs up to ~32 bytes of this process's memory per remembered key.
-  uint64_t front_cache_keys = uint64_t{1} << 22;
+  uint64_t front_cache_keys = kDefaultRedisFrontCacheKeys;
   RedisTimeouts timeouts;
   // A crawl's claim log (see SeenSet::InsertHashedIfNewClaiming): its name (the crawl state's
   // identity), and the generation that state last committed. Empty: no claim log.

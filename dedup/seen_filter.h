@@ -113,6 +113,10 @@ namespace urlsieve {
 
 class StateDir;
 
+// Keys a process remembers as in a Redis set, to answer repeats without a round trip (up to ~32 bytes
+// of memory each: 32 MiB by default; see redis_front_cache.h).
+inline constexpr uint64_t kDefaultRedisFrontCacheKeys = uint64_t{1} << 20;
+
 struct SeenFilterOptions {
   uint64_t capacity = 10'000'000;  // keys at which the Bloom filter still meets fp_rate (it grows)
   double fp_rate = 1e-3;           // Bloom false-positive bound (ignored for answers in exact mode)
@@ -133,7 +137,7 @@ struct SeenFilterOptions {
   // otherwise); exact needs no state_dir; read_only opens an existing set for its stats.
   std::string redis_url;
   std::string redis_name;
-  uint64_t redis_front_cache_keys = uint64_t{1} << 22;  // keys known seen, answered locally; 0: none
+  uint64_t redis_front_cache_keys = kDefaultRedisFrontCacheKeys;  // answered locally; 0: none
 };
 
 enum class Verdict : uint8_t { kNew, kSeen, kInvalid };

@@ -89,7 +89,7 @@ typedef struct urlsieve_options {
   const char* redis_url;           /* NULL or "": no Redis */
   const char* redis_name;          /* NULL or "": no Redis */
   uint64_t redis_front_cache_keys; /* keys known seen, answered without a round trip; 0: none;
-                                      4194304 */
+                                      urlsieve_options_init: 1048576 */
 } urlsieve_options;
 
 typedef struct urlsieve_stats {

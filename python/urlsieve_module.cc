@@ -321,6 +321,7 @@ PYBIND11_MODULE(_core, m) {
                        urlsieve::kCanonicalizeRules[i].name.size());
   }
   m.attr("CANONICALIZE_RULES") = rules;
+  m.attr("DEFAULT_REDIS_FRONT_CACHE_KEYS") = urlsieve::kDefaultRedisFrontCacheKeys;
 
   py::class_<PySeenFilter>(m, "SeenFilter")
       .def(py::init<uint64_t, double, std::optional<std::string>, bool, size_t, bool,

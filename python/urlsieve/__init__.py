@@ -8,7 +8,7 @@
 
 SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
            max_url_length=2083, rebuild_bloom=False, redis=None, name=None,
-           redis_front_cache_keys=4194304, **rules)
+           redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS, **rules)
     capacity/fp_rate size the Bloom filter (it grows past capacity, keeping the bound). state_dir
     makes the filter persistent (created, or reopened with its stored parameters); it is locked
     until close(): another process opening it gets urlsieve.Error naming this one's pid. exact=True
@@ -45,6 +45,7 @@ corrupt or foreign state and other failures, urlsieve.UnavailableError (a urlsie
 Redis server cannot be reached.
 """
 
-from ._core import CANONICALIZE_RULES, Error, SeenFilter, UnavailableError, __version__
+from ._core import (CANONICALIZE_RULES, DEFAULT_REDIS_FRONT_CACHE_KEYS, Error, SeenFilter,
+                    UnavailableError, __version__)
 
-__all__ = ["CANONICALIZE_RULES", "Error", "SeenFilter", "UnavailableError", "__version__"]
+__all__ = ["CANONICALIZE_RULES", "DEFAULT_REDIS_FRONT_CACHE_KEYS", "Error", "SeenFilter", "UnavailableError", "__version__"]

@@ -16,7 +16,7 @@
     URLSIEVE_REDIS_URL = "redis://:password@redis-host:6379/0"
     URLSIEVE_REDIS_NAME = "my-crawl"   # both or neither
     URLSIEVE_REDIS_RETRY_TIMEOUT = 200  # seconds a Redis fault is retried before the crawl stops
-    URLSIEVE_REDIS_FRONT_CACHE_KEYS = 4194304  # keys known seen, answered without a round trip
+    URLSIEVE_REDIS_FRONT_CACHE_KEYS = 1048576  # keys known seen, answered locally (the default)
 
 Keys: a GET request without a body is keyed by its canonical URL (so every spelling of a URL is
 one request). Any other request is keyed "urlsieve-req:<METHOD>:<sha1 of body>:<canonical URL>",
@@ -60,7 +60,8 @@ from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
-from . import CANONICALIZE_RULES, Error, SeenFilter, UnavailableError
+from . import (CANONICALIZE_RULES, DEFAULT_REDIS_FRONT_CACHE_KEYS, Error, SeenFilter,
+               UnavailableError)
 
 REQUEST_KEY_PREFIX = "urlsieve-req:"
 
@@ -83,7 +84,7 @@ class SeenDupeFilter(BaseDupeFilter):
         redis_url=None,
         redis_name=None,
         redis_retry_timeout=200.0,
-        redis_front_cache_keys=4194304,
+        redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS,
         crawler=None,
         **rules,
     ):
@@ -126,7 +127,7 @@ class SeenDupeFilter(BaseDupeFilter):
             redis_url=settings.get("URLSIEVE_REDIS_URL"),
             redis_name=settings.get("URLSIEVE_REDIS_NAME"),
             redis_retry_timeout=settings.getfloat("URLSIEVE_REDIS_RETRY_TIMEOUT", 200.0),
-            redis_front_cache_keys=settings.getint("URLSIEVE_REDIS_FRONT_CACHE_KEYS", 4194304),
+            redis_front_cache_keys=settings.getint("URLSIEVE_REDIS_FRONT_CACHE_KEYS", DEFAULT_REDIS_FRONT_CACHE_KEYS),
             crawler=crawler,
             **{
                 rule: settings.getbool("URLSIEVE_" + rule.upper(), default)

@@ -1,7 +1,7 @@
 // The Redis seen sets compared end to end on one Redis server (bench/redis_seen.sh starts it and
 // passes its address): urlsieve's RedisSeenSet with and without its front cache, scrapy-redis's
 // way (pipelined SADD of SHA-1 hex fingerprints) and a Redisson-style Bloom filter (one EVALSHA of
-// a Lua script of k SETBITs per URL, pipelined), on two workloads:
+// Redisson's Lua script, k SETBITs, per URL, pipelined), on two workloads:
 //  (a) N distinct generated URLs (bench/support_url_generator.h, each made unique by a numbered
 //      first path segment), at capacity N;
 //  (b) the link stream of a crawl: the page->links structure of bench/gen_static_site.py (nav,
@@ -392,12 +392,13 @@ class SaddContender final : public PipelinedContender {
   static constexpr const char* kKey = "bench:dupefilter";
 };
 
-// Redisson's RBloomFilter: m = -n ln ε / ln² 2 bits (as optimalNumOfBits), k = round(m / n ln 2)
-// (optimalNumOfHashFunctions), the k bit indexes by double hashing from the two 64-bit halves of a
-// 128-bit hash (Redisson: HighwayHash; here XXH3-128), and per URL one EVALSHA of a script doing
-// the k SETBITs and answering whether any bit was 0. Redisson's script also HGETs the filter's
-// config hash each call to check size and k; that is left out, so this is a lower bound on its
-// cost.
+// Redisson's RBloomFilter (RedissonBloomFilter.java, 3.2x): m = -n ln ε / ln² 2 bits
+// (optimalNumOfBits), k = round(m / n ln 2) (optimalNumOfHashFunctions), kept with n and ε in a
+// config hash; the k bit indexes of an object by double hashing from the two 64-bit halves of its
+// 128-bit hash (Redisson: HighwayHash; here XXH3-128), and add(object) as one script call: check
+// that the config hash still holds m and k, SETBIT the k bits, answer 1 when any was 0. Redisson's
+// add(Collection) puts many objects in one call but answers only how many were new, which a
+// dupefilter cannot use; so one EVALSHA per URL, pipelined in the batches the others use.
 class LuaBloomContender final : public PipelinedContender {
  public:
   using PipelinedContender::PipelinedContender;
@@ -408,14 +409,23 @@ class LuaBloomContender final : public PipelinedContender {
     bits_ = static_cast<uint64_t>(-static_cast<double>(capacity) * std::log(fp_rate) / (ln2 * ln2));
     k_ = std::max<int>(1, static_cast<int>(std::lround(static_cast<double>(bits_) /
                                                        static_cast<double>(capacity) * ln2)));
+    RedisCommand config{{"HSET", kConfigKey, "size", std::to_string(bits_), "hashIterations",
+                         std::to_string(k_), "expectedInsertions", std::to_string(capacity),
+                         "falseProbability", std::to_string(fp_rate)},
+                        1};
+    Result<RedisReply> set = client_->Run(config);
+    if (!set.ok()) return set.status();
+    if (set->is_error()) return RedisErrorStatus(client_->server(), "HSET", *set);
     Result<RedisReply> sha = client_->Run(RedisCommand{{"SCRIPT", "LOAD", kScript}, -1});
     if (!sha.ok()) return sha.status();
-    if (sha->type != RedisReply::Type::kString)
+    if (sha->type != RedisReply::Type::kString) {
       return Status::Corruption("SCRIPT LOAD answered no SHA");
-    RedisCommand proto{{"EVALSHA", sha->str, "1", kKey}, 3};
-    proto.argv.resize(4 + k_);
+    }
+    proto_ = RedisCommand{{"EVALSHA", sha->str, "2", kConfigKey, kKey, std::to_string(bits_),
+                           std::to_string(k_), std::to_string(k_)},
+                          3};
+    proto_.argv.resize(kFixedArgs + k_);
     commands_.clear();
-    proto_ = std::move(proto);
     return Status::Ok();
   }
   Status Insert(std::span<const std::string_view> keys, bool* is_new) override {
@@ -427,13 +437,15 @@ class LuaBloomContender final : public PipelinedContender {
         const uint64_t index = (hash & 0x7FFFFFFFFFFFFFFFULL) % bits_;
         char buf[24];
         const auto end = std::to_chars(buf, buf + sizeof(buf), index).ptr;
-        commands_[i].argv[4 + j].assign(buf, end);
+        commands_[i].argv[kFixedArgs + j].assign(buf, end);
         hash += (j % 2 == 0) ? h.high : h.low;
       }
     }
     return Send(keys.size(), is_new);
   }
-  uint64_t KeyBytes(Server& server) override { return server.MemoryUsage(kKey); }
+  uint64_t KeyBytes(Server& server) override {
+    return server.MemoryUsage(kKey) + server.MemoryUsage(kConfigKey);
+  }
   std::string Shape() const {
     char text[96];
     snprintf(text, sizeof(text), "m = %" PRIu64 " bits (%.1f MB), k = %d", bits_,
@@ -442,13 +454,25 @@ class LuaBloomContender final : public PipelinedContender {
   }
 
  private:
-  static constexpr const char* kKey = "bench:bloom";
+  static constexpr const char* kKey = "{bench:bloom}";
+  static constexpr const char* kConfigKey = "{bench:bloom}:config";
+  static constexpr size_t kFixedArgs = 8;  // EVALSHA sha 2 config bits m k k-per-object
+  // KEYS: config, bits. ARGV: m, k, indexes per object, then the indexes of each object. Answers
+  // how many objects had a bit at 0 (were new).
   static constexpr const char* kScript =
-      "local new = 0\n"
-      "for i = 1, #ARGV do\n"
-      "  if redis.call('setbit', KEYS[1], ARGV[i], 1) == 0 then new = 1 end\n"
+      "if redis.call('hget', KEYS[1], 'size') ~= ARGV[1] or\n"
+      "   redis.call('hget', KEYS[1], 'hashIterations') ~= ARGV[2] then\n"
+      "  return redis.error_reply('bloom filter config changed')\n"
       "end\n"
-      "return new\n";
+      "local per, zeros, added = tonumber(ARGV[3]), 0, 0\n"
+      "for i = 4, #ARGV do\n"
+      "  if redis.call('setbit', KEYS[2], ARGV[i], 1) == 0 then zeros = zeros + 1 end\n"
+      "  if (i - 3) % per == 0 then\n"
+      "    if zeros > 0 then added = added + 1 end\n"
+      "    zeros = 0\n"
+      "  end\n"
+      "end\n"
+      "return added\n";
   RedisCommand proto_;
   uint64_t bits_ = 0;
   int k_ = 0;

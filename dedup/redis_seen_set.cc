@@ -1,43 +1,966 @@
-// Placeholder until the Redis seen set lands: Open fails, so nothing else is reachable.
 #include "dedup/redis_seen_set.h"
 
-namespace urlsieve {
+#include <xxhash.h>
 
-class RedisSeenSet::Impl {};
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "dedup/bloom_math.h"
+#include "dedup/redis_client.h"
+#include "dedup/redis_front_cache.h"
+#include "dedup/redis_seen_function.h"
+#include "dedup/redis_seen_layout.h"
+
+namespace urlsieve {
+namespace {
+
+constexpr const char* kFormat = "urlsieve-redis-seen-set";
+constexpr const char* kVersion = "1";
+
+// Retries of a shard call whose connection failed, inside one call of the set (same token and
+// sequence number, so a call that did run is answered as it was): the back-off before each.
+constexpr int kRetryDelaysMs[] = {25, 100, 300, 500};
+// A failed batch is remembered this long, for the caller's retry of it (the function keeps its
+// answer for 300 s).
+constexpr auto kPendingLifetime = std::chrono::seconds(240);
+constexpr size_t kMaxPending = 256;
+// MEMORY USAGE and other per-key commands go in pipelines of this many.
+constexpr size_t kPipelineChunk = 1000;
+
+std::string FormatDouble(double value) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
+  return buffer;
+}
+
+std::string ShortDouble(double value) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool TextHas(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+bool ParseUint(const std::string& text, uint64_t* out) {
+  if (text.empty() || text.size() > 20) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  errno = 0;
+  *out = std::strtoull(text.c_str(), nullptr, 10);
+  return errno == 0;
+}
+
+// A hash reply (HGETALL) as a map.
+std::map<std::string, std::string> AsMap(const RedisReply& reply) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+    out[reply.elements[i].str] = reply.elements[i + 1].str;
+  }
+  return out;
+}
+
+RedisCommand Command(std::vector<std::string> argv, int key_index = 1) {
+  return RedisCommand{std::move(argv), key_index};
+}
+
+// One pooled connection: a client, and the token the function records its answers under. A
+// client whose call failed gets a new token (its old one stays with the failed batch).
+struct PooledClient {
+  std::unique_ptr<RedisClient> client;
+  std::string token;
+  uint64_t seq = 0;
+};
+
+// A batch whose call failed, kept for the caller's retry of the same keys: the same shard parts
+// under the same token and sequence number make the function answer as the first run did, if it
+// ran.
+struct PendingBatch {
+  XXH128_hash_t digest;
+  std::string token;
+  uint64_t seq = 0;
+  std::vector<std::vector<uint32_t>> parts;  // per shard: indexes into the batch
+  std::chrono::steady_clock::time_point failed_at;
+};
+
+}  // namespace
+
+class RedisSeenSet::Impl {
+ public:
+  Impl(const RedisSeenSetOptions& options, std::string instance)
+      : options_(options), instance_(std::move(instance)) {}
+
+  Status OpenSet(std::vector<SeenNotice>* notices);
+
+  Status Insert(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
+                std::span<const std::string_view> payloads, std::span<bool> is_new);
+  Result<bool> ContainsHashed(const KeyHash& hash);
+  Result<std::vector<std::string>> UncommittedClaims();
+  Status CheckpointCommitted(uint64_t generation);
+  SeenStats Stats();
+  Result<RedisSeenSetUsage> Usage();
+
+  const StateParameters& parameters() const { return parameters_; }
+  const StateIdentity& identity() const { return identity_; }
+  bool has_claim_log() const { return !options_.claim_log.empty(); }
+  uint64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
+  uint64_t keys_sent() const { return keys_sent_.load(std::memory_order_relaxed); }
+
+ private:
+  std::string What() const { return "the Redis seen set \"" + options_.name + "\""; }
+  std::string MetaKey() const { return "urlsieve:{" + options_.name + "}:meta"; }
+  std::string ShardPrefix(uint32_t shard) const {
+    std::string out = "urlsieve:{";
+    out += options_.name;
+    out += ':';
+    out += std::to_string(shard);
+    out += "}:";
+    return out;
+  }
+  std::string CountKey(uint32_t shard) const { return ShardPrefix(shard) + "count"; }
+
+  Result<std::unique_ptr<PooledClient>> Acquire();
+  void Release(std::unique_ptr<PooledClient> client);
+  std::string NewToken() {
+    return instance_ + ":" + std::to_string(next_slot_.fetch_add(1, std::memory_order_relaxed));
+  }
+
+  // The stored metadata from an HGETALL reply: Corruption / Unsupported when it is not ours.
+  Status AdoptMeta(const std::map<std::string, std::string>& meta);
+  std::vector<std::string> MetaFields() const;
+  Status LoadLibrary(RedisClient& client);
+  Status CheckKeyTypes(RedisClient& client, bool meta_too);
+  Status InitShards(RedisClient& client, const std::vector<uint32_t>& shards);
+
+  // Runs commands[i] (one FCALL per shard) until each has a reply, with the retries above;
+  // (*answers)[i] is its reply string. `shards[i]` is the shard of commands[i].
+  Status RunShardCalls(PooledClient& pooled, const std::vector<RedisCommand>& commands,
+                       const std::vector<uint32_t>& shards, std::vector<std::string>* answers);
+
+  void RememberPending(PendingBatch batch);
+  bool TakePending(const XXH128_hash_t& digest, PendingBatch* out);
+
+  RedisSeenSetOptions options_;
+  std::string instance_;  // random, per process and set: the prefix of the function's tokens
+  StateParameters parameters_;
+  StateIdentity identity_;
+  uint32_t shards_ = 1;
+  std::vector<RedisBloomLayer> layers_;
+  std::string layer_table_;
+  std::map<std::string, std::string> meta_;  // as stored
+  std::unique_ptr<RedisFrontCache> cache_;
+
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<PooledClient>> idle_;
+  std::atomic<uint64_t> next_slot_{0};
+
+  std::mutex pending_mu_;
+  std::deque<PendingBatch> pending_;
+
+  std::atomic<uint64_t> building_generation_{1};
+  std::atomic<uint64_t> round_trips_{0};
+  std::atomic<uint64_t> keys_sent_{0};
+};
+
+Result<std::unique_ptr<PooledClient>> RedisSeenSet::Impl::Acquire() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<PooledClient> client = std::move(idle_.back());
+      idle_.pop_back();
+      return client;
+    }
+  }
+  auto connected = RedisClient::Connect(options_.address, options_.timeouts);
+  if (!connected.ok()) return connected.status();
+  auto pooled = std::make_unique<PooledClient>();
+  pooled->client = std::move(connected).value();
+  pooled->token = NewToken();
+  return pooled;
+}
+
+void RedisSeenSet::Impl::Release(std::unique_ptr<PooledClient> client) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  idle_.push_back(std::move(client));
+}
+
+std::vector<std::string> RedisSeenSet::Impl::MetaFields() const {
+  return {"format",       kFormat,
+          "version",      kVersion,
+          "identity",     identity_.ToHex(),
+          "capacity",     std::to_string(parameters_.capacity),
+          "fp_rate",      FormatDouble(parameters_.fp_rate),
+          "exact",        parameters_.exact ? "1" : "0",
+          "canonicalize", EncodeStoredCanonicalize(parameters_.canonicalize),
+          "shards",       std::to_string(shards_),
+          "layers",       layer_table_};
+}
+
+Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& meta) {
+  const std::string where = options_.address.ToString() + ": " + MetaKey();
+  auto field = [&](const char* name) -> const std::string* {
+    auto it = meta.find(name);
+    return it == meta.end() ? nullptr : &it->second;
+  };
+  const std::string* format = field("format");
+  if (format == nullptr || *format != kFormat) {
+    return Status::Corruption(where + " is not the metadata of a urlsieve seen set (format " +
+                              (format ? "\"" + *format + "\"" : std::string("missing")) + ")");
+  }
+  const std::string* version = field("version");
+  if (version == nullptr || *version != kVersion) {
+    return Status::Unsupported(where + " is a urlsieve seen set of format version " +
+                               (version ? *version : std::string("(missing)")) +
+                               "; this build reads version " + kVersion);
+  }
+  auto bad = [&](const char* name) {
+    return Status::Corruption(where + ": unreadable field '" + name + "'");
+  };
+  StateParameters p;
+  StateIdentity identity;
+  uint64_t shards = 0;
+  const std::string* text = field("identity");
+  if (text == nullptr) return bad("identity");
+  auto id = StateIdentity::FromHex(*text);
+  if (!id.ok()) return bad("identity");
+  identity = *id;
+  if ((text = field("capacity")) == nullptr || !ParseUint(*text, &p.capacity) || p.capacity == 0) {
+    return bad("capacity");
+  }
+  if ((text = field("fp_rate")) == nullptr) return bad("fp_rate");
+  char* end = nullptr;
+  p.fp_rate = std::strtod(text->c_str(), &end);
+  if (end == text->c_str() || *end != '\0' || !(p.fp_rate > 0 && p.fp_rate < 1)) {
+    return bad("fp_rate");
+  }
+  if ((text = field("exact")) == nullptr || (*text != "0" && *text != "1")) return bad("exact");
+  p.exact = *text == "1";
+  if ((text = field("canonicalize")) == nullptr) return bad("canonicalize");
+  auto canonicalize = DecodeStoredCanonicalize(*text);
+  if (!canonicalize.ok()) {
+    return Status(canonicalize.status().code(), where + ": " + canonicalize.status().message());
+  }
+  p.canonicalize = *canonicalize;
+  if ((text = field("shards")) == nullptr || !ParseUint(*text, &shards) || shards == 0 ||
+      shards > 4096) {
+    return bad("shards");
+  }
+  if ((text = field("layers")) == nullptr) return bad("layers");
+  auto layers = RedisSeenLayout::DecodeLayers(*text);
+  if (!layers.ok()) return Status::Corruption(where + ": " + layers.status().message());
+  parameters_ = p;
+  identity_ = identity;
+  shards_ = static_cast<uint32_t>(shards);
+  layers_ = std::move(layers).value();
+  layer_table_ = *text;
+  meta_ = meta;
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::LoadLibrary(RedisClient& client) {
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(client.OnEveryMaster(
+      Command({"FUNCTION", "LOAD", "REPLACE", RedisSeenLibrarySource()}, -1), &replies));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  for (const RedisReply& reply : replies) {
+    if (!reply.is_error()) continue;
+    if (TextHas(reply.str, "unknown command") || TextHas(reply.str, "unknown subcommand")) {
+      return Status::FailedPrecondition(
+          client.server() + ": this Redis has no Functions (FUNCTION LOAD: " + reply.str +
+          "); the seen set needs Redis 7 or later");
+    }
+    return RedisErrorStatus(client.server(), "loading the urlsieve function library", reply);
+  }
+  return Status::Ok();
+}
+
+// Every key the set would create must be absent or of the set's type: a name holding other data
+// is refused before anything is written.
+Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too) {
+  std::vector<RedisCommand> commands;
+  std::vector<std::pair<std::string, std::string>> expected;  // key, type
+  if (meta_too) expected.push_back({MetaKey(), "hash"});
+  for (uint32_t s = 0; s < shards_; ++s) {
+    expected.push_back({CountKey(s), "hash"});
+    expected.push_back({ShardPrefix(s) + "bloom:0", "string"});
+  }
+  for (const auto& [key, type] : expected) commands.push_back(Command({"TYPE", key}));
+  std::vector<RedisReply> replies;
+  for (size_t begin = 0; begin < commands.size(); begin += kPipelineChunk) {
+    const size_t end = std::min(commands.size(), begin + kPipelineChunk);
+    std::vector<RedisReply> part;
+    URLSIEVE_RETURN_IF_ERROR(
+        client.Pipeline(std::span(commands).subspan(begin, end - begin), &part));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (RedisReply& reply : part) replies.push_back(std::move(reply));
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const RedisReply& reply = replies[i];
+    if (reply.is_error())
+      return RedisErrorStatus(client.server(), "TYPE " + expected[i].first, reply);
+    if (reply.str != "none" && reply.str != expected[i].second) {
+      return Status::FailedPrecondition(
+          client.server() + ": key " + expected[i].first + " holds a " + reply.str + ", not the " +
+          expected[i].second + " of " + What() + ": choose another name");
+    }
+  }
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::InitShards(RedisClient& client, const std::vector<uint32_t>& shards) {
+  // The metadata first (again, if a restart without persistence lost it): the same identity, or
+  // another process recreated the set and this one must stop.
+  std::vector<std::string> argv = {"FCALL", kRedisSeenCreate, "1", MetaKey()};
+  for (std::string& field : MetaFields()) argv.push_back(std::move(field));
+  auto created = client.Run(Command(std::move(argv), 3));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!created.ok()) return created.status();
+  if (created->is_error()) {
+    return RedisErrorStatus(client.server(), "creating the metadata of " + What(), *created);
+  }
+  const auto stored = AsMap(*created);
+  auto it = stored.find("identity");
+  if (it == stored.end() || it->second != identity_.ToHex()) {
+    return Status::FailedPrecondition(
+        client.server() + ": " + MetaKey() + " now belongs to another set (identity " +
+        (it == stored.end() ? std::string("missing") : it->second) + ", this one is " +
+        identity_.ToHex() + "): it was deleted and created again");
+  }
+  std::vector<RedisCommand> commands;
+  for (uint32_t s : shards) {
+    commands.push_back(
+        Command({"FCALL", kRedisSeenInit, "1", CountKey(s), layer_table_, identity_.ToHex()}, 3));
+  }
+  for (size_t begin = 0; begin < commands.size(); begin += 64) {
+    const size_t end = std::min(commands.size(), begin + 64);
+    std::vector<RedisReply> replies;
+    URLSIEVE_RETURN_IF_ERROR(
+        client.Pipeline(std::span(commands).subspan(begin, end - begin), &replies));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (replies[i].is_error()) {
+        const std::string what = "initializing " + commands[begin + i].argv[3];
+        if (StartsWith(replies[i].str, "IDENTITY") || StartsWith(replies[i].str, "CORRUPT")) {
+          return Status::Corruption(client.server() + ": " + what + ": " + replies[i].str);
+        }
+        return RedisErrorStatus(client.server(), what, replies[i]);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
+  const std::string server = options_.address.ToString();
+  if (!ValidName(options_.name)) {
+    return Status::InvalidArgument("Redis seen set name \"" + options_.name +
+                                   "\": use 1-64 characters of A-Z a-z 0-9 _ . -");
+  }
+  auto first = Acquire();
+  if (!first.ok()) {
+    const Status& s = first.status();
+    return Status(s.code(), "opening " + What() + ": " + s.message());
+  }
+  std::unique_ptr<PooledClient> pooled = std::move(first).value();
+  RedisClient& client = *pooled->client;
+
+  auto type = client.Run(Command({"TYPE", MetaKey()}));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!type.ok()) return type.status();
+  if (type->is_error()) return RedisErrorStatus(server, "TYPE " + MetaKey(), *type);
+  bool exists = type->str == "hash";
+  if (type->str != "none" && !exists) {
+    return Status::FailedPrecondition(server + ": key " + MetaKey() + " holds a " + type->str +
+                                      ", not the metadata hash of " + What() +
+                                      ": choose another name");
+  }
+  if (exists) {
+    auto meta = client.Run(Command({"HGETALL", MetaKey()}));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    if (!meta.ok()) return meta.status();
+    if (meta->is_error()) return RedisErrorStatus(server, "HGETALL " + MetaKey(), *meta);
+    URLSIEVE_RETURN_IF_ERROR(AdoptMeta(AsMap(*meta)));
+    URLSIEVE_RETURN_IF_ERROR(CheckKeyTypes(client, /*meta_too=*/false));
+  } else {
+    if (options_.read_only) {
+      return Status::NotFound(server + ": there is no " + What() + " (no key " + MetaKey() + ")");
+    }
+    const StateParameters& requested = options_.requested;
+    auto layout = ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards);
+    if (!layout.ok()) {
+      return Status(layout.status().code(),
+                    "creating " + What() + ": " + layout.status().message());
+    }
+    auto identity = StateIdentity::Random();
+    if (!identity.ok()) return identity.status();
+    parameters_ = requested;
+    identity_ = *identity;
+    shards_ = layout->shards;
+    layers_ = layout->layers;
+    layer_table_ = layout->EncodeLayers();
+    URLSIEVE_RETURN_IF_ERROR(CheckKeyTypes(client, /*meta_too=*/true));
+    URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+    // Atomic: of two processes creating the set at once, one writes it and both adopt it.
+    std::vector<std::string> argv = {"FCALL", kRedisSeenCreate, "1", MetaKey()};
+    for (std::string& field : MetaFields()) argv.push_back(std::move(field));
+    auto created = client.Run(Command(std::move(argv), 3));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    if (!created.ok()) return created.status();
+    if (created->is_error()) {
+      return RedisErrorStatus(server, "creating the metadata of " + What(), *created);
+    }
+    URLSIEVE_RETURN_IF_ERROR(AdoptMeta(AsMap(*created)));
+    exists = true;
+  }
+  if (!options_.read_only) {
+    URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+    std::vector<uint32_t> all(shards_);
+    for (uint32_t s = 0; s < shards_; ++s) all[s] = s;
+    URLSIEVE_RETURN_IF_ERROR(InitShards(client, all));
+  }
+
+  const StateParameters& requested = options_.requested;
+  const std::string prefix = "Redis seen set \"" + options_.name + "\": ";
+  if (parameters_.capacity != requested.capacity || parameters_.fp_rate != requested.fp_rate) {
+    notices->push_back(
+        {SeenNotice::Kind::kStoredParameters,
+         prefix + "using the stored capacity " + std::to_string(parameters_.capacity) +
+             " and fp-rate " + ShortDouble(parameters_.fp_rate) + " (requested " +
+             std::to_string(requested.capacity) + ", " + ShortDouble(requested.fp_rate) + ")"});
+  }
+  if (parameters_.exact != requested.exact) {
+    notices->push_back(
+        {SeenNotice::Kind::kStoredParameters,
+         prefix + (parameters_.exact ? "the set is exact (created with exact mode): staying exact"
+                                     : "the set was created without exact mode, so it holds no "
+                                       "fingerprints of the earlier keys: staying Bloom-only")});
+  }
+  if (EncodeStoredCanonicalize(parameters_.canonicalize) !=
+      EncodeStoredCanonicalize(requested.canonicalize)) {
+    notices->push_back({SeenNotice::Kind::kStoredParameters,
+                        prefix + "using the stored canonicalizer options (" +
+                            EncodeStoredCanonicalize(parameters_.canonicalize) + ")"});
+  }
+  if (options_.front_cache_keys > 0) {
+    cache_ = std::make_unique<RedisFrontCache>(options_.front_cache_keys);
+  }
+  building_generation_.store(options_.committed_generation + 1);
+  Release(std::move(pooled));
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled,
+                                         const std::vector<RedisCommand>& commands,
+                                         const std::vector<uint32_t>& shards,
+                                         std::vector<std::string>* answers) {
+  RedisClient& client = *pooled.client;
+  answers->assign(commands.size(), std::string());
+  std::vector<size_t> todo(commands.size());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  bool reloaded = false;
+  bool reinitialized = false;
+  size_t transient_failures = 0;
+  Status last;
+  while (!todo.empty()) {
+    std::vector<RedisCommand> batch;
+    batch.reserve(todo.size());
+    for (size_t i : todo) batch.push_back(commands[i]);
+    std::vector<RedisReply> replies;
+    Status status = client.Pipeline(batch, &replies);
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    if (status.ok() && replies.size() != batch.size()) {
+      status =
+          Status::Unavailable(client.server() + ": a pipeline of " + std::to_string(batch.size()) +
+                              " calls got " + std::to_string(replies.size()) + " replies");
+    }
+    std::vector<size_t> again;
+    bool need_library = false;
+    std::vector<uint32_t> need_init;
+    if (status.ok()) {
+      for (size_t j = 0; j < todo.size(); ++j) {
+        RedisReply& reply = replies[j];
+        const size_t i = todo[j];
+        if (!reply.is_error()) {
+          if (reply.type != RedisReply::Type::kString) {
+            return Status::Corruption(client.server() + ": " + What() + ": shard call " +
+                                      commands[i].argv[3] + " answered something not a string");
+          }
+          (*answers)[i] = std::move(reply.str);
+          continue;
+        }
+        again.push_back(i);
+        if (TextHas(reply.str, "Function not found")) {
+          need_library = true;
+        } else if (StartsWith(reply.str, "NOINIT")) {
+          need_init.push_back(shards[i]);
+        } else {
+          Status error = RedisErrorStatus(
+              client.server(), "running " + commands[i].argv[1] + " on " + commands[i].argv[3],
+              reply);
+          if (error.code() != StatusCode::kUnavailable) return error;
+          status = error;  // BUSY, LOADING, ...: retried below
+        }
+      }
+    }
+    if (!status.ok()) {
+      // A lost connection, a timeout or a transient error reply: back off and retry the calls
+      // without an answer under the same token and sequence number.
+      last = status;
+      if (transient_failures >= std::size(kRetryDelaysMs)) return last;
+      std::this_thread::sleep_for(std::chrono::milliseconds(kRetryDelaysMs[transient_failures]));
+      ++transient_failures;
+      if (again.empty()) again = todo;
+      todo = std::move(again);
+      continue;
+    }
+    if (need_library) {
+      if (reloaded) {
+        return Status::FailedPrecondition(client.server() + ": " + What() +
+                                          ": the function library is still missing after "
+                                          "FUNCTION LOAD");
+      }
+      reloaded = true;
+      URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+    }
+    if (!need_init.empty()) {
+      if (reinitialized) {
+        return Status::Corruption(client.server() + ": " + What() +
+                                  ": a shard is still not initialized after initializing it");
+      }
+      reinitialized = true;
+      std::sort(need_init.begin(), need_init.end());
+      need_init.erase(std::unique(need_init.begin(), need_init.end()), need_init.end());
+      URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+      URLSIEVE_RETURN_IF_ERROR(InitShards(client, need_init));
+    }
+    todo = std::move(again);
+  }
+  (void)pooled;
+  return Status::Ok();
+}
+
+void RedisSeenSet::Impl::RememberPending(PendingBatch batch) {
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  while (!pending_.empty() &&
+         (pending_.size() >= kMaxPending || now - pending_.front().failed_at > kPendingLifetime)) {
+    pending_.pop_front();
+  }
+  pending_.push_back(std::move(batch));
+}
+
+bool RedisSeenSet::Impl::TakePending(const XXH128_hash_t& digest, PendingBatch* out) {
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  if (pending_.empty()) return false;
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (XXH128_isEqual(it->digest, digest) && now - it->failed_at <= kPendingLifetime) {
+      *out = std::move(*it);
+      pending_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
+                                  std::span<const KeyHash> hashes,
+                                  std::span<const std::string_view> payloads,
+                                  std::span<bool> is_new) {
+  const size_t n = keys.size();
+  if (hashes.size() != n || is_new.size() != n || (!payloads.empty() && payloads.size() != n)) {
+    return Status::InvalidArgument(What() + ": keys, hashes, payloads and answers differ in size");
+  }
+  std::fill(is_new.begin(), is_new.end(), false);
+  if (n == 0) return Status::Ok();
+  if (options_.read_only) {
+    return Status::FailedPrecondition(What() + " is open read-only");
+  }
+  const bool claiming = has_claim_log();
+
+  // The same batch again after a failure (the caller's retry) goes out as it went then.
+  const XXH128_hash_t digest = XXH3_128bits(hashes.data(), n * sizeof(KeyHash));
+  PendingBatch batch;
+  const bool retry = TakePending(digest, &batch);
+  if (!retry) {
+    batch.digest = digest;
+    batch.parts.assign(shards_, {});
+    for (size_t i = 0; i < n; ++i) {
+      if (cache_ != nullptr && cache_->Contains(hashes[i])) continue;
+      batch.parts[RedisShardOf(hashes[i], shards_)].push_back(static_cast<uint32_t>(i));
+    }
+  }
+  auto acquired = Acquire();
+  if (!acquired.ok()) {
+    if (retry) RememberPending(std::move(batch));
+    return acquired.status();
+  }
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  if (!retry) {
+    batch.token = pooled->token;
+    batch.seq = ++pooled->seq;
+  }
+  const std::string generation = std::to_string(building_generation_.load());
+  const std::string seq = std::to_string(batch.seq);
+  std::vector<RedisCommand> commands;
+  std::vector<uint32_t> shards;
+  size_t sent = 0;
+  for (uint32_t s = 0; s < shards_; ++s) {
+    const std::vector<uint32_t>& part = batch.parts[s];
+    if (part.empty()) continue;
+    RedisCommand command;
+    command.key_index = 3;
+    std::vector<std::string>& argv = command.argv;
+    argv.reserve(9 + part.size() * (claiming ? 2 : 1));
+    argv = {"FCALL",
+            kRedisSeenInsert,
+            "1",
+            CountKey(s),
+            parameters_.exact ? "1" : "0",
+            batch.token,
+            seq,
+            options_.claim_log,
+            generation};
+    for (uint32_t i : part) {
+      const std::array<char, 16> fp = RedisFingerprint(hashes[i]);
+      argv.emplace_back(fp.data(), fp.size());
+      if (claiming) argv.emplace_back(payloads.empty() ? keys[i] : payloads[i]);
+    }
+    sent += part.size();
+    commands.push_back(std::move(command));
+    shards.push_back(s);
+  }
+  keys_sent_.fetch_add(sent, std::memory_order_relaxed);
+  std::vector<std::string> answers;
+  Status status =
+      commands.empty() ? Status::Ok() : RunShardCalls(*pooled, commands, shards, &answers);
+  if (!status.ok()) {
+    // Some calls may have run: keep the batch for the caller's retry, and give this connection a
+    // new token so that its next batches do not overwrite the answers kept under the old one.
+    batch.failed_at = std::chrono::steady_clock::now();
+    pooled->token = NewToken();
+    pooled->seq = 0;
+    RememberPending(std::move(batch));
+    Release(std::move(pooled));
+    return status;
+  }
+  Release(std::move(pooled));
+  for (size_t c = 0; c < commands.size(); ++c) {
+    const std::vector<uint32_t>& part = batch.parts[shards[c]];
+    const std::string& answer = answers[c];
+    if (answer.size() != part.size()) {
+      return Status::Corruption(options_.address.ToString() + ": " + What() + ": shard " +
+                                std::to_string(shards[c]) + " answered " +
+                                std::to_string(answer.size()) + " verdicts for " +
+                                std::to_string(part.size()) + " keys");
+    }
+    for (size_t j = 0; j < part.size(); ++j) is_new[part[j]] = answer[j] == '1';
+  }
+  if (cache_ != nullptr) {
+    for (const std::vector<uint32_t>& part : batch.parts) {
+      for (uint32_t i : part) cache_->Insert(hashes[i]);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<bool> RedisSeenSet::Impl::ContainsHashed(const KeyHash& hash) {
+  if (cache_ != nullptr && cache_->Contains(hash)) return true;
+  auto acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  const uint32_t shard = RedisShardOf(hash, shards_);
+  const std::array<char, 16> fp = RedisFingerprint(hash);
+  std::vector<RedisCommand> commands = {
+      Command({"FCALL", kRedisSeenContains, "1", CountKey(shard), parameters_.exact ? "1" : "0",
+               std::string(fp.data(), fp.size())},
+              3)};
+  keys_sent_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<std::string> answers;
+  Status status = RunShardCalls(*pooled, commands, {shard}, &answers);
+  Release(std::move(pooled));
+  if (!status.ok()) return status;
+  if (answers[0].size() != 1) {
+    return Status::Corruption(options_.address.ToString() + ": " + What() +
+                              ": a lookup answered \"" + answers[0] + "\"");
+  }
+  return answers[0] == "1";
+}
+
+Result<std::vector<std::string>> RedisSeenSet::Impl::UncommittedClaims() {
+  std::vector<std::string> claims;
+  if (!has_claim_log()) return claims;
+  auto acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  std::vector<RedisCommand> commands;
+  for (uint32_t s = 0; s < shards_; ++s) {
+    commands.push_back(
+        Command({"LRANGE", ShardPrefix(s) + "claims:" + options_.claim_log, "0", "-1"}));
+  }
+  std::vector<RedisReply> replies;
+  Status status = pooled->client->Pipeline(commands, &replies);
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  const std::string server = pooled->client->server();
+  Release(std::move(pooled));
+  if (!status.ok()) return status;
+  for (size_t s = 0; s < replies.size(); ++s) {
+    if (replies[s].is_error())
+      return RedisErrorStatus(server, "LRANGE " + commands[s].argv[1], replies[s]);
+    for (const RedisReply& entry : replies[s].elements) {
+      const size_t space = entry.str.find(' ');
+      uint64_t generation = 0;
+      if (space == std::string::npos || !ParseUint(entry.str.substr(0, space), &generation)) {
+        return Status::Corruption(server + ": " + commands[s].argv[1] +
+                                  " holds an entry that is not \"<generation> <payload>\"");
+      }
+      if (generation > options_.committed_generation) claims.push_back(entry.str.substr(space + 1));
+    }
+  }
+  return claims;
+}
+
+Status RedisSeenSet::Impl::CheckpointCommitted(uint64_t generation) {
+  if (!has_claim_log()) return Status::Ok();
+  auto acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  std::vector<RedisCommand> commands;
+  for (uint32_t s = 0; s < shards_; ++s) {
+    commands.push_back(Command({"DEL", ShardPrefix(s) + "claims:" + options_.claim_log}));
+  }
+  std::vector<RedisReply> replies;
+  Status status = pooled->client->Pipeline(commands, &replies);
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  const std::string server = pooled->client->server();
+  Release(std::move(pooled));
+  // The generation moves on even if the lists stay: their entries are ≤ generation, which the
+  // next open ignores, and the next checkpoint deletes them.
+  building_generation_.store(generation + 1);
+  if (!status.ok()) return status;
+  for (size_t s = 0; s < replies.size(); ++s) {
+    if (replies[s].is_error())
+      return RedisErrorStatus(server, "DEL " + commands[s].argv[1], replies[s]);
+  }
+  return Status::Ok();
+}
+
+SeenStats RedisSeenSet::Impl::Stats() {
+  SeenStats stats;
+  stats.capacity = parameters_.capacity;
+  stats.fp_rate = parameters_.fp_rate;
+  stats.exact = parameters_.exact;
+  stats.identity = identity_;
+  stats.generation = has_claim_log() ? building_generation_.load() - 1 : 0;
+  auto acquired = Acquire();
+  if (!acquired.ok()) return stats;
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  RedisClient& client = *pooled->client;
+  std::vector<RedisCommand> commands;
+  for (uint32_t s = 0; s < shards_; ++s) commands.push_back(Command({"HGETALL", CountKey(s)}));
+  std::vector<RedisReply> states;
+  Status status = client.Pipeline(commands, &states);
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!status.ok()) {
+    Release(std::move(pooled));
+    return stats;
+  }
+  struct LayerLoad {
+    uint32_t shard;
+    uint32_t layer;
+    uint64_t count;
+  };
+  std::vector<LayerLoad> loads;
+  commands.clear();
+  for (uint32_t s = 0; s < shards_; ++s) {
+    auto state = AsMap(states[s]);
+    uint64_t layers = 0;
+    uint64_t count = 0;
+    if (!ParseUint(state["layers"], &layers) || layers == 0) continue;
+    layers = std::min<uint64_t>(layers, layers_.size());
+    uint64_t value = 0;
+    if (ParseUint(state["maybe"], &value)) stats.maybe_lookups += value;
+    if (ParseUint(state["fp"], &value)) stats.false_positives += value;
+    stats.bloom_layers = std::max<uint32_t>(stats.bloom_layers, static_cast<uint32_t>(layers));
+    for (uint32_t l = 0; l < layers; ++l) {
+      const bool newest = l + 1 == layers;
+      if (!ParseUint(state[newest ? "count" : "n" + std::to_string(l)], &count)) count = 0;
+      loads.push_back({s, l, count});
+      commands.push_back(Command({"BITCOUNT", ShardPrefix(s) + "bloom:" + std::to_string(l)}));
+    }
+  }
+  std::vector<RedisReply> bitcounts;
+  for (size_t begin = 0; begin < commands.size() && status.ok(); begin += kPipelineChunk) {
+    const size_t end = std::min(commands.size(), begin + kPipelineChunk);
+    std::vector<RedisReply> part;
+    status = client.Pipeline(std::span(commands).subspan(begin, end - begin), &part);
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (RedisReply& reply : part) bitcounts.push_back(std::move(reply));
+  }
+  Release(std::move(pooled));
+  std::vector<double> shard_pass(shards_, 1.0);  // probability a fresh key passes no layer
+  uint64_t set_bits = 0;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    const RedisBloomLayer& layer = layers_[loads[i].layer];
+    stats.bloom_inserted += loads[i].count;
+    stats.bloom_capacity += layer.capacity;
+    stats.bloom_bytes += layer.blocks * 64;
+    if (i < bitcounts.size() && bitcounts[i].type == RedisReply::Type::kInteger) {
+      set_bits += static_cast<uint64_t>(bitcounts[i].integer);
+    }
+    BloomLayout layout;
+    layout.num_blocks = layer.blocks;
+    layout.bits_per_line = layer.bits;
+    shard_pass[loads[i].shard] *= 1 - BlockedFalsePositiveRate(layout, loads[i].count);
+  }
+  if (stats.bloom_bytes > 0) {
+    stats.bloom_fill_ratio = static_cast<double>(set_bits) / (stats.bloom_bytes * 8.0);
+  }
+  double fp = 0;
+  for (double pass : shard_pass) fp += 1 - pass;
+  stats.bloom_expected_fp_rate = fp / shards_;
+  if (parameters_.exact) stats.stored_keys = stats.bloom_inserted;
+  return stats;
+}
+
+Result<RedisSeenSetUsage> RedisSeenSet::Impl::Usage() {
+  auto acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  RedisClient& client = *pooled->client;
+  RedisSeenSetUsage usage;
+  std::vector<RedisReply> replies;
+  Status status = client.OnEveryMaster(Command({"PING"}, -1), &replies);
+  if (!status.ok()) return status;
+  usage.masters = replies.size();
+  // Every key the set may have: its metadata, and per shard its state, layers, buckets and claim
+  // log. (The function's per-connection answer records, `done:<token>`, expire within 300 s and
+  // are not counted.)
+  std::vector<std::string> names = {MetaKey()};
+  std::vector<RedisCommand> commands;
+  for (uint32_t s = 0; s < shards_; ++s)
+    commands.push_back(Command({"HGET", CountKey(s), "layers"}));
+  status = client.Pipeline(commands, &replies);
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!status.ok()) return status;
+  for (uint32_t s = 0; s < shards_; ++s) {
+    const std::string prefix = ShardPrefix(s);
+    names.push_back(prefix + "count");
+    if (has_claim_log()) names.push_back(prefix + "claims:" + options_.claim_log);
+    uint64_t layers = 0;
+    if (!ParseUint(replies[s].str, &layers)) continue;
+    layers = std::min<uint64_t>(layers, layers_.size());
+    for (uint32_t l = 0; l < layers; ++l) {
+      names.push_back(prefix + "bloom:" + std::to_string(l));
+      if (!parameters_.exact) continue;
+      for (uint64_t b = 0; b < layers_[l].buckets; ++b) {
+        names.push_back(prefix + "fp:" + std::to_string(l) + ":" + std::to_string(b));
+      }
+    }
+  }
+  for (size_t begin = 0; begin < names.size(); begin += kPipelineChunk) {
+    const size_t end = std::min(names.size(), begin + kPipelineChunk);
+    commands.clear();
+    for (size_t i = begin; i < end; ++i) {
+      commands.push_back(Command({"MEMORY", "USAGE", names[i], "SAMPLES", "0"}, 2));
+    }
+    status = client.Pipeline(commands, &replies);
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    if (!status.ok()) return status;
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (replies[i].is_error()) {
+        return RedisErrorStatus(client.server(), "MEMORY USAGE " + names[begin + i], replies[i]);
+      }
+      if (replies[i].type != RedisReply::Type::kInteger) continue;  // no such key
+      usage.bytes += static_cast<uint64_t>(replies[i].integer);
+      ++usage.keys;
+    }
+  }
+  Release(std::move(pooled));
+  return usage;
+}
+
+// RedisSeenSet
 
 Result<std::unique_ptr<RedisSeenSet>> RedisSeenSet::Open(const RedisSeenSetOptions& options,
-                                                         std::vector<SeenNotice>*) {
-  return Status::Unsupported(options.address.ToString() + ": the Redis seen set is not built yet");
+                                                         std::vector<SeenNotice>* notices) {
+  std::vector<SeenNotice> ignored;
+  if (notices == nullptr) notices = &ignored;
+  auto random = StateIdentity::Random();
+  if (!random.ok()) return random.status();
+  auto impl = std::make_unique<Impl>(options, random->ToHex().substr(0, 16));
+  URLSIEVE_RETURN_IF_ERROR(impl->OpenSet(notices));
+  return std::unique_ptr<RedisSeenSet>(new RedisSeenSet(std::move(impl)));
 }
+
 RedisSeenSet::RedisSeenSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RedisSeenSet::~RedisSeenSet() = default;
-Status RedisSeenSet::InsertHashedIfNew(std::span<const std::string_view>, std::span<const KeyHash>,
-                                       std::span<bool>) {
-  return Status::Unsupported("not built");
+
+Status RedisSeenSet::InsertHashedIfNew(std::span<const std::string_view> keys,
+                                       std::span<const KeyHash> hashes, std::span<bool> is_new) {
+  return impl_->Insert(keys, hashes, {}, is_new);
 }
-Status RedisSeenSet::InsertHashedIfNewClaiming(std::span<const std::string_view>,
-                                               std::span<const KeyHash>,
-                                               std::span<const std::string_view>,
-                                               std::span<bool>) {
-  return Status::Unsupported("not built");
+
+Status RedisSeenSet::InsertHashedIfNewClaiming(std::span<const std::string_view> keys,
+                                               std::span<const KeyHash> hashes,
+                                               std::span<const std::string_view> payloads,
+                                               std::span<bool> is_new) {
+  return impl_->Insert(keys, hashes, payloads, is_new);
 }
+
 Result<std::vector<std::string>> RedisSeenSet::UncommittedClaims() const {
-  return Status::Unsupported("not built");
+  return impl_->UncommittedClaims();
 }
-Result<bool> RedisSeenSet::ContainsHashed(std::string_view, const KeyHash&) const {
-  return Status::Unsupported("not built");
+
+Result<bool> RedisSeenSet::ContainsHashed(std::string_view, const KeyHash& hash) const {
+  return impl_->ContainsHashed(hash);
 }
-SeenStats RedisSeenSet::Stats() const { return {}; }
-StateIdentity RedisSeenSet::identity() const { return {}; }
-Status RedisSeenSet::Save() { return Status::Ok(); }
+
+SeenStats RedisSeenSet::Stats() const { return impl_->Stats(); }
+StateIdentity RedisSeenSet::identity() const { return impl_->identity(); }
+
+Status RedisSeenSet::Save() {
+  if (impl_->has_claim_log()) {
+    return Status::FailedPrecondition(
+        "the Redis seen set of a crawl is checkpointed by the crawl: Save is not its to call");
+  }
+  return Status::Ok();
+}
+
 Status RedisSeenSet::PrepareCheckpoint(SqliteDb&, uint64_t) { return Status::Ok(); }
-Status RedisSeenSet::CheckpointCommitted(uint64_t) { return Status::Ok(); }
-const StateParameters& RedisSeenSet::parameters() const {
-  static const StateParameters none;
-  return none;
+
+Status RedisSeenSet::CheckpointCommitted(uint64_t generation) {
+  return impl_->CheckpointCommitted(generation);
 }
-Result<RedisSeenSetUsage> RedisSeenSet::Usage() const { return Status::Unsupported("not built"); }
-uint64_t RedisSeenSet::round_trips() const { return 0; }
-uint64_t RedisSeenSet::keys_sent() const { return 0; }
+
+const StateParameters& RedisSeenSet::parameters() const { return impl_->parameters(); }
+Result<RedisSeenSetUsage> RedisSeenSet::Usage() const { return impl_->Usage(); }
+uint64_t RedisSeenSet::round_trips() const { return impl_->round_trips(); }
+uint64_t RedisSeenSet::keys_sent() const { return impl_->keys_sent(); }
 
 }  // namespace urlsieve

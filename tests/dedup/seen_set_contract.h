@@ -6,7 +6,8 @@
 // Adding an implementation (a Redis set, a time-aware one): write a factory and either add it to
 // LocalImplementations() in seen_set_test.cc, or, in a test file of its own,
 //   INSTANTIATE_TEST_SUITE_P(Redis, SeenSetContractTest,
-//                            ::testing::Values(SeenSetImplementation{"Redis", true, false, ...}),
+//                            ::testing::Values(SeenSetImplementation{"Redis", true, false,
+//                                                                    OpenRedis, true}),
 //                            SeenSetImplementationName);
 // A factory receives the open StateDir of a scratch directory (its state.db holds the checkpoint's
 // transaction, whatever the set keeps elsewhere) and must give a set that survives a reopen of
@@ -42,6 +43,14 @@ struct SeenSetImplementation {
   std::function<Result<std::unique_ptr<SeenSet>>(StateDir* dir, bool saves,
                                                  const StateParameters& parameters)>
       open;
+  // A set shared beyond the state directory (RedisSeenSet): its keys live elsewhere, shared with
+  // other processes, so they cannot return to the last checkpoint when one process crashes (the
+  // other processes' inserts since are not this state's to undo). Instead the crawl's set (saves
+  // false) keeps a claim log: the keys told new after the last committed checkpoint come back,
+  // after a crash, as UncommittedClaims (seen_set.h), and the tests check that. Its Save commits
+  // nothing of the state's (the generation stays), and its identity is the shared set's own, not
+  // the state directory's.
+  bool shared = false;
 };
 
 inline void PrintTo(const SeenSetImplementation& implementation, std::ostream* os) {

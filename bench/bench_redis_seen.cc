@@ -18,8 +18,10 @@
 // then the targets of issue 12.
 //
 //   bench_redis_seen --redis redis://127.0.0.1:PORT [--urls N] [--links N] [--batch B]
-//                    [--fp-rate P] [--workloads ab] [--contenders cnsl]
-//   contenders: c urlsieve with front cache, n urlsieve without, s SADD, l Lua SETBIT Bloom.
+//                    [--fp-rate P] [--workloads ab] [--contenders cnsl] [--shards S]
+//   contenders: c urlsieve with front cache, n urlsieve without, s SADD, l Lua SETBIT Bloom;
+//   r (not by default) a probe: the same test-and-set as one plain BITFIELD per batch, no Lua.
+//   --shards S: urlsieve's shard count (default: the set chooses).
 // Exit status 1 when a contender fails or answers wrongly (the targets only print).
 #include <nettle/sha1.h>
 #include <sys/resource.h>
@@ -269,6 +271,8 @@ class Contender {
   virtual Status Open(uint64_t capacity, double fp_rate) = 0;
   virtual Status Insert(std::span<const std::string_view> keys, bool* is_new) = 0;
   virtual uint64_t round_trips() const = 0;
+  // Keys sent to Redis (the baselines send every one).
+  virtual uint64_t keys_sent() const = 0;
   // MEMORY USAGE of its keys.
   virtual uint64_t KeyBytes(Server& server) = 0;
   virtual void Close() {}
@@ -276,8 +280,8 @@ class Contender {
 
 class UrlsieveContender final : public Contender {
  public:
-  UrlsieveContender(RedisAddress address, bool front_cache)
-      : address_(std::move(address)), front_cache_(front_cache) {}
+  UrlsieveContender(RedisAddress address, bool front_cache, uint32_t shards)
+      : address_(std::move(address)), front_cache_(front_cache), shards_(shards) {}
   const char* name() const override {
     return front_cache_ ? "urlsieve, front cache" : "urlsieve, no front cache";
   }
@@ -288,6 +292,7 @@ class UrlsieveContender final : public Contender {
     options.requested.capacity = capacity;
     options.requested.fp_rate = fp_rate;
     if (!front_cache_) options.front_cache_keys = 0;
+    options.shards = shards_;
     std::vector<SeenNotice> notices;
     Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(options, &notices);
     if (!set.ok()) return set.status();
@@ -300,6 +305,7 @@ class UrlsieveContender final : public Contender {
     return set_->InsertHashedIfNew(keys, hashes_, std::span<bool>(is_new, keys.size()));
   }
   uint64_t round_trips() const override { return set_->round_trips(); }
+  uint64_t keys_sent() const override { return set_->keys_sent(); }
   uint64_t KeyBytes(Server&) override {
     Result<RedisSeenSetUsage> usage = set_->Usage();
     return usage.ok() ? usage->bytes : 0;
@@ -318,6 +324,7 @@ class UrlsieveContender final : public Contender {
  private:
   RedisAddress address_;
   bool front_cache_;
+  uint32_t shards_;
   std::unique_ptr<RedisSeenSet> set_;
   std::vector<KeyHash> hashes_;
 };
@@ -328,6 +335,7 @@ class PipelinedContender : public Contender {
  public:
   explicit PipelinedContender(RedisAddress address) : address_(std::move(address)) {}
   uint64_t round_trips() const override { return pipelines_; }
+  uint64_t keys_sent() const override { return keys_; }
   void Close() override { client_.reset(); }
 
  protected:
@@ -336,11 +344,13 @@ class PipelinedContender : public Contender {
     if (!client.ok()) return client.status();
     client_ = std::move(*client);
     pipelines_ = 0;
+    keys_ = 0;
     return Status::Ok();
   }
   // Sends commands_[0, n); is_new[i] = reply i is the integer 1.
   Status Send(size_t n, bool* is_new) {
     ++pipelines_;
+    keys_ += n;
     Status s = client_->Pipeline(std::span(commands_.data(), n), &replies_);
     if (!s.ok()) return s;
     for (size_t i = 0; i < n; ++i) {
@@ -359,6 +369,7 @@ class PipelinedContender : public Contender {
   std::vector<RedisCommand> commands_;
   std::vector<RedisReply> replies_;
   uint64_t pipelines_ = 0;
+  uint64_t keys_ = 0;
 };
 
 // scrapy-redis's RFPDupeFilter: SADD spider:dupefilter <40 hex digits of SHA-1>; 1 means new.
@@ -478,6 +489,65 @@ class LuaBloomContender final : public PipelinedContender {
   int k_ = 0;
 };
 
+// Not a peer: what the test-and-set itself costs Redis without Lua. A blocked Bloom filter in one
+// string key, sized at `kBitsPerKey` bits per key of capacity, k bits per key in one 512-bit
+// block, and per batch one BITFIELD of "SET u1 offset 1" for every bit, whose old bits answer
+// (a key is new when any was 0; a key repeated in the batch is new at its first occurrence only).
+// Atomic per batch, like one call of urlsieve's Function per shard; no growth, no claim log.
+class BitfieldContender final : public PipelinedContender {
+ public:
+  using PipelinedContender::PipelinedContender;
+  const char* name() const override { return "BITFIELD Bloom, no Lua (probe)"; }
+  Status Open(uint64_t capacity, double fp_rate) override {
+    (void)fp_rate;
+    if (Status s = Connect(); !s.ok()) return s;
+    blocks_ = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::ceil(static_cast<double>(capacity) * kBitsPerKey / 512.0)));
+    Result<RedisReply> r = client_->Run(RedisCommand{
+        {"SETRANGE", kKey, std::to_string(blocks_ * 64 - 1), std::string(1, '\0')}, 1});
+    if (!r.ok()) return r.status();
+    commands_.assign(1, RedisCommand{{"BITFIELD", kKey}, 1});
+    return Status::Ok();
+  }
+  Status Insert(std::span<const std::string_view> keys, bool* is_new) override {
+    std::vector<std::string>& argv = commands_[0].argv;
+    argv.resize(2 + keys.size() * kK * 4);
+    size_t a = 2;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const KeyHash h = SeenSet::Hash(keys[i]);
+      const uint64_t base = (h.low % blocks_) * 512;
+      for (int j = 0; j < kK; ++j) {
+        const uint64_t offset = base + ((h.high >> (6 * j)) & 511);
+        char buf[24];
+        argv[a++].assign("SET");
+        argv[a++].assign("u1");
+        argv[a++].assign(buf, std::to_chars(buf, buf + sizeof(buf), offset).ptr);
+        argv[a++].assign("1");
+      }
+    }
+    ++pipelines_;
+    keys_ += keys.size();
+    if (Status s = client_->Pipeline(std::span(commands_.data(), 1), &replies_); !s.ok()) return s;
+    const RedisReply& r = replies_[0];
+    if (r.type != RedisReply::Type::kArray || r.elements.size() != keys.size() * kK) {
+      return r.is_error() ? RedisErrorStatus(client_->server(), "BITFIELD", r)
+                          : Status::Corruption("unexpected reply to BITFIELD");
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+      is_new[i] = false;
+      for (int j = 0; j < kK; ++j) is_new[i] = is_new[i] || r.elements[i * kK + j].integer == 0;
+    }
+    return Status::Ok();
+  }
+  uint64_t KeyBytes(Server& server) override { return server.MemoryUsage(kKey); }
+
+ private:
+  static constexpr const char* kKey = "bench:bitfield";
+  static constexpr double kBitsPerKey = 16;
+  static constexpr int kK = 10;
+  uint64_t blocks_ = 0;
+};
+
 // ---------------------------------------------------------------------------------------------
 
 struct Row {
@@ -486,6 +556,7 @@ struct Row {
   double info_bytes_per_url = 0;
   double usage_bytes_per_url = 0;
   double round_trips_per_url = 0;
+  double keys_sent_per_url = 0;
   double us_per_round_trip = 0;
   double client_cpu_s = 0;
   double server_cpu_s = 0;
@@ -502,6 +573,7 @@ struct Options {
   double fp_rate = 1e-3;
   std::string workloads = "ab";
   std::string contenders = "cnsl";
+  uint32_t shards = 0;  // urlsieve's: 0 lets it choose
 };
 
 Row Measure(Contender& contender, const Workload& w, Server& server, const Options& o,
@@ -535,6 +607,7 @@ Row Measure(Contender& contender, const Workload& w, Server& server, const Optio
   row.info_bytes_per_url = (server.Info("memory", "used_memory") - memory_before) / distinct;
   row.usage_bytes_per_url = static_cast<double>(contender.KeyBytes(server)) / distinct;
   row.round_trips_per_url = static_cast<double>(contender.round_trips()) / static_cast<double>(n);
+  row.keys_sent_per_url = static_cast<double>(contender.keys_sent()) / static_cast<double>(n);
   row.us_per_round_trip =
       seconds * 1e6 / static_cast<double>(std::max<uint64_t>(1, contender.round_trips()));
   const bool exact = std::string_view(contender.name()).starts_with("SADD");
@@ -556,22 +629,24 @@ Row Measure(Contender& contender, const Workload& w, Server& server, const Optio
   std::string shape;
   if (auto* u = dynamic_cast<UrlsieveContender*>(&contender)) shape = u->Shape() + "; ";
   if (auto* l = dynamic_cast<LuaBloomContender*>(&contender)) shape = l->Shape() + "; ";
-  *notes += "  " + row.contender + ": " + shape + "server: " + server.BusiestCommands() + "\n";
+  const long long keys_in_db = server.Run({"DBSIZE"}).integer;
+  *notes += "  " + row.contender + ": " + shape + std::to_string(keys_in_db) +
+            " Redis keys; server: " + server.BusiestCommands() + "\n";
   contender.Close();
   return row;
 }
 
 void PrintTable(const Workload& w, const std::vector<Row>& rows, const std::string& notes) {
   printf("%s %s\n", w.name.c_str(), w.description.c_str());
-  printf("%-29s %10s %9s %9s %11s %10s %8s %8s %10s  %s\n", "contender", "URLs/s", "B/URL", "B/URL",
-         "round trips", "us/round", "client", "server", "\"new\"", "check");
-  printf("%-29s %10s %9s %9s %11s %10s %8s %8s %10s\n", "", "", "(INFO)", "(MEMORY)", "per URL",
-         "trip", "cpu s", "cpu s", "answers");
+  printf("%-29s %10s %8s %8s %9s %8s %9s %7s %7s %9s  %s\n", "contender", "URLs/s", "B/URL",
+         "B/URL", "round", "keys to", "us/round", "client", "server", "\"new\"", "check");
+  printf("%-29s %10s %8s %8s %9s %8s %9s %7s %7s %9s\n", "", "", "(INFO)", "(MEMORY)", "trips/URL",
+         "Redis/URL", "trip", "cpu s", "cpu s", "answers");
   for (const Row& r : rows) {
-    printf("%-29s %10.0f %9.2f %9.2f %11.5f %10.1f %8.2f %8.2f %10" PRIu64 "  %s\n",
+    printf("%-29s %10.0f %8.2f %8.2f %9.5f %8.3f %9.1f %7.2f %7.2f %9" PRIu64 "  %s\n",
            r.contender.c_str(), r.urls_per_s, r.info_bytes_per_url, r.usage_bytes_per_url,
-           r.round_trips_per_url, r.us_per_round_trip, r.client_cpu_s, r.server_cpu_s,
-           r.new_answers, r.check.c_str());
+           r.round_trips_per_url, r.keys_sent_per_url, r.us_per_round_trip, r.client_cpu_s,
+           r.server_cpu_s, r.new_answers, r.check.c_str());
   }
   printf("%s\n", notes.c_str());
 }
@@ -608,6 +683,8 @@ int Main(int argc, char** argv) {
       o.fp_rate = std::stod(value());
     else if (arg == "--workloads")
       o.workloads = value();
+    else if (arg == "--shards")
+      o.shards = static_cast<uint32_t>(std::stoul(value()));
     else if (arg == "--contenders")
       o.contenders = value();
     else
@@ -638,16 +715,18 @@ int Main(int argc, char** argv) {
   std::vector<std::unique_ptr<Contender>> contenders;
   for (char c : o.contenders) {
     if (c == 'c')
-      contenders.push_back(std::make_unique<UrlsieveContender>(address, true));
+      contenders.push_back(std::make_unique<UrlsieveContender>(address, true, o.shards));
     else if (c == 'n')
-      contenders.push_back(std::make_unique<UrlsieveContender>(address, false));
+      contenders.push_back(std::make_unique<UrlsieveContender>(address, false, o.shards));
     else if (c == 's')
       contenders.push_back(std::make_unique<SaddContender>(address));
+    else if (c == 'r')
+      contenders.push_back(std::make_unique<BitfieldContender>(address));
     else if (c == 'l')
       contenders.push_back(std::make_unique<LuaBloomContender>(address));
     else
       Die("--contenders",
-          Status::InvalidArgument(std::string("unknown contender '") + c + "' (c n s l)"));
+          Status::InvalidArgument(std::string("unknown contender '") + c + "' (c n s l r)"));
   }
 
   std::map<char, std::vector<Row>> results;

@@ -8,7 +8,7 @@
 # says what is measured and how).
 #
 #   bench/redis_seen.sh [--quick] [--urls N] [--links N] [--build-dir DIR] [-- PROGRAM ARGS]
-#       --quick        10^6 URLs and 10^6 links (well under a minute): a smoke test
+#       --quick        5x10^5 URLs and 5x10^5 links (under a minute): a smoke test
 #       --urls N       workload (a) size (default 10000000)
 #       --links N      workload (b) size in links (default 5000000)
 #       --build-dir    where bench_redis_seen was built (default build; RelWithDebInfo or Release)
@@ -24,7 +24,7 @@ build=build
 extra=()
 while (($#)); do
   case $1 in
-    --quick) urls=1000000; links=1000000; shift ;;
+    --quick) urls=500000; links=500000; shift ;;
     --urls) urls=$2; shift 2 ;;
     --links) links=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;

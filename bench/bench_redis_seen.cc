@@ -511,18 +511,13 @@ class BitfieldContender final : public PipelinedContender {
   }
   Status Insert(std::span<const std::string_view> keys, bool* is_new) override {
     std::vector<std::string>& argv = commands_[0].argv;
-    argv.resize(2 + keys.size() * kK * 4);
-    size_t a = 2;
+    argv.resize(2);
     for (size_t i = 0; i < keys.size(); ++i) {
       const KeyHash h = SeenSet::Hash(keys[i]);
       const uint64_t base = (h.low % blocks_) * 512;
       for (int j = 0; j < kK; ++j) {
         const uint64_t offset = base + ((h.high >> (6 * j)) & 511);
-        char buf[24];
-        argv[a++].assign("SET");
-        argv[a++].assign("u1");
-        argv[a++].assign(buf, std::to_chars(buf, buf + sizeof(buf), offset).ptr);
-        argv[a++].assign("1");
+        argv.insert(argv.end(), {"SET", "u1", std::to_string(offset), "1"});
       }
     }
     ++pipelines_;

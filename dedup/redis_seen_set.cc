@@ -885,7 +885,7 @@ SeenStats RedisSeenSet::Impl::Stats() {
     stats.bloom_layers = std::max<uint32_t>(stats.bloom_layers, static_cast<uint32_t>(layers));
     for (uint32_t l = 0; l < layers; ++l) {
       const bool newest = l + 1 == layers;
-      if (!ParseUint(state[newest ? "count" : "n" + std::to_string(l)], &count)) count = 0;
+      if (!ParseUint(state[newest ? std::string("count") : 'n' + std::to_string(l)], &count)) count = 0;
       loads.push_back({s, l, count});
       commands.push_back(Command({"BITCOUNT", ShardPrefix(s) + "bloom:" + std::to_string(l)}));
     }

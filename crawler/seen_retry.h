@@ -1,6 +1,6 @@
 // SeenRetry: runs a seen-set call again, with back-off, for as long as it fails transiently — a
 // Redis seen set (dedup/redis_seen_set.h) that is down, restarting or slow returns
-// StatusCode::kUnavailable, never a verdict (docs/design.md, "The seen stage (SeenSet)"). The
+// StatusCode::kUnavailable, never a verdict (docs/design.md, "The Redis seen set"). The
 // crawl's seen insert and `urlsieve filter --redis` go through it, so an outage holds them up and
 // loses nothing: the same batch is asked again, and the set answers a retried batch as it answered
 // the first run, if that run reached it.

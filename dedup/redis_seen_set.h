@@ -1,5 +1,5 @@
 // RedisSeenSet: a SeenSet kept in Redis and shared by every thread, process and machine that opens
-// it by the same address and name (docs/design.md, "The seen stage (SeenSet)"). Exactly one caller
+// it by the same address and name (docs/design.md, "The Redis seen set"). Exactly one caller
 // in the world is told "new" for a key.
 //
 // Layout (all keys start with "urlsieve:" and carry the set's name; S shards, each a Redis Cluster

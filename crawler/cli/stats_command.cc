@@ -40,136 +40,66 @@ double PerKey(uint64_t bytes, uint64_t keys) {
   return keys ? static_cast<double>(bytes) / static_cast<double>(keys) : 0.0;
 }
 
-int RunRedisStats(const StatsFlags& flags) {
-  Result<RedisAddress> address = RedisAddress::Parse(flags.redis_url);
-  if (!address.ok()) {
-    fprintf(stderr, "urlsieve stats: %s\n", address.status().ToString().c_str());
-    return kExitFailure;
-  }
-  RedisSeenSetOptions options;
-  options.address = *address;
-  options.name = flags.redis_name;
-  options.read_only = true;  // NotFound for a set that is not there; creates nothing
-  options.front_cache_keys = 0;
-  std::vector<SeenNotice> notices;
-  auto opened = RedisSeenSet::Open(options, &notices);
-  if (!opened.ok()) {
-    fprintf(stderr, "urlsieve stats: %s\n", opened.status().ToString().c_str());
-    return kExitFailure;
-  }
-  const RedisSeenSet& set = **opened;
-  Result<RedisSeenSetUsage> usage = set.Usage();
-  if (!usage.ok()) {
-    fprintf(stderr, "urlsieve stats: %s\n", usage.status().ToString().c_str());
-    return kExitFailure;
-  }
-  const SeenStats s = set.Stats();
-  const std::string server = address->ToString();
-  const std::string canon = EncodeCanonicalize(set.parameters().canonicalize);
-  const double bytes_per_url = PerKey(usage->bytes, s.bloom_inserted);
+// Where the set is, its parameters and counts, and for a Redis set (usage non-null) what it costs
+// there: a table, or one JSON object.
+int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOptions& canonicalize,
+               const RedisSeenSetUsage* usage) {
+  const std::string canon = EncodeCanonicalize(canonicalize);
+  const bool redis = usage != nullptr;
+  const double bytes_per_url = redis ? PerKey(usage->bytes, s.bloom_inserted) : 0.0;
   if (flags.json) {
-    nlohmann::json j = {
-        {"redis", server},
-        {"name", flags.redis_name},
-        {"mode", s.exact ? "exact" : "bloom"},
-        {"capacity", s.capacity},
-        {"fp_rate", s.fp_rate},
-        {"canonicalize", canon},
-        {"identity", s.identity.ToHex()},
-        {"keys", s.bloom_inserted},
-        {"bloom",
-         {{"inserted", s.bloom_inserted},
-          {"capacity", s.bloom_capacity},
-          {"layers", s.bloom_layers},
-          {"bytes", s.bloom_bytes},
-          {"fill_ratio", s.bloom_fill_ratio},
-          {"expected_fp_rate", s.bloom_expected_fp_rate}}},
-        {"redis_memory",
-         {{"bytes", usage->bytes},
-          {"keys", usage->keys},
-          {"masters", usage->masters},
-          {"bytes_per_url", bytes_per_url}}},
-    };
-    if (s.exact) j["exact_store"] = {{"stored_keys", s.stored_keys}};
-    printf("%s\n", j.dump().c_str());
-    return kExitOk;
-  }
-  printf("redis             %s\n", server.c_str());
-  printf("name              %s\n", flags.redis_name.c_str());
-  printf("mode              %s\n", s.exact ? "exact (Bloom + fingerprints)" : "Bloom only");
-  printf("capacity          %llu\n", static_cast<unsigned long long>(s.capacity));
-  printf("fp rate bound     %g\n", s.fp_rate);
-  printf("canonicalize      %s\n", canon.c_str());
-  printf("identity          %s\n", s.identity.ToHex().c_str());
-  printf("keys              %llu\n", static_cast<unsigned long long>(s.bloom_inserted));
-  printf("bloom layers      %u (capacity %llu)\n", s.bloom_layers,
-         static_cast<unsigned long long>(s.bloom_capacity));
-  printf("fill ratio        %.4f\n", s.bloom_fill_ratio);
-  printf("expected fp rate  %.3g\n", s.bloom_expected_fp_rate);
-  if (s.exact) {
-    printf("stored keys       %llu\n", static_cast<unsigned long long>(s.stored_keys));
-  }
-  printf("redis memory      %llu bytes in %llu keys on %llu master%s\n",
-         static_cast<unsigned long long>(usage->bytes),
-         static_cast<unsigned long long>(usage->keys),
-         static_cast<unsigned long long>(usage->masters), usage->masters == 1 ? "" : "s");
-  printf("bytes per URL     %.2f\n", bytes_per_url);
-  return kExitOk;
-}
-
-int RunStats(const StatsFlags& flags) {
-  if (!flags.redis_url.empty()) return RunRedisStats(flags);
-  SeenFilterOptions options;
-  options.state_dir = flags.state_dir;
-  options.read_only = true;  // creates nothing, not even a state where there is none
-  auto opened = SeenFilter::Open(options);
-  if (!opened.ok()) {
-    fprintf(stderr, "urlsieve stats: %s\n", opened.status().ToString().c_str());
-    return kExitFailure;
-  }
-  const SeenFilter& filter = **opened;
-  const SeenStats s = filter.Stats();
-  const std::string canon = EncodeCanonicalize(filter.options().canonicalize);
-  if (flags.json) {
-    nlohmann::json j = {
-        {"state_dir", flags.state_dir},
-        {"mode", s.exact ? "exact" : "bloom"},
-        {"capacity", s.capacity},
-        {"fp_rate", s.fp_rate},
-        {"canonicalize", canon},
-        {"generation", s.generation},
-        {"identity", s.identity.ToHex()},
-        {"keys", s.bloom_inserted},
-        {"bloom",
-         {{"inserted", s.bloom_inserted},
-          {"capacity", s.bloom_capacity},
-          {"layers", s.bloom_layers},
-          {"bytes", s.bloom_bytes},
-          {"fill_ratio", s.bloom_fill_ratio},
-          {"expected_fp_rate", s.bloom_expected_fp_rate}}},
-    };
+    nlohmann::json j;
+    if (redis) {
+      j["redis"] = RedisAddress::Parse(flags.redis_url)->ToString();  // parsed before
+      j["name"] = flags.redis_name;
+    } else {
+      j["state_dir"] = flags.state_dir;
+    }
+    j["mode"] = s.exact ? "exact" : "bloom";
+    j["capacity"] = s.capacity;
+    j["fp_rate"] = s.fp_rate;
+    j["canonicalize"] = canon;
+    if (!redis) j["generation"] = s.generation;
+    j["identity"] = s.identity.ToHex();
+    j["keys"] = s.bloom_inserted;
+    j["bloom"] = {{"inserted", s.bloom_inserted},
+                  {"capacity", s.bloom_capacity},
+                  {"layers", s.bloom_layers},
+                  {"bytes", s.bloom_bytes},
+                  {"fill_ratio", s.bloom_fill_ratio},
+                  {"expected_fp_rate", s.bloom_expected_fp_rate}};
     if (s.exact) {
       j["exact_store"] = {{"stored_keys", s.stored_keys},
                           {"maybe_lookups", s.maybe_lookups},
                           {"false_positives", s.false_positives}};
     }
+    if (redis) {
+      j["redis_memory"] = {{"bytes", usage->bytes},
+                           {"keys", usage->keys},
+                           {"masters", usage->masters},
+                           {"bytes_per_url", bytes_per_url}};
+    }
     printf("%s\n", j.dump().c_str());
     return kExitOk;
   }
-  printf("state directory   %s\n", flags.state_dir.c_str());
-  printf("mode              %s\n", s.exact ? "exact (Bloom + SQLite)" : "Bloom only");
+  if (redis) {
+    printf("redis             %s\n", RedisAddress::Parse(flags.redis_url)->ToString().c_str());
+    printf("name              %s\n", flags.redis_name.c_str());
+    printf("mode              %s\n", s.exact ? "exact (Bloom + fingerprints)" : "Bloom only");
+  } else {
+    printf("state directory   %s\n", flags.state_dir.c_str());
+    printf("mode              %s\n", s.exact ? "exact (Bloom + SQLite)" : "Bloom only");
+  }
   printf("capacity          %llu\n", static_cast<unsigned long long>(s.capacity));
   printf("fp rate bound     %g\n", s.fp_rate);
   printf("canonicalize      %s\n", canon.c_str());
-  printf("generation        %llu\n", static_cast<unsigned long long>(s.generation));
+  if (!redis) printf("generation        %llu\n", static_cast<unsigned long long>(s.generation));
   printf("identity          %s\n", s.identity.ToHex().c_str());
   printf("keys              %llu\n", static_cast<unsigned long long>(s.bloom_inserted));
   printf("bloom layers      %u (capacity %llu)\n", s.bloom_layers,
          static_cast<unsigned long long>(s.bloom_capacity));
   printf("bloom bytes       %llu (%.1f bits/key)\n", static_cast<unsigned long long>(s.bloom_bytes),
-         s.bloom_inserted
-             ? 8.0 * static_cast<double>(s.bloom_bytes) / static_cast<double>(s.bloom_inserted)
-             : 0.0);
+         8.0 * PerKey(s.bloom_bytes, s.bloom_inserted));
   printf("fill ratio        %.4f\n", s.bloom_fill_ratio);
   printf("expected fp rate  %.3g\n", s.bloom_expected_fp_rate);
   if (s.exact) {
@@ -178,7 +108,47 @@ int RunStats(const StatsFlags& flags) {
     printf("false positives   %llu (confirmed new by the exact store)\n",
            static_cast<unsigned long long>(s.false_positives));
   }
+  if (redis) {
+    printf("redis memory      %llu bytes in %llu keys on %llu master%s\n",
+           static_cast<unsigned long long>(usage->bytes),
+           static_cast<unsigned long long>(usage->keys),
+           static_cast<unsigned long long>(usage->masters), usage->masters == 1 ? "" : "s");
+    printf("bytes per URL     %.2f\n", bytes_per_url);
+  }
   return kExitOk;
+}
+
+int Fail(const Status& status) {
+  fprintf(stderr, "urlsieve stats: %s\n", status.ToString().c_str());
+  return kExitFailure;
+}
+
+int RunRedisStats(const StatsFlags& flags) {
+  Result<RedisAddress> address = RedisAddress::Parse(flags.redis_url);
+  if (!address.ok()) return Fail(address.status());
+  RedisSeenSetOptions options;
+  options.address = *address;
+  options.name = flags.redis_name;
+  options.read_only = true;  // NotFound for a set that is not there; creates nothing
+  options.front_cache_keys = 0;
+  std::vector<SeenNotice> notices;
+  auto opened = RedisSeenSet::Open(options, &notices);
+  if (!opened.ok()) return Fail(opened.status());
+  const RedisSeenSet& set = **opened;
+  Result<RedisSeenSetUsage> usage = set.Usage();
+  if (!usage.ok()) return Fail(usage.status());
+  return PrintStats(flags, set.Stats(), set.parameters().canonicalize, &*usage);
+}
+
+int RunStats(const StatsFlags& flags) {
+  if (!flags.redis_url.empty()) return RunRedisStats(flags);
+  SeenFilterOptions options;
+  options.state_dir = flags.state_dir;
+  options.read_only = true;  // creates nothing, not even a state where there is none
+  auto opened = SeenFilter::Open(options);
+  if (!opened.ok()) return Fail(opened.status());
+  const SeenFilter& filter = **opened;
+  return PrintStats(flags, filter.Stats(), filter.options().canonicalize, nullptr);
 }
 
 }  // namespace

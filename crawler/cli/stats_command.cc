@@ -62,12 +62,10 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
     if (!redis) j["generation"] = s.generation;
     j["identity"] = s.identity.ToHex();
     j["keys"] = s.bloom_inserted;
-    j["bloom"] = {{"inserted", s.bloom_inserted},
-                  {"capacity", s.bloom_capacity},
-                  {"layers", s.bloom_layers},
-                  {"bytes", s.bloom_bytes},
-                  {"fill_ratio", s.bloom_fill_ratio},
-                  {"expected_fp_rate", s.bloom_expected_fp_rate}};
+    j["bloom"] = {
+        {"inserted", s.bloom_inserted},     {"capacity", s.bloom_capacity},
+        {"layers", s.bloom_layers},         {"bytes", s.bloom_bytes},
+        {"fill_ratio", s.bloom_fill_ratio}, {"expected_fp_rate", s.bloom_expected_fp_rate}};
     if (s.exact) {
       j["exact_store"] = {{"stored_keys", s.stored_keys},
                           {"maybe_lookups", s.maybe_lookups},

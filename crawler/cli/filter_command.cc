@@ -45,7 +45,6 @@
 #include "crawler/cli/option_flags.h"
 #include "crawler/seen_retry.h"
 #include "dedup/redis_address.h"
-#include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
 
 namespace urlsieve::cli {
@@ -88,71 +87,42 @@ void InstallStopHandlers() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
-// The filter over the shared set in Redis, and the set it owns.
-struct SharedFilter {
-  std::unique_ptr<RedisSeenSet> set;
-  std::unique_ptr<SeenFilter> filter;
-  std::vector<SeenNotice> notices;
-  std::string what;  // "the seen set 'NAME' at redis://host:port/db"
-};
-
-Result<SharedFilter> OpenSharedFilter(const FilterFlags& flags) {
-  Result<RedisAddress> address = RedisAddress::Parse(flags.redis_url);
-  if (!address.ok()) return address.status();
-  RedisSeenSetOptions options;
-  options.address = *address;
-  options.name = flags.redis_name;
-  options.requested = {flags.capacity, flags.fp_rate, flags.exact, flags.canonicalize};
-  SharedFilter shared;
-  Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(options, &shared.notices);
-  if (!set.ok()) return set.status();
-  shared.set = std::move(*set);
-  shared.filter = SeenFilter::Over(shared.set.get(), shared.set->parameters().AsFilterOptions());
-  shared.what = "the seen set '" + flags.redis_name + "' at " + address->ToString();
-  return shared;
-}
-
 int RunFilter(const FilterFlags& flags) {
   // Before Open, which may take a while (a rebuild): a stop then ends the run before any input.
   InstallStopHandlers();
   const bool shared = !flags.redis_url.empty();
-  std::unique_ptr<SeenFilter> local;
-  SharedFilter remote;
+  SeenFilterOptions options;
+  options.capacity = flags.capacity;
+  options.fp_rate = flags.fp_rate;
+  options.exact = flags.exact;
+  options.canonicalize = flags.canonicalize;
   if (shared) {
-    Result<SharedFilter> opened = OpenSharedFilter(flags);
-    if (!opened.ok()) {
-      fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
-      return kExitFailure;
-    }
-    remote = std::move(*opened);
+    options.redis_url = flags.redis_url;
+    options.redis_name = flags.redis_name;
   } else {
-    SeenFilterOptions options;
     options.state_dir = flags.state_dir;
-    options.exact = flags.exact;
     options.checkpointed = flags.exact;
-    options.capacity = flags.capacity;
-    options.fp_rate = flags.fp_rate;
-    options.canonicalize = flags.canonicalize;
     options.rebuild_bloom = flags.rebuild;
-    auto opened = SeenFilter::Open(options);
-    if (!opened.ok()) {
-      fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
-      return kExitFailure;
-    }
-    local = std::move(*opened);
   }
-  SeenFilter& filter = shared ? *remote.filter : *local;
-  const std::vector<SeenNotice>& notices = shared ? remote.notices : filter.notices();
+  auto opened = SeenFilter::Open(options);
+  if (!opened.ok()) {
+    fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  SeenFilter& filter = **opened;
   std::unique_ptr<SeenRetry> retry;
+  std::string shared_set;  // "the seen set 'NAME' at redis://host:port/db"
   if (shared) {
+    shared_set = "the seen set '" + flags.redis_name + "' at " +
+                 RedisAddress::Parse(flags.redis_url)->ToString();  // parsed by Open
     SeenRetryOptions retry_options;
-    retry_options.what = remote.what;
+    retry_options.what = shared_set;
     retry_options.stop_requested = [] { return g_stop != 0; };
     retry = std::make_unique<SeenRetry>(retry_options, [](const std::string& message) {
       fprintf(stderr, "urlsieve filter: %s\n", message.c_str());
     });
   }
-  for (const SeenNotice& notice : notices) {
+  for (const SeenNotice& notice : filter.notices()) {
     if (notice.kind != SeenNotice::Kind::kStoredParameters || flags.parameters_given) {
       fprintf(stderr, "urlsieve filter: note: %s\n", notice.text.c_str());
     }
@@ -197,8 +167,7 @@ int RunFilter(const FilterFlags& flags) {
     }
     if (retry) {
       std::chrono::steady_clock::duration retried_for{};
-      status = retry->Run([&] { return filter.InsertKeysIfNew(key_views, &is_new); },
-                          &retried_for);
+      status = retry->Run([&] { return filter.InsertKeysIfNew(key_views, &is_new); }, &retried_for);
       if (status.ok() && retried_for > kSeenReplayWindow) {
         // Answered too late to be the lost first run's answers: "seen" may be wrong.
         std::set<std::string_view> distinct(key_views.begin(), key_views.end());
@@ -208,7 +177,7 @@ int RunFilter(const FilterFlags& flags) {
         fprintf(stderr,
                 "urlsieve filter: %s answered after an outage longer than it replays answers: "
                 "the batch ending at line %llu is printed as new (some may be printed again)\n",
-                remote.what.c_str(), static_cast<unsigned long long>(line_number));
+                shared_set.c_str(), static_cast<unsigned long long>(line_number));
       }
       if (!status.ok()) {
         // Unanswered, the batch may be in part seen now: its URLs are printed (each once), so none

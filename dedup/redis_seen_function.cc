@@ -19,9 +19,10 @@ namespace {
 // per chunk of ≤ MAXOPS bits: Lua's unpack takes ≤ 8000 values), then test-and-set in the newest
 // (BITFIELD SET returns the old bits: a key whose bits were all set was there). In exact mode a
 // Bloom "maybe" in an older layer is confirmed by HEXISTS in that layer's bucket, and in the
-// newest layer HSETNX decides. When the newest layer holds its capacity the function adds the
-// next one (its string created at full size) before inserting more: it inserts in chunks no
-// larger than the room left, so a layer never passes its capacity. If the shard has more layers
+// newest layer HSETNX decides. When the newest layer holds its capacity and a key of the batch is
+// not in it, the function adds the next one (its string created at full size) before inserting
+// more: it inserts in chunks no larger than the room left, so a layer never passes its capacity,
+// and a batch of repeats never grows a shard. If the shard has more layers
 // than the client gave offsets for, or the batch might need more, it writes nothing and answers
 // "STALE <layers> <count>"; the client sends it again with more.
 constexpr const char* kBody = R"LUA(
@@ -182,6 +183,12 @@ local function insert(keys, argv)
     local layer = layers[newest + 1]
     local space = layer.cap - count
     if space < 1 and newest + 1 < provided then
+      -- Full: the keys left that it holds are repeats; grow only for one that is not.
+      local rest = {}
+      for r = q, #pending do rest[#rest + 1] = pending[r] end
+      pending = absent_from(c, newest, rest)
+      q = 1
+      if #pending == 0 then break end
       local next_layer = layers[newest + 2]
       redis.call('SET', prefix .. 'bloom:' .. (newest + 1),
                  string.rep('\0', next_layer.blocks * 64), 'NX')
@@ -189,10 +196,6 @@ local function insert(keys, argv)
       newest = newest + 1
       count = 0
       changed = true
-      local rest = {}
-      for r = q, #pending do rest[#rest + 1] = pending[r] end
-      pending = absent_from(c, newest - 1, rest)
-      q = 1
       layer = next_layer
       space = layer.cap
     end

@@ -53,8 +53,14 @@ struct RedisSeenLayout {
 // ε·0.1·0.5^L, and doubles the capacity.
 double RedisLayerFpRate(double fp_rate, uint32_t layer);
 
-// The layout of a new set of `capacity` keys at `fp_rate`; `shards` 0 chooses the count.
-Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate, uint32_t shards);
+// The layout of a new set of `capacity` keys at `fp_rate`; `shards` 0 chooses the count: as few
+// as the 512 MiB string limit allows with room to grow (each layer-0 string at most 16 MiB), and
+// at least `spread` once the filter passes 1 MiB. Shards only help a Redis Cluster spread a set
+// over its masters; on one server each extra shard splits a batch into more, smaller calls. So a
+// standalone server takes spread 1 (a set of 10^7 keys at 1e-3 gets 2 shards) and a cluster 4 per
+// master (RedisSeenSet chooses it from the deployment when it creates the set).
+Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate, uint32_t shards,
+                                              uint32_t spread = 1);
 
 // The allocation jemalloc makes for `bytes` (its size classes: 8, 16, then multiples of 16 to 128,
 // then four per power of two).

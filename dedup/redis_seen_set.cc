@@ -425,7 +425,17 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
       return Status::NotFound(server + ": there is no " + What() + " (no key " + MetaKey() + ")");
     }
     const StateParameters& requested = options_.requested;
-    auto layout = ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards);
+    // Shards spread a set over a cluster's masters; on one server they only split batches
+    // (redis_seen_layout.h).
+    uint32_t spread = 1;
+    if (client.is_cluster()) {
+      std::vector<RedisReply> pongs;
+      URLSIEVE_RETURN_IF_ERROR(client.OnEveryMaster(Command({"PING"}, -1), &pongs));
+      round_trips_.fetch_add(1, std::memory_order_relaxed);
+      spread = static_cast<uint32_t>(std::min<size_t>(4 * std::max<size_t>(pongs.size(), 1), 4096));
+    }
+    auto layout =
+        ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards, spread);
     if (!layout.ok()) {
       return Status(layout.status().code(),
                     "creating " + What() + ": " + layout.status().message());

@@ -4,7 +4,9 @@
 //
 // Layout (all keys start with "urlsieve:" and carry the set's name; S shards, each a Redis Cluster
 // hash tag {NAME:s}, so a cluster spreads the shards over its masters and each shard's keys share a
-// slot; redis_seen_layout.h computes it when the set is created):
+// slot; redis_seen_layout.h computes it when the set is created; S is as small as the string sizes
+// allow on a standalone server, where shards only split a batch into more calls, and at least 4
+// per master on a cluster):
 //   urlsieve:{NAME}:meta            hash: format, version, identity (32 hex), capacity, fp_rate,
 //                                   exact, canonicalize (EncodeStoredCanonicalize), shards, the
 //                                   layer table (per layer: capacity, blocks, bits, buckets).
@@ -28,9 +30,10 @@
 // shards' calls go in one pipeline. The client computes every offset; the function only moves
 // them into BITFIELD and decides.
 //
-// Growth: when a shard's newest layer holds its capacity, the function adds a layer with twice
-// the capacity and a tighter ε (the ScalableBloomFilter rule: ε0 = 0.9ε, ε_L = 0.1ε·0.5^L). A key
-// is seen if any layer holds it, and inserted only into the newest. The layer table is fixed when
+// Growth: when a shard's newest layer holds its capacity and a key new to it arrives, the function
+// adds a layer (a batch of repeats adds none) with twice the capacity and a tighter ε (the
+// ScalableBloomFilter rule: ε0 = 0.9ε, ε_L = 0.1ε·0.5^L). A key is seen if any layer holds it,
+// and inserted only into the newest. The layer table is fixed when
 // the set is created (up to the layer whose string would pass 512 MiB; past it the last layer
 // takes every further key, above its capacity).
 //

@@ -134,15 +134,17 @@ Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate,
     best.shards = shards;
   } else {
     // Candidates: as few as the string sizes allow (each layer-0 string at most kMaxShardBytes),
-    // and at least `spread` once the filter passes 1 MiB; up to twice that (and at most one per
-    // 16 KiB). The fewest shards whose size classes waste at most 0.5 % more than the best of
-    // those win: each shard is one function call per batch, so fewer shards carry more keys per
-    // call (more shards could fit the size classes a few percent better: 10^7 keys at 1e-3 take
-    // 2.10 B/key of filter in 2 shards, 1.99 in 19).
+    // and at least `spread` once the filter passes 1 MiB; up to twice that, or up to 32 once it
+    // passes 4 MiB (and at most one per 16 KiB). The fewest shards whose size classes waste at
+    // most 0.5 % more than the best of those win: each shard is one function call per batch, so
+    // fewer shards carry more keys per call, but past 4 MiB the size classes cost more than the
+    // calls: 10^7 keys at 1e-3 take 2.10 B/key of filter in 2 shards, 1.99 in 19.
     const uint64_t total = SmallestBloomLayout(capacity, rate0, 1).bytes();
     uint64_t lo = std::max<uint64_t>((total + kMaxShardBytes - 1) / kMaxShardBytes,
                                      total >= (uint64_t{1} << 20) ? std::max(spread, 1u) : 1);
-    uint64_t hi = std::max<uint64_t>(lo, std::min<uint64_t>(2 * lo, total / (16 << 10)));
+    const uint64_t widest = total >= (uint64_t{4} << 20) ? 32 : 2 * lo;
+    uint64_t hi = std::max<uint64_t>(lo, std::min<uint64_t>(std::max(2 * lo, widest),
+                                                            total / (16 << 10)));
     lo = std::min<uint64_t>(lo, 4096);
     hi = std::min<uint64_t>(hi, 4096);
     std::vector<uint64_t> bytes;

@@ -4,9 +4,9 @@
 //
 // Layout (all keys start with "urlsieve:" and carry the set's name; S shards, each a Redis Cluster
 // hash tag {NAME:s}, so a cluster spreads the shards over its masters and each shard's keys share a
-// slot; redis_seen_layout.h computes it when the set is created; S is as small as the string sizes
-// allow on a standalone server, where shards only split a batch into more calls, and at least 4
-// per master on a cluster):
+// slot; redis_seen_layout.h computes it when the set is created; S is small on a standalone
+// server, where shards only split a batch into more calls (past 4 MiB chosen to fit jemalloc's
+// size classes), and at least 4 per master on a cluster):
 //   urlsieve:{NAME}:meta            hash: format, version, identity (32 hex), capacity, fp_rate,
 //                                   exact, canonicalize (EncodeStoredCanonicalize), shards, the
 //                                   layer table (per layer: capacity, blocks, bits, buckets).

@@ -157,18 +157,18 @@ TEST(RedisSeenLayoutTest, SizeClassesAndTheLayerTable) {
   EXPECT_EQ(RedisStringAllocation(1 << 20), uint64_t{5} << 18);
   auto layout = ChooseRedisSeenLayout(10'000'000, 1e-3, 0);
   ASSERT_TRUE(layout.ok());
-  // Layer 0 fills its size classes: at most 2.1 bytes per key at ε = 1e-3 over all shards.
+  // Layer 0 fills its size classes: at most 2 bytes per key at ε = 1e-3 over all shards.
   const uint64_t bytes = layout->shards * RedisStringAllocation(layout->layers[0].blocks * 64);
-  EXPECT_LE(bytes, 21'000'000u);
+  EXPECT_LE(bytes, 20'000'000u);
   EXPECT_LE(layout->layers[0].blocks * 64 + 16,
             RedisStringAllocation(layout->layers[0].blocks * 64));
   EXPECT_GT(layout->layers[0].blocks * 64 + 16 + 64,
             RedisStringAllocation(layout->layers[0].blocks * 64));
-  // A standalone server gets as few shards as the string sizes allow; a cluster at least 4 per
-  // master.
-  EXPECT_LE(layout->shards, 4u);
+  // A standalone server gets as few shards as the string sizes allow below 4 MiB of filter, past
+  // it at most 32 (fitted to the size classes); a cluster at least 4 per master.
+  EXPECT_LE(layout->shards, 32u);
   EXPECT_EQ(ChooseRedisSeenLayout(1'000'000, 1e-3, 0)->shards, 1u);
-  auto spread = ChooseRedisSeenLayout(10'000'000, 1e-3, 0, 12);
+  auto spread = ChooseRedisSeenLayout(1'000'000, 1e-3, 0, 12);
   ASSERT_TRUE(spread.ok());
   EXPECT_GE(spread->shards, 12u);
   EXPECT_LE(spread->shards, 24u);

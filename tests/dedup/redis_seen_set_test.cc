@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,6 +23,7 @@
 
 #include "dedup/redis_client.h"
 #include "dedup/redis_seen_layout.h"
+#include "tests/dedup/redis_contract_set.h"
 #include "tests/dedup/redis_shared_server.h"
 #include "tests/dedup/seen_set_contract.h"
 #include "tests/support/redis_server.h"
@@ -32,29 +32,12 @@
 namespace urlsieve::testing {
 namespace {
 
-// The set of a state directory: named after the directory, so a reopen finds it again. The
-// crawl's set (saves false) keeps a claim log named after the state.
+// The set of a state directory on the shared server (redis_contract_set.h).
 Result<std::unique_ptr<SeenSet>> OpenRedisSet(StateDir* dir, bool saves, const StateParameters& p,
                                               uint64_t front_cache_keys) {
   RedisServer* server = SharedRedisServer();
   if (server == nullptr) return Status::Unavailable("no redis-server");
-  RedisSeenSetOptions options;
-  options.address = server->address();
-  char name[32];
-  std::snprintf(
-      name, sizeof(name), "c%016llx",
-      static_cast<unsigned long long>(XXH3_64bits(dir->path().data(), dir->path().size())));
-  options.name = name;
-  options.requested = p;
-  options.front_cache_keys = front_cache_keys;
-  if (!saves) {
-    options.claim_log = dir->identity().ToHex();
-    options.committed_generation = dir->generation();
-  }
-  std::vector<SeenNotice> notices;
-  auto set = RedisSeenSet::Open(options, &notices);
-  if (!set.ok()) return set.status();
-  return std::unique_ptr<SeenSet>(std::move(*set));
+  return OpenContractRedisSet(server->address(), dir, saves, p, front_cache_keys);
 }
 
 Result<std::unique_ptr<SeenSet>> OpenRedis(StateDir* dir, bool saves, const StateParameters& p) {

@@ -2,9 +2,7 @@
 // contract, and the shards spread over the masters.
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <xxhash.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -13,6 +11,7 @@
 
 #include "dedup/redis_cluster_client.h"
 #include "dedup/redis_seen_set.h"
+#include "tests/dedup/redis_contract_set.h"
 #include "tests/dedup/seen_set_contract.h"
 #include "tests/support/redis_cluster.h"
 
@@ -53,31 +52,11 @@ constexpr uint32_t kContractShards = 8;
 Result<std::unique_ptr<SeenSet>> OpenCluster(StateDir* dir, bool saves, const StateParameters& p) {
   RedisCluster* cluster = SharedCluster();
   if (cluster == nullptr) return Status::Unavailable("no Redis Cluster");
-  RedisSeenSetOptions options;
-  options.address = cluster->address();
-  // Named after the state directory and its identity: a reopen finds the set again, and a test
-  // run again in the same process (--gtest_repeat, the same directory) gets a new one.
-  const std::string state = dir->path() + "#" + dir->identity().ToHex();
-  char name[32];
-  std::snprintf(name, sizeof(name), "c%016llx",
-                static_cast<unsigned long long>(XXH3_64bits(state.data(), state.size())));
-  options.name = name;
-  options.requested = p;
-  options.shards = kContractShards;
-  options.front_cache_keys = 0;
-  if (!saves) {
-    options.claim_log = dir->identity().ToHex();
-    options.committed_generation = dir->generation();
-  }
-  std::vector<SeenNotice> notices;
-  auto set = RedisSeenSet::Open(options, &notices);
-  if (!set.ok()) return set.status();
-  return std::unique_ptr<SeenSet>(std::move(*set));
+  return OpenContractRedisSet(cluster->address(), dir, saves, p, 0, kContractShards);
 }
 
 // Bloom and exact mode; the front cache, local to the process and blind to the deployment, is
-// left to the standalone suite (redis_seen_set_test.cc): under ctest each of these tests starts a
-// cluster of its own.
+// left to the standalone suite (redis_seen_set_test.cc).
 INSTANTIATE_TEST_SUITE_P(
     RedisCluster, SeenSetContractTest,
     ::testing::Values(SeenSetImplementation{"ClusterBloom", true, false, OpenCluster, true},

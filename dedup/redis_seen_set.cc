@@ -135,14 +135,7 @@ class RedisSeenSet::Impl {
  private:
   std::string What() const { return "the Redis seen set \"" + options_.name + "\""; }
   std::string MetaKey() const { return "urlsieve:{" + options_.name + "}:meta"; }
-  std::string ShardPrefix(uint32_t shard) const {
-    std::string out = "urlsieve:{";
-    out += options_.name;
-    out += ':';
-    out += std::to_string(shard);
-    out += "}:";
-    return out;
-  }
+  std::string ShardPrefix(uint32_t shard) const { return RedisShardKeyPrefix(options_.name, shard); }
   std::string CountKey(uint32_t shard) const { return ShardPrefix(shard) + "count"; }
 
   Result<std::unique_ptr<PooledClient>> Acquire();
@@ -1004,6 +997,19 @@ Result<std::unique_ptr<RedisSeenSet>> RedisSeenSet::Open(const RedisSeenSetOptio
   return std::unique_ptr<RedisSeenSet>(new RedisSeenSet(std::move(impl)));
 }
 
+std::string RedisShardKeyPrefix(std::string_view name, uint32_t shard) {
+  std::string out = "urlsieve:{";
+  out += name;
+  out += ':';
+  out += std::to_string(shard);
+  out += "}:";
+  return out;
+}
+
+std::string RedisInboxKey(std::string_view name, uint32_t shard) {
+  return RedisShardKeyPrefix(name, shard) + "inbox";
+}
+
 RedisSeenSet::RedisSeenSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RedisSeenSet::~RedisSeenSet() = default;
 
@@ -1017,6 +1023,12 @@ Status RedisSeenSet::InsertHashedIfNewClaiming(std::span<const std::string_view>
                                                std::span<const std::string_view> payloads,
                                                std::span<bool> is_new) {
   return impl_->Insert(keys, hashes, payloads, is_new);
+}
+
+Status RedisSeenSet::InsertRouted(std::span<const uint32_t>, std::span<const std::string_view>,
+                                  std::span<const KeyHash>, std::span<const std::string_view>,
+                                  std::span<bool>) {
+  return Status::Unsupported("routed mode is not built yet");  // TODO(routed)
 }
 
 Result<std::vector<std::string>> RedisSeenSet::UncommittedClaims() const {

@@ -91,7 +91,26 @@ struct RedisSeenSetOptions {
   std::string claim_log;
   uint64_t committed_generation = 0;
   bool read_only = false;  // `urlsieve stats --redis`: NotFound when there is no such set
+  // Routed mode, for a crawl cluster (docs/design.md, "The crawl cluster"): the set has exactly
+  // `shards` shards (required; an existing set must have been created routed with as many, else
+  // FailedPrecondition naming both), the caller names each key's shard (InsertRouted: the
+  // cluster's partition of the URL's host), and with each key told new its payload is appended,
+  // in the same atomic Function call, to that shard's inbox stream (RedisInboxKey: one field
+  // "c" = the payload; the consumer group kRedisInboxGroup is created with the stream, reading
+  // from id 0). So a key can never be seen and not queued. A routed set has no claim log
+  // (claim_log must be empty); InsertHashedIfNew / InsertHashedIfNewClaiming on it are
+  // InvalidArgument, and so is InsertRouted on a set that is not routed. The meta hash records
+  // "routed" = 1; opening a routed set unrouted, or the reverse, is FailedPrecondition.
+  bool routed = false;
 };
+
+// The prefix of every key of shard `shard` of the set `name`: "urlsieve:{NAME:s}:", whose Redis
+// Cluster hash tag is "{NAME:s}". A crawl cluster keeps a partition's own keys (its lease) under
+// it, so that they share the shard's slot and one Function may touch them together.
+std::string RedisShardKeyPrefix(std::string_view name, uint32_t shard);
+// Routed mode: the inbox stream of a shard ("urlsieve:{NAME:s}:inbox") and its consumer group.
+std::string RedisInboxKey(std::string_view name, uint32_t shard);
+inline constexpr std::string_view kRedisInboxGroup = "crawl";
 
 // What a set costs in Redis (`urlsieve stats --redis`).
 struct RedisSeenSetUsage {
@@ -116,6 +135,14 @@ class RedisSeenSet final : public SeenSet {
                                    std::span<const KeyHash> hashes,
                                    std::span<const std::string_view> payloads,
                                    std::span<bool> is_new) override;
+  // Routed mode (RedisSeenSetOptions::routed): tests and inserts keys[i] (hash hashes[i]) in
+  // shard shards[i] (< the set's shard count, else InvalidArgument) and, for each key told new,
+  // appends payloads[i] to that shard's inbox in the same Function call. Faults and retries as
+  // for InsertHashedIfNewClaiming: a batch retried unchanged within 4 minutes is answered as its
+  // first run was, and appends nothing twice.
+  Status InsertRouted(std::span<const uint32_t> shards, std::span<const std::string_view> keys,
+                      std::span<const KeyHash> hashes, std::span<const std::string_view> payloads,
+                      std::span<bool> is_new);
   Result<std::vector<std::string>> UncommittedClaims() const override;
   Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const override;
   // Reads every shard's counters and BITCOUNTs every layer (O(filter bytes) inside Redis). When

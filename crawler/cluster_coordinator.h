@@ -1,0 +1,207 @@
+// ClusterCoordinator: one node's membership in a crawl cluster (docs/design.md, "The crawl
+// cluster"): which partitions of the URL space it owns, the inboxes it reads, the acknowledgements
+// it sends, and whether the whole crawl is over. The crawl itself (fetch, record, the local
+// frontier) is the Crawler's; the seen test-and-set that fills the inboxes is the routed
+// RedisSeenSet's (dedup/redis_seen_set.h, RedisSeenSetOptions::routed).
+//
+// Partitions. A URL belongs to partition p = ClusterPartitionOf(its politeness key, P); P is fixed
+// when the cluster is created (1024 by default). Partition p's keys share the hash tag of the
+// routed seen set's shard p, "{NAME:p}" (RedisShardKeyPrefix(NAME, p)):
+//   urlsieve:{NAME:p}:inbox   stream of the URLs new to the cluster whose host is in p (appended by
+//                             the seen set's Function, consumer group kRedisInboxGroup)
+//   urlsieve:{NAME:p}:lease   string with a TTL: the owner's node id, or "released" during the
+//                             hand-over cool-down
+// and the cluster's own keys share "{NAME}":
+//   urlsieve:{NAME}:cluster   hash: format, version, identity, partitions, settings (JSON), seeded
+//   urlsieve:{NAME}:nodes     sorted set: node id -> heartbeat expiry (ms, Redis TIME)
+//   urlsieve:{NAME}:node:ID   hash: the node's host, pid, instance token, state, published
+//                             counters (pages, errors...), for `urlsieve cluster status`
+// Every multi-key step is one call of the Function library "urlsieve_cluster_v1", loaded at Join
+// (FUNCTION LOAD REPLACE) and again when a server answers "Function not found".
+//
+// Ownership. A background thread heartbeats every lease_ttl / 5: it renews the node's expiry,
+// reads the live nodes (expiry > now) and renews every lease it holds. Partition p is *wanted* by
+// the live node with the highest rendezvous score XXH3(node id, p), so a join or a leave moves only
+// that node's share. A wanted partition is acquired (SET NX with lease_ttl) as soon as its lease
+// key is absent; a held partition that another node now wants is *drained*: Poll() stops
+// returning its entries and, once every entry read from it is acknowledged or forgotten, its lease
+// is released, leaving "released" with a TTL of the politeness delay (handover_delay), so the next
+// owner's first request to one of its hosts comes at least that long after the last one of the
+// previous owner. A node's lease of p is *valid* (MayFetch) until the time it sent its last
+// successful renewal + lease_ttl - handover_delay - a safety margin; a node that cannot renew
+// (Redis down, a long pause) stops fetching p's hosts before anyone else can acquire it. A lease
+// found owned by another node (it expired and was taken) is *lost*: p's outstanding entries are
+// dropped here (their fetches would duplicate the new owner's).
+//
+// Inboxes. Poll() reads, from the partitions held and not draining, entries up to a bound of
+// outstanding entries (read and neither acknowledged nor forgotten) per partition and in all:
+// first, after each acquisition, the partition's pending entries of any consumer (XAUTOCLAIM
+// from 0 with min-idle 0: a dead or departed owner's unacknowledged entries, or this node's own
+// from before a restart), skipping entries already outstanding here; then new ones (XREADGROUP
+// ">"). The read is one Function call per partition that first checks the lease (a node that lost
+// it reads nothing). Ack() is XACK + XDEL in one call per partition, so the inbox holds only what
+// is pending: Redis memory is bounded by the work not yet done. An entry acknowledged is never
+// handed out again; one forgotten (Forget: the node dropped it unfetched) is handed out again by
+// the next owner, or by this node after it re-acquires the partition.
+//
+// The end. The crawl is over when the cluster was seeded (MarkSeeded) and every inbox is empty
+// (XLEN counts pending, unacknowledged entries too, because Ack deletes) on two scans of all
+// partitions with no entry added in between (each partition's entries-added counter unchanged):
+// an entry in flight anywhere is still in its inbox, and the links of a page are appended before
+// its entry is acknowledged, so an empty inbox cannot hide work still to come.
+//
+// Faults. A Redis that does not answer makes calls return kUnavailable (callers retry; the
+// heartbeat retries by itself and leases lapse, see "valid" above). A cluster key missing that was
+// there at Join (a restart without persistence, a FLUSHALL) is the fatal error() "coordination
+// state lost", never a silent re-crawl or a silent stop.
+//
+// Thread-safety: every method may be called from any thread; one mutex guards the partition
+// table and the outstanding sets, Redis calls are made without it (a pool of clients, one per
+// call).
+#ifndef URLSIEVE_CRAWLER_CLUSTER_COORDINATOR_H_
+#define URLSIEVE_CRAWLER_CLUSTER_COORDINATOR_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "dedup/redis_address.h"
+#include "dedup/redis_connection.h"
+
+namespace urlsieve {
+
+inline constexpr uint32_t kDefaultClusterPartitions = 1024;
+
+// The partition of a politeness key (frontier/politeness_key.h): XXH3-64 of the key, reduced to
+// [0, partitions) by multiply-high. Every node must compute it alike: it is part of the format.
+uint32_t ClusterPartitionOf(std::string_view politeness_key, uint32_t partitions);
+
+struct ClusterOptions {
+  RedisAddress address;  // --cluster
+  std::string name;      // --cluster-name: 1-64 characters of [A-Za-z0-9_.-]
+  // This node (1-64 characters of [A-Za-z0-9_.-]); the crawl keeps it in its state so that
+  // --resume comes back as the same node. A live node with the same id is an error at Join.
+  std::string node_id;
+  uint32_t partitions = kDefaultClusterPartitions;  // for a new cluster; must match an existing one
+  std::chrono::milliseconds lease_ttl{10000};
+  // The politeness delay (the crawl's delay_ms): the cool-down a released partition keeps before
+  // another node may take it. Must be below lease_ttl / 2.
+  std::chrono::milliseconds handover_delay{1000};
+  // The options every node must share, as a JSON object (canonicalization, politeness key,
+  // scope, seen-set parameters...: what makes the nodes' keys and partitions agree). The first
+  // node stores it; a node whose settings differ is refused with the keys that differ.
+  std::string settings;
+  RedisTimeouts timeouts;
+};
+
+// One URL record read from an inbox.
+struct InboxEntry {
+  uint32_t partition = 0;
+  std::string id;       // the stream entry id
+  std::string payload;  // what the seen set appended (the crawler's claim record)
+};
+
+// What a node publishes with its heartbeat, for status and the progress line.
+struct NodeCounters {
+  uint64_t pages = 0;
+  uint64_t errors = 0;
+  uint64_t links_new = 0;
+};
+
+struct ClusterNodeStatus {
+  std::string id;
+  std::string host;
+  int64_t pid = 0;
+  std::string state;  // "running", "draining", "stopped", "finished"
+  bool alive = false;
+  int64_t heartbeat_age_ms = 0;
+  uint32_t partitions = 0;  // leases held
+  NodeCounters counters;
+};
+
+struct ClusterStatus {
+  std::string name;
+  std::string server;  // the address, without its password
+  uint32_t partitions = 0;
+  bool seeded = false;
+  std::vector<ClusterNodeStatus> nodes;
+  uint32_t unowned_partitions = 0;  // no live lease
+  uint64_t pending = 0;             // entries in all inboxes (XLEN), in flight included
+  uint64_t in_flight = 0;           // read by a node and not acknowledged (XPENDING)
+  uint64_t pages = 0;               // sum of the nodes' published counters
+  uint64_t errors = 0;
+  std::string ToJson() const;  // the --json form of `urlsieve cluster status`
+  std::string ToText() const;  // the human form
+};
+
+// Reads a cluster's state without joining it: NotFound when there is no such cluster.
+Result<ClusterStatus> ReadClusterStatus(const RedisAddress& address, std::string_view name,
+                                        const RedisTimeouts& timeouts = {});
+
+class ClusterCoordinator {
+ public:
+  // Connects, checks or creates the cluster's meta hash (partitions and settings must match:
+  // FailedPrecondition naming what differs), registers the node and starts the heartbeat.
+  // Errors name the server: kUnavailable (no server), kFailedPrecondition (not Redis, wrong
+  // password, Redis without Functions, settings that differ, a live node with the same id).
+  // Nothing is written before the server has answered and the settings were checked.
+  static Result<std::unique_ptr<ClusterCoordinator>> Join(const ClusterOptions& options,
+                                                          std::vector<std::string>* notices);
+  // Stops the heartbeat; leases still held lapse after lease_ttl (Leave hands them back first).
+  ~ClusterCoordinator();
+  ClusterCoordinator(const ClusterCoordinator&) = delete;
+  ClusterCoordinator& operator=(const ClusterCoordinator&) = delete;
+
+  // The cluster's identity (32 hex), stored by the crawl's state so that --resume joins the same
+  // cluster, not one created since under the same name.
+  const std::string& identity() const;
+  uint32_t partitions() const;
+  const std::string& node_id() const;
+  // "the crawl cluster 'NAME' at redis://host:port/db", for messages.
+  const std::string& what() const;
+
+  // Up to `max` entries to work on (see "Inboxes"); empty when nothing is available now. One
+  // pipelined round of Function calls over the partitions worth asking (the caller polls; a
+  // partition that had nothing is asked less often, up to every 200 ms).
+  Result<std::vector<InboxEntry>> Poll(size_t max);
+  // Acknowledges entries whose pages are recorded or whose URLs were rejected (XACK + XDEL).
+  Status Ack(std::span<const InboxEntry> entries);
+  // Drops outstanding entries without acknowledging them (a lease lost or lapsing: the URL is
+  // left to the partition's owner).
+  void Forget(std::span<const InboxEntry> entries);
+  // Whether this node may send a request to a host of partition p now (held and valid).
+  bool MayFetch(uint32_t partition) const;
+
+  // Records that the seeds are in the inboxes (the crawl cannot end before).
+  Status MarkSeeded();
+  // Whether the whole crawl is over (see "The end"). Two scans of every partition: call it when
+  // this node is idle, not in a hot loop.
+  Result<bool> Finished();
+
+  // Published with the next heartbeat.
+  void Publish(const NodeCounters& counters);
+  // The cluster's totals as of the last heartbeat (nodes' counters summed, inbox lengths).
+  ClusterStatus Totals() const;
+  // The heartbeat's fatal error ("coordination state lost", the node's id taken over), or OK.
+  Status error() const;
+
+  // Hands every partition back: stops Poll, releases each lease (with the hand-over cool-down)
+  // and marks the node "stopped" (or "finished" when `finished`). Entries outstanding and not
+  // acknowledged stay pending in their inboxes for the next owner. Call after the last fetch has
+  // been recorded and acknowledged.
+  Status Leave(bool finished);
+
+ private:
+  class Impl;
+  explicit ClusterCoordinator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CLUSTER_COORDINATOR_H_

@@ -483,7 +483,8 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
     }
     // A routed shard holds a partition of hosts: its first layer keeps a floor (redis_seen_layout.h).
     auto layout = ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards,
-                                        spread, options_.routed ? kRoutedMinShardKeys : 0);
+                                        spread, options_.routed ? kRoutedMinShardKeys : 0,
+                                        options_.routed ? kRoutedGrowthShift : 1);
     if (!layout.ok()) {
       return Status(layout.status().code(),
                     "creating " + What() + ": " + layout.status().message());

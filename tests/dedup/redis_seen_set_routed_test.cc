@@ -585,11 +585,12 @@ TEST(RedisSeenSetRoutedTest, AReopenWithOtherRoutingIsRefusedNamingBothAndWrites
 
 // 1024 shards (a crawl cluster's default partition count) from 10^3 to 10^9 keys: every shard's
 // first layer holds at least its share and the floor, the layer table leaves room for a shard
-// holding far more than its share, and the filter costs what the capacity needs.
+// holding far more than its share (in few layers), and the filter costs what the capacity needs.
 TEST(RedisSeenSetRoutedTest, TheRoutedLayoutOf1024Shards) {
   for (uint64_t capacity = 1000; capacity <= 1000000000; capacity *= 10) {
     SCOPED_TRACE(capacity);
-    auto layout = ChooseRedisSeenLayout(capacity, 1e-3, 1024, 1, kRoutedMinShardKeys);
+    auto layout =
+        ChooseRedisSeenLayout(capacity, 1e-3, 1024, 1, kRoutedMinShardKeys, kRoutedGrowthShift);
     ASSERT_TRUE(layout.ok()) << layout.status().ToString();
     EXPECT_EQ(layout->shards, 1024u);
     const uint64_t share = std::max<uint64_t>((capacity + 1023) / 1024, kRoutedMinShardKeys);
@@ -597,6 +598,12 @@ TEST(RedisSeenSetRoutedTest, TheRoutedLayoutOf1024Shards) {
     EXPECT_LE(layout->layers[0].capacity, share + share / 4 + 64);
     uint64_t total = 0;
     for (const RedisBloomLayer& layer : layout->layers) total += layer.capacity;
+    // Layers quadruple: a shard of 100 times its share needs 4 of them.
+    ASSERT_GE(layout->layers.size(), 4u);
+    EXPECT_GE(layout->layers[1].capacity, 4 * share);
+    EXPECT_GE(layout->layers[0].capacity + layout->layers[1].capacity +
+                  layout->layers[2].capacity + layout->layers[3].capacity,
+              std::min<uint64_t>(100 * share, total));
     // A shard can grow to hold 100 times its share, or to about 2^28 keys (its strings' limit).
     EXPECT_GE(total, std::min<uint64_t>(100 * share, uint64_t{1} << 28));
     const double bytes = 1024.0 * RedisStringAllocation(layout->layers[0].blocks * 64);

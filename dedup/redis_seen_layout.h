@@ -69,7 +69,7 @@ double RedisLayerFpRate(double fp_rate, uint32_t layer);
 // (most partitions small, a big host's large: one partition may hold all of a site's URLs) and
 // capacity / shards can be below one key. Every key of a batch is tested against each of its
 // shard's layers, so a skewed shard should reach its size in few layers: quadrupling takes half
-// as many as doubling (a shard of 100 times its share: 4 layers instead of 7), for at most 4
+// as many as doubling (a shard of 64 times its share: 4 layers instead of 7), for at most 4
 // times the filter bytes its keys need instead of 2; and the floor spares a small crawl's shards
 // the tiny first layers.
 Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate, uint32_t shards,

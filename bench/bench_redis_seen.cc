@@ -318,8 +318,7 @@ class UrlsieveContender final : public Contender {
         host = host.substr(0, host.find('/'));
         routes_[i] = static_cast<uint32_t>(SeenSet::Hash(host).low % shards_);
       }
-      return set_->InsertRouted(routes_, keys, hashes_, keys,
-                                std::span<bool>(is_new, keys.size()));
+      return set_->InsertRouted(routes_, keys, hashes_, keys, std::span<bool>(is_new, keys.size()));
     }
     return set_->InsertHashedIfNew(keys, hashes_, std::span<bool>(is_new, keys.size()));
   }

@@ -498,6 +498,8 @@ TEST(RedisSeenSetRoutedTest, BadInputIsAClearErrorAndAppendsNothing) {
   status = (*unrouted)->InsertRouted(std::span(shards, 1), std::span(keys, 1), std::span(hashes, 1),
                                      std::span(payloads, 1), std::span(is_new, 1));
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_NE(status.message().find("\"plain-bad\" is not routed"), std::string::npos)
+      << status.ToString();
   EXPECT_EQ(DbSize(*client), keys_with_plain);
 
   // An inbox key of another type, made after the set opened: the call is refused before it

@@ -41,8 +41,8 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kFastTick{100};         // while a wanted partition is not held, or draining
 constexpr milliseconds kMaxBeatInterval{500};  // membership is read at least this often
-constexpr milliseconds kMaxIdleBackoff{200};   // a partition that had nothing is asked this often
 constexpr milliseconds kMinIdleBackoff{10};
+constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this often
 constexpr size_t kMaxPartitionsPerPoll = 64;
 constexpr size_t kAckChunk = 512;
 
@@ -119,6 +119,7 @@ class ClusterCoordinator::Impl {
     what_ += server_;
     renew_interval_ = std::max(milliseconds(1), options.lease_ttl / 5);
     beat_interval_ = std::min(renew_interval_, kMaxBeatInterval);
+    probe_interval_ = std::max(renew_interval_, kMinProbeInterval);
     // docs/design.md, "The crawl cluster": a lease is used until its last renewal was sent +
     // lease_ttl - handover_delay - margin, so the next owner (who may take it the moment it
     // lapses) never sends a request to one of its hosts within handover_delay of ours; the margin
@@ -145,7 +146,7 @@ class ClusterCoordinator::Impl {
   Result<std::vector<InboxEntry>> Poll(size_t max);
   Status Ack(std::span<const InboxEntry> entries);
   void Forget(std::span<const InboxEntry> entries);
-  bool MayFetch(uint32_t partition) const;
+  bool MayFetch(uint32_t partition, const uint64_t* tenure) const;
   Status MarkSeeded();
   Result<bool> Finished();
   void Publish(const NodeCounters& counters) {
@@ -154,6 +155,7 @@ class ClusterCoordinator::Impl {
   }
   ClusterStatus Totals() const {
     std::lock_guard<std::mutex> lock(mu_);
+    totals_asked_ = true;
     return totals_;
   }
   Status error() const {
@@ -241,6 +243,7 @@ class ClusterCoordinator::Impl {
   std::string identity_;
   milliseconds renew_interval_{};
   milliseconds beat_interval_{};
+  milliseconds probe_interval_{};
   milliseconds valid_for_{};
 
   mutable std::mutex mu_;
@@ -248,6 +251,7 @@ class ClusterCoordinator::Impl {
   bool stop_ = false;
   bool wake_ = false;  // a drained partition can be released now
   bool left_ = false;
+  mutable bool totals_asked_ = false;  // inbox lengths are probed only for a caller of Totals
   bool need_beat_ = true;  // after a fault: the next round beats first (a lost state shows there)
   Status error_;
   NodeCounters published_;
@@ -433,7 +437,7 @@ Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     renew_due = now >= next_renew_;
-    probe_due = now >= next_probe_;
+    probe_due = totals_asked_ && now >= next_probe_;
   }
   // Each step stops the round at a fault: the next round beats first.
   auto faulted = [this](const Status& status) {
@@ -458,7 +462,8 @@ Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
   if (probe_due) {
     if (!faulted(ProbeTotals(client))) {
       std::lock_guard<std::mutex> lock(mu_);
-      next_probe_ = now + renew_interval_;
+      next_probe_ = now + probe_interval_;
+      totals_asked_ = false;
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -789,15 +794,15 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
       if (!part.outstanding.insert(id).second) continue;  // claimed while already here
       ++outstanding_;
       ++got;
-      entries.push_back(
-          InboxEntry{asks[i].partition, std::move(id), std::move(replies[i].elements[e + 1].str)});
+      entries.push_back(InboxEntry{asks[i].partition, std::move(id),
+                                   std::move(replies[i].elements[e + 1].str), part.epoch});
     }
     if (got > 0 || !part.claim_cursor.empty()) {
       part.idle_backoff = milliseconds(0);
       part.next_ask = Clock::time_point{};
     } else {
-      part.idle_backoff =
-          std::clamp(part.idle_backoff * 2, kMinIdleBackoff, kMaxIdleBackoff);
+      part.idle_backoff = std::clamp(part.idle_backoff * 2, kMinIdleBackoff,
+                                     std::max(kMinIdleBackoff, options_.max_idle_poll));
       part.next_ask = now + part.idle_backoff;
     }
   }
@@ -872,17 +877,18 @@ void ClusterCoordinator::Impl::Forget(std::span<const InboxEntry> entries) {
   for (const InboxEntry& entry : entries) {
     if (entry.partition >= parts_.size()) continue;
     Partition& part = parts_[entry.partition];
-    if (part.outstanding.erase(entry.id) == 0) continue;
+    if (entry.tenure != part.epoch || part.outstanding.erase(entry.id) == 0) continue;
     --outstanding_;
     // Still this node's: the entry is in its pending list, and only a claim hands it out again.
     if (part.held && !part.draining) part.reclaim = true;
   }
 }
 
-bool ClusterCoordinator::Impl::MayFetch(uint32_t partition) const {
+bool ClusterCoordinator::Impl::MayFetch(uint32_t partition, const uint64_t* tenure) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (partition >= parts_.size() || !error_.ok()) return false;
   const Partition& part = parts_[partition];
+  if (tenure != nullptr && *tenure != part.epoch) return false;
   return part.held && Clock::now() < part.valid_until;
 }
 
@@ -1045,7 +1051,12 @@ const std::string& ClusterCoordinator::what() const { return impl_->what(); }
 Result<std::vector<InboxEntry>> ClusterCoordinator::Poll(size_t max) { return impl_->Poll(max); }
 Status ClusterCoordinator::Ack(std::span<const InboxEntry> entries) { return impl_->Ack(entries); }
 void ClusterCoordinator::Forget(std::span<const InboxEntry> entries) { impl_->Forget(entries); }
-bool ClusterCoordinator::MayFetch(uint32_t partition) const { return impl_->MayFetch(partition); }
+bool ClusterCoordinator::MayFetch(uint32_t partition) const {
+  return impl_->MayFetch(partition, nullptr);
+}
+bool ClusterCoordinator::MayFetch(const InboxEntry& entry) const {
+  return impl_->MayFetch(entry.partition, &entry.tenure);
+}
 Status ClusterCoordinator::MarkSeeded() { return impl_->MarkSeeded(); }
 Result<bool> ClusterCoordinator::Finished() { return impl_->Finished(); }
 void ClusterCoordinator::Publish(const NodeCounters& counters) { impl_->Publish(counters); }

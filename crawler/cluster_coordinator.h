@@ -101,6 +101,8 @@ struct ClusterOptions {
   // Bounds of the entries read and neither acknowledged nor forgotten (Poll reads no more).
   size_t max_outstanding_per_partition = 64;
   size_t max_outstanding = 4096;
+  // A partition whose inbox had nothing is asked again after 10 ms, doubling up to this.
+  std::chrono::milliseconds max_idle_poll{200};
 };
 
 // One URL record read from an inbox.
@@ -108,6 +110,10 @@ struct InboxEntry {
   uint32_t partition = 0;
   std::string id;       // the stream entry id
   std::string payload;  // what the seen set appended (the crawler's claim record)
+  // Which of this node's tenures of the partition the entry was read under (it counts
+  // acquisitions and losses): after a loss and a re-acquisition the same entry may be handed out
+  // again under a new tenure, and Forget / MayFetch(entry) of the old copy do not touch the new.
+  uint64_t tenure = 0;
 };
 
 // What a node publishes with its heartbeat, for status and the progress line.
@@ -180,6 +186,9 @@ class ClusterCoordinator {
   void Forget(std::span<const InboxEntry> entries);
   // Whether this node may send a request to a host of partition p now (held and valid).
   bool MayFetch(uint32_t partition) const;
+  // The same for an entry: also false when it was read under an earlier tenure of its partition
+  // (lost since, and perhaps handed out again): such an entry is to be forgotten, not fetched.
+  bool MayFetch(const InboxEntry& entry) const;
 
   // Records that the seeds are in the inboxes (the crawl cannot end before).
   Status MarkSeeded();

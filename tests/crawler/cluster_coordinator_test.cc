@@ -530,6 +530,32 @@ TEST_F(ClusterCoordinatorTest, ARestartWithoutPersistenceIsLostCoordinationState
   EXPECT_FALSE(a->Finished().ok());
 }
 
+TEST_F(ClusterCoordinatorTest, ALostLeaseDropsItsEntriesAndANewTenureHandsThemOutAgain) {
+  auto a = MustJoin(Options("a", 1));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return a->MayFetch(0u); }));
+  Append("crawl1", 0, "page");
+  std::vector<InboxEntry> first = PollUntil(*a, 1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_TRUE(a->MayFetch(first[0]));
+  // Another holder appears (as if a's lease had lapsed and been taken): a loses the partition
+  // at its next renewal, and takes it back once that lease lapses.
+  Run({"SET", ClusterLeaseKey("crawl1", 0), "intruder@x", "PX", "300"});
+  ASSERT_TRUE(WaitFor([&] { return !a->MayFetch(0u); }));
+  EXPECT_FALSE(a->MayFetch(first[0]));
+  std::vector<InboxEntry> again = PollUntil(*a, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].id, first[0].id);
+  EXPECT_NE(again[0].tenure, first[0].tenure);
+  EXPECT_FALSE(a->MayFetch(first[0]));
+  EXPECT_TRUE(a->MayFetch(again[0]));
+  a->Forget(first);  // the old copy: does not touch the new one
+  EXPECT_TRUE(a->MayFetch(again[0]));
+  ASSERT_TRUE(a->Ack(again).ok());
+  ASSERT_TRUE(a->MarkSeeded().ok());
+  EXPECT_TRUE(FinishedNow(*a));
+}
+
 TEST_F(ClusterCoordinatorTest, ReadClusterStatus) {
   auto missing = ReadClusterStatus(server_->address(), "crawl1");
   ASSERT_FALSE(missing.ok());

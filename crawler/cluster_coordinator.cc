@@ -8,12 +8,11 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 #include <unordered_set>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "crawler/cluster_function.h"
 #include "crawler/cluster_keys.h"
@@ -182,7 +181,9 @@ class ClusterCoordinator::Impl {
     std::unordered_set<std::string> outstanding;
   };
 
-  void StartThread() { thread_ = std::thread([this] { Run(); }); }
+  void StartThread() {
+    thread_ = std::thread([this] { Run(); });
+  }
   void StopThread() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -293,8 +294,8 @@ void ClusterCoordinator::Impl::MarkLost(uint32_t p) {
 Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
   auto settings = ParseSettings(options_.settings);
   if (!settings) {
-    return Status::InvalidArgument("joining " + what_ + ": the settings are not a JSON object: " +
-                                   options_.settings);
+    return Status::InvalidArgument("joining " + what_ +
+                                   ": the settings are not a JSON object: " + options_.settings);
   }
   auto client = pool_.Take();
   if (!client.ok()) {
@@ -330,8 +331,8 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
       }
       auto stored = ParseSettings(fields["settings"]);
       if (!stored) {
-        return Status::Corruption(what_ + ": its settings are not a JSON object: " +
-                                  fields["settings"]);
+        return Status::Corruption(what_ +
+                                  ": its settings are not a JSON object: " + fields["settings"]);
       }
       if (*stored != *settings) {
         return Status::FailedPrecondition(
@@ -344,8 +345,8 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
     std::vector<RedisCommand> commands = {
         Fcall(kClusterRegister, {meta_key_, nodes_key_, node_key_},
               {RandomHex(16), std::to_string(options_.partitions), settings_text,
-               std::string(kClusterFormat), std::to_string(kClusterFormatVersion),
-               options_.node_id, token_, HostName(), std::to_string(::getpid()),
+               std::string(kClusterFormat), std::to_string(kClusterFormatVersion), options_.node_id,
+               token_, HostName(), std::to_string(::getpid()),
                std::to_string(options_.lease_ttl.count())})};
     std::vector<RedisReply> replies;
     URLSIEVE_RETURN_IF_ERROR(Call(**client, commands, &replies));
@@ -358,9 +359,8 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
         long long pid = 0;
         std::sscanf(reply.str.c_str(), "LIVE %lld %255s %lld", &left_ms, host, &pid);
         return Status::FailedPrecondition(
-            what_ + " already has a live node '" + options_.node_id + "' (host " + host +
-            ", pid " + std::to_string(pid) + "); its heartbeat expires in " +
-            std::to_string(left_ms) +
+            what_ + " already has a live node '" + options_.node_id + "' (host " + host + ", pid " +
+            std::to_string(pid) + "); its heartbeat expires in " + std::to_string(left_ms) +
             " ms. Give this node another --node-id, or stop the other one first");
       }
       return ReplyError(reply, "registering node '" + options_.node_id + "'");
@@ -494,10 +494,10 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   const RedisReply& reply = replies[0];
   if (reply.is_error()) {
     if (reply.str.rfind("TAKEN", 0) == 0) {
-      return Status::FailedPrecondition(
-          what_ + ": another instance of node '" + options_.node_id +
-          "' joined after this one's heartbeat expired (" + reply.str +
-          "); this one stops, its leases are no longer its own");
+      return Status::FailedPrecondition(what_ + ": another instance of node '" + options_.node_id +
+                                        "' joined after this one's heartbeat expired (" +
+                                        reply.str +
+                                        "); this one stops, its leases are no longer its own");
     }
     return ReplyError(reply, "heartbeat of node '" + options_.node_id + "'");
   }
@@ -543,7 +543,8 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     // nothing: it cannot be.
     const std::vector<int> owners = RendezvousAssign(live_, options_.partitions);
     for (uint32_t p = 0; p < options_.partitions; ++p) {
-      const bool wanted = owners[p] >= 0 && live_[static_cast<size_t>(owners[p])] == options_.node_id;
+      const bool wanted =
+          owners[p] >= 0 && live_[static_cast<size_t>(owners[p])] == options_.node_id;
       parts_[p].wanted = wanted;
       if (parts_[p].held) parts_[p].draining = !wanted;
     }
@@ -728,7 +729,8 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
       const uint32_t p = (rotate_ + k) % count;
       const Partition& part = parts_[p];
       if (!part.held || part.draining || part.busy || now >= part.valid_until ||
-          now < part.next_ask || part.outstanding.size() >= options_.max_outstanding_per_partition) {
+          now < part.next_ask ||
+          part.outstanding.size() >= options_.max_outstanding_per_partition) {
         continue;
       }
       candidates.push_back(p);
@@ -939,11 +941,11 @@ Result<bool> ClusterCoordinator::Impl::Finished() {
       return ReplyError(meta, "reading the cluster's meta hash");
     }
     if (meta.elements.size() < 2 || meta.elements[0].str != identity_) {
-      Status lost = StateLost(meta_key_ + " is " +
-                              (meta.elements.empty() || meta.elements[0].type ==
-                                                            RedisReply::Type::kNil
-                                   ? std::string("missing")
-                                   : "of cluster " + meta.elements[0].str));
+      Status lost =
+          StateLost(meta_key_ + " is " +
+                    (meta.elements.empty() || meta.elements[0].type == RedisReply::Type::kNil
+                         ? std::string("missing")
+                         : "of cluster " + meta.elements[0].str));
       pool_.Give(std::move(client).value());
       std::lock_guard<std::mutex> lock(mu_);
       Fail(lost);

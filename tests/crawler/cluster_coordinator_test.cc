@@ -10,12 +10,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "crawler/cluster_keys.h"
 #include "crawler/rendezvous.h"
@@ -94,7 +93,8 @@ class ClusterCoordinatorTest : public ::testing::Test {
   // What the routed seen set's Function does for a URL new to partition p.
   std::string Append(const std::string& name, uint32_t partition, const std::string& payload) {
     const std::string inbox = RedisInboxKey(name, partition);
-    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0", "MKSTREAM"});  // or BUSYGROUP
+    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0",
+         "MKSTREAM"});  // or BUSYGROUP
     RedisReply id = Run({"XADD", inbox, "*", "c", payload});
     EXPECT_EQ(id.type, RedisReply::Type::kString) << id.str;
     return id.str;
@@ -190,8 +190,7 @@ TEST_F(ClusterCoordinatorTest, RefusesOtherPartitions) {
   auto b = ClusterCoordinator::Join(Options("b", 32), nullptr);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(b.status().message().find("16 partitions"), std::string::npos)
-      << b.status().message();
+  EXPECT_NE(b.status().message().find("16 partitions"), std::string::npos) << b.status().message();
   EXPECT_NE(b.status().message().find("32"), std::string::npos) << b.status().message();
 }
 
@@ -266,7 +265,8 @@ TEST_F(ClusterCoordinatorTest, NodesSplitPartitionsAndAJoinMovesOnlyItsShare) {
   ASSERT_TRUE(WaitFor([&] {
     at_most_one_owner(nodes);
     return Valid(*a) == share_a && Valid(*b) == share_b;
-  })) << Valid(*a).size() << " + " << Valid(*b).size();
+  })) << Valid(*a).size()
+      << " + " << Valid(*b).size();
 
   auto c = MustJoin(Options("c", kParts));
   ASSERT_NE(c, nullptr);
@@ -474,7 +474,7 @@ TEST_F(ClusterCoordinatorTest, FinishedOnlyWhenSeededAndEverythingAcknowledged) 
   std::vector<InboxEntry> got = PollUntil(*a, 1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_FALSE(FinishedNow(*a));  // in flight
-  Append("crawl1", 3, "link");                 // the page's links, before its Ack
+  Append("crawl1", 3, "link");    // the page's links, before its Ack
   ASSERT_TRUE(a->Ack(got).ok());
   EXPECT_FALSE(FinishedNow(*a));
   std::vector<InboxEntry> link = PollUntil(*a, 1);

@@ -84,9 +84,8 @@ TEST(ClusterCoordinatorOnRedisClusterTest, SplitsPollsAcksFinishesAndSurvivesADe
   std::set<std::string> payloads;
   for (uint32_t p = 0; p < kParts; ++p) {
     const std::string inbox = RedisInboxKey("cc", p);
-    auto group = (*raw)->Run(
-        RedisCommand{{"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0", "MKSTREAM"},
-                     2});
+    auto group = (*raw)->Run(RedisCommand{
+        {"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0", "MKSTREAM"}, 2});
     ASSERT_TRUE(group.ok()) << group.status().ToString();
     std::string payload = "url-";
     payload += std::to_string(p);
@@ -98,7 +97,7 @@ TEST(ClusterCoordinatorOnRedisClusterTest, SplitsPollsAcksFinishesAndSurvivesADe
   std::set<std::string> seen;
   ASSERT_TRUE(WaitFor([&] {
     const std::vector<std::pair<ClusterCoordinator*, std::string>> nodes = {{a->get(), "a"},
-                                                                             {b->get(), "b"}};
+                                                                            {b->get(), "b"}};
     for (const auto& [node, name] : nodes) {
       auto entries = node->Poll(64);
       EXPECT_TRUE(entries.ok()) << entries.status().ToString();

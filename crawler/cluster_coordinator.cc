@@ -41,6 +41,7 @@ using std::chrono::milliseconds;
 constexpr milliseconds kFastTick{100};         // while a wanted partition is not held, or draining
 constexpr milliseconds kMaxBeatInterval{500};  // membership is read at least this often
 constexpr milliseconds kMinIdleBackoff{10};
+constexpr std::chrono::seconds kColdAfter{10};  // without an entry: asked every cold_poll
 constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this often
 constexpr size_t kMaxPartitionsPerPoll = 64;
 constexpr size_t kAckChunk = 512;
@@ -176,6 +177,7 @@ class ClusterCoordinator::Impl {
     Clock::time_point next_acquire{};
     Clock::time_point next_ask{};
     milliseconds idle_backoff{0};
+    Clock::time_point last_entry{};  // the last read that brought entries, or the acquisition
     std::string claim_cursor;  // XAUTOCLAIM resumes here; "" when the claim is through
     bool reclaim = false;      // an entry was forgotten: claim the pending entries again
     std::unordered_set<std::string> outstanding;
@@ -662,6 +664,7 @@ Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
       part.reclaim = false;
       part.idle_backoff = milliseconds(0);
       part.next_ask = Clock::time_point{};
+      part.last_entry = Clock::now();
       continue;
     }
     long long pttl = reply.elements.size() >= 3 ? reply.elements[2].integer : 0;
@@ -802,9 +805,14 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
     if (got > 0 || !part.claim_cursor.empty()) {
       part.idle_backoff = milliseconds(0);
       part.next_ask = Clock::time_point{};
+      part.last_entry = now;
     } else {
-      part.idle_backoff = std::clamp(part.idle_backoff * 2, kMinIdleBackoff,
-                                     std::max(kMinIdleBackoff, options_.max_idle_poll));
+      // A partition quiet for a while is "cold": most of a small crawl's partitions never get an
+      // entry, and asking each every max_idle_poll would cost Redis more than the crawl does.
+      const milliseconds cap = now - part.last_entry < kColdAfter ? options_.max_idle_poll
+                                                                  : options_.cold_poll;
+      part.idle_backoff =
+          std::clamp(part.idle_backoff * 2, kMinIdleBackoff, std::max(kMinIdleBackoff, cap));
       part.next_ask = now + part.idle_backoff;
     }
   }

@@ -41,7 +41,7 @@ using std::chrono::milliseconds;
 constexpr milliseconds kFastTick{100};         // while a wanted partition is not held, or draining
 constexpr milliseconds kMaxBeatInterval{500};  // membership is read at least this often
 constexpr milliseconds kMinIdleBackoff{10};
-constexpr std::chrono::seconds kColdAfter{10};  // without an entry: asked every cold_poll
+constexpr std::chrono::seconds kColdAfter{10};   // without an entry: asked every cold_poll
 constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this often
 constexpr size_t kMaxPartitionsPerPoll = 64;
 constexpr size_t kAckChunk = 512;
@@ -178,8 +178,8 @@ class ClusterCoordinator::Impl {
     Clock::time_point next_ask{};
     milliseconds idle_backoff{0};
     Clock::time_point last_entry{};  // the last read that brought entries, or the acquisition
-    std::string claim_cursor;  // XAUTOCLAIM resumes here; "" when the claim is through
-    bool reclaim = false;      // an entry was forgotten: claim the pending entries again
+    std::string claim_cursor;        // XAUTOCLAIM resumes here; "" when the claim is through
+    bool reclaim = false;            // an entry was forgotten: claim the pending entries again
     std::unordered_set<std::string> outstanding;
   };
 
@@ -809,8 +809,8 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
     } else {
       // A partition quiet for a while is "cold": most of a small crawl's partitions never get an
       // entry, and asking each every max_idle_poll would cost Redis more than the crawl does.
-      const milliseconds cap = now - part.last_entry < kColdAfter ? options_.max_idle_poll
-                                                                  : options_.cold_poll;
+      const milliseconds cap =
+          now - part.last_entry < kColdAfter ? options_.max_idle_poll : options_.cold_poll;
       part.idle_backoff =
           std::clamp(part.idle_backoff * 2, kMinIdleBackoff, std::max(kMinIdleBackoff, cap));
       part.next_ask = now + part.idle_backoff;
@@ -927,56 +927,68 @@ Result<bool> ClusterCoordinator::Impl::Finished() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.ok()) return error_;
+    if (outstanding_ > 0) return false;  // entries in hand here are still in their inboxes
   }
-  std::vector<RedisCommand> commands;
-  commands.push_back(RedisCommand{{"HMGET", meta_key_, "identity", "seeded"}, 1});
+  // Scan 0 is cheap (XLEN: one command per partition) and ends the check while the crawl runs;
+  // scans 1 and 2 (the probe Function: lengths and entries-added counters) decide the end.
+  std::vector<RedisCommand> lengths;
+  std::vector<RedisCommand> probes;
+  lengths.push_back(RedisCommand{{"HMGET", meta_key_, "identity", "seeded"}, 1});
+  probes.push_back(lengths.back());
   for (const Partition& part : parts_) {
-    commands.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kRedisInboxGroup)}));
+    lengths.push_back(RedisCommand{{"XLEN", part.inbox_key}, 1});
+    probes.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kRedisInboxGroup)}));
   }
   auto client = pool_.Take();
   if (!client.ok()) return client.status();
+  std::unique_ptr<RedisClient> held = std::move(client).value();
   std::vector<long long> added(parts_.size(), -1);
-  for (int scan = 0; scan < 2; ++scan) {
+  Result<bool> result = true;
+  for (int scan = 0; scan < 3 && result.ok() && *result; ++scan) {
     std::vector<RedisReply> replies;
-    Status status = Call(**client, commands, &replies);
+    Status status = Call(*held, scan == 0 ? lengths : probes, &replies);
     if (!status.ok()) {
-      pool_.Give(std::move(client).value());
-      return status;
+      result = status;
+      break;
     }
     const RedisReply& meta = replies[0];
     if (meta.is_error()) {
-      pool_.Give(std::move(client).value());
-      return ReplyError(meta, "reading the cluster's meta hash");
+      result = ReplyError(meta, "reading the cluster's meta hash");
+      break;
     }
     if (meta.elements.size() < 2 || meta.elements[0].str != identity_) {
-      Status lost =
-          StateLost(meta_key_ + " is " +
-                    (meta.elements.empty() || meta.elements[0].type == RedisReply::Type::kNil
-                         ? std::string("missing")
-                         : "of cluster " + meta.elements[0].str));
-      pool_.Give(std::move(client).value());
+      std::string detail = meta_key_;
+      if (meta.elements.empty() || meta.elements[0].type == RedisReply::Type::kNil) {
+        detail += " is missing";
+      } else {
+        detail += " is of cluster ";
+        detail += meta.elements[0].str;
+      }
+      Status lost = StateLost(detail);
       std::lock_guard<std::mutex> lock(mu_);
       Fail(lost);
-      return lost;
+      result = lost;
+      break;
     }
     bool over = meta.elements[1].str == "1";
     for (size_t i = 0; over && i < parts_.size(); ++i) {
       const RedisReply& reply = replies[i + 1];
       if (reply.is_error()) {
-        pool_.Give(std::move(client).value());
-        return ReplyError(reply, "probing " + parts_[i].inbox_key);
+        result = ReplyError(reply, "probing " + parts_[i].inbox_key);
+        break;
+      }
+      if (scan == 0) {
+        over = reply.integer == 0;
+        continue;
       }
       if (reply.elements.size() < 3 || reply.elements[0].integer != 0) over = false;
-      if (over && scan == 1 && reply.elements[1].integer != added[i]) over = false;
+      if (over && scan == 2 && reply.elements[1].integer != added[i]) over = false;
       if (over) added[i] = reply.elements[1].integer;
     }
-    if (!over) {
-      pool_.Give(std::move(client).value());
-      return false;
-    }
+    if (result.ok() && !over) result = false;
   }
-  pool_.Give(std::move(client).value());
-  return true;
+  pool_.Give(std::move(held));
+  return result;
 }
 
 Status ClusterCoordinator::Impl::Leave(bool finished) {

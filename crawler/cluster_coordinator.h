@@ -62,7 +62,9 @@
 // (XLEN counts pending, unacknowledged entries too, because Ack deletes) on two scans of all
 // partitions with no entry added in between (each partition's entries-added counter unchanged):
 // an entry in flight anywhere is still in its inbox, and the links of a page are appended before
-// its entry is acknowledged, so an empty inbox cannot hide work still to come.
+// its entry is acknowledged, so an empty inbox cannot hide work still to come. A cheap scan
+// (XLEN of every inbox, one pipeline) comes first and answers "not over" while the crawl runs;
+// with entries outstanding here it is not over and Redis is not asked.
 //
 // Faults. A Redis that does not answer makes calls return kUnavailable (callers retry; the
 // heartbeat retries by itself, beating first after a fault, and leases lapse, see "valid"

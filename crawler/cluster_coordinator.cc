@@ -1,9 +1,11 @@
 #include "crawler/cluster_coordinator.h"
 
+#include <signal.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <map>
@@ -307,6 +309,7 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
   // The settings are compared as JSON first, so that the message can name the keys that differ;
   // the register Function compares the stored text again, atomically.
   std::string settings_text = settings->dump();
+  std::string takeover;  // the token of a dead previous instance of this node id
   for (int attempt = 0;; ++attempt) {
     auto meta = (*client)->Run(RedisCommand{{"HGETALL", meta_key_}, 1});
     if (!meta.ok()) return meta.status();
@@ -349,7 +352,7 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
               {RandomHex(16), std::to_string(options_.partitions), settings_text,
                std::string(kClusterFormat), std::to_string(kClusterFormatVersion), options_.node_id,
                token_, HostName(), std::to_string(::getpid()),
-               std::to_string(options_.lease_ttl.count())})};
+               std::to_string(options_.lease_ttl.count()), takeover})};
     std::vector<RedisReply> replies;
     URLSIEVE_RETURN_IF_ERROR(Call(**client, commands, &replies));
     const RedisReply& reply = replies[0];
@@ -359,7 +362,21 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
         long long left_ms = 0;
         char host[256] = {};
         long long pid = 0;
-        std::sscanf(reply.str.c_str(), "LIVE %lld %255s %lld", &left_ms, host, &pid);
+        char token[64] = {};
+        std::sscanf(reply.str.c_str(), "LIVE %lld %255s %lld %63s", &left_ms, host, &pid, token);
+        // The same node id restarted on this machine (--resume after a kill -9): the previous
+        // process is gone, so nothing can renew its leases; they lapse and are claimed as a dead
+        // node's would be.
+        if (takeover.empty() && attempt < 3 && HostName() == host && pid > 0 && pid != ::getpid() &&
+            ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+          takeover = token;
+          if (notices != nullptr) {
+            notices->push_back("node '" + options_.node_id + "' takes over from its previous " +
+                               "instance (pid " + std::to_string(pid) +
+                               " on this host, no longer running)");
+          }
+          continue;
+        }
         return Status::FailedPrecondition(
             what_ + " already has a live node '" + options_.node_id + "' (host " + host + ", pid " +
             std::to_string(pid) + "); its heartbeat expires in " + std::to_string(left_ms) +

@@ -5,6 +5,8 @@
 #include "crawler/cluster_coordinator.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -234,6 +236,41 @@ TEST_F(ClusterCoordinatorTest, RefusesALiveNodeWithTheSameId) {
   // A node that died (destroyed without Leave) frees its id once its heartbeat expires.
   back->reset();
   EXPECT_TRUE(WaitFor([&] { return ClusterCoordinator::Join(Options("a"), nullptr).ok(); }));
+}
+
+// --resume after a kill -9: the node's record is still live, but its process (on this host) is
+// gone: the new instance takes over at once. One whose process runs is refused.
+TEST_F(ClusterCoordinatorTest, TakesOverFromADeadInstanceOnThisHost) {
+  auto b = MustJoin(Options("b"));
+  ASSERT_NE(b, nullptr);
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // a pid that no longer runs
+  auto fake = [&](pid_t pid) {
+    Run({"HSET", ClusterNodeKey("crawl1", "a"), "token", "old", "host", host, "pid",
+         std::to_string(pid), "state", "running"});
+    // A heartbeat expiry far ahead (server time in ms: TIME's seconds * 1000 + a minute).
+    RedisReply time = raw_->Run(RedisCommand{{"TIME"}, -1}).value();
+    long long now_ms = std::atoll(time.elements[0].str.c_str()) * 1000;
+    Run({"ZADD", ClusterNodesKey("crawl1"), std::to_string(now_ms + 60000), "a"});
+  };
+  fake(::getppid());  // alive
+  auto refused = ClusterCoordinator::Join(Options("a"), nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("live node 'a'"), std::string::npos);
+  fake(child);  // gone
+  std::vector<std::string> notices;
+  auto a = MustJoin(Options("a"), &notices);
+  ASSERT_NE(a, nullptr);
+  bool said = false;
+  for (const std::string& notice : notices)
+    said = said || notice.find("takes over") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_TRUE(WaitFor([&] { return !Valid(*a).empty(); }));
 }
 
 TEST_F(ClusterCoordinatorTest, NodesSplitPartitionsAndAJoinMovesOnlyItsShare) {

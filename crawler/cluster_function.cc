@@ -58,6 +58,9 @@ local function heartbeat(keys, argv)
   local lost = check_identity(meta, argv[1])
   if lost then return lost end
   local token = redis.call('HGET', node, 'token')
+  if not token then
+    return redis.error_reply('STATELOST urlsieve: ' .. node .. ' is missing')
+  end
   if token ~= argv[3] then
     local other = redis.call('HMGET', node, 'host', 'pid')
     return redis.error_reply('TAKEN ' .. tostring(other[1]) .. ' ' .. tostring(other[2]))

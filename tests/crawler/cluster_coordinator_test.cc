@@ -10,12 +10,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "crawler/cluster_keys.h"
 #include "crawler/rendezvous.h"
@@ -94,7 +93,8 @@ class ClusterCoordinatorTest : public ::testing::Test {
   // What the routed seen set's Function does for a URL new to partition p.
   std::string Append(const std::string& name, uint32_t partition, const std::string& payload) {
     const std::string inbox = RedisInboxKey(name, partition);
-    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0", "MKSTREAM"});  // or BUSYGROUP
+    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0",
+         "MKSTREAM"});  // or BUSYGROUP
     RedisReply id = Run({"XADD", inbox, "*", "c", payload});
     EXPECT_EQ(id.type, RedisReply::Type::kString) << id.str;
     return id.str;
@@ -190,8 +190,7 @@ TEST_F(ClusterCoordinatorTest, RefusesOtherPartitions) {
   auto b = ClusterCoordinator::Join(Options("b", 32), nullptr);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(b.status().message().find("16 partitions"), std::string::npos)
-      << b.status().message();
+  EXPECT_NE(b.status().message().find("16 partitions"), std::string::npos) << b.status().message();
   EXPECT_NE(b.status().message().find("32"), std::string::npos) << b.status().message();
 }
 
@@ -266,7 +265,8 @@ TEST_F(ClusterCoordinatorTest, NodesSplitPartitionsAndAJoinMovesOnlyItsShare) {
   ASSERT_TRUE(WaitFor([&] {
     at_most_one_owner(nodes);
     return Valid(*a) == share_a && Valid(*b) == share_b;
-  })) << Valid(*a).size() << " + " << Valid(*b).size();
+  })) << Valid(*a).size()
+      << " + " << Valid(*b).size();
 
   auto c = MustJoin(Options("c", kParts));
   ASSERT_NE(c, nullptr);
@@ -474,7 +474,7 @@ TEST_F(ClusterCoordinatorTest, FinishedOnlyWhenSeededAndEverythingAcknowledged) 
   std::vector<InboxEntry> got = PollUntil(*a, 1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_FALSE(FinishedNow(*a));  // in flight
-  Append("crawl1", 3, "link");                 // the page's links, before its Ack
+  Append("crawl1", 3, "link");    // the page's links, before its Ack
   ASSERT_TRUE(a->Ack(got).ok());
   EXPECT_FALSE(FinishedNow(*a));
   std::vector<InboxEntry> link = PollUntil(*a, 1);
@@ -528,6 +528,32 @@ TEST_F(ClusterCoordinatorTest, ARestartWithoutPersistenceIsLostCoordinationState
   ASSERT_FALSE(polled.ok());
   EXPECT_NE(polled.status().message().find("coordination state lost"), std::string::npos);
   EXPECT_FALSE(a->Finished().ok());
+}
+
+TEST_F(ClusterCoordinatorTest, ALostLeaseDropsItsEntriesAndANewTenureHandsThemOutAgain) {
+  auto a = MustJoin(Options("a", 1));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return a->MayFetch(0u); }));
+  Append("crawl1", 0, "page");
+  std::vector<InboxEntry> first = PollUntil(*a, 1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_TRUE(a->MayFetch(first[0]));
+  // Another holder appears (as if a's lease had lapsed and been taken): a loses the partition
+  // at its next renewal, and takes it back once that lease lapses.
+  Run({"SET", ClusterLeaseKey("crawl1", 0), "intruder@x", "PX", "300"});
+  ASSERT_TRUE(WaitFor([&] { return !a->MayFetch(0u); }));
+  EXPECT_FALSE(a->MayFetch(first[0]));
+  std::vector<InboxEntry> again = PollUntil(*a, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].id, first[0].id);
+  EXPECT_NE(again[0].tenure, first[0].tenure);
+  EXPECT_FALSE(a->MayFetch(first[0]));
+  EXPECT_TRUE(a->MayFetch(again[0]));
+  a->Forget(first);  // the old copy: does not touch the new one
+  EXPECT_TRUE(a->MayFetch(again[0]));
+  ASSERT_TRUE(a->Ack(again).ok());
+  ASSERT_TRUE(a->MarkSeeded().ok());
+  EXPECT_TRUE(FinishedNow(*a));
 }
 
 TEST_F(ClusterCoordinatorTest, ReadClusterStatus) {

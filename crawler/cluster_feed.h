@@ -9,9 +9,10 @@
 //   scope (Scope::AddSeed), so a node given no seeds learns them.
 //
 //   Admission. Before a lease is fetched, Admit() asks whether this node may still send requests
-//   to its partition's hosts (MayFetch: the lease held and valid); if not the lease is dropped
-//   here (Frontier::Abandon) and its entries forgotten (ClusterCoordinator::Forget): the
-//   partition's next owner fetches the URL.
+//   to its partition's hosts (MayFetch(entry): the lease held and valid, and the entry read under
+//   the current tenure); if not the lease is dropped here (Frontier::Abandon) and its entries
+//   forgotten (ClusterCoordinator::Forget): the partition's next owner (or this node, once it
+//   holds the partition again) fetches the URL.
 //
 //   Acknowledgement (group commit). An entry is acknowledged only once its page is recorded (or
 //   its URL's rejection is in rejected.jsonl) *and* covered by a checkpoint, because --resume cuts
@@ -57,9 +58,11 @@ class UrlCanonicalizer;
 struct Lease;
 
 struct ClusterFeedOptions {
-  size_t low_water = 256;   // poll when fewer URLs read from the inboxes are outstanding here
-  size_t poll_batch = 512;  // entries asked for per Poll
-  std::chrono::milliseconds idle_poll{20};  // between polls that returned nothing
+  size_t low_water = 256;    // poll when fewer URLs read from the inboxes are outstanding here
+  size_t poll_batch = 4096;  // entries asked for per Poll (the coordinator shares them out)
+  // Between polls that returned nothing. A Poll with no partition due asks Redis nothing (the
+  // coordinator paces each partition), so this is short.
+  std::chrono::milliseconds idle_poll{5};
   std::chrono::milliseconds finished_interval{250};
 };
 

@@ -246,7 +246,6 @@ Status Crawler::Open() {
     parts.fail = [this](const Status& status) { Fail(status); };
     ClusterFeedOptions feed_options;
     feed_options.low_water = std::max<size_t>(256, 32 * static_cast<size_t>(config_.crawl.threads));
-    feed_options.poll_batch = 2 * feed_options.low_water;
     feed_ = std::make_unique<ClusterFeed>(std::move(parts), feed_options);
   }
   return QueueSeeds(std::move(seeds));

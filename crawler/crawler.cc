@@ -683,19 +683,24 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   outcome.permanent_failure = PermanentFailure(r);
 
   uint64_t ack_ticket = 0;
+  // A cluster node routes the links before it takes the gate: its seen set and pending URLs are
+  // in Redis, not in the local checkpoint, so the gate only keeps the outputs and counters
+  // together and the acknowledging checkpoints (ClusterFeed) do not wait for Redis round trips.
+  std::optional<QueuedLinks> queued;
+  if (cluster_router_) queued = QueueLinks(targets, lease.depth + 1, lease.url);
+  if (queued && !queued->routed) {
+    // A cluster's seen set never answered before the stop: the page is not recorded and its
+    // inbox entry not acknowledged, so the partition's next owner fetches it again.
+    frontier_->Abandon(lease);
+    log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: " + lease.url +
+              " is not recorded (its inbox entry stays pending)");
+    return;
+  }
   {
     std::shared_lock<std::shared_mutex> gate(state_->gate());
-    const QueuedLinks queued = QueueLinks(targets, lease.depth + 1, lease.url);
-    if (!queued.routed) {
-      // A cluster's seen set never answered before the stop: the page is not recorded and its
-      // inbox entry not acknowledged, so the partition's next owner fetches it again.
-      frontier_->Abandon(lease);
-      log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: " + lease.url +
-                " is not recorded (its inbox entry stays pending)");
-      return;
-    }
-    record.links_found = queued.found;
-    record.links_new = queued.fresh;
+    if (!queued) queued = QueueLinks(targets, lease.depth + 1, lease.url);
+    record.links_found = queued->found;
+    record.links_new = queued->fresh;
     if (pages_) {
       Status status = pages_->Append(record);
       if (!status.ok()) Fail(status);

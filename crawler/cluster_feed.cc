@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "crawler/claim_record.h"
+#include "crawler/cluster_seeds.h"
 #include "crawler/cluster_url_router.h"
 #include "crawler/logger.h"
 #include "crawler/scope.h"
@@ -39,6 +40,8 @@ ClusterFeed::ClusterFeed(Parts parts, ClusterFeedOptions options)
   SeenRetryOptions retry;
   retry.what = parts_.coordinator->what();
   ack_retry_ = std::make_unique<SeenRetry>(
+      retry, [log = parts_.log](const std::string& message) { log->Info(message); });
+  seed_retry_ = std::make_unique<SeenRetry>(
       retry, [log = parts_.log](const std::string& message) { log->Info(message); });
 }
 
@@ -147,6 +150,7 @@ void ClusterFeed::Stop() {
   work_cv_.notify_all();
   feeder_cv_.notify_all();
   ack_retry_->Stop();
+  seed_retry_->Stop();
 }
 
 bool ClusterFeed::finished() const {
@@ -250,6 +254,16 @@ void ClusterFeed::FeederLoop() {
         unavailable_said = false;
         if (!polled->empty()) {
           got = true;
+          Status seeds = parts_.seeds == nullptr
+                             ? Status::Ok()
+                             : seed_retry_->Run([this] { return parts_.seeds->Refresh(); });
+          if (!seeds.ok()) {
+            // Stopping during an outage, or an error: the entries stay pending, unfetched.
+            if (!seed_retry_->stopped()) parts_.fail(seeds);
+            parts_.coordinator->Forget(*polled);
+            lock.lock();
+            break;
+          }
           Push(std::move(*polled));
         }
       }

@@ -69,6 +69,14 @@ int RunCrawl(const CrawlFlags& flags) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", config.status().message().c_str());
     return kExitUsage;
   }
+  // Threads started while opening (a cluster node's heartbeat) must not take the stop signals
+  // either: blocked from here on, they wait for the watcher below (the default action would end
+  // the process with no final checkpoint and no hand-over).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(*config);
   if (!crawler.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", crawler.status().ToString().c_str());

@@ -1,9 +1,11 @@
 #include "crawler/cluster_coordinator.h"
 
+#include <signal.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <map>
@@ -307,6 +309,7 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
   // The settings are compared as JSON first, so that the message can name the keys that differ;
   // the register Function compares the stored text again, atomically.
   std::string settings_text = settings->dump();
+  std::string takeover;  // the token of a dead previous instance of this node id
   for (int attempt = 0;; ++attempt) {
     auto meta = (*client)->Run(RedisCommand{{"HGETALL", meta_key_}, 1});
     if (!meta.ok()) return meta.status();
@@ -349,7 +352,7 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
               {RandomHex(16), std::to_string(options_.partitions), settings_text,
                std::string(kClusterFormat), std::to_string(kClusterFormatVersion), options_.node_id,
                token_, HostName(), std::to_string(::getpid()),
-               std::to_string(options_.lease_ttl.count())})};
+               std::to_string(options_.lease_ttl.count()), takeover})};
     std::vector<RedisReply> replies;
     URLSIEVE_RETURN_IF_ERROR(Call(**client, commands, &replies));
     const RedisReply& reply = replies[0];
@@ -359,7 +362,21 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
         long long left_ms = 0;
         char host[256] = {};
         long long pid = 0;
-        std::sscanf(reply.str.c_str(), "LIVE %lld %255s %lld", &left_ms, host, &pid);
+        char token[64] = {};
+        std::sscanf(reply.str.c_str(), "LIVE %lld %255s %lld %63s", &left_ms, host, &pid, token);
+        // The same node id restarted on this machine (--resume after a kill -9): the previous
+        // process is gone, so nothing can renew its leases; they lapse and are claimed as a dead
+        // node's would be.
+        if (takeover.empty() && attempt < 3 && HostName() == host && pid > 0 && pid != ::getpid() &&
+            ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+          takeover = token;
+          if (notices != nullptr) {
+            notices->push_back("node '" + options_.node_id + "' takes over from its previous " +
+                               "instance (pid " + std::to_string(pid) +
+                               " on this host, no longer running)");
+          }
+          continue;
+        }
         return Status::FailedPrecondition(
             what_ + " already has a live node '" + options_.node_id + "' (host " + host + ", pid " +
             std::to_string(pid) + "); its heartbeat expires in " + std::to_string(left_ms) +
@@ -504,7 +521,7 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     return ReplyError(reply, "heartbeat of node '" + options_.node_id + "'");
   }
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() < 2 ||
-      (reply.elements.size() - 2) % 8 != 0) {
+      (reply.elements.size() - 2) % 9 != 0) {
     return Status::Corruption(server_ + ": " + Where("heartbeat") + ": an unexpected reply");
   }
   const long long now_ms = reply.elements[0].integer;
@@ -512,7 +529,7 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   std::vector<ClusterNodeStatus> nodes;
   uint64_t pages = 0;
   uint64_t errors = 0;
-  for (size_t i = 2; i + 8 <= reply.elements.size(); i += 8) {
+  for (size_t i = 2; i + 9 <= reply.elements.size(); i += 9) {
     ClusterNodeStatus node;
     node.id = reply.elements[i].str;
     const long long expiry = std::atoll(reply.elements[i + 1].str.c_str());
@@ -523,6 +540,9 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     node.counters.links_new = std::strtoull(reply.elements[i + 5].str.c_str(), nullptr, 10);
     node.host = reply.elements[i + 6].str;
     node.pid = std::atoll(reply.elements[i + 7].str.c_str());
+    if (!reply.elements[i + 8].str.empty()) {
+      node.heartbeat_age_ms = std::max(0LL, now_ms - std::atoll(reply.elements[i + 8].str.c_str()));
+    }
     pages += node.counters.pages;
     errors += node.counters.errors;
     if (node.alive) live.push_back(node.id);

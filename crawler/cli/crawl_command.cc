@@ -2,7 +2,9 @@
 // gracefully (finish in-flight fetches, checkpoint, exit 0); a second signal exits at once, leaving
 // the state of the last checkpoint for --resume. With --seen-redis URL --name NAME the seen set is
 // shared in Redis (crawler/crawl_state.h); a stop also ends the waits for a Redis that does not
-// answer (crawler/seen_retry.h).
+// answer (crawler/seen_retry.h). With --cluster URL --cluster-name NAME the crawl is one node of a
+// crawl cluster (crawler/crawler.h): it ends (exit 0) when the whole cluster's crawl is over, and
+// a signal hands its partitions back after its in-flight pages are recorded and acknowledged.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -36,10 +38,6 @@ class SignalWatcher {
       while (!done_.load()) {
         if (sigtimedwait(&set_, nullptr, &tick) < 0) continue;
         if (++received == 1) {
-          std::fputs(
-              "urlsieve: stopping — finishing in-flight fetches, then checkpointing "
-              "(signal again to exit at once)\n",
-              stderr);
           on_signal();
         } else {
           std::fputs("urlsieve: exiting without a final checkpoint\n", stderr);
@@ -67,6 +65,23 @@ int RunCrawl(const CrawlFlags& flags) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", config.status().message().c_str());
     return kExitUsage;
   }
+  // The watcher runs from before the crawl is opened, so that threads started while opening (a
+  // cluster node's heartbeat) leave the stop signals to it too (their default action would end
+  // the process with no final checkpoint and no hand-over). A signal while opening ends the
+  // process at once, as it always did; once the crawl runs, it stops the crawl gracefully.
+  std::atomic<Crawler*> running{nullptr};
+  SignalWatcher signals([&running] {
+    Crawler* crawler = running.load();
+    if (crawler == nullptr) {
+      std::fputs("urlsieve: interrupted (the crawl was not running)\n", stderr);
+      _exit(kExitFailure);
+    }
+    std::fputs(
+        "urlsieve: stopping — finishing in-flight fetches, then checkpointing "
+        "(signal again to exit at once)\n",
+        stderr);
+    crawler->RequestStop();
+  });
   Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(*config);
   if (!crawler.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", crawler.status().ToString().c_str());
@@ -75,16 +90,20 @@ int RunCrawl(const CrawlFlags& flags) {
   for (const std::string& notice : (*crawler)->notices()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", notice.c_str());
   }
-  Result<CrawlSummary> summary = [&] {
-    SignalWatcher signals([&] { (*crawler)->RequestStop(); });
-    return (*crawler)->Run();
-  }();
+  running = crawler->get();
+  Result<CrawlSummary> summary = (*crawler)->Run();
+  running = nullptr;
   if (!summary.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", summary.status().ToString().c_str());
     return kExitFailure;
   }
   std::fputs(summary->stats.SummaryTable().c_str(), stdout);
-  if (summary->stopped) {
+  if (config->cluster_mode()) {
+    std::printf("node %s of the crawl cluster '%s': %s\n", (*crawler)->node_id().c_str(),
+                config->cluster.name.c_str(),
+                summary->stopped ? "stopped, its partitions handed back (continue with --resume)"
+                                 : "the cluster's crawl is over");
+  } else if (summary->stopped) {
     std::printf("stopped with %llu URLs pending: continue with --resume\n",
                 static_cast<unsigned long long>(summary->pending));
   }

@@ -7,8 +7,8 @@
 #       target >= 0.85), and a standalone crawl with --seen-redis (where the cost goes);
 #   (b) 3 nodes x 1 thread against 1 node x 3 threads (a ratio on this machine's cores, not a
 #       scaling claim: the three processes share them);
-#   (c) Redis commands per page (total_commands_processed, i.e. round trips, and the commands that
-#       ran inside the Functions, from INFO commandstats; CONFIG RESETSTAT before each run) and
+#   (c) Redis commands per page (total_commands_processed, which counts the commands run inside
+#       Functions as well, and FCALLs, from INFO commandstats; CONFIG RESETSTAT before each run) and
 #       Redis memory per pending URL: in an extra run, sampled every 0.2 s, the inbox streams'
 #       MEMORY USAGE (SAMPLES 0) summed over their XLEN (entries pending: unread, or read and not
 #       yet acknowledged); the sample with the most pending entries is reported, and the
@@ -175,7 +175,7 @@ EOF
 }
 
 common=(--delay-ms 0 --max-depth 100 --checkpoint-s 30 --ignore-robots)
-declare -A wall cpu rss served dupes other cmds fcalls inner ids
+declare -A wall cpu rss served dupes other cmds fcalls ids
 names=()
 runs=0
 
@@ -236,9 +236,6 @@ run() {
   rcli INFO commandstats | tr -d '\r' > "$tmp/commandstats.$id"
   fcalls[$name]=$(sed -n 's/^cmdstat_fcall:calls=\([0-9]*\),.*/\1/p' "$tmp/commandstats.$id")
   fcalls[$name]=${fcalls[$name]:-0}
-  # Commands run inside Functions are counted in commandstats too, not in total_commands_processed.
-  inner[$name]=$(awk -F'[=,:]' -v top="${cmds[$name]}" '/^cmdstat_/ { s += $3 } END { print s - top }' \
-    "$tmp/commandstats.$id")
   ids[$name]=$id
 }
 
@@ -294,17 +291,17 @@ for name in "${names[@]}"; do
       100 * c / w, 1000 * c / p, r / 1024, d, k / p, f / p }'
 done
 echo "(pages: distinct (host, URI) served with 200; cpu%: the nodes' user+sys over wall; RSS: the"
-echo " largest node's; cmds/page: Redis commands received (round trips, pipelined ones each counted)"
-echo " per page; fcall/pg: of them, Function calls; nginx's and Redis's own CPU not counted)"
+echo " largest node's; cmds/page: Redis commands executed per page, those run inside Functions"
+echo " included; fcall/pg: Function calls per page; nginx's and Redis's own CPU not counted)"
 echo
 
 rate() { tr ' ' '\n' <<< "${rates[$1]}" | grep . | median; }
 awk -v alone="$(rate 'standalone 2 threads')" -v one="$(rate 'cluster 1 node x 2')" \
   -v seen="$(rate '--seen-redis 2 threads')" -v n13="$(rate 'cluster 1 node x 3')" \
   -v n31="$(rate 'cluster 3 nodes x 1')" -v reps="$reps" 'BEGIN {
-  printf "ratios of pages/s (median of %d run%s each)\n", reps, reps > 1 ? "s" : ""
+  printf "ratios of pages/s (median of %d run%s each)\n", reps, (reps > 1 ? "s" : "")
   printf "  (a) cluster 1 node / standalone, 2 threads:   %5.2f   (target >= 0.85)%s\n", one / alone,
-    one / alone >= 0.85 ? "" : "   MISSED"
+    (one / alone >= 0.85 ? "" : "   MISSED")
   printf "      --seen-redis / standalone, 2 threads:     %5.2f\n", seen / alone
   printf "      cluster 1 node / --seen-redis:            %5.2f\n", one / seen
   printf "  (b) 3 nodes x 1 thread / 1 node x 3 threads:  %5.2f   (%d cores: a ratio, not scaling)\n",
@@ -319,8 +316,9 @@ echo "Redis per page, $counted (INFO commandstats; commands run inside Functions
 awk -v p="${served[$counted]}" -F'[=,:]' '/^cmdstat_/ {
   sub(/^cmdstat_/, "", $1); printf "  %-18s %9.3f calls/page\n", $1, $3 / p }' \
   "$tmp/commandstats.${ids[$counted]}" | sort -k2 -g -r | head -12
-awk -v p="${served[$counted]}" -v k="${cmds[$counted]}" -v i="${inner[$counted]}" 'BEGIN {
-  printf "  total: %.2f commands received per page, %.2f more run inside Functions\n", k / p, i / p }'
+awk -v p="${served[$counted]}" -v k="${cmds[$counted]}" -v f="${fcalls[$counted]}" 'BEGIN {
+  printf "  total: %.2f commands per page (%.2f of them FCALLs, the rest mostly run inside them)\n",
+    k / p, f / p }'
 read -r peak_used peak_bytes peak_entries end_used < <(awk '
   $1 == "t" && $4 > e { u = $2; b = $3; e = $4 }
   $1 == "end" { end = $2 }

@@ -76,6 +76,7 @@
 namespace urlsieve {
 
 inline constexpr uint32_t kDefaultClusterPartitions = 1024;
+inline constexpr uint32_t kMaxClusterPartitions = 65536;
 
 // The partition of a politeness key (frontier/politeness_key.h): XXH3-64 of the key, reduced to
 // [0, partitions) by multiply-high. Every node must compute it alike: it is part of the format.
@@ -97,6 +98,9 @@ struct ClusterOptions {
   // node stores it; a node whose settings differ is refused with the keys that differ.
   std::string settings;
   RedisTimeouts timeouts;
+  // Bounds of the entries read and neither acknowledged nor forgotten (Poll reads no more).
+  size_t max_outstanding_per_partition = 64;
+  size_t max_outstanding = 4096;
 };
 
 // One URL record read from an inbox.

@@ -129,6 +129,41 @@ void ReadSection(std::string_view section, const toml::table& table, CrawlConfig
   }
 }
 
+// The rules between the [cluster] options and the others (docs/design.md, "The crawl cluster").
+Status ValidateCluster(const CrawlConfig& config) {
+  const CrawlConfig::Cluster& cluster = config.cluster;
+  if (!config.cluster_mode()) {
+    if (!cluster.name.empty()) {
+      return Status::InvalidArgument("cluster.name: --cluster-name needs --cluster (the server)");
+    }
+    if (!cluster.node_id.empty()) {
+      return Status::InvalidArgument("cluster.node_id: --node-id needs --cluster");
+    }
+    return Status::Ok();
+  }
+  if (cluster.name.empty()) {
+    return Status::InvalidArgument(
+        "cluster.name: a cluster needs its name (--cluster-name NAME) besides the server");
+  }
+  if (!config.crawl.seen_redis.empty() || !config.crawl.seen_redis_name.empty()) {
+    return Status::InvalidArgument(
+        "crawl.seen_redis: --cluster and --seen-redis exclude each other (a cluster keeps its "
+        "seen set in the cluster's Redis)");
+  }
+  if (config.crawl.rebuild_bloom) {
+    return Status::InvalidArgument(
+        "crawl.rebuild_bloom: --rebuild rebuilds a local seen set; a cluster's is in Redis");
+  }
+  // The hand-over cool-down (the delay) must fit well inside a lease (cluster_coordinator.h).
+  if (int64_t{config.politeness.delay_ms} * 2 >= int64_t{cluster.lease_ttl_s} * 1000) {
+    return Status::InvalidArgument(
+        "politeness.delay_ms: in a cluster the delay (" +
+        std::to_string(config.politeness.delay_ms) + " ms) must be below half the lease TTL (" +
+        std::to_string(cluster.lease_ttl_s) + " s): raise --lease-ttl or lower --delay-ms");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status CrawlConfig::Validate() const {
@@ -137,7 +172,11 @@ Status CrawlConfig::Validate() const {
     const OptionValue value = spec.get(*this);
     std::string why = CheckOptionValue(spec, value);
     const std::string* text = std::get_if<std::string>(&value);
-    if (why.empty() && !spec.if_empty.empty() && text != nullptr && text->empty()) {
+    // A node of a cluster may join without seeds and wait for work.
+    const bool optional_in_cluster =
+        spec.section == "crawl" && spec.name == "seeds" && cluster_mode();
+    if (why.empty() && !spec.if_empty.empty() && text != nullptr && text->empty() &&
+        !optional_in_cluster) {
       why = spec.if_empty;
     }
     if (!why.empty()) return Status::InvalidArgument(spec.key() + ": " + why);
@@ -147,7 +186,7 @@ Status CrawlConfig::Validate() const {
     return Status::InvalidArgument("fetch.ca_file: cannot read the CA bundle '" + fetch.ca_file +
                                    "'");
   }
-  return Status::Ok();
+  return ValidateCluster(*this);
 }
 
 Result<CrawlConfig> ParseCrawlConfig(std::string_view toml_text, std::string_view source) {

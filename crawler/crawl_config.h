@@ -95,8 +95,24 @@ struct CrawlConfig {
 
   CanonicalizeOptions canonicalize;
 
+  // A crawl cluster (docs/design.md, "The crawl cluster"; crawler/cluster_coordinator.h): several
+  // nodes crawl together through Redis, each with its own out_dir. url empty: a standalone crawl.
+  struct Cluster {
+    std::string url;   // redis://[[user]:password@]host:port[/db] (--cluster)
+    std::string name;  // the cluster's name there (--cluster-name), required with url
+    // This node's id (--node-id); "" = the one kept in the state, or for a new crawl a generated
+    // one (host name + 6 random hex digits).
+    std::string node_id;
+    uint32_t partitions = 1024;  // for a new cluster; must match an existing one
+    int lease_ttl_s = 10;        // partition lease TTL; politeness.delay_ms must be below half
+  } cluster;
+
+  bool cluster_mode() const { return !cluster.url.empty(); }
+
   // Checks every option against its rule in the table (crawler/crawl_options.h), that the
-  // required ones are set and that ca_file is readable; compiles nothing. Errors name the key.
+  // required ones are set, that ca_file is readable and the cluster rules (a cluster needs its
+  // name, excludes --seen-redis, wants delay_ms below lease_ttl / 2; seeds are optional only in a
+  // cluster); compiles nothing. Errors name the key.
   Status Validate() const;
 };
 

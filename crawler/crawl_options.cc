@@ -165,7 +165,8 @@ void AddCanonicalizeRuleOptions(std::vector<CrawlOptionSpec>* specs, std::index_
 std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
   std::vector<CrawlOptionSpec> specs = {
       // With a flag, in --help order.
-      String(OPTION_KEY(crawl, seeds), "--seeds", "File with one seed URL per line",
+      String(OPTION_KEY(crawl, seeds), "--seeds",
+             "File with one seed URL per line (optional for a node of a --cluster)",
              "a seeds file is required"),
       String(OPTION_KEY(crawl, out_dir), "-o,--out", "Output and state directory",
              "must not be empty"),
@@ -175,7 +176,7 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
       Integer(OPTION_KEY(politeness, per_host_concurrency), "--per-host,--per-host-concurrency",
               "Parallel requests per host", 1, 1024),
       Integer(OPTION_KEY(crawl, max_pages), "--max-pages",
-              "Stop after this many fetches (0 = unlimited)", 0, kMaxI64),
+              "Stop after this many fetches (0 = unlimited; per node in a --cluster)", 0, kMaxI64),
       Integer(OPTION_KEY(crawl, max_depth), "--max-depth", "Maximum link depth from the seeds", 0,
               kMaxInt),
       Choice(OPTION_KEY(scope, mode), "--scope", "host | domain | any", kScopeModes),
@@ -219,6 +220,17 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
              "crawls with disjoint seeds on one set fetch each URL once in total"),
       String(OPTION_KEY(crawl, seen_redis_name), "--name,--seen-redis-name",
              "The name of the shared seen set in --seen-redis"),
+      String(OPTION_KEY(cluster, url), "--cluster",
+             "Crawl as a node of a cluster coordinated in Redis, redis://[:password@]host:port[/db] "
+             "(with --cluster-name); each node has its own --out"),
+      String(OPTION_KEY(cluster, name), "--cluster-name", "The name of the crawl cluster"),
+      String(OPTION_KEY(cluster, node_id), "--node-id",
+             "This node's id in the cluster (default: kept in the state; for a new crawl, the "
+             "host name and 6 random hex digits)"),
+      Integer(OPTION_KEY(cluster, partitions), "--partitions",
+              "Partitions of the URL space (by politeness key) for a new cluster", 1, 65536),
+      Integer(OPTION_KEY(cluster, lease_ttl_s), "--lease-ttl",
+              "Seconds a node's partition lease lasts without a heartbeat", 1, 3600),
       Choice(OPTION_KEY(output, log_level), "--log-level",
              "quiet | info (retries and back-offs, the default) | debug (every fetch)", kLogLevels),
 
@@ -239,7 +251,8 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
                         "Reject a path where one run of segments repeats this often (0: off)", 2,
                         1000)),
       Integer(OPTION_KEY(scope, max_pages_per_host), "",
-              "Most pages fetched from one host (0 = unlimited)", 0, kMaxI64),
+              "Most pages fetched from one host (0 = unlimited; per node in a cluster)", 0,
+              kMaxI64),
       Bool(OPTION_KEY(output, jsonl), "", true, "One JSON object per fetch in pages.jsonl"),
       Bool(OPTION_KEY(output, progress), "", true,
            "A progress line on stderr, only when stderr is a terminal"),

@@ -33,6 +33,17 @@
 // directory before the server has answered (a wrong password, a port that is not Redis, a name
 // holding another type are errors that leave no trace).
 //
+// A crawl cluster (docs/design.md, "The crawl cluster"). With cluster_url the crawl is one node
+// of a cluster: the seen set is the cluster's routed RedisSeenSet (named after the cluster, one
+// shard per partition; a URL told new is appended to its partition's inbox in the same step, so it
+// needs no claim log), and state.db records the cluster (urlsieve_meta: cluster_server,
+// cluster_name, cluster_identity — ClusterCoordinator::identity() — and cluster_node_id). The
+// node id is settled here: the one recorded, else the one asked for, else a generated one (the
+// host name and 6 random hex digits). join_cluster is called with it — for a new state before
+// anything is written, so a cluster that refuses the node leaves no trace — and its identity is
+// recorded or checked. --resume with another cluster, with none, with another node id, or of a
+// cluster deleted and made again since, is FailedPrecondition naming the command that works.
+//
 // Thread-safety: Checkpoint() may be called from any thread (it takes the gate exclusively);
 // Restore() before any fetcher runs. The seen set and filter are thread-safe (seen_set.h).
 #ifndef URLSIEVE_CRAWLER_CRAWL_STATE_H_
@@ -40,6 +51,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -68,6 +80,20 @@ struct CrawlStateOptions {
   // (redis://[[user]:password@]host:port[/db]) and the set's name. Both empty: the local set.
   std::string seen_redis_url;
   std::string seen_redis_name;
+  // A crawl cluster (see above): the server and the cluster's name (both or neither; they
+  // exclude seen_redis_*), this node's id ("" = recorded or generated) and, for a new cluster,
+  // its partition count.
+  std::string cluster_url;
+  std::string cluster_name;
+  std::string node_id;
+  uint32_t partitions = 0;
+  // Joins the cluster as the given node id: the cluster's identity and partition count, or why
+  // not (nothing is written then). Required with cluster_url.
+  struct ClusterJoined {
+    std::string identity;
+    uint32_t partitions = 0;
+  };
+  std::function<Result<ClusterJoined>(const std::string& node_id)> join_cluster;
 };
 
 class CrawlState {
@@ -107,6 +133,11 @@ class CrawlState {
   // queue again. Empty for the local set.
   const std::vector<std::string>& uncommitted_claims() const { return uncommitted_claims_; }
 
+  // A node of a cluster: its id (recorded in state.db); "" otherwise.
+  const std::string& node_id() const { return node_id_; }
+  // A node of a cluster: the routed seen set (InsertRouted); null otherwise.
+  RedisSeenSet* routed_seen_set() const { return routed_; }
+
  private:
   CrawlState() = default;
   // The shared set in Redis: what state.db records against what was asked (`existing`: the set
@@ -114,10 +145,18 @@ class CrawlState {
   // state's claim log (see above).
   Status CheckSharedSeenSet(const RedisSeenSetOptions& redis_options, const RedisSeenSet* existing);
   Status OpenSharedSeenSet(const RedisSeenSetOptions& redis_options);
+  // A node of a cluster: checks the rows state.db holds against `options`, settles the node id
+  // (see above) and joins the cluster unless `joined` says it is done already.
+  Status CheckCluster(const CrawlStateOptions& options,
+                      std::optional<CrawlStateOptions::ClusterJoined>* joined);
+  Status OpenRoutedSeenSet(RedisSeenSetOptions redis_options,
+                           const CrawlStateOptions::ClusterJoined& joined);
 
   std::vector<SeenNotice> notices_;
   std::string shared_seen_set_;
   std::vector<std::string> uncommitted_claims_;
+  std::string node_id_;
+  RedisSeenSet* routed_ = nullptr;  // seen_set_, when it is a cluster's
   // Declared in this order so that the seen set is closed before the database and the lock.
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<SeenSet> seen_set_;

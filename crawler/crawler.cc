@@ -9,6 +9,10 @@
 #include <thread>
 #include <unordered_set>
 
+#include "crawler/claim_record.h"
+#include "crawler/cluster_coordinator.h"
+#include "crawler/cluster_feed.h"
+#include "crawler/cluster_url_router.h"
 #include "crawler/component_options.h"
 #include "crawler/crawl_checkpoint.h"
 #include "crawler/crawl_state.h"
@@ -22,6 +26,8 @@
 #include "crawler/seen_retry.h"
 #include "crawler/url_router.h"
 #include "crawler/warc_writer.h"
+#include "dedup/redis_address.h"
+#include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
 #include "dedup/url_canonicalizer.h"
@@ -69,41 +75,6 @@ Result<bool> CrawlIsThere(const fs::path& out, const fs::path& state) {
       " holds the rest of a crawl (" + remains +
       "): its state is lost or damaged. Restore state.db from a backup, or choose another --out "
       "directory (nothing was changed)");
-}
-
-// A claim (SeenSet::InsertHashedIfNewClaiming): the crawl's record of a URL a shared seen set told
-// it new, "1 <depth> <fetch form> <parent>" (a canonical URL holds no space; the parent is empty
-// for a seed). The leading 1 is the record's version.
-struct ClaimRecord {
-  uint32_t depth = 0;
-  std::string url;
-  std::string parent;
-};
-
-std::string EncodeClaim(std::string_view url, uint32_t depth, const std::string& parent) {
-  std::string claim = "1 ";
-  claim += std::to_string(depth);
-  claim += ' ';
-  claim += url;
-  claim += ' ';
-  claim += parent;
-  return claim;
-}
-
-std::optional<ClaimRecord> DecodeClaim(std::string_view claim) {
-  if (claim.substr(0, 2) != "1 ") return std::nullopt;
-  claim.remove_prefix(2);
-  const size_t depth_end = claim.find(' ');
-  if (depth_end == std::string_view::npos || depth_end == 0) return std::nullopt;
-  ClaimRecord record;
-  const auto [end, error] = std::from_chars(claim.data(), claim.data() + depth_end, record.depth);
-  if (error != std::errc() || end != claim.data() + depth_end) return std::nullopt;
-  claim.remove_prefix(depth_end + 1);
-  const size_t url_end = claim.find(' ');
-  if (url_end == std::string_view::npos || url_end == 0) return std::nullopt;
-  record.url = std::string(claim.substr(0, url_end));
-  record.parent = std::string(claim.substr(url_end + 1));
-  return record;
 }
 
 // At most 200 bytes of an untrusted string, control bytes escaped.
@@ -164,6 +135,18 @@ Status Crawler::Open() {
   state_options.rebuild_bloom = config_.crawl.rebuild_bloom;
   state_options.seen_redis_url = config_.crawl.seen_redis;
   state_options.seen_redis_name = config_.crawl.seen_redis_name;
+  if (config_.cluster_mode()) {
+    state_options.cluster_url = config_.cluster.url;
+    state_options.cluster_name = config_.cluster.name;
+    state_options.node_id = config_.cluster.node_id;
+    state_options.partitions = config_.cluster.partitions;
+    state_options.join_cluster =
+        [this](const std::string& node_id) -> Result<CrawlStateOptions::ClusterJoined> {
+      Result<std::pair<std::string, uint32_t>> joined = JoinCluster(node_id);
+      if (!joined.ok()) return joined.status();
+      return CrawlStateOptions::ClusterJoined{joined->first, joined->second};
+    };
+  }
   Result<std::unique_ptr<CrawlState>> opened = CrawlState::Open(state_options);
   if (!opened.ok()) return opened.status();
   state_ = std::move(*opened);
@@ -181,18 +164,25 @@ Status Crawler::Open() {
   fetch_form_ = std::make_unique<UrlCanonicalizer>(fetch_form);
   for (const SeenNotice& notice : state_->notices()) notices_.push_back(notice.text);
 
-  Result<std::unique_ptr<Frontier>> frontier =
-      Frontier::Open(FrontierOptionsFrom(config_, (state / "spill.db").string()), &clock_);
+  FrontierOptions frontier_options = FrontierOptionsFrom(config_, (state / "spill.db").string());
+  // A cluster node's inboxes hold its pending URLs until they are recorded: its frontier's
+  // pending set is not checkpointed.
+  if (coordinator_) frontier_options.checkpoints = false;
+  Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(frontier_options, &clock_);
   if (!frontier.ok()) return frontier.status();
   frontier_ = std::move(*frontier);
   router_ = std::make_unique<LocalUrlRouter>(frontier_.get());
+  if (coordinator_) {
+    cluster_router_ = std::make_unique<ClusterUrlRouter>(state_->routed_seen_set(),
+                                                         frontier_options, coordinator_->partitions());
+  }
 
   // A fresh crawl starts its outputs empty; a resumed one checks every output against its
   // checkpoint before cutting any back to it, and continues the counters it recorded.
   std::optional<CrawlStatsSnapshot> counters;
   if (config_.crawl.resume) {
     Status restored = state_->Restore([&](SqliteDb& db) -> Status {
-      URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(db));
+      if (!coordinator_) URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(db));
       Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(db, &notices_);
       if (!record.ok()) return record.status();
       recorded_marks_ = record->marks;
@@ -209,7 +199,9 @@ Status Crawler::Open() {
 
   std::vector<CanonicalUrl> seeds;
   URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
-  Result<std::unique_ptr<Scope>> scope = Scope::Create(ScopeOptions::FromConfig(config_), seeds);
+  ScopeOptions scope_options = ScopeOptions::FromConfig(config_);
+  scope_options.seeds_may_come_later = coordinator_ != nullptr;  // learnt from the inboxes
+  Result<std::unique_ptr<Scope>> scope = Scope::Create(scope_options, seeds);
   if (!scope.ok()) return scope.status();
   scope_ = std::move(*scope);
 
@@ -242,7 +234,68 @@ Status Crawler::Open() {
   stats_ = std::make_unique<CrawlStats>(&clock_);
   if (counters) stats_->Resume(*counters);
   URLSIEVE_RETURN_IF_ERROR(QueueClaims());
+  if (coordinator_) {
+    ClusterFeed::Parts parts;
+    parts.coordinator = coordinator_.get();
+    parts.frontier = frontier_.get();
+    parts.fetch_form = fetch_form_.get();
+    parts.scope = scope_.get();
+    parts.router = cluster_router_.get();
+    parts.log = &log_;
+    parts.checkpoint = [this] { return Checkpoint(); };
+    parts.fail = [this](const Status& status) { Fail(status); };
+    ClusterFeedOptions feed_options;
+    feed_options.low_water = std::max<size_t>(256, 32 * static_cast<size_t>(config_.crawl.threads));
+    feed_options.poll_batch = 2 * feed_options.low_water;
+    feed_ = std::make_unique<ClusterFeed>(std::move(parts), feed_options);
+  }
   return QueueSeeds(std::move(seeds));
+}
+
+const std::string& Crawler::node_id() const {
+  static const std::string kNone;
+  return coordinator_ ? coordinator_->node_id() : kNone;
+}
+
+Result<std::pair<std::string, uint32_t>> Crawler::JoinCluster(const std::string& node_id) {
+  Result<RedisAddress> address = RedisAddress::Parse(config_.cluster.url);
+  if (!address.ok()) return address.status();
+  ClusterOptions options;
+  options.address = *address;
+  options.name = config_.cluster.name;
+  options.node_id = node_id;
+  options.partitions = config_.cluster.partitions;
+  options.lease_ttl = std::chrono::seconds(config_.cluster.lease_ttl_s);
+  options.handover_delay = std::chrono::milliseconds(config_.politeness.delay_ms);
+  options.settings = ClusterSettings();
+  Result<std::unique_ptr<ClusterCoordinator>> joined =
+      ClusterCoordinator::Join(options, &notices_);
+  if (!joined.ok()) return joined.status();
+  coordinator_ = std::move(*joined);
+  return std::make_pair(coordinator_->identity(), coordinator_->partitions());
+}
+
+std::string Crawler::ClusterSettings() const {
+  // What makes the nodes' seen keys, partitions and scope agree; not threads, budgets or out_dir.
+  nlohmann::json canonicalize = nlohmann::json::object();
+  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
+    canonicalize[std::string(rule.name)] = config_.canonicalize.*rule.member;
+  }
+  canonicalize["max_length"] = config_.canonicalize.max_length;
+  nlohmann::json settings;
+  settings["canonicalize"] = std::move(canonicalize);
+  settings["politeness_key"] = "origin";
+  settings["scope"] = {{"mode", std::string(ScopeModeName(config_.scope.mode))},
+                       {"allow", config_.scope.allow},
+                       {"deny", config_.scope.deny},
+                       {"max_url_length", config_.scope.max_url_length},
+                       {"max_repeated_segments", config_.scope.max_repeated_segments},
+                       {"max_depth", config_.crawl.max_depth}};
+  settings["seen_set"] = {{"capacity", config_.crawl.expected_urls},
+                          {"false_positive_rate", config_.crawl.false_positive_rate},
+                          {"exact", config_.crawl.exact}};
+  settings["partitions"] = config_.cluster.partitions;
+  return settings.dump();
 }
 
 Status Crawler::QueueClaims() {
@@ -285,6 +338,7 @@ Status Crawler::QueueClaims() {
 
 Status Crawler::ReadSeeds(std::vector<CanonicalUrl>* seeds) {
   const std::string& path = config_.crawl.seeds;
+  if (path.empty() && coordinator_) return Status::Ok();  // a node that waits for work
   std::ifstream in(path);
   if (!in) return Status::InvalidArgument("cannot read the seeds file '" + path + "'");
   std::string line;
@@ -304,10 +358,42 @@ Status Crawler::ReadSeeds(std::vector<CanonicalUrl>* seeds) {
 }
 
 Status Crawler::QueueSeeds(std::vector<CanonicalUrl> seeds) {
-  std::shared_lock<std::shared_mutex> gate(state_->gate());
-  Result<int> fresh = PushNew(&seeds, 0, "");
-  RecordRejections();
-  return fresh.ok() ? Status::Ok() : fresh.status();
+  const bool any = !seeds.empty();
+  {
+    std::shared_lock<std::shared_mutex> gate(state_->gate());
+    Result<int> fresh = PushNew(&seeds, 0, "");
+    RecordRejections();
+    if (!fresh.ok()) return fresh.status();
+  }
+  // In a cluster the seeds are in their inboxes now; the crawl may end once they are done.
+  if (coordinator_ && any) {
+    return seen_retry_->Run([this] { return coordinator_->MarkSeeded(); });
+  }
+  return Status::Ok();
+}
+
+Result<int> Crawler::PushNewRouted(std::vector<CanonicalUrl>* urls,
+                                   std::span<const std::string_view> keys,
+                                   std::span<const KeyHash> hashes, uint32_t depth,
+                                   const std::string& parent) {
+  const size_t n = urls->size();
+  std::unique_ptr<bool[]> is_new(new bool[n]());
+  // The test-and-set and the append to the inboxes are one atomic step, retried unchanged while
+  // Redis does not answer: a batch never answered (a stop) was applied whole or not at all, and
+  // what it applied is in the inboxes, so nothing needs routing "whole" as below.
+  Status inserted = seen_retry_->Run([&] {
+    return cluster_router_->InsertRouted(*urls, keys, hashes, depth, parent,
+                                         std::span<bool>(is_new.get(), n));
+  });
+  if (!inserted.ok()) return inserted;
+  size_t fresh = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!is_new[i]) continue;
+    if (fresh != i) (*urls)[fresh] = std::move((*urls)[i]);
+    ++fresh;
+  }
+  urls->resize(fresh);
+  return static_cast<int>(fresh);
 }
 
 Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
@@ -328,6 +414,7 @@ Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
   const size_t n = keys.size();
   std::vector<KeyHash> hashes(n);
   for (size_t i = 0; i < n; ++i) hashes[i] = SeenSet::Hash(keys[i]);
+  if (cluster_router_) return PushNewRouted(urls, keys, hashes, depth, parent);
   // The claims (SeenSet::InsertHashedIfNewClaiming): what a resumed crawl needs to queue a URL
   // again that a shared set told it new after its last checkpoint. A local set ignores them.
   std::vector<std::string> claims;
@@ -407,7 +494,14 @@ Result<CrawlSummary> Crawler::Run() {
       const CrawlStatsSnapshot s = stats_->Snapshot();
       uint64_t errors = 0;
       for (const auto& [kind, count] : s.errors) errors += count;
-      progress.Update({s.pages, f.pending, f.keys, errors});
+      if (coordinator_) {
+        // The progress line shows the cluster's totals; this node's counters go to the others.
+        coordinator_->Publish({s.pages, errors, s.links_new});
+        const ClusterStatus totals = coordinator_->Totals();
+        progress.Update({totals.pages, totals.pending, f.keys, totals.errors});
+      } else {
+        progress.Update({s.pages, f.pending, f.keys, errors});
+      }
       if (config_.crawl.checkpoint_interval_s > 0 && clock_.Now() >= next_checkpoint) {
         Status status = Checkpoint();
         if (!status.ok()) Fail(status);
@@ -417,6 +511,7 @@ Result<CrawlSummary> Crawler::Run() {
     }
   });
 
+  if (feed_) feed_->Start();
   std::vector<std::thread> fetchers;
   for (int i = 0; i < config_.crawl.threads; ++i) fetchers.emplace_back([this] { FetcherLoop(); });
   for (std::thread& t : fetchers) t.join();
@@ -428,16 +523,30 @@ Result<CrawlSummary> Crawler::Run() {
   monitor.join();
 
   RecordRejections();
-  Status saved = Checkpoint();
+  // A cluster node's last checkpoint is its feed's: the recorded entries are acknowledged after
+  // it; then its partitions are handed back.
+  Status saved = feed_ ? feed_->Close() : Checkpoint();
+  const bool cluster_finished = feed_ && feed_->finished();
+  if (coordinator_) {
+    Status left = coordinator_->Leave(cluster_finished);
+    if (!left.ok()) log_.Info("leaving " + coordinator_->what() + ": " + left.message());
+    if (Status error = coordinator_->error(); !error.ok()) Fail(error);
+  }
   CrawlSummary summary;
   summary.stats = stats_->Snapshot();
   summary.stats.AddRejections(scope_->Rejections());
   const FrontierStats f = frontier_->Stats();
   summary.pending = f.pending + f.in_flight;
-  summary.stopped = stop_requested_.load();
+  summary.stopped = coordinator_ ? !cluster_finished : stop_requested_.load();
   progress.Finish({summary.stats.pages, summary.pending, f.keys, 0});
   nlohmann::json stats_json = summary.stats.ToJson();
   stats_json["tls_verification"] = config_.fetch.verify_tls;
+  if (coordinator_) {
+    stats_json["node_id"] = coordinator_->node_id();
+    Result<RedisAddress> address = RedisAddress::Parse(config_.cluster.url);
+    stats_json["cluster"] = {{"name", config_.cluster.name},
+                             {"server", address.ok() ? address->ToString() : ""}};
+  }
   Status written =
       WriteJsonFile((fs::path(config_.crawl.out_dir) / "stats.json").string(), stats_json);
   {
@@ -457,6 +566,7 @@ void Crawler::RequestStop() {
   monitor_cv_.notify_all();
   if (seen_retry_) seen_retry_->Stop();
   if (frontier_) frontier_->Stop();
+  if (feed_) feed_->Stop();
 }
 
 void Crawler::Fail(const Status& status) {
@@ -472,7 +582,17 @@ void Crawler::FetcherLoop() {
       Fetcher::Create(FetcherOptionsFrom(config_), share_.get());
   if (!fetcher.ok()) return Fail(fetcher.status());
   Lease lease;
-  while (frontier_->Next(&lease)) {
+  for (;;) {
+    // A cluster node's frontier runs dry while its inboxes still have work: the fetcher waits for
+    // the feed (ClusterFeed) instead of ending, until the cluster's crawl is over or a stop.
+    const uint64_t generation = feed_ ? feed_->generation() : 0;
+    if (!frontier_->Next(&lease)) {
+      if (!feed_) break;
+      RecordRejections();
+      if (!feed_->WaitForWork(generation)) break;
+      continue;
+    }
+    if (feed_ && !feed_->Admit(lease)) continue;
     if (lease.kind == Lease::Kind::kRobots) {
       HandleRobots(**fetcher, lease);
     } else {
@@ -563,11 +683,20 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   outcome.retry_after = r.retry_after;
   outcome.permanent_failure = PermanentFailure(r);
 
+  uint64_t ack_ticket = 0;
   {
     std::shared_lock<std::shared_mutex> gate(state_->gate());
-    const auto [found, fresh] = QueueLinks(targets, lease.depth + 1, lease.url);
-    record.links_found = found;
-    record.links_new = fresh;
+    const QueuedLinks queued = QueueLinks(targets, lease.depth + 1, lease.url);
+    if (!queued.routed) {
+      // A cluster's seen set never answered before the stop: the page is not recorded and its
+      // inbox entry not acknowledged, so the partition's next owner fetches it again.
+      frontier_->Abandon(lease);
+      log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: " + lease.url +
+                " is not recorded (its inbox entry stays pending)");
+      return;
+    }
+    record.links_found = queued.found;
+    record.links_new = queued.fresh;
     if (pages_) {
       Status status = pages_->Append(record);
       if (!status.ok()) Fail(status);
@@ -588,17 +717,25 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     for (const auto& [reason, count] : links.DroppedCounts()) {
       stats_->RecordRejection(reason, count);
     }
-    LogDecision(lease, r, frontier_->Done(lease, outcome));
+    const DoneDecision decision = frontier_->Done(lease, outcome);
+    LogDecision(lease, r, decision);
+    // Recorded (unless it is to be fetched again): its inbox entry can be acknowledged.
+    if (feed_ && decision.action != DoneDecision::Action::kRetry) {
+      ack_ticket = feed_->Recorded(lease.url);
+    }
     RecordRejections();
   }
-  if (config_.crawl.checkpoint_interval_s == 0) {
+  if (feed_) {
+    // One recorded, unacknowledged page per fetcher at most (ClusterFeed, "Acknowledgement").
+    feed_->WaitAcked(ack_ticket);
+  } else if (config_.crawl.checkpoint_interval_s == 0) {
     Status status = Checkpoint();
     if (!status.ok()) Fail(status);
   }
 }
 
-std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
-                                        uint32_t depth, const std::string& parent) {
+Crawler::QueuedLinks Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
+                                         uint32_t depth, const std::string& parent) {
   std::vector<CanonicalUrl> urls;  // parsed once here, in fetch form; they travel parsed
   urls.reserve(absolute_urls.size());
   for (const std::string& url : absolute_urls) {
@@ -612,8 +749,14 @@ std::pair<int, int> Crawler::QueueLinks(const std::vector<std::string>& absolute
   }
   const auto found = static_cast<int>(urls.size());
   Result<int> fresh = PushNew(&urls, depth, parent);
-  if (!fresh.ok()) Fail(fresh.status());
-  return {found, fresh.ok() ? *fresh : 0};
+  if (!fresh.ok()) {
+    if (cluster_router_ && fresh.status().code() == StatusCode::kUnavailable &&
+        seen_retry_->stopped()) {
+      return {found, 0, false};
+    }
+    Fail(fresh.status());
+  }
+  return {found, fresh.ok() ? *fresh : 0, true};
 }
 
 void Crawler::LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision) {
@@ -643,6 +786,8 @@ Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
     stats_->RecordRejection(RejectReasonName(rejection.reason));
     Status status = rejected_->Append(rejection);
     if (first_error.ok()) first_error = status;
+    // Written: its inbox entry can be acknowledged (with the next checkpoint).
+    if (feed_ && status.ok()) feed_->Recorded(rejection.url);
   }
   return first_error;
 }
@@ -671,7 +816,11 @@ Status Crawler::Checkpoint() {
     // Invariant 2: the rejections the frontier made outside the gate come with its delta, so the
     // checkpoint that drops their URLs from the pending set also holds their rejected.jsonl lines.
     std::vector<Rejection> rejections;
-    URLSIEVE_RETURN_IF_ERROR(frontier_->Checkpoint(db, &rejections));
+    if (coordinator_) {
+      rejections = frontier_->DrainRejections();  // no pending set to drop them from
+    } else {
+      URLSIEVE_RETURN_IF_ERROR(frontier_->Checkpoint(db, &rejections));
+    }
     URLSIEVE_RETURN_IF_ERROR(AppendRejections(rejections));
     Result<OutputMarks> marks = SyncOutputs();
     if (!marks.ok()) return marks.status();

@@ -32,6 +32,16 @@
 // (SeenRetry) holding the gate, and RequestStop() ends the wait (the page's links are then queued
 // without an answer).
 //
+// A crawl cluster (config.cluster, docs/design.md "The crawl cluster"): the crawl is one node.
+// Open joins the cluster (ClusterCoordinator, with the settings every node must share) and opens
+// the routed seen set (CrawlState); the seen test of a page's links appends the new ones to their
+// partitions' inboxes in the same step (ClusterUrlRouter), and the local frontier is fed from this
+// node's inboxes (ClusterFeed), which also acknowledges each entry once its page is recorded and
+// checkpointed, and decides the end (the whole cluster's crawl is over). The frontier's pending
+// set is not checkpointed (the inboxes are the truth); outputs and counters are, as standalone.
+// A stop during a Redis outage leaves the page it could not route unrecorded and its entry
+// pending. Budgets are per node.
+//
 // Thread-safety: Run() once, from one thread; RequestStop() from any thread (e.g. a signal
 // watcher), any number of times.
 #ifndef URLSIEVE_CRAWLER_CRAWLER_H_
@@ -43,6 +53,8 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
+#include <utility>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -53,10 +65,14 @@
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
 #include "crawler/logger.h"
+#include "dedup/key_hash_value.h"
 
 namespace urlsieve {
 
 class CanonicalUrl;
+class ClusterCoordinator;
+class ClusterFeed;
+class ClusterUrlRouter;
 class CrawlState;
 class CurlShare;
 class Fetcher;
@@ -77,7 +93,8 @@ struct Rejection;
 
 struct CrawlSummary {
   CrawlStatsSnapshot stats;
-  bool stopped = false;  // RequestStop() ended it before the frontier ran dry
+  bool stopped = false;  // RequestStop() ended it before the frontier ran dry (or, for a node of
+                         // a cluster, before the cluster's crawl was over)
   uint64_t pending = 0;  // URLs left in the frontier (a stopped crawl resumes them)
 };
 
@@ -96,6 +113,9 @@ class Crawler {
   Result<CrawlSummary> Run();
   void RequestStop();
 
+  // A node of a cluster: its id; "" otherwise.
+  const std::string& node_id() const;
+
   // Notes for the user gathered while opening (seed errors, stored parameters in effect...).
   const std::vector<std::string>& notices() const { return notices_; }
 
@@ -107,6 +127,10 @@ class Crawler {
   // A shared seen set: queues again the URLs it told this crawl "new" after the last committed
   // checkpoint (CrawlState::uncommitted_claims(): the claim log), before anything is fetched.
   Status QueueClaims();
+  // A node of a cluster: joins it as `node_id` (CrawlStateOptions::join_cluster).
+  Result<std::pair<std::string, uint32_t>> JoinCluster(const std::string& node_id);
+  // The options every node of a cluster must share, as JSON (ClusterOptions::settings).
+  std::string ClusterSettings() const;
 
   void FetcherLoop();
   void HandleRobots(Fetcher& fetcher, const Lease& lease);
@@ -117,10 +141,20 @@ class Crawler {
   // back-off while it does not answer (SeenRetry); a batch it never answered (a stop during an
   // outage, an error) is routed whole, so no URL is lost (some may be fetched twice).
   Result<int> PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth, const std::string& parent);
+  // A node of a cluster: the routed seen test of PushNew (ClusterUrlRouter), with retries.
+  Result<int> PushNewRouted(std::vector<CanonicalUrl>* urls, std::span<const std::string_view> keys,
+                            std::span<const KeyHash> hashes, uint32_t depth,
+                            const std::string& parent);
   // Canonicalizes, scopes and deduplicates the references found on one page, pushes the new ones.
-  // Returns {links in scope, links new}. Requires the checkpoint gate (shared).
-  std::pair<int, int> QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,
-                                 const std::string& parent);
+  // Requires the checkpoint gate (shared).
+  struct QueuedLinks {
+    int found = 0;  // links in scope
+    int fresh = 0;  // links new
+    // False: a cluster's seen set never answered before a stop; the page must not be recorded.
+    bool routed = true;
+  };
+  QueuedLinks QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,
+                         const std::string& parent);
   // Drains the frontier's rejections into stats + rejected.jsonl; fails the crawl on a frontier
   // storage error.
   void RecordRejections();
@@ -137,6 +171,7 @@ class Crawler {
   SystemClock clock_;
   std::vector<std::string> notices_;
   Logger log_;  // stderr at config.output.log_level
+  std::unique_ptr<ClusterCoordinator> coordinator_;  // a node of a cluster; null otherwise
 
   std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
   std::unique_ptr<CrawlState> state_;  // OUT/state: the seen set, the checkpoint gate and protocol
@@ -155,6 +190,8 @@ class Crawler {
   std::unique_ptr<WarcWriter> warc_;
   std::unique_ptr<CrawlStats> stats_;
   OutputMarks recorded_marks_;  // of the checkpoint resumed (zero for a fresh crawl)
+  std::unique_ptr<ClusterUrlRouter> cluster_router_;  // a node of a cluster: seen test + routing
+  std::unique_ptr<ClusterFeed> feed_;  // a node of a cluster: inboxes -> frontier, acks, the end
 
   std::atomic<bool> stop_requested_{false};
   std::mutex monitor_mu_;

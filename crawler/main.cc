@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   AddCanonCommand(app, &exit_code);
   AddRobotsCommand(app, &exit_code);
   AddStatsCommand(app, &exit_code);
+  AddClusterCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

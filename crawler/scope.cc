@@ -87,7 +87,7 @@ Result<std::unique_ptr<Scope>> Scope::Create(const ScopeOptions& options,
     return Status::InvalidArgument("scope.max_repeated_segments must be 0 (off) or >= 2");
   }
   if (options.max_depth < 0) return Status::InvalidArgument("max_depth must be >= 0");
-  if (options.mode != ScopeMode::kAny && seeds.empty()) {
+  if (options.mode != ScopeMode::kAny && seeds.empty() && !options.seeds_may_come_later) {
     return Status::InvalidArgument("scope mode \"" + std::string(ScopeModeName(options.mode)) +
                                    "\" needs at least one seed");
   }
@@ -113,7 +113,22 @@ Result<std::unique_ptr<Scope>> Scope::Create(const ScopeOptions& options,
   return scope;
 }
 
+void Scope::AddSeed(const CanonicalUrl& seed) {
+  if (options_.mode == ScopeMode::kAny) return;
+  std::string host = options_.mode == ScopeMode::kDomain ? RegistrableDomain(seed.host())
+                                                         : std::string(seed.host());
+  {
+    std::shared_lock<std::shared_mutex> lock(hosts_mu_);
+    if (hosts_.find(host) != hosts_.end()) return;
+  }
+  std::unique_lock<std::shared_mutex> lock(hosts_mu_);
+  hosts_.insert(std::move(host));
+}
+
 bool Scope::HostInScope(std::string_view host) const {
+  // Only a cluster node's hosts change after Create.
+  std::shared_lock<std::shared_mutex> lock(hosts_mu_, std::defer_lock);
+  if (options_.seeds_may_come_later) lock.lock();
   switch (options_.mode) {
     case ScopeMode::kAny:
       return true;

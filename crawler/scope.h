@@ -7,8 +7,9 @@
 // suffix list, or any); deny patterns; allow patterns. Budgets (pages per host, total pages) are
 // counted where pages are counted — the frontier — which records its rejections here with Record()
 // so stats.json has one table of rejections.
-// Thread-safety: immutable after construction except the counters, which are atomic; Check and
-// Record may run on any number of threads.
+// Thread-safety: immutable after construction except the counters, which are atomic, and the
+// seed hosts a cluster node learns (AddSeed, under a shared_mutex); Check, Record and AddSeed may
+// run on any number of threads.
 #ifndef URLSIEVE_CRAWLER_SCOPE_H_
 #define URLSIEVE_CRAWLER_SCOPE_H_
 
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -57,6 +59,9 @@ struct ScopeOptions {
   size_t max_url_length = 2048;
   int max_depth = 10;
   int max_repeated_segments = 3;  // 0 = off; otherwise >= 2
+  // A node of a crawl cluster: it may start without seeds and learns the seed hosts from the
+  // seeds it reads from its inboxes (AddSeed).
+  bool seeds_may_come_later = false;
 
   static ScopeOptions FromConfig(const CrawlConfig& config);
 };
@@ -69,6 +74,8 @@ class Scope {
                                                const std::vector<CanonicalUrl>& seeds);
   ~Scope();
 
+  // A seed found after Create (a cluster node's inbox): its host (or domain) is in scope from now.
+  void AddSeed(const CanonicalUrl& seed);
   // The decision for a canonical URL found at `depth` (seeds are 0). Rejections are counted.
   ScopeDecision Check(const CanonicalUrl& url, int depth) const;
   // Counts a rejection decided elsewhere (kInvalidUrl, by the crawl loop). The page budgets are
@@ -91,7 +98,9 @@ class Scope {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  // kHost: the seed hosts; kDomain: their registrable domains.
+  // kHost: the seed hosts; kDomain: their registrable domains. Guarded by hosts_mu_ (only
+  // AddSeed writes after Create).
+  mutable std::shared_mutex hosts_mu_;
   std::unordered_set<std::string, StringHash, std::equal_to<>> hosts_;
   std::unique_ptr<Patterns> patterns_;
   mutable std::array<std::atomic<uint64_t>, static_cast<size_t>(ScopeReason::kCount)> counts_{};

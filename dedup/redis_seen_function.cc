@@ -12,7 +12,8 @@ namespace {
 //
 // Arguments of insert: exact, token, seq, claim log, generation, P (the layers the client gives
 // offsets for), then per key: [its field (exact)] [its payload (claim log)] and for each layer
-// l < P: [its bucket in l (exact)] and its layer-l bit offsets (k_l of them). Contains: exact, P,
+// l < P: [its bucket in l (exact)] and its layer-l bit offsets (k_l of them). insert_routed:
+// exact, token, seq, group, P, then per key the same with its payload always. Contains: exact, P,
 // then per key the same without the payload.
 //
 // A batch's keys are tested against every older layer (BITFIELD_RO GET, one call per layer and
@@ -129,41 +130,44 @@ local function stale(nlayers, count)
   return redis.error_reply('STALE ' .. nlayers .. ' ' .. count)
 end
 
-local function insert(keys, argv)
-  local count_key = keys[1]
-  local prefix = string.sub(count_key, 1, -6)
-  local exact = argv[1] == '1'
-  local token, seq, claims, generation = argv[2], argv[3], argv[4], argv[5]
-  local provided = tonumber(argv[6])
-  local done_key
-  if token ~= '' then
-    done_key = prefix .. 'done:' .. token
-    local done = redis.call('GET', done_key)
-    if done then
-      local bar = string.find(done, '|', 1, true)
-      if bar and string.sub(done, 1, bar - 1) == seq then
-        return {string.sub(done, bar + 1), 0, 0}
-      end
+-- The answer of an earlier run of the same call (its token and sequence number), if kept.
+local function replayed(prefix, token, seq)
+  if token == '' then return nil, nil end
+  local done_key = prefix .. 'done:' .. token
+  local done = redis.call('GET', done_key)
+  if done then
+    local bar = string.find(done, '|', 1, true)
+    if bar and string.sub(done, 1, bar - 1) == seq then
+      return done_key, {string.sub(done, bar + 1), 0, 0}
     end
   end
+  return done_key, nil
+end
+
+-- The test-and-set of a batch in one shard (insert and insert_routed): the batch's key
+-- arguments follow `head` leading arguments, each key's starting with [field (exact)]
+-- [payload (with_payload)]. Returns nil and an error reply (nothing written), or a table:
+-- answer (one character per key), fresh (the argument starts of the keys told new), layers,
+-- count.
+local function test_and_set(count_key, exact, provided, with_payload, argv, head)
+  local prefix = string.sub(count_key, 1, -6)
   local nlayers, count, layers, maybe, fps = shard_state(count_key)
   if not nlayers then
-    return redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
+    return nil, redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
   end
   if not provided or provided < 1 or provided > #layers then
-    return redis.error_reply('ERR urlsieve: bad layer count')
+    return nil, redis.error_reply('ERR urlsieve: bad layer count')
   end
-  local claim = claims ~= ''
-  local starts, stride = arguments(layers, provided, exact, claim)
-  local nkeys = (#argv - 6) / stride
+  local starts, stride = arguments(layers, provided, exact, with_payload)
+  local nkeys = (#argv - head) / stride
   if nkeys ~= math.floor(nkeys) then
-    return redis.error_reply('ERR urlsieve: ' .. (#argv - 6) .. ' key arguments in strides of ' ..
-                             stride)
+    return nil, redis.error_reply('ERR urlsieve: ' .. (#argv - head) ..
+                                  ' key arguments in strides of ' .. stride)
   end
-  if nlayers > provided then return stale(nlayers, count) end
+  if nlayers > provided then return nil, stale(nlayers, count) end
   local room = layers[nlayers].cap - count
   for l = nlayers, provided - 1 do room = room + layers[l + 1].cap end
-  if room < nkeys and provided < #layers then return stale(nlayers, count) end
+  if room < nkeys and provided < #layers then return nil, stale(nlayers, count) end
 
   local c = {prefix = prefix, argv = argv, layers = layers, starts = starts, exact = exact,
              maybe = maybe, fp = fps}
@@ -172,7 +176,7 @@ local function insert(keys, argv)
   local pending = {}
   for i = 1, nkeys do
     answer[i] = '0'
-    pending[i] = 7 + (i - 1) * stride
+    pending[i] = head + 1 + (i - 1) * stride
   end
   local newest = nlayers - 1
   for l = 0, newest - 1 do pending = absent_from(c, l, pending) end
@@ -217,7 +221,7 @@ local function insert(keys, argv)
         if was and new then c.fp = c.fp + 1 end
       end
       if new then
-        local i = (base - 7) / stride + 1
+        local i = (base - head - 1) / stride + 1
         answer[i] = '1'
         count = count + 1
         fresh[#fresh + 1] = base
@@ -229,20 +233,63 @@ local function insert(keys, argv)
     redis.call('HSET', count_key, 'layers', newest + 1, 'count', count, 'maybe', c.maybe,
                'fp', c.fp)
   end
+  return {answer = table.concat(answer), fresh = fresh, layers = newest + 1, count = count}, nil
+end
+
+local function insert(keys, argv)
+  local count_key = keys[1]
+  local prefix = string.sub(count_key, 1, -6)
+  local exact = argv[1] == '1'
+  local token, seq, claims, generation = argv[2], argv[3], argv[4], argv[5]
+  local done_key, done = replayed(prefix, token, seq)
+  if done then return done end
+  local claim = claims ~= ''
+  local r, err = test_and_set(count_key, exact, tonumber(argv[6]), claim, argv, 6)
+  if not r then return err end
+  local fresh = r.fresh
+  local e = exact and 1 or 0
   if claim and #fresh > 0 then
     local list = prefix .. 'claims:' .. claims
     local j = 1
     while j <= #fresh do
       local last = math.min(#fresh, j + 4000)
       local items = {}
-      for r = j, last do items[#items + 1] = generation .. ' ' .. argv[fresh[r] + e] end
+      for r2 = j, last do items[#items + 1] = generation .. ' ' .. argv[fresh[r2] + e] end
       redis.call('RPUSH', list, unpack(items))
       j = last + 1
     end
   end
-  local result = table.concat(answer)
-  if done_key then redis.call('SET', done_key, seq .. '|' .. result, 'EX', 300) end
-  return {result, newest + 1, count}
+  if done_key then redis.call('SET', done_key, seq .. '|' .. r.answer, 'EX', 300) end
+  return {r.answer, r.layers, r.count}
+end
+
+-- Routed mode: the test-and-set of insert, and each new key's payload appended to the shard's
+-- inbox stream (KEYS[2]), whose consumer group is created with it, before its first entry.
+local function insert_routed(keys, argv)
+  local count_key, inbox = keys[1], keys[2]
+  local prefix = string.sub(count_key, 1, -6)
+  local exact = argv[1] == '1'
+  local token, seq, group = argv[2], argv[3], argv[4]
+  local done_key, done = replayed(prefix, token, seq)
+  if done then return done end
+  -- Checked before any write: a failing XADD would leave keys seen and not queued.
+  local inbox_type = redis.call('TYPE', inbox)['ok']
+  if inbox_type ~= 'none' and inbox_type ~= 'stream' then
+    return redis.error_reply('WRONGTYPE urlsieve: ' .. inbox .. ' holds a ' .. inbox_type ..
+                             ', not an inbox stream')
+  end
+  local r, err = test_and_set(count_key, exact, tonumber(argv[5]), true, argv, 5)
+  if not r then return err end
+  local fresh = r.fresh
+  if #fresh > 0 then
+    if inbox_type == 'none' then
+      redis.call('XGROUP', 'CREATE', inbox, group, '0', 'MKSTREAM')
+    end
+    local e = exact and 1 or 0
+    for q = 1, #fresh do redis.call('XADD', inbox, '*', 'c', argv[fresh[q] + e]) end
+  end
+  if done_key then redis.call('SET', done_key, seq .. '|' .. r.answer, 'EX', 300) end
+  return {r.answer, r.layers, r.count}
 end
 
 local function contains(keys, argv)
@@ -306,6 +353,7 @@ end
 redis.register_function('urlsieve_v1_create', create)
 redis.register_function('urlsieve_v1_init', init)
 redis.register_function('urlsieve_v1_insert', insert)
+redis.register_function('urlsieve_v1_insert_routed', insert_routed)
 redis.register_function{function_name = 'urlsieve_v1_contains', callback = contains,
                         flags = {'no-writes'}}
 )LUA";

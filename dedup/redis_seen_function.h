@@ -10,8 +10,16 @@
 //   urlsieve_v1_insert   KEYS: count. ARGV: exact (0/1), token, seq, claim log ("" none),
 //                        generation, P, then per key its arguments (RedisKeyArguments). Returns
 //                        [one character per key, '1' new; the shard's layers; its newest count].
+//   urlsieve_v1_insert_routed  KEYS: count, the shard's inbox stream. ARGV: exact, token, seq,
+//                        group, P, then per key its arguments (with its payload). Routed mode:
+//                        insert's test-and-set, then XADD <inbox> * c <payload> per new key (the
+//                        stream and its consumer group created first when the stream is absent).
+//                        The same reply as insert.
 //   urlsieve_v1_contains KEYS: count. ARGV: exact, P, per key its arguments (no payload). The
 //                        same reply, '1' per contained key. No writes.
+// Compatibility: a newer build adds functions or optional arguments, never changes what an
+// existing one means, so an older binary's calls keep working after a newer one's FUNCTION LOAD
+// REPLACE.
 // See redis_seen_function.cc for the algorithm (docs/design.md, "The Redis seen set").
 //
 // Thread-safety: constants.
@@ -26,6 +34,7 @@ inline constexpr const char* kRedisSeenLibrary = "urlsieve_v1";
 inline constexpr const char* kRedisSeenCreate = "urlsieve_v1_create";
 inline constexpr const char* kRedisSeenInit = "urlsieve_v1_init";
 inline constexpr const char* kRedisSeenInsert = "urlsieve_v1_insert";
+inline constexpr const char* kRedisSeenInsertRouted = "urlsieve_v1_insert_routed";
 inline constexpr const char* kRedisSeenContains = "urlsieve_v1_contains";
 
 // The library's source, for FUNCTION LOAD REPLACE.

@@ -117,7 +117,7 @@ double RedisLayerFpRate(double fp_rate, uint32_t layer) {
 }
 
 Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate, uint32_t shards,
-                                              uint32_t spread) {
+                                              uint32_t spread, uint64_t min_shard_keys) {
   if (capacity < 1 || capacity > (uint64_t{1} << 40)) {
     return Status::InvalidArgument("capacity " + std::to_string(capacity) +
                                    " is outside [1, 2^40]");
@@ -161,7 +161,8 @@ Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate,
       }
     }
   }
-  const uint64_t shard_mean = ShardMean(capacity, best.shards);
+  const uint64_t shard_mean =
+      std::max(ShardMean(capacity, best.shards), std::min<uint64_t>(min_shard_keys, 1ULL << 40));
   for (uint32_t l = 0; l < kMaxLayers; ++l) {
     if (l > 0 && shard_mean > (uint64_t{1} << 62) >> l) break;
     RedisBloomLayer layer = SizeLayer(shard_mean << l, best.shards, RedisLayerFpRate(fp_rate, l));

@@ -61,8 +61,19 @@ double RedisLayerFpRate(double fp_rate, uint32_t layer);
 // deployment when it creates the set). Past 4 MiB the count also fits the strings to jemalloc's
 // size classes (a set of 10^6 keys at 1e-3 gets 1 shard on one server, 10^7 keys 19: 1.99 B/key
 // of filter instead of 2.10 in 2).
+//
+// `min_shard_keys`: the least a shard's first layer takes. A routed set (redis_seen_set.h) passes
+// kRoutedMinShardKeys: its shards are a crawl cluster's partitions (1024 by default), each holding
+// whole hosts, so its loads are skewed (most partitions empty or small, a big host's large) and
+// capacity / shards can be below one key; growth handles a big shard, and the floor keeps a small
+// crawl's shards from growing through a dozen tiny layers (each one more layer every key of the
+// shard is tested against).
 Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate, uint32_t shards,
-                                              uint32_t spread = 1);
+                                              uint32_t spread = 1, uint64_t min_shard_keys = 0);
+
+// The floor of a routed shard's first layer: at ε = 1e-3 its string is about 2 KiB, so 1024
+// shards start at about 2 MiB.
+inline constexpr uint64_t kRoutedMinShardKeys = 1024;
 
 // The allocation jemalloc makes for `bytes` (its size classes: 8, 16, then multiples of 16 to 128,
 // then four per power of two).

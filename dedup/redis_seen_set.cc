@@ -105,7 +105,8 @@ struct PendingBatch {
   XXH128_hash_t digest;
   std::string token;
   uint64_t seq = 0;
-  std::vector<std::vector<uint32_t>> parts;  // per shard: indexes into the batch
+  // Per shard of the batch (ascending, each once): the shard and its keys' indexes in the batch.
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> parts;
   std::chrono::steady_clock::time_point failed_at;
 };
 
@@ -118,8 +119,11 @@ class RedisSeenSet::Impl {
 
   Status OpenSet(std::vector<SeenNotice>* notices);
 
-  Status Insert(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
-                std::span<const std::string_view> payloads, std::span<bool> is_new);
+  // `routes` empty: the set's own sharding (RedisShardOf); else routed mode, routes[i] the shard
+  // of keys[i].
+  Status Insert(std::span<const uint32_t> routes, std::span<const std::string_view> keys,
+                std::span<const KeyHash> hashes, std::span<const std::string_view> payloads,
+                std::span<bool> is_new);
   Result<bool> ContainsHashed(const KeyHash& hash);
   Result<std::vector<std::string>> UncommittedClaims();
   Status CheckpointCommitted(uint64_t generation);
@@ -129,6 +133,7 @@ class RedisSeenSet::Impl {
   const StateParameters& parameters() const { return parameters_; }
   const StateIdentity& identity() const { return identity_; }
   bool has_claim_log() const { return !options_.claim_log.empty(); }
+  bool routed() const { return routed_; }
   uint64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
   uint64_t keys_sent() const { return keys_sent_.load(std::memory_order_relaxed); }
 
@@ -137,6 +142,7 @@ class RedisSeenSet::Impl {
   std::string MetaKey() const { return "urlsieve:{" + options_.name + "}:meta"; }
   std::string ShardPrefix(uint32_t shard) const { return RedisShardKeyPrefix(options_.name, shard); }
   std::string CountKey(uint32_t shard) const { return ShardPrefix(shard) + "count"; }
+  std::string InboxKey(uint32_t shard) const { return RedisInboxKey(options_.name, shard); }
 
   Result<std::unique_ptr<PooledClient>> Acquire();
   void Release(std::unique_ptr<PooledClient> client);
@@ -146,6 +152,9 @@ class RedisSeenSet::Impl {
 
   // The stored metadata from an HGETALL reply: Corruption / Unsupported when it is not ours.
   Status AdoptMeta(const std::map<std::string, std::string>& meta);
+  // Routed mode as asked (RedisSeenSetOptions::routed, shards) against the stored set's:
+  // FailedPrecondition naming both when they differ (a read-only open takes the stored one).
+  Status CheckRouting(const std::string& server) const;
   std::vector<std::string> MetaFields() const;
   Status LoadLibrary(RedisClient& client);
   Status CheckKeyTypes(RedisClient& client, bool meta_too);
@@ -170,6 +179,7 @@ class RedisSeenSet::Impl {
   StateParameters parameters_;
   StateIdentity identity_;
   uint32_t shards_ = 1;
+  bool routed_ = false;  // as stored
   std::vector<RedisBloomLayer> layers_;
   std::string layer_table_;
   std::map<std::string, std::string> meta_;  // as stored
@@ -216,7 +226,7 @@ void RedisSeenSet::Impl::Release(std::unique_ptr<PooledClient> client) {
 }
 
 std::vector<std::string> RedisSeenSet::Impl::MetaFields() const {
-  return {"format",       kFormat,
+  std::vector<std::string> fields = {"format",       kFormat,
           "version",      kVersion,
           "identity",     identity_.ToHex(),
           "capacity",     std::to_string(parameters_.capacity),
@@ -225,6 +235,12 @@ std::vector<std::string> RedisSeenSet::Impl::MetaFields() const {
           "canonicalize", EncodeStoredCanonicalize(parameters_.canonicalize),
           "shards",       std::to_string(shards_),
           "layers",       layer_table_};
+  // Only a routed set has the field: an unrouted one stays as earlier builds wrote it.
+  if (routed_) {
+    fields.push_back("routed");
+    fields.push_back("1");
+  }
+  return fields;
 }
 
 Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& meta) {
@@ -276,17 +292,41 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& m
       shards > 4096) {
     return bad("shards");
   }
+  bool routed = false;
+  if (const std::string* flag = field("routed"); flag != nullptr) {
+    if (*flag != "0" && *flag != "1") return bad("routed");
+    routed = *flag == "1";
+  }
   if ((text = field("layers")) == nullptr) return bad("layers");
   auto layers = RedisSeenLayout::DecodeLayers(*text);
   if (!layers.ok()) return Status::Corruption(where + ": " + layers.status().message());
   parameters_ = p;
   identity_ = identity;
   shards_ = static_cast<uint32_t>(shards);
+  routed_ = routed;
   layers_ = std::move(layers).value();
   for (uint32_t l = 0; l < layers_.size(); ++l) layers_[l].fp_rate = RedisLayerFpRate(p.fp_rate, l);
   layer_table_ = *text;
   meta_ = meta;
   return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::CheckRouting(const std::string& server) const {
+  if (options_.read_only) return Status::Ok();
+  auto describe = [](bool routed, uint32_t shards) {
+    return routed ? "routed with " + std::to_string(shards) + " shards"
+                  : std::string("not routed (") + std::to_string(shards) + " shards)";
+  };
+  if (routed_ == options_.routed && (!routed_ || shards_ == options_.shards)) return Status::Ok();
+  const std::string asked = options_.routed
+                                ? "a routed set of " + std::to_string(options_.shards) + " shards"
+                                : std::string("a set that is not routed");
+  return Status::FailedPrecondition(server + ": " + What() + " is " + describe(routed_, shards_) +
+                                    ", but it was opened as " + asked +
+                                    (routed_ || options_.routed
+                                         ? " (a crawl cluster's partition count is fixed when "
+                                           "it is created)"
+                                         : ""));
 }
 
 Status RedisSeenSet::Impl::LoadLibrary(RedisClient& client) {
@@ -315,6 +355,7 @@ Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too) {
   for (uint32_t s = 0; s < shards_; ++s) {
     expected.push_back({CountKey(s), "hash"});
     expected.push_back({ShardPrefix(s) + "bloom:0", "string"});
+    if (routed_) expected.push_back({InboxKey(s), "stream"});
   }
   for (const auto& [key, type] : expected) commands.push_back(Command({"TYPE", key}));
   std::vector<RedisReply> replies;
@@ -388,6 +429,18 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
     return Status::InvalidArgument("Redis seen set name \"" + options_.name +
                                    "\": use 1-64 characters of A-Z a-z 0-9 _ . -");
   }
+  if (options_.routed && !options_.read_only) {
+    if (options_.shards == 0) {
+      return Status::InvalidArgument("opening " + What() +
+                                     " routed: its shard count (the cluster's partitions) is "
+                                     "required");
+    }
+    if (!options_.claim_log.empty()) {
+      return Status::InvalidArgument("opening " + What() +
+                                     " routed: a routed set has no claim log (its inboxes "
+                                     "hold the new keys)");
+    }
+  }
   auto first = Acquire();
   if (!first.ok()) {
     const Status& s = first.status();
@@ -412,6 +465,7 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
     if (!meta.ok()) return meta.status();
     if (meta->is_error()) return RedisErrorStatus(server, "HGETALL " + MetaKey(), *meta);
     URLSIEVE_RETURN_IF_ERROR(AdoptMeta(AsMap(*meta)));
+    URLSIEVE_RETURN_IF_ERROR(CheckRouting(server));
     URLSIEVE_RETURN_IF_ERROR(CheckKeyTypes(client, /*meta_too=*/false));
   } else {
     if (options_.read_only) {
@@ -427,8 +481,9 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
       round_trips_.fetch_add(1, std::memory_order_relaxed);
       spread = static_cast<uint32_t>(std::min<size_t>(4 * std::max<size_t>(pongs.size(), 1), 4096));
     }
-    auto layout =
-        ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards, spread);
+    // A routed shard holds a partition of hosts: its first layer keeps a floor (redis_seen_layout.h).
+    auto layout = ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards,
+                                        spread, options_.routed ? kRoutedMinShardKeys : 0);
     if (!layout.ok()) {
       return Status(layout.status().code(),
                     "creating " + What() + ": " + layout.status().message());
@@ -438,6 +493,7 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
     parameters_ = requested;
     identity_ = *identity;
     shards_ = layout->shards;
+    routed_ = options_.routed;
     layers_ = layout->layers;
     layer_table_ = layout->EncodeLayers();
     URLSIEVE_RETURN_IF_ERROR(CheckKeyTypes(client, /*meta_too=*/true));
@@ -452,6 +508,8 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
       return RedisErrorStatus(server, "creating the metadata of " + What(), *created);
     }
     URLSIEVE_RETURN_IF_ERROR(AdoptMeta(AsMap(*created)));
+    // Another process may have created it at the same time, otherwise.
+    URLSIEVE_RETURN_IF_ERROR(CheckRouting(server));
     exists = true;
   }
   if (!options_.read_only) {
@@ -651,13 +709,34 @@ bool RedisSeenSet::Impl::TakePending(const XXH128_hash_t& digest, PendingBatch* 
   return false;
 }
 
-Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
+Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
+                                  std::span<const std::string_view> keys,
                                   std::span<const KeyHash> hashes,
                                   std::span<const std::string_view> payloads,
                                   std::span<bool> is_new) {
   const size_t n = keys.size();
-  if (hashes.size() != n || is_new.size() != n || (!payloads.empty() && payloads.size() != n)) {
-    return Status::InvalidArgument(What() + ": keys, hashes, payloads and answers differ in size");
+  // A routed set takes InsertRouted only (its callers name the shards), an unrouted one never.
+  const bool routing = routed_;
+  if (routed_ && routes.empty() && n > 0) {
+    return Status::InvalidArgument(What() + " is routed: insert with InsertRouted, naming each "
+                                   "key's shard");
+  }
+  if (!routed_ && !routes.empty()) {
+    return Status::InvalidArgument(What() + " is not routed: InsertRouted is for a set opened "
+                                   "routed");
+  }
+  if (hashes.size() != n || is_new.size() != n || (!payloads.empty() && payloads.size() != n) ||
+      (routing && (routes.size() != n || payloads.size() != n))) {
+    return Status::InvalidArgument(
+        What() + ": " + (routing ? "shards, keys, hashes, payloads" : "keys, hashes, payloads") +
+        " and answers differ in size");
+  }
+  for (size_t i = 0; i < routes.size(); ++i) {
+    if (routes[i] >= shards_) {
+      return Status::InvalidArgument(What() + ": key " + std::to_string(i) + " names shard " +
+                                     std::to_string(routes[i]) + ", but the set has " +
+                                     std::to_string(shards_) + " shards");
+    }
   }
   std::fill(is_new.begin(), is_new.end(), false);
   if (n == 0) return Status::Ok();
@@ -667,15 +746,27 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
   const bool claiming = has_claim_log();
 
   // The same batch again after a failure (the caller's retry) goes out as it went then.
-  const XXH128_hash_t digest = XXH3_128bits(hashes.data(), n * sizeof(KeyHash));
+  XXH128_hash_t digest = XXH3_128bits(hashes.data(), n * sizeof(KeyHash));
+  if (routing) {  // the shards too, seeded with the hashes' digest
+    digest = XXH3_128bits_withSeed(routes.data(), n * sizeof(uint32_t),
+                                   digest.low64 ^ digest.high64);
+  }
   PendingBatch batch;
   const bool retry = TakePending(digest, &batch);
   if (!retry) {
     batch.digest = digest;
-    batch.parts.assign(shards_, {});
+    // (shard, index) of each key the front cache does not know, grouped by shard.
+    std::vector<std::pair<uint32_t, uint32_t>> order;
+    order.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       if (cache_ != nullptr && cache_->Contains(hashes[i])) continue;
-      batch.parts[RedisShardOf(hashes[i], shards_)].push_back(static_cast<uint32_t>(i));
+      const uint32_t shard = routing ? routes[i] : RedisShardOf(hashes[i], shards_);
+      order.emplace_back(shard, static_cast<uint32_t>(i));
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [shard, i] : order) {
+      if (batch.parts.empty() || batch.parts.back().first != shard) batch.parts.push_back({shard, {}});
+      batch.parts.back().second.push_back(i);
     }
   }
   auto acquired = Acquire();
@@ -691,39 +782,53 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
   const std::string generation = std::to_string(building_generation_.load());
   const std::string seq = std::to_string(batch.seq);
   std::vector<uint32_t> shards;
+  shards.reserve(batch.parts.size());
   size_t sent = 0;
-  for (uint32_t s = 0; s < shards_; ++s) {
-    if (batch.parts[s].empty()) continue;
-    shards.push_back(s);
-    sent += batch.parts[s].size();
+  for (const auto& [shard, part] : batch.parts) {
+    shards.push_back(shard);
+    sent += part.size();
   }
   keys_sent_.fetch_add(sent, std::memory_order_relaxed);
+  const bool with_payload = claiming || routing;
   auto build = [&](size_t c) {
     const uint32_t s = shards[c];
-    const std::vector<uint32_t>& part = batch.parts[s];
+    const std::vector<uint32_t>& part = batch.parts[c].second;
     const uint32_t provided = Provided(s, part.size());
     RedisCommand command;
     command.key_index = 3;
     std::vector<std::string>& argv = command.argv;
-    size_t per_key = (parameters_.exact ? 1 : 0) + (claiming ? 1 : 0);
+    size_t per_key = (parameters_.exact ? 1 : 0) + (with_payload ? 1 : 0);
     for (uint32_t l = 0; l < provided; ++l)
       per_key += layers_[l].bits + (parameters_.exact ? 1 : 0);
     argv.reserve(10 + part.size() * per_key);
-    argv = {"FCALL",
-            kRedisSeenInsert,
-            "1",
-            CountKey(s),
-            parameters_.exact ? "1" : "0",
-            batch.token,
-            seq,
-            options_.claim_log,
-            generation,
-            std::to_string(provided)};
+    if (routing) {
+      argv = {"FCALL",
+              kRedisSeenInsertRouted,
+              "2",
+              CountKey(s),
+              InboxKey(s),
+              parameters_.exact ? "1" : "0",
+              batch.token,
+              seq,
+              std::string(kRedisInboxGroup),
+              std::to_string(provided)};
+    } else {
+      argv = {"FCALL",
+              kRedisSeenInsert,
+              "1",
+              CountKey(s),
+              parameters_.exact ? "1" : "0",
+              batch.token,
+              seq,
+              options_.claim_log,
+              generation,
+              std::to_string(provided)};
+    }
     for (uint32_t i : part) {
       std::string_view payload;
-      if (claiming) payload = payloads.empty() ? keys[i] : payloads[i];
+      if (with_payload) payload = payloads.empty() ? keys[i] : payloads[i];
       AppendRedisKeyArguments(hashes[i], layers_, provided, parameters_.exact,
-                              claiming ? &payload : nullptr, &argv);
+                              with_payload ? &payload : nullptr, &argv);
     }
     return command;
   };
@@ -741,7 +846,7 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
   }
   Release(std::move(pooled));
   for (size_t c = 0; c < shards.size(); ++c) {
-    const std::vector<uint32_t>& part = batch.parts[shards[c]];
+    const std::vector<uint32_t>& part = batch.parts[c].second;
     const std::string& answer = answers[c];
     if (answer.size() != part.size()) {
       return Status::Corruption(options_.address.ToString() + ": " + What() + ": shard " +
@@ -752,7 +857,7 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
     for (size_t j = 0; j < part.size(); ++j) is_new[part[j]] = answer[j] == '1';
   }
   if (cache_ != nullptr) {
-    for (const std::vector<uint32_t>& part : batch.parts) {
+    for (const auto& [shard, part] : batch.parts) {
       for (uint32_t i : part) cache_->Insert(hashes[i]);
     }
   }
@@ -760,6 +865,10 @@ Status RedisSeenSet::Impl::Insert(std::span<const std::string_view> keys,
 }
 
 Result<bool> RedisSeenSet::Impl::ContainsHashed(const KeyHash& hash) {
+  if (routed_) {
+    // Its shard is the caller's (the partition of the key's host), unknown here.
+    return Status::InvalidArgument(What() + " is routed: a lookup needs the key's shard");
+  }
   if (cache_ != nullptr && cache_->Contains(hash)) return true;
   auto acquired = Acquire();
   if (!acquired.ok()) return acquired.status();
@@ -980,6 +1089,30 @@ Result<RedisSeenSetUsage> RedisSeenSet::Impl::Usage() {
       ++usage.keys;
     }
   }
+  // A routed set's inboxes: the crawl cluster's work queue, counted apart from the set.
+  for (uint32_t begin = 0; routed_ && begin < shards_; begin += kPipelineChunk / 2) {
+    const uint32_t end = std::min<uint32_t>(shards_, begin + kPipelineChunk / 2);
+    commands.clear();
+    for (uint32_t s = begin; s < end; ++s) {
+      commands.push_back(Command({"XLEN", InboxKey(s)}));
+      commands.push_back(Command({"MEMORY", "USAGE", InboxKey(s), "SAMPLES", "0"}, 2));
+    }
+    status = client.Pipeline(commands, &replies);
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    if (!status.ok()) return status;
+    for (size_t i = 0; i + 1 < replies.size(); i += 2) {
+      for (size_t j = i; j < i + 2; ++j) {
+        if (replies[j].is_error()) {
+          return RedisErrorStatus(client.server(), commands[j].argv[0] + " " + commands[j].argv.back(),
+                                  replies[j]);
+        }
+      }
+      if (replies[i + 1].type != RedisReply::Type::kInteger) continue;  // no such stream
+      ++usage.inbox_streams;
+      usage.inbox_entries += static_cast<uint64_t>(std::max(0LL, replies[i].integer));
+      usage.inbox_bytes += static_cast<uint64_t>(replies[i + 1].integer);
+    }
+  }
   Release(std::move(pooled));
   return usage;
 }
@@ -1015,20 +1148,25 @@ RedisSeenSet::~RedisSeenSet() = default;
 
 Status RedisSeenSet::InsertHashedIfNew(std::span<const std::string_view> keys,
                                        std::span<const KeyHash> hashes, std::span<bool> is_new) {
-  return impl_->Insert(keys, hashes, {}, is_new);
+  return impl_->Insert({}, keys, hashes, {}, is_new);
 }
 
 Status RedisSeenSet::InsertHashedIfNewClaiming(std::span<const std::string_view> keys,
                                                std::span<const KeyHash> hashes,
                                                std::span<const std::string_view> payloads,
                                                std::span<bool> is_new) {
-  return impl_->Insert(keys, hashes, payloads, is_new);
+  return impl_->Insert({}, keys, hashes, payloads, is_new);
 }
 
-Status RedisSeenSet::InsertRouted(std::span<const uint32_t>, std::span<const std::string_view>,
-                                  std::span<const KeyHash>, std::span<const std::string_view>,
-                                  std::span<bool>) {
-  return Status::Unsupported("routed mode is not built yet");  // TODO(routed)
+Status RedisSeenSet::InsertRouted(std::span<const uint32_t> shards,
+                                  std::span<const std::string_view> keys,
+                                  std::span<const KeyHash> hashes,
+                                  std::span<const std::string_view> payloads,
+                                  std::span<bool> is_new) {
+  if (!impl_->routed()) {
+    return Status::InvalidArgument("InsertRouted on a Redis seen set that is not routed");
+  }
+  return impl_->Insert(shards, keys, hashes, payloads, is_new);
 }
 
 Result<std::vector<std::string>> RedisSeenSet::UncommittedClaims() const {

@@ -112,11 +112,16 @@ std::string RedisShardKeyPrefix(std::string_view name, uint32_t shard);
 std::string RedisInboxKey(std::string_view name, uint32_t shard);
 inline constexpr std::string_view kRedisInboxGroup = "crawl";
 
-// What a set costs in Redis (`urlsieve stats --redis`).
+// What a set costs in Redis (`urlsieve stats --redis`). bytes and keys are the set's own (its
+// filter, buckets, counters, claim log); a routed set's inbox streams, the crawl cluster's work
+// queue, are counted apart (inbox_*), and so are not in bytes or keys.
 struct RedisSeenSetUsage {
   uint64_t bytes = 0;  // MEMORY USAGE of every key of the set
   uint64_t keys = 0;   // Redis keys
   uint64_t masters = 0;
+  uint64_t inbox_streams = 0;  // routed: inbox streams that exist
+  uint64_t inbox_entries = 0;  // routed: XLEN summed (entries not yet trimmed, pending or not)
+  uint64_t inbox_bytes = 0;    // routed: MEMORY USAGE of the inboxes
 };
 
 class RedisSeenSet final : public SeenSet {

@@ -445,6 +445,28 @@ DoneDecision Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {
   return decision;
 }
 
+void Frontier::Abandon(const Lease& lease) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lease.key >= keys_.size() || keys_[lease.key].in_flight == 0) return;  // as in Done()
+  KeyState& key = keys_[lease.key];
+  --key.in_flight;
+  --stats_.in_flight;
+  ++stats_.abandoned;
+  if (lease.kind == Lease::Kind::kRobots) {
+    key.waiting_robots = false;
+    OriginState& origin = origins_[lease.origin];
+    if (origin.robots == OriginState::Robots::kFetching) origin.robots = OriginState::Robots::kUnknown;
+  } else {
+    if (lease.retries == 0) {
+      --key.pages_started;
+      --pages_started_;
+    }
+    if (options_.checkpoints) ckpt_deletes_.push_back(lease.id);
+  }
+  Schedule(lease.key, clock_->Now());
+  if (waiters_ > 0) cv_.notify_all();
+}
+
 void Frontier::DenyOrigin(OriginState& origin, RejectReason reason) {
   // Its queued URLs are rejected as they come up (HandOut), later ones at once (PushLocked).
   origin.denied = true;

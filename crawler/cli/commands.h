@@ -18,6 +18,7 @@ void AddFilterCommand(CLI::App& app, int* exit_code);  // URLs from stdin never 
 void AddCanonCommand(CLI::App& app, int* exit_code);   // canonical keys of URLs from stdin
 void AddRobotsCommand(CLI::App& app, int* exit_code);  // check URLs against a robots.txt
 void AddStatsCommand(CLI::App& app, int* exit_code);   // statistics of a state directory
+void AddClusterCommand(CLI::App& app, int* exit_code);  // `cluster status` of a crawl cluster
 
 }  // namespace urlsieve::cli
 

@@ -2,7 +2,9 @@
 // gracefully (finish in-flight fetches, checkpoint, exit 0); a second signal exits at once, leaving
 // the state of the last checkpoint for --resume. With --seen-redis URL --name NAME the seen set is
 // shared in Redis (crawler/crawl_state.h); a stop also ends the waits for a Redis that does not
-// answer (crawler/seen_retry.h).
+// answer (crawler/seen_retry.h). With --cluster URL --cluster-name NAME the crawl is one node of a
+// crawl cluster (crawler/crawler.h): it ends (exit 0) when the whole cluster's crawl is over, and
+// a signal hands its partitions back after its in-flight pages are recorded and acknowledged.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -84,7 +86,12 @@ int RunCrawl(const CrawlFlags& flags) {
     return kExitFailure;
   }
   std::fputs(summary->stats.SummaryTable().c_str(), stdout);
-  if (summary->stopped) {
+  if (config->cluster_mode()) {
+    std::printf("node %s of the crawl cluster '%s': %s\n", (*crawler)->node_id().c_str(),
+                config->cluster.name.c_str(),
+                summary->stopped ? "stopped, its partitions handed back (continue with --resume)"
+                                 : "the cluster's crawl is over");
+  } else if (summary->stopped) {
     std::printf("stopped with %llu URLs pending: continue with --resume\n",
                 static_cast<unsigned long long>(summary->pending));
   }

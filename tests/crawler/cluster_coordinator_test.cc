@@ -1,0 +1,603 @@
+// ClusterCoordinator and ReadClusterStatus (crawler/cluster_coordinator.h) against a real
+// redis-server on a random loopback port, with small TTLs (lease 1 s, hand-over 100 ms). The
+// inboxes are filled as the routed seen set's Function does (XGROUP CREATE ... MKSTREAM, then
+// XADD <inbox> * c <payload>). Every wait is a poll with a deadline.
+#include "crawler/cluster_coordinator.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "crawler/cluster_keys.h"
+#include "crawler/rendezvous.h"
+#include "dedup/redis_client.h"
+#include "dedup/redis_seen_set.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/scratch_dir.h"
+
+namespace urlsieve {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::RedisServer;
+using testing::ScratchDir;
+
+constexpr auto kDeadline = std::chrono::seconds(30);
+
+// Polls `condition` every few milliseconds until it holds or the deadline passes.
+bool WaitFor(const std::function<bool()>& condition, std::chrono::seconds deadline = kDeadline) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(milliseconds(5));  // polling, not synchronisation
+  }
+  return condition();
+}
+
+// Whether the crawl is over; a failure to tell is a test failure.
+bool FinishedNow(ClusterCoordinator& node) {
+  auto finished = node.Finished();
+  EXPECT_TRUE(finished.ok()) << finished.status().ToString();
+  return finished.ok() && *finished;
+}
+
+class ClusterCoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(RedisServer::Options()); }
+
+  void StartServer(RedisServer::Options options) {
+    server_.reset();
+    server_ = RedisServer::Start(scratch_.path() / "redis", std::move(options));
+    ASSERT_NE(server_, nullptr);
+    auto client = RedisClient::Connect(server_->address());
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    raw_ = std::move(client).value();
+  }
+
+  ClusterOptions Options(const std::string& node, uint32_t partitions = 16) {
+    ClusterOptions options;
+    options.address = server_->address();
+    options.name = "crawl1";
+    options.node_id = node;
+    options.partitions = partitions;
+    options.lease_ttl = milliseconds(1000);
+    options.handover_delay = milliseconds(100);
+    options.settings = R"({"canonicalization":"default","fp_rate":0.001})";
+    options.timeouts.command_s = 2.0;
+    options.timeouts.connect_s = 0.5;
+    return options;
+  }
+
+  std::unique_ptr<ClusterCoordinator> MustJoin(const ClusterOptions& options,
+                                               std::vector<std::string>* notices = nullptr) {
+    auto joined = ClusterCoordinator::Join(options, notices);
+    EXPECT_TRUE(joined.ok()) << joined.status().ToString();
+    if (!joined.ok()) return nullptr;
+    return std::move(joined).value();
+  }
+
+  RedisReply Run(std::vector<std::string> argv) {
+    auto reply = raw_->Run(RedisCommand{std::move(argv), 1});
+    EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+    return reply.ok() ? *reply : RedisReply{};
+  }
+
+  // What the routed seen set's Function does for a URL new to partition p.
+  std::string Append(const std::string& name, uint32_t partition, const std::string& payload) {
+    const std::string inbox = RedisInboxKey(name, partition);
+    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0", "MKSTREAM"});  // or BUSYGROUP
+    RedisReply id = Run({"XADD", inbox, "*", "c", payload});
+    EXPECT_EQ(id.type, RedisReply::Type::kString) << id.str;
+    return id.str;
+  }
+
+  std::string Lease(const std::string& name, uint32_t partition) {
+    return Run({"GET", ClusterLeaseKey(name, partition)}).str;
+  }
+
+  static std::set<uint32_t> Valid(const ClusterCoordinator& node) {
+    std::set<uint32_t> held;
+    for (uint32_t p = 0; p < node.partitions(); ++p) {
+      if (node.MayFetch(p)) held.insert(p);
+    }
+    return held;
+  }
+
+  // The partitions `nodes[i]` wants by rendezvous among all of `nodes`.
+  static std::set<uint32_t> Share(const std::vector<std::string>& nodes, size_t i,
+                                  uint32_t partitions) {
+    std::set<uint32_t> share;
+    std::vector<int> owners = RendezvousAssign(nodes, partitions);
+    for (uint32_t p = 0; p < partitions; ++p) {
+      if (owners[p] == static_cast<int>(i)) share.insert(p);
+    }
+    return share;
+  }
+
+  // Polls until `count` entries came (or the deadline).
+  static std::vector<InboxEntry> PollUntil(ClusterCoordinator& node, size_t count) {
+    std::vector<InboxEntry> got;
+    WaitFor([&] {
+      auto entries = node.Poll(64);
+      // kUnavailable is for the caller to retry (a pooled connection across a Redis restart).
+      EXPECT_TRUE(entries.ok() || entries.status().code() == StatusCode::kUnavailable)
+          << entries.status().ToString();
+      if (entries.ok()) got.insert(got.end(), entries->begin(), entries->end());
+      return got.size() >= count;
+    });
+    return got;
+  }
+
+  ScratchDir scratch_{"cluster_coordinator"};
+  std::unique_ptr<RedisServer> server_;
+  std::unique_ptr<RedisClient> raw_;
+};
+
+TEST_F(ClusterCoordinatorTest, CreatesThenJoins) {
+  std::vector<std::string> notices;
+  auto a = MustJoin(Options("a"), &notices);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->identity().size(), 32u);
+  EXPECT_EQ(a->partitions(), 16u);
+  EXPECT_EQ(a->node_id(), "a");
+  EXPECT_NE(a->what().find("crawl1"), std::string::npos);
+  EXPECT_NE(a->what().find(server_->url()), std::string::npos);
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].rfind("created", 0), 0u) << notices[0];
+
+  notices.clear();
+  // The same settings in another order and spacing are the same settings.
+  ClusterOptions options = Options("b");
+  options.settings = R"({ "fp_rate": 0.001, "canonicalization": "default" })";
+  auto b = MustJoin(options, &notices);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->identity(), a->identity());
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].rfind("joined", 0), 0u) << notices[0];
+  EXPECT_TRUE(a->error().ok());
+}
+
+TEST_F(ClusterCoordinatorTest, RefusesOtherSettingsNamingTheKeys) {
+  auto a = MustJoin(Options("a"));
+  ASSERT_NE(a, nullptr);
+  ClusterOptions options = Options("b");
+  options.settings = R"({"canonicalization":"strict","fp_rate":0.001,"scope":"host"})";
+  auto b = ClusterCoordinator::Join(options, nullptr);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kFailedPrecondition);
+  const std::string& message = b.status().message();
+  EXPECT_NE(message.find("canonicalization"), std::string::npos) << message;
+  EXPECT_NE(message.find("scope"), std::string::npos) << message;
+  EXPECT_EQ(message.find("fp_rate"), std::string::npos) << message;
+  EXPECT_NE(message.find(server_->url()), std::string::npos) << message;
+  EXPECT_NE(message.find("crawl1"), std::string::npos) << message;
+  // Nothing was written for the refused node.
+  EXPECT_EQ(Run({"EXISTS", ClusterNodeKey("crawl1", "b")}).integer, 0);
+}
+
+TEST_F(ClusterCoordinatorTest, RefusesOtherPartitions) {
+  auto a = MustJoin(Options("a", 16));
+  ASSERT_NE(a, nullptr);
+  auto b = ClusterCoordinator::Join(Options("b", 32), nullptr);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(b.status().message().find("16 partitions"), std::string::npos)
+      << b.status().message();
+  EXPECT_NE(b.status().message().find("32"), std::string::npos) << b.status().message();
+}
+
+TEST_F(ClusterCoordinatorTest, RefusesBadOptions) {
+  ClusterOptions options = Options("bad id!");
+  EXPECT_EQ(ClusterCoordinator::Join(options, nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+  options = Options("a");
+  options.handover_delay = milliseconds(600);  // not below lease_ttl / 2
+  EXPECT_EQ(ClusterCoordinator::Join(options, nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+  options = Options("a");
+  options.settings = "[1,2]";
+  EXPECT_EQ(ClusterCoordinator::Join(options, nullptr).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(ClusterCoordinatorTest, UnreachableRedisIsUnavailable) {
+  ClusterOptions options = Options("a");
+  server_->Kill();
+  auto a = ClusterCoordinator::Join(options, nullptr);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(a.status().message().find(std::to_string(server_->port())), std::string::npos)
+      << a.status().message();
+}
+
+TEST_F(ClusterCoordinatorTest, RefusesALiveNodeWithTheSameId) {
+  auto a = MustJoin(Options("a"));
+  ASSERT_NE(a, nullptr);
+  auto again = ClusterCoordinator::Join(Options("a"), nullptr);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.status().message().find("live node 'a'"), std::string::npos)
+      << again.status().message();
+  // After a Leave the id is free at once.
+  ASSERT_TRUE(a->Leave(false).ok());
+  a.reset();
+  auto back = ClusterCoordinator::Join(Options("a"), nullptr);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  // A node that died (destroyed without Leave) frees its id once its heartbeat expires.
+  back->reset();
+  EXPECT_TRUE(WaitFor([&] { return ClusterCoordinator::Join(Options("a"), nullptr).ok(); }));
+}
+
+TEST_F(ClusterCoordinatorTest, NodesSplitPartitionsAndAJoinMovesOnlyItsShare) {
+  constexpr uint32_t kParts = 32;
+  auto a = MustJoin(Options("a", kParts));
+  auto b = MustJoin(Options("b", kParts));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  std::vector<ClusterCoordinator*> nodes = {a.get(), b.get()};
+  // At most one node may fetch from a partition at any moment: checked as X, Y, X (see
+  // AtMostOneOwner) for every pair, on every observation.
+  auto at_most_one_owner = [&](const std::vector<ClusterCoordinator*>& list) {
+    for (uint32_t p = 0; p < kParts; ++p) {
+      for (size_t i = 0; i < list.size(); ++i) {
+        for (size_t j = 0; j < list.size(); ++j) {
+          if (i == j) continue;
+          bool x1 = list[i]->MayFetch(p);
+          bool y = list[j]->MayFetch(p);
+          bool x2 = list[i]->MayFetch(p);
+          EXPECT_FALSE(x1 && y && x2) << "partition " << p << " held by two nodes";
+          if (x1 && y && x2) return false;
+        }
+      }
+    }
+    return true;
+  };
+  const std::set<uint32_t> share_a = Share({"a", "b"}, 0, kParts);
+  const std::set<uint32_t> share_b = Share({"a", "b"}, 1, kParts);
+  ASSERT_TRUE(WaitFor([&] {
+    at_most_one_owner(nodes);
+    return Valid(*a) == share_a && Valid(*b) == share_b;
+  })) << Valid(*a).size() << " + " << Valid(*b).size();
+
+  auto c = MustJoin(Options("c", kParts));
+  ASSERT_NE(c, nullptr);
+  nodes.push_back(c.get());
+  const std::vector<std::string> ids = {"a", "b", "c"};
+  const std::set<uint32_t> new_a = Share(ids, 0, kParts);
+  const std::set<uint32_t> new_b = Share(ids, 1, kParts);
+  const std::set<uint32_t> new_c = Share(ids, 2, kParts);
+  EXPECT_FALSE(new_c.empty());
+  ASSERT_TRUE(WaitFor([&] {
+    at_most_one_owner(nodes);
+    const std::set<uint32_t> va = Valid(*a);
+    const std::set<uint32_t> vb = Valid(*b);
+    // Nothing moves between a and b: each holds only what it held before.
+    for (uint32_t p : va) EXPECT_TRUE(share_a.count(p)) << "a took " << p;
+    for (uint32_t p : vb) EXPECT_TRUE(share_b.count(p)) << "b took " << p;
+    return va == new_a && vb == new_b && Valid(*c) == new_c;
+  }));
+  // Only c's share moved.
+  for (uint32_t p : new_a) EXPECT_TRUE(share_a.count(p));
+  for (uint32_t p : new_b) EXPECT_TRUE(share_b.count(p));
+
+  // c leaves: its share goes back to a and b as before.
+  ASSERT_TRUE(c->Leave(false).ok());
+  nodes.pop_back();
+  ASSERT_TRUE(WaitFor([&] {
+    at_most_one_owner(nodes);
+    return Valid(*a) == share_a && Valid(*b) == share_b;
+  }));
+}
+
+// A partition wanted by a newcomer is released only once nothing read from it is outstanding,
+// and with the cool-down ("released") before the newcomer takes it.
+class DrainTest : public ClusterCoordinatorTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DrainTest, ReleasesAfterAckOrForgetWithTheCoolDown) {
+  const bool ack = GetParam();
+  constexpr uint32_t kParts = 8;
+  ClusterOptions options_a = Options("a", kParts);
+  options_a.handover_delay = milliseconds(300);
+  options_a.lease_ttl = milliseconds(2000);
+  auto a = MustJoin(options_a);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
+  const std::set<uint32_t> share_b = Share({"a", "b"}, 1, kParts);
+  ASSERT_FALSE(share_b.empty());
+  const uint32_t moving = *share_b.begin();
+  Append("crawl1", moving, "payload-1");
+  std::vector<InboxEntry> got = PollUntil(*a, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].partition, moving);
+  EXPECT_EQ(got[0].payload, "payload-1");
+
+  ClusterOptions options_b = options_a;
+  options_b.node_id = "b";
+  auto b = MustJoin(options_b);
+  ASSERT_NE(b, nullptr);
+  std::set<uint32_t> others = share_b;
+  others.erase(moving);
+  // b gets the rest of its share; `moving` stays with a while its entry is outstanding.
+  ASSERT_TRUE(WaitFor([&] {
+    std::set<uint32_t> vb = Valid(*b);
+    EXPECT_FALSE(vb.count(moving)) << "taken while an entry was outstanding";
+    return vb == others;
+  }));
+  EXPECT_TRUE(a->MayFetch(moving));
+  EXPECT_EQ(ClusterLeaseOwner(Lease("crawl1", moving)), "a");
+
+  if (ack) {
+    ASSERT_TRUE(a->Ack(got).ok());
+  } else {
+    a->Forget(got);
+  }
+  // The first value after a's is the cool-down, then b's.
+  std::string after;
+  ASSERT_TRUE(WaitFor([&] {
+    std::string value = Lease("crawl1", moving);
+    if (ClusterLeaseOwner(value) == "a") return false;
+    after = value;
+    return true;
+  }));
+  EXPECT_EQ(after, kClusterLeaseReleased);
+  ASSERT_TRUE(WaitFor([&] { return b->MayFetch(moving); }));
+  EXPECT_FALSE(a->MayFetch(moving));
+  if (!ack) {
+    // Forgotten, not acknowledged: the new owner claims it.
+    std::vector<InboxEntry> again = PollUntil(*b, 1);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].id, got[0].id);
+    EXPECT_EQ(again[0].payload, "payload-1");
+    ASSERT_TRUE(b->Ack(again).ok());
+  }
+  ASSERT_TRUE(a->MarkSeeded().ok());
+  ASSERT_TRUE(WaitFor([&] { return FinishedNow(*b); }));
+  auto polled = b->Poll(64);
+  ASSERT_TRUE(polled.ok());
+  EXPECT_TRUE(polled->empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(AckOrForget, DrainTest, ::testing::Bool());
+
+TEST_F(ClusterCoordinatorTest, ADeadNodesUnacknowledgedEntriesComeBack) {
+  constexpr uint32_t kParts = 4;
+  auto a = MustJoin(Options("a", kParts));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
+  std::set<std::string> payloads;
+  for (int i = 0; i < 6; ++i) {
+    std::string payload = "url-" + std::to_string(i);
+    Append("crawl1", static_cast<uint32_t>(i) % kParts, payload);
+    payloads.insert(payload);
+  }
+  std::vector<InboxEntry> got = PollUntil(*a, 6);
+  ASSERT_EQ(got.size(), 6u);
+  std::set<std::string> seen;
+  for (const InboxEntry& entry : got) seen.insert(entry.payload);
+  EXPECT_EQ(seen, payloads);
+  // Two are recorded and acknowledged; the node dies with four in flight.
+  std::vector<InboxEntry> acked(got.begin(), got.begin() + 2);
+  ASSERT_TRUE(a->Ack(acked).ok());
+  a.reset();  // no Leave: its leases lapse after the TTL
+
+  auto b = MustJoin(Options("b", kParts));
+  ASSERT_NE(b, nullptr);
+  std::vector<InboxEntry> back = PollUntil(*b, 4);
+  std::set<std::string> back_payloads;
+  for (const InboxEntry& entry : back) back_payloads.insert(entry.payload);
+  std::set<std::string> expected;
+  for (size_t i = 2; i < got.size(); ++i) expected.insert(got[i].payload);
+  EXPECT_EQ(back_payloads, expected);
+  EXPECT_EQ(back.size(), 4u);
+  ASSERT_TRUE(b->Ack(back).ok());
+  ASSERT_TRUE(b->MarkSeeded().ok());
+  ASSERT_TRUE(WaitFor([&] { return FinishedNow(*b); }));
+  // Acknowledged entries never come back.
+  auto polled = b->Poll(64);
+  ASSERT_TRUE(polled.ok());
+  EXPECT_TRUE(polled->empty());
+}
+
+TEST_F(ClusterCoordinatorTest, PollAckForgetAndBounds) {
+  constexpr uint32_t kParts = 4;
+  ClusterOptions options = Options("a", kParts);
+  options.max_outstanding_per_partition = 5;
+  auto a = MustJoin(options);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
+  // A partition whose stream does not exist yet reads nothing; one without the group too.
+  auto none = a->Poll(64);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+  Run({"XADD", RedisInboxKey("crawl1", 3), "*", "c", "no-group"});
+
+  std::map<std::string, uint32_t> where;
+  for (int i = 0; i < 12; ++i) {
+    std::string payload = "p" + std::to_string(i);
+    Append("crawl1", 1, payload);
+    where[payload] = 1;
+  }
+  where["no-group"] = 3;
+  // At most 5 outstanding from partition 1.
+  std::vector<InboxEntry> got = PollUntil(*a, 6);
+  ASSERT_EQ(got.size(), 6u);
+  size_t from_1 = 0;
+  for (const InboxEntry& entry : got) {
+    EXPECT_EQ(entry.partition, where[entry.payload]) << entry.payload;
+    from_1 += entry.partition == 1 ? 1 : 0;
+  }
+  EXPECT_EQ(from_1, 5u);
+  auto more = a->Poll(64);
+  ASSERT_TRUE(more.ok());
+  EXPECT_TRUE(more->empty());
+
+  // Ack two, forget one: three new ones and the forgotten one come.
+  std::vector<InboxEntry> from_partition_1;
+  for (const InboxEntry& entry : got) {
+    if (entry.partition == 1) from_partition_1.push_back(entry);
+  }
+  ASSERT_TRUE(a->Ack(std::span(from_partition_1).subspan(0, 2)).ok());
+  a->Forget(std::span(from_partition_1).subspan(2, 1));
+  std::vector<InboxEntry> next = PollUntil(*a, 3);
+  ASSERT_EQ(next.size(), 3u);
+  bool forgotten_back = false;
+  for (const InboxEntry& entry : next) {
+    forgotten_back = forgotten_back || entry.id == from_partition_1[2].id;
+    EXPECT_NE(entry.id, from_partition_1[0].id);
+    EXPECT_NE(entry.id, from_partition_1[1].id);
+  }
+  EXPECT_TRUE(forgotten_back);
+  // Acknowledged entries are deleted: the inbox holds what is pending only.
+  EXPECT_EQ(Run({"XLEN", RedisInboxKey("crawl1", 1)}).integer, 10);
+  EXPECT_TRUE(a->error().ok());
+}
+
+TEST_F(ClusterCoordinatorTest, FinishedOnlyWhenSeededAndEverythingAcknowledged) {
+  constexpr uint32_t kParts = 4;
+  auto a = MustJoin(Options("a", kParts));
+  ASSERT_NE(a, nullptr);
+  auto finished = a->Finished();
+  ASSERT_TRUE(finished.ok()) << finished.status().ToString();
+  EXPECT_FALSE(*finished);  // not seeded
+  Append("crawl1", 2, "seed");
+  ASSERT_TRUE(a->MarkSeeded().ok());
+  EXPECT_FALSE(FinishedNow(*a));  // pending
+  std::vector<InboxEntry> got = PollUntil(*a, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_FALSE(FinishedNow(*a));  // in flight
+  Append("crawl1", 3, "link");                 // the page's links, before its Ack
+  ASSERT_TRUE(a->Ack(got).ok());
+  EXPECT_FALSE(FinishedNow(*a));
+  std::vector<InboxEntry> link = PollUntil(*a, 1);
+  ASSERT_EQ(link.size(), 1u);
+  EXPECT_EQ(link[0].payload, "link");
+  ASSERT_TRUE(a->Ack(link).ok());
+  EXPECT_TRUE(FinishedNow(*a));
+}
+
+TEST_F(ClusterCoordinatorTest, GoesOnAfterARedisRestartWithAof) {
+  RedisServer::Options aof;
+  aof.append_only = true;
+  StartServer(aof);
+  constexpr uint32_t kParts = 4;
+  auto a = MustJoin(Options("a", kParts));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
+  Append("crawl1", 0, "before");
+  std::vector<InboxEntry> before = PollUntil(*a, 1);
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_TRUE(server_->Restart());
+  auto client = RedisClient::Connect(server_->address());
+  ASSERT_TRUE(client.ok());
+  raw_ = std::move(client).value();
+  Append("crawl1", 1, "after");
+  std::vector<InboxEntry> after = PollUntil(*a, 1);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].payload, "after");
+  EXPECT_TRUE(a->error().ok()) << a->error().ToString();
+  // Acknowledging works across the restart (retried by the caller while Redis is away).
+  ASSERT_TRUE(WaitFor([&] { return a->Ack(before).ok(); }));
+  ASSERT_TRUE(a->Ack(after).ok());
+  ASSERT_TRUE(a->MarkSeeded().ok());
+  EXPECT_TRUE(WaitFor([&] { return FinishedNow(*a); }));
+  EXPECT_TRUE(a->error().ok()) << a->error().ToString();
+}
+
+TEST_F(ClusterCoordinatorTest, ARestartWithoutPersistenceIsLostCoordinationState) {
+  constexpr uint32_t kParts = 4;
+  auto a = MustJoin(Options("a", kParts));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
+  ASSERT_TRUE(server_->Restart());  // --save "" and no AOF: everything is gone
+  ASSERT_TRUE(WaitFor([&] { return !a->error().ok(); }));
+  const std::string message = a->error().message();
+  EXPECT_NE(message.find("coordination state lost"), std::string::npos) << message;
+  EXPECT_NE(message.find("crawl1"), std::string::npos) << message;
+  EXPECT_NE(message.find(server_->url()), std::string::npos) << message;
+  EXPECT_TRUE(Valid(*a).empty());
+  auto polled = a->Poll(10);
+  ASSERT_FALSE(polled.ok());
+  EXPECT_NE(polled.status().message().find("coordination state lost"), std::string::npos);
+  EXPECT_FALSE(a->Finished().ok());
+}
+
+TEST_F(ClusterCoordinatorTest, ReadClusterStatus) {
+  auto missing = ReadClusterStatus(server_->address(), "crawl1");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("crawl1"), std::string::npos);
+
+  constexpr uint32_t kParts = 16;
+  auto a = MustJoin(Options("a", kParts));
+  auto b = MustJoin(Options("b", kParts));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(WaitFor([&] {
+    return Valid(*a) == Share({"a", "b"}, 0, kParts) && Valid(*b) == Share({"a", "b"}, 1, kParts);
+  }));
+  a->Publish({10, 1, 30});
+  b->Publish({5, 0, 7});
+  Append("crawl1", 0, "x");
+  Append("crawl1", 5, "y");
+  ClusterCoordinator* owner = a->MayFetch(0) ? a.get() : b.get();
+  std::vector<InboxEntry> got = PollUntil(*owner, 1);
+  ASSERT_GE(got.size(), 1u);
+  ASSERT_TRUE(WaitFor([&] {
+    auto status = ReadClusterStatus(server_->address(), "crawl1");
+    return status.ok() && status->pages == 15;
+  }));
+  auto status = ReadClusterStatus(server_->address(), "crawl1");
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ(status->name, "crawl1");
+  EXPECT_EQ(status->server, server_->url());
+  EXPECT_EQ(status->partitions, kParts);
+  EXPECT_FALSE(status->seeded);
+  ASSERT_EQ(status->nodes.size(), 2u);
+  EXPECT_EQ(status->nodes[0].partitions + status->nodes[1].partitions, kParts);
+  EXPECT_EQ(status->unowned_partitions, 0u);
+  EXPECT_EQ(status->pending, 2u);
+  EXPECT_GE(status->in_flight, 1u);
+  EXPECT_EQ(status->errors, 1u);
+  for (const ClusterNodeStatus& node : status->nodes) {
+    EXPECT_TRUE(node.alive) << node.id;
+    EXPECT_EQ(node.state, "running");
+    EXPECT_EQ(node.pid, static_cast<int64_t>(::getpid()));
+  }
+  nlohmann::json json = nlohmann::json::parse(status->ToJson());
+  EXPECT_EQ(json["name"], "crawl1");
+  EXPECT_EQ(json["partitions"], kParts);
+  EXPECT_EQ(json["pending"], 2);
+  EXPECT_EQ(json["pages"], 15);
+  ASSERT_EQ(json["nodes"].size(), 2u);
+  for (const char* key : {"id", "host", "pid", "state", "alive", "heartbeat_age_ms", "partitions",
+                          "pages", "errors"}) {
+    EXPECT_TRUE(json["nodes"][0].contains(key)) << key;
+  }
+  EXPECT_NE(status->ToText().find("crawl1"), std::string::npos);
+
+  // The node's own view, as of its last heartbeat.
+  ASSERT_TRUE(WaitFor([&] { return a->Totals().pages == 15 && a->Totals().pending == 2; }));
+
+  ASSERT_TRUE(owner->Ack(got).ok());
+  ASSERT_TRUE(a->Leave(true).ok());
+  status = ReadClusterStatus(server_->address(), "crawl1");
+  ASSERT_TRUE(status.ok());
+  for (const ClusterNodeStatus& node : status->nodes) {
+    if (node.id != "a") continue;
+    EXPECT_FALSE(node.alive);
+    EXPECT_EQ(node.state, "finished");
+    EXPECT_EQ(node.partitions, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace urlsieve

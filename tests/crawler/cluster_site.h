@@ -220,8 +220,8 @@ struct CrawlAnalysis {
   // of a host fetches its robots.txt again: by design).
   size_t duplicates = 0;
   std::vector<std::string> duplicated;  // "host h resource xN"
-  // The smallest gap between consecutive requests to one host, over every host, and where.
-  std::chrono::milliseconds min_spacing = std::chrono::milliseconds::max();
+  // The smallest gap between consecutive requests to one host, over every host, and which requests.
+  std::chrono::microseconds min_spacing = std::chrono::microseconds::max();
   std::string closest;
 
   // The first 20, for messages.
@@ -244,10 +244,11 @@ struct CrawlAnalysis {
 inline CrawlAnalysis AnalyzeCrawl(const ClusterSite& site,
                                   const std::vector<site::LoggedRequest>& log) {
   CrawlAnalysis a;
-  std::map<int, std::vector<std::chrono::steady_clock::time_point>> times;
-  for (const site::LoggedRequest& r : log) {
+  std::map<int, std::vector<size_t>> times;  // per host, indexes into `log`
+  for (size_t i = 0; i < log.size(); ++i) {
+    const site::LoggedRequest& r = log[i];
     ++a.requests[{r.host, r.resource}];
-    times[r.host].push_back(r.time);
+    times[r.host].push_back(i);
     if (IsRobotsResource(r.resource)) continue;
     ++a.page_requests;
     a.fetched.insert({r.host, r.resource});
@@ -274,14 +275,23 @@ inline CrawlAnalysis AnalyzeCrawl(const ClusterSite& site,
                              std::to_string(n));
     }
   }
+  const auto start = log.empty() ? std::chrono::steady_clock::time_point() : log.front().time;
+  auto at = [&](const site::LoggedRequest& r) {
+    return r.resource + " at " +
+           std::to_string(std::chrono::duration<double, std::milli>(r.time - start).count()) +
+           " ms";
+  };
   for (auto& [h, t] : times) {
-    std::sort(t.begin(), t.end());
+    std::stable_sort(t.begin(), t.end(),
+                     [&](size_t x, size_t y) { return log[x].time < log[y].time; });
     for (size_t i = 1; i < t.size(); ++i) {
-      const auto gap = std::chrono::duration_cast<std::chrono::milliseconds>(t[i] - t[i - 1]);
+      const auto gap = std::chrono::duration_cast<std::chrono::microseconds>(log[t[i]].time -
+                                                                             log[t[i - 1]].time);
       if (gap < a.min_spacing) {
         a.min_spacing = gap;
-        a.closest = "host " + std::to_string(h) + ", requests " + std::to_string(i - 1) + " and " +
-                    std::to_string(i) + " of " + std::to_string(t.size());
+        a.closest = "host " + std::to_string(h) + ": requests " + std::to_string(i - 1) + " and " +
+                    std::to_string(i) + " of " + std::to_string(t.size()) + ", " +
+                    at(log[t[i - 1]]) + ", then " + at(log[t[i]]);
       }
     }
   }

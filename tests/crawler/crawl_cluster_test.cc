@@ -81,7 +81,9 @@ class CrawlClusterTest : public ::testing::Test {
   }
 
   uint64_t PagesOf(const std::string& node) const {
-    return crawl_->Stats(node).value("pages", uint64_t{0});
+    const nlohmann::json stats = crawl_->Stats(node);
+    EXPECT_TRUE(stats.is_object()) << node << " wrote no stats.json";
+    return stats.is_object() ? stats.value("pages", uint64_t{0}) : 0;
   }
 
   std::unique_ptr<ScratchDir> dir_;
@@ -197,6 +199,7 @@ TEST_F(CrawlClusterTest, SigintHandsPartitionsBackAndResumeContinuesAsTheSameNod
 
   const CrawlAnalysis a = crawl_->ExpectCorrectCrawl(0);
   const nlohmann::json stats = crawl_->Stats("n2");
+  ASSERT_TRUE(stats.is_object()) << "n2 wrote no stats.json";
   EXPECT_EQ(stats.value("node_id", ""), "n2") << stats.dump();
   EXPECT_EQ(stats.value("sessions", 0), 2) << stats.dump();
   EXPECT_EQ(PagesOf("n1") + PagesOf("n2") + PagesOf("n3"), a.page_requests);

@@ -1,19 +1,20 @@
 #include "crawler/cluster_coordinator.h"
 
+#include <signal.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 #include <unordered_set>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "crawler/cluster_function.h"
 #include "crawler/cluster_keys.h"
@@ -41,8 +42,9 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kFastTick{100};         // while a wanted partition is not held, or draining
 constexpr milliseconds kMaxBeatInterval{500};  // membership is read at least this often
-constexpr milliseconds kMaxIdleBackoff{200};   // a partition that had nothing is asked this often
 constexpr milliseconds kMinIdleBackoff{10};
+constexpr std::chrono::seconds kColdAfter{10};   // without an entry: asked every cold_poll
+constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this often
 constexpr size_t kMaxPartitionsPerPoll = 64;
 constexpr size_t kAckChunk = 512;
 
@@ -119,6 +121,7 @@ class ClusterCoordinator::Impl {
     what_ += server_;
     renew_interval_ = std::max(milliseconds(1), options.lease_ttl / 5);
     beat_interval_ = std::min(renew_interval_, kMaxBeatInterval);
+    probe_interval_ = std::max(renew_interval_, kMinProbeInterval);
     // docs/design.md, "The crawl cluster": a lease is used until its last renewal was sent +
     // lease_ttl - handover_delay - margin, so the next owner (who may take it the moment it
     // lapses) never sends a request to one of its hosts within handover_delay of ours; the margin
@@ -145,7 +148,7 @@ class ClusterCoordinator::Impl {
   Result<std::vector<InboxEntry>> Poll(size_t max);
   Status Ack(std::span<const InboxEntry> entries);
   void Forget(std::span<const InboxEntry> entries);
-  bool MayFetch(uint32_t partition) const;
+  bool MayFetch(uint32_t partition, const uint64_t* tenure) const;
   Status MarkSeeded();
   Result<bool> Finished();
   void Publish(const NodeCounters& counters) {
@@ -154,6 +157,7 @@ class ClusterCoordinator::Impl {
   }
   ClusterStatus Totals() const {
     std::lock_guard<std::mutex> lock(mu_);
+    totals_asked_ = true;
     return totals_;
   }
   Status error() const {
@@ -175,12 +179,15 @@ class ClusterCoordinator::Impl {
     Clock::time_point next_acquire{};
     Clock::time_point next_ask{};
     milliseconds idle_backoff{0};
-    std::string claim_cursor;  // XAUTOCLAIM resumes here; "" when the claim is through
-    bool reclaim = false;      // an entry was forgotten: claim the pending entries again
+    Clock::time_point last_entry{};  // the last read that brought entries, or the acquisition
+    std::string claim_cursor;        // XAUTOCLAIM resumes here; "" when the claim is through
+    bool reclaim = false;            // an entry was forgotten: claim the pending entries again
     std::unordered_set<std::string> outstanding;
   };
 
-  void StartThread() { thread_ = std::thread([this] { Run(); }); }
+  void StartThread() {
+    thread_ = std::thread([this] { Run(); });
+  }
   void StopThread() {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -241,6 +248,7 @@ class ClusterCoordinator::Impl {
   std::string identity_;
   milliseconds renew_interval_{};
   milliseconds beat_interval_{};
+  milliseconds probe_interval_{};
   milliseconds valid_for_{};
 
   mutable std::mutex mu_;
@@ -248,6 +256,7 @@ class ClusterCoordinator::Impl {
   bool stop_ = false;
   bool wake_ = false;  // a drained partition can be released now
   bool left_ = false;
+  mutable bool totals_asked_ = false;  // inbox lengths are probed only for a caller of Totals
   bool need_beat_ = true;  // after a fault: the next round beats first (a lost state shows there)
   Status error_;
   NodeCounters published_;
@@ -289,8 +298,8 @@ void ClusterCoordinator::Impl::MarkLost(uint32_t p) {
 Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
   auto settings = ParseSettings(options_.settings);
   if (!settings) {
-    return Status::InvalidArgument("joining " + what_ + ": the settings are not a JSON object: " +
-                                   options_.settings);
+    return Status::InvalidArgument("joining " + what_ +
+                                   ": the settings are not a JSON object: " + options_.settings);
   }
   auto client = pool_.Take();
   if (!client.ok()) {
@@ -300,6 +309,7 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
   // The settings are compared as JSON first, so that the message can name the keys that differ;
   // the register Function compares the stored text again, atomically.
   std::string settings_text = settings->dump();
+  std::string takeover;  // the token of a dead previous instance of this node id
   for (int attempt = 0;; ++attempt) {
     auto meta = (*client)->Run(RedisCommand{{"HGETALL", meta_key_}, 1});
     if (!meta.ok()) return meta.status();
@@ -326,8 +336,8 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
       }
       auto stored = ParseSettings(fields["settings"]);
       if (!stored) {
-        return Status::Corruption(what_ + ": its settings are not a JSON object: " +
-                                  fields["settings"]);
+        return Status::Corruption(what_ +
+                                  ": its settings are not a JSON object: " + fields["settings"]);
       }
       if (*stored != *settings) {
         return Status::FailedPrecondition(
@@ -340,9 +350,9 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
     std::vector<RedisCommand> commands = {
         Fcall(kClusterRegister, {meta_key_, nodes_key_, node_key_},
               {RandomHex(16), std::to_string(options_.partitions), settings_text,
-               std::string(kClusterFormat), std::to_string(kClusterFormatVersion),
-               options_.node_id, token_, HostName(), std::to_string(::getpid()),
-               std::to_string(options_.lease_ttl.count())})};
+               std::string(kClusterFormat), std::to_string(kClusterFormatVersion), options_.node_id,
+               token_, HostName(), std::to_string(::getpid()),
+               std::to_string(options_.lease_ttl.count()), takeover})};
     std::vector<RedisReply> replies;
     URLSIEVE_RETURN_IF_ERROR(Call(**client, commands, &replies));
     const RedisReply& reply = replies[0];
@@ -352,11 +362,24 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
         long long left_ms = 0;
         char host[256] = {};
         long long pid = 0;
-        std::sscanf(reply.str.c_str(), "LIVE %lld %255s %lld", &left_ms, host, &pid);
+        char token[64] = {};
+        std::sscanf(reply.str.c_str(), "LIVE %lld %255s %lld %63s", &left_ms, host, &pid, token);
+        // The same node id restarted on this machine (--resume after a kill -9): the previous
+        // process is gone, so nothing can renew its leases; they lapse and are claimed as a dead
+        // node's would be.
+        if (takeover.empty() && attempt < 3 && HostName() == host && pid > 0 && pid != ::getpid() &&
+            ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+          takeover = token;
+          if (notices != nullptr) {
+            notices->push_back("node '" + options_.node_id + "' takes over from its previous " +
+                               "instance (pid " + std::to_string(pid) +
+                               " on this host, no longer running)");
+          }
+          continue;
+        }
         return Status::FailedPrecondition(
-            what_ + " already has a live node '" + options_.node_id + "' (host " + host +
-            ", pid " + std::to_string(pid) + "); its heartbeat expires in " +
-            std::to_string(left_ms) +
+            what_ + " already has a live node '" + options_.node_id + "' (host " + host + ", pid " +
+            std::to_string(pid) + "); its heartbeat expires in " + std::to_string(left_ms) +
             " ms. Give this node another --node-id, or stop the other one first");
       }
       return ReplyError(reply, "registering node '" + options_.node_id + "'");
@@ -433,7 +456,7 @@ Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     renew_due = now >= next_renew_;
-    probe_due = now >= next_probe_;
+    probe_due = totals_asked_ && now >= next_probe_;
   }
   // Each step stops the round at a fault: the next round beats first.
   auto faulted = [this](const Status& status) {
@@ -458,7 +481,8 @@ Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
   if (probe_due) {
     if (!faulted(ProbeTotals(client))) {
       std::lock_guard<std::mutex> lock(mu_);
-      next_probe_ = now + renew_interval_;
+      next_probe_ = now + probe_interval_;
+      totals_asked_ = false;
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -489,10 +513,10 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   const RedisReply& reply = replies[0];
   if (reply.is_error()) {
     if (reply.str.rfind("TAKEN", 0) == 0) {
-      return Status::FailedPrecondition(
-          what_ + ": another instance of node '" + options_.node_id +
-          "' joined after this one's heartbeat expired (" + reply.str +
-          "); this one stops, its leases are no longer its own");
+      return Status::FailedPrecondition(what_ + ": another instance of node '" + options_.node_id +
+                                        "' joined after this one's heartbeat expired (" +
+                                        reply.str +
+                                        "); this one stops, its leases are no longer its own");
     }
     return ReplyError(reply, "heartbeat of node '" + options_.node_id + "'");
   }
@@ -538,7 +562,8 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     // nothing: it cannot be.
     const std::vector<int> owners = RendezvousAssign(live_, options_.partitions);
     for (uint32_t p = 0; p < options_.partitions; ++p) {
-      const bool wanted = owners[p] >= 0 && live_[static_cast<size_t>(owners[p])] == options_.node_id;
+      const bool wanted =
+          owners[p] >= 0 && live_[static_cast<size_t>(owners[p])] == options_.node_id;
       parts_[p].wanted = wanted;
       if (parts_[p].held) parts_[p].draining = !wanted;
     }
@@ -656,6 +681,7 @@ Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
       part.reclaim = false;
       part.idle_backoff = milliseconds(0);
       part.next_ask = Clock::time_point{};
+      part.last_entry = Clock::now();
       continue;
     }
     long long pttl = reply.elements.size() >= 3 ? reply.elements[2].integer : 0;
@@ -723,7 +749,8 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
       const uint32_t p = (rotate_ + k) % count;
       const Partition& part = parts_[p];
       if (!part.held || part.draining || part.busy || now >= part.valid_until ||
-          now < part.next_ask || part.outstanding.size() >= options_.max_outstanding_per_partition) {
+          now < part.next_ask ||
+          part.outstanding.size() >= options_.max_outstanding_per_partition) {
         continue;
       }
       candidates.push_back(p);
@@ -789,15 +816,20 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
       if (!part.outstanding.insert(id).second) continue;  // claimed while already here
       ++outstanding_;
       ++got;
-      entries.push_back(
-          InboxEntry{asks[i].partition, std::move(id), std::move(replies[i].elements[e + 1].str)});
+      entries.push_back(InboxEntry{asks[i].partition, std::move(id),
+                                   std::move(replies[i].elements[e + 1].str), part.epoch});
     }
     if (got > 0 || !part.claim_cursor.empty()) {
       part.idle_backoff = milliseconds(0);
       part.next_ask = Clock::time_point{};
+      part.last_entry = now;
     } else {
+      // A partition quiet for a while is "cold": most of a small crawl's partitions never get an
+      // entry, and asking each every max_idle_poll would cost Redis more than the crawl does.
+      const milliseconds cap =
+          now - part.last_entry < kColdAfter ? options_.max_idle_poll : options_.cold_poll;
       part.idle_backoff =
-          std::clamp(part.idle_backoff * 2, kMinIdleBackoff, kMaxIdleBackoff);
+          std::clamp(part.idle_backoff * 2, kMinIdleBackoff, std::max(kMinIdleBackoff, cap));
       part.next_ask = now + part.idle_backoff;
     }
   }
@@ -872,17 +904,18 @@ void ClusterCoordinator::Impl::Forget(std::span<const InboxEntry> entries) {
   for (const InboxEntry& entry : entries) {
     if (entry.partition >= parts_.size()) continue;
     Partition& part = parts_[entry.partition];
-    if (part.outstanding.erase(entry.id) == 0) continue;
+    if (entry.tenure != part.epoch || part.outstanding.erase(entry.id) == 0) continue;
     --outstanding_;
     // Still this node's: the entry is in its pending list, and only a claim hands it out again.
     if (part.held && !part.draining) part.reclaim = true;
   }
 }
 
-bool ClusterCoordinator::Impl::MayFetch(uint32_t partition) const {
+bool ClusterCoordinator::Impl::MayFetch(uint32_t partition, const uint64_t* tenure) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (partition >= parts_.size() || !error_.ok()) return false;
   const Partition& part = parts_[partition];
+  if (tenure != nullptr && *tenure != part.epoch) return false;
   return part.held && Clock::now() < part.valid_until;
 }
 
@@ -911,56 +944,68 @@ Result<bool> ClusterCoordinator::Impl::Finished() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.ok()) return error_;
+    if (outstanding_ > 0) return false;  // entries in hand here are still in their inboxes
   }
-  std::vector<RedisCommand> commands;
-  commands.push_back(RedisCommand{{"HMGET", meta_key_, "identity", "seeded"}, 1});
+  // Scan 0 is cheap (XLEN: one command per partition) and ends the check while the crawl runs;
+  // scans 1 and 2 (the probe Function: lengths and entries-added counters) decide the end.
+  std::vector<RedisCommand> lengths;
+  std::vector<RedisCommand> probes;
+  lengths.push_back(RedisCommand{{"HMGET", meta_key_, "identity", "seeded"}, 1});
+  probes.push_back(lengths.back());
   for (const Partition& part : parts_) {
-    commands.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kRedisInboxGroup)}));
+    lengths.push_back(RedisCommand{{"XLEN", part.inbox_key}, 1});
+    probes.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kRedisInboxGroup)}));
   }
   auto client = pool_.Take();
   if (!client.ok()) return client.status();
+  std::unique_ptr<RedisClient> held = std::move(client).value();
   std::vector<long long> added(parts_.size(), -1);
-  for (int scan = 0; scan < 2; ++scan) {
+  Result<bool> result = true;
+  for (int scan = 0; scan < 3 && result.ok() && *result; ++scan) {
     std::vector<RedisReply> replies;
-    Status status = Call(**client, commands, &replies);
+    Status status = Call(*held, scan == 0 ? lengths : probes, &replies);
     if (!status.ok()) {
-      pool_.Give(std::move(client).value());
-      return status;
+      result = status;
+      break;
     }
     const RedisReply& meta = replies[0];
     if (meta.is_error()) {
-      pool_.Give(std::move(client).value());
-      return ReplyError(meta, "reading the cluster's meta hash");
+      result = ReplyError(meta, "reading the cluster's meta hash");
+      break;
     }
     if (meta.elements.size() < 2 || meta.elements[0].str != identity_) {
-      Status lost = StateLost(meta_key_ + " is " +
-                              (meta.elements.empty() || meta.elements[0].type ==
-                                                            RedisReply::Type::kNil
-                                   ? std::string("missing")
-                                   : "of cluster " + meta.elements[0].str));
-      pool_.Give(std::move(client).value());
+      std::string detail = meta_key_;
+      if (meta.elements.empty() || meta.elements[0].type == RedisReply::Type::kNil) {
+        detail += " is missing";
+      } else {
+        detail += " is of cluster ";
+        detail += meta.elements[0].str;
+      }
+      Status lost = StateLost(detail);
       std::lock_guard<std::mutex> lock(mu_);
       Fail(lost);
-      return lost;
+      result = lost;
+      break;
     }
     bool over = meta.elements[1].str == "1";
     for (size_t i = 0; over && i < parts_.size(); ++i) {
       const RedisReply& reply = replies[i + 1];
       if (reply.is_error()) {
-        pool_.Give(std::move(client).value());
-        return ReplyError(reply, "probing " + parts_[i].inbox_key);
+        result = ReplyError(reply, "probing " + parts_[i].inbox_key);
+        break;
+      }
+      if (scan == 0) {
+        over = reply.integer == 0;
+        continue;
       }
       if (reply.elements.size() < 3 || reply.elements[0].integer != 0) over = false;
-      if (over && scan == 1 && reply.elements[1].integer != added[i]) over = false;
+      if (over && scan == 2 && reply.elements[1].integer != added[i]) over = false;
       if (over) added[i] = reply.elements[1].integer;
     }
-    if (!over) {
-      pool_.Give(std::move(client).value());
-      return false;
-    }
+    if (result.ok() && !over) result = false;
   }
-  pool_.Give(std::move(client).value());
-  return true;
+  pool_.Give(std::move(held));
+  return result;
 }
 
 Status ClusterCoordinator::Impl::Leave(bool finished) {
@@ -1045,7 +1090,12 @@ const std::string& ClusterCoordinator::what() const { return impl_->what(); }
 Result<std::vector<InboxEntry>> ClusterCoordinator::Poll(size_t max) { return impl_->Poll(max); }
 Status ClusterCoordinator::Ack(std::span<const InboxEntry> entries) { return impl_->Ack(entries); }
 void ClusterCoordinator::Forget(std::span<const InboxEntry> entries) { impl_->Forget(entries); }
-bool ClusterCoordinator::MayFetch(uint32_t partition) const { return impl_->MayFetch(partition); }
+bool ClusterCoordinator::MayFetch(uint32_t partition) const {
+  return impl_->MayFetch(partition, nullptr);
+}
+bool ClusterCoordinator::MayFetch(const InboxEntry& entry) const {
+  return impl_->MayFetch(entry.partition, &entry.tenure);
+}
 Status ClusterCoordinator::MarkSeeded() { return impl_->MarkSeeded(); }
 Result<bool> ClusterCoordinator::Finished() { return impl_->Finished(); }
 void ClusterCoordinator::Publish(const NodeCounters& counters) { impl_->Publish(counters); }

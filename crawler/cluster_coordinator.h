@@ -6,58 +6,77 @@
 //
 // Partitions. A URL belongs to partition p = ClusterPartitionOf(its politeness key, P); P is fixed
 // when the cluster is created (1024 by default). Partition p's keys share the hash tag of the
-// routed seen set's shard p, "{NAME:p}" (RedisShardKeyPrefix(NAME, p)):
+// routed seen set's shard p, "{NAME:p}" (RedisShardKeyPrefix(NAME, p)); the cluster's own keys
+// share "{NAME}" (crawler/cluster_keys.h):
 //   urlsieve:{NAME:p}:inbox   stream of the URLs new to the cluster whose host is in p (appended by
 //                             the seen set's Function, consumer group kRedisInboxGroup)
-//   urlsieve:{NAME:p}:lease   string with a TTL: the owner's node id, or "released" during the
-//                             hand-over cool-down
-// and the cluster's own keys share "{NAME}":
+//   urlsieve:{NAME:p}:lease   string with a TTL: "ID@TOKEN" of the owner (TOKEN: the instance,
+//                             so that a second process under the same id never renews the
+//                             first one's lease), or "released" during the hand-over cool-down
 //   urlsieve:{NAME}:cluster   hash: format, version, identity, partitions, settings (JSON), seeded
 //   urlsieve:{NAME}:nodes     sorted set: node id -> heartbeat expiry (ms, Redis TIME)
-//   urlsieve:{NAME}:node:ID   hash: the node's host, pid, instance token, state, published
-//                             counters (pages, errors...), for `urlsieve cluster status`
-// Every multi-key step is one call of the Function library "urlsieve_cluster_v1", loaded at Join
-// (FUNCTION LOAD REPLACE) and again when a server answers "Function not found".
+//   urlsieve:{NAME}:node:ID   hash: the node's token, host, pid, state, published counters (pages,
+//                             errors, links_new), beat_ms, for `urlsieve cluster status`
+// Every step that reads and writes is one call of the Function library "urlsieve_cluster_v1"
+// (crawler/cluster_function.h), loaded at Join (FUNCTION LOAD REPLACE, on every master) and again
+// when a server answers "Function not found". Expiries and ages are Redis TIME of the server
+// holding the key: no two machines' clocks are ever compared.
 //
-// Ownership. A background thread heartbeats every lease_ttl / 5: it renews the node's expiry,
-// reads the live nodes (expiry > now) and renews every lease it holds. Partition p is *wanted* by
-// the live node with the highest rendezvous score XXH3(node id, p), so a join or a leave moves only
-// that node's share. A wanted partition is acquired (SET NX with lease_ttl) as soon as its lease
-// key is absent; a held partition that another node now wants is *drained*: Poll() stops
-// returning its entries and, once every entry read from it is acknowledged or forgotten, its lease
-// is released, leaving "released" with a TTL of the politeness delay (handover_delay), so the next
-// owner's first request to one of its hosts comes at least that long after the last one of the
-// previous owner. A node's lease of p is *valid* (MayFetch) until the time it sent its last
-// successful renewal + lease_ttl - handover_delay - a safety margin; a node that cannot renew
-// (Redis down, a long pause) stops fetching p's hosts before anyone else can acquire it. A lease
-// found owned by another node (it expired and was taken) is *lost*: p's outstanding entries are
-// dropped here (their fetches would duplicate the new owner's).
+// Ownership. A background thread beats every min(lease_ttl / 5, 500 ms) (one call: the node's
+// expiry = now + lease_ttl, its counters, and the list of nodes back) and renews every lease it
+// holds every lease_ttl / 5. Partition p is *wanted* by the live node (expiry > now) with the
+// highest rendezvous score XXH3(node id, seed p) (crawler/rendezvous.h), so a join or a leave
+// moves only that node's share. While a wanted partition is not held the thread runs every
+// 100 ms: a wanted partition is acquired as soon as its lease key is absent (a "released" key is
+// tried again when its cool-down ends). A held partition that another node now wants is
+// *drained*: Poll() stops returning its entries and, once every entry read from it is
+// acknowledged or forgotten, its lease is released, leaving "released" with a TTL of the
+// politeness delay (handover_delay), so the next owner's first request to one of its hosts comes
+// at least that long after the last one of the previous owner. A node's lease of p is *valid*
+// (MayFetch) until the time it sent its last successful acquisition or renewal + lease_ttl -
+// handover_delay - lease_ttl / 10 (the margin: clock rates, and the time between MayFetch and the
+// request), so a node that cannot renew (Redis down, a long pause) stops fetching p's hosts
+// handover_delay before anyone else can acquire it. A renewal that finds the lease not its own
+// (taken, or lapsed: someone may have held it meanwhile) *loses* p: p's outstanding entries are
+// dropped here, and a new *tenure* (InboxEntry::tenure) begins at the next acquisition. Entries
+// of an old tenure are to be forgotten, not fetched (MayFetch(entry) is false for them).
 //
-// Inboxes. Poll() reads, from the partitions held and not draining, entries up to a bound of
-// outstanding entries (read and neither acknowledged nor forgotten) per partition and in all:
-// first, after each acquisition, the partition's pending entries of any consumer (XAUTOCLAIM
-// from 0 with min-idle 0: a dead or departed owner's unacknowledged entries, or this node's own
-// from before a restart), skipping entries already outstanding here; then new ones (XREADGROUP
-// ">"). The read is one Function call per partition that first checks the lease (a node that lost
-// it reads nothing). Ack() is XACK + XDEL in one call per partition, so the inbox holds only what
-// is pending: Redis memory is bounded by the work not yet done. An entry acknowledged is never
-// handed out again; one forgotten (Forget: the node dropped it unfetched) is handed out again by
-// the next owner, or by this node after it re-acquires the partition.
+// Inboxes. Poll() reads, from the partitions held, valid and not draining, entries up to a bound
+// of outstanding entries (read and neither acknowledged nor forgotten) per partition (64) and in
+// all (4096): first, after each acquisition, the partition's pending entries of any consumer
+// (XAUTOCLAIM from 0 with min-idle 0: a dead or departed owner's unacknowledged entries, or this
+// node's own from before a restart), skipping entries already outstanding here; then new ones
+// (XREADGROUP ">"). The read is one Function call per partition that first checks the lease (a
+// node that lost it reads nothing), one pipelined round per Poll over at most 64 partitions; a
+// partition that had nothing is asked again after 10 ms, doubling up to max_idle_poll (200 ms),
+// and up to cold_poll (1 s) once it has had nothing for 10 s (most partitions of a crawl of few
+// hosts stay empty: 1024 of them asked every 200 ms would be ~5000 calls/s for nothing).
+// Ack() is XACK + XDEL in one call per partition, so the inbox holds only what is pending: Redis
+// memory is bounded by the work not yet done. It is not lease-checked: a recorded page's entry
+// is done whoever holds the partition now. An entry acknowledged is never handed out again; one
+// forgotten (Forget: the node dropped it unfetched) is claimed again by this node while it holds
+// the partition, else by the next owner. A read whose reply was lost (a fault) claims again too,
+// so an entry delivered to this node's pending list is never stranded there.
 //
 // The end. The crawl is over when the cluster was seeded (MarkSeeded) and every inbox is empty
 // (XLEN counts pending, unacknowledged entries too, because Ack deletes) on two scans of all
 // partitions with no entry added in between (each partition's entries-added counter unchanged):
 // an entry in flight anywhere is still in its inbox, and the links of a page are appended before
-// its entry is acknowledged, so an empty inbox cannot hide work still to come.
+// its entry is acknowledged, so an empty inbox cannot hide work still to come. A cheap scan
+// (XLEN of every inbox, one pipeline) comes first and answers "not over" while the crawl runs;
+// with entries outstanding here it is not over and Redis is not asked.
 //
 // Faults. A Redis that does not answer makes calls return kUnavailable (callers retry; the
-// heartbeat retries by itself and leases lapse, see "valid" above). A cluster key missing that was
-// there at Join (a restart without persistence, a FLUSHALL) is the fatal error() "coordination
-// state lost", never a silent re-crawl or a silent stop.
+// heartbeat retries by itself, beating first after a fault, and leases lapse, see "valid"
+// above). A cluster meta hash missing or of another identity (a restart without persistence, a
+// FLUSHALL) is the fatal error() "coordination state lost", naming the cluster and the server;
+// so is another instance having taken this node's id after its heartbeat expired. Then every
+// partition is dropped, MayFetch is false and Poll / Finished return the error: never a silent
+// re-crawl or a silent stop.
 //
 // Thread-safety: every method may be called from any thread; one mutex guards the partition
 // table and the outstanding sets, Redis calls are made without it (a pool of clients, one per
-// call).
+// call; a partition being read or released is marked busy).
 #ifndef URLSIEVE_CRAWLER_CLUSTER_COORDINATOR_H_
 #define URLSIEVE_CRAWLER_CLUSTER_COORDINATOR_H_
 
@@ -101,6 +120,10 @@ struct ClusterOptions {
   // Bounds of the entries read and neither acknowledged nor forgotten (Poll reads no more).
   size_t max_outstanding_per_partition = 64;
   size_t max_outstanding = 4096;
+  // A partition whose inbox had nothing is asked again after 10 ms, doubling up to this.
+  std::chrono::milliseconds max_idle_poll{200};
+  // ... and up to this once it has had nothing for 10 s.
+  std::chrono::milliseconds cold_poll{1000};
 };
 
 // One URL record read from an inbox.
@@ -108,6 +131,10 @@ struct InboxEntry {
   uint32_t partition = 0;
   std::string id;       // the stream entry id
   std::string payload;  // what the seen set appended (the crawler's claim record)
+  // Which of this node's tenures of the partition the entry was read under (it counts
+  // acquisitions and losses): after a loss and a re-acquisition the same entry may be handed out
+  // again under a new tenure, and Forget / MayFetch(entry) of the old copy do not touch the new.
+  uint64_t tenure = 0;
 };
 
 // What a node publishes with its heartbeat, for status and the progress line.
@@ -180,6 +207,9 @@ class ClusterCoordinator {
   void Forget(std::span<const InboxEntry> entries);
   // Whether this node may send a request to a host of partition p now (held and valid).
   bool MayFetch(uint32_t partition) const;
+  // The same for an entry: also false when it was read under an earlier tenure of its partition
+  // (lost since, and perhaps handed out again): such an entry is to be forgotten, not fetched.
+  bool MayFetch(const InboxEntry& entry) const;
 
   // Records that the seeds are in the inboxes (the crawl cannot end before).
   Status MarkSeeded();

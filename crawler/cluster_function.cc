@@ -32,9 +32,10 @@ local function register(keys, argv)
   local expiry = redis.call('ZSCORE', nodes, id)
   if expiry and tonumber(expiry) > now then
     local other = redis.call('HMGET', node, 'token', 'host', 'pid')
-    if other[1] ~= token then
+    if other[1] ~= token and (argv[11] == '' or other[1] ~= argv[11]) then
       return redis.error_reply('LIVE ' .. (tonumber(expiry) - now) .. ' ' ..
-                               tostring(other[2]) .. ' ' .. tostring(other[3]))
+                               tostring(other[2]) .. ' ' .. tostring(other[3]) .. ' ' ..
+                               tostring(other[1]))
     end
   end
   redis.call('HSET', node, 'token', token, 'host', argv[8], 'pid', argv[9], 'state', 'running',
@@ -57,6 +58,9 @@ local function heartbeat(keys, argv)
   local lost = check_identity(meta, argv[1])
   if lost then return lost end
   local token = redis.call('HGET', node, 'token')
+  if not token then
+    return redis.error_reply('STATELOST urlsieve: ' .. node .. ' is missing')
+  end
   if token ~= argv[3] then
     local other = redis.call('HMGET', node, 'host', 'pid')
     return redis.error_reply('TAKEN ' .. tostring(other[1]) .. ' ' .. tostring(other[2]))

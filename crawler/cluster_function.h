@@ -5,10 +5,11 @@
 // partition's "{NAME:p}". Times are the server's (TIME, milliseconds): no two machines' clocks
 // are ever compared.
 //   _register  KEYS: meta, nodes, node. ARGV: identity, partitions, settings, format, version,
-//              node id, token, host, pid, ttl ms. Creates the meta hash unless it exists (an
-//              existing one whose partitions, settings or format differ: error "MISMATCH"); a
-//              live node of that id with another token: error "LIVE <ms left> <host> <pid>";
-//              else writes the node's hash and expiry. Returns [created 0/1, identity].
+//              node id, token, host, pid, ttl ms, the token of a dead instance to take over
+//              from ("" none). Creates the meta hash unless it exists (an existing one whose
+//              partitions, settings or format differ: error "MISMATCH"); a live node of that id
+//              with another token: error "LIVE <ms left> <host> <pid> <token>"; else writes the
+//              node's hash and expiry. Returns [created 0/1, identity].
 //   _heartbeat KEYS: meta, nodes, node. ARGV: identity, node id, token, ttl ms (0: leaving),
 //              state, pages, errors, links_new. Error "STATELOST" when the meta hash is gone or
 //              has another identity, "TAKEN" when the node's hash has another token. Returns

@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "crawler/cluster_coordinator.h"
 #include "crawler/cluster_keys.h"
@@ -60,8 +59,8 @@ Result<ClusterStatus> ReadClusterStatus(const RedisAddress& address, std::string
     }
   }
   std::map<std::string, std::string> meta = HashOf(replies[0]);
-  if (meta.empty()) return Status::NotFound("there is no crawl cluster '" + std::string(name) +
-                                            "' at " + server);
+  if (meta.empty())
+    return Status::NotFound("there is no crawl cluster '" + std::string(name) + "' at " + server);
   if (meta["format"] != kClusterFormat) {
     return Status::FailedPrecondition(what + ": " + meta_key + " is not a urlsieve crawl cluster");
   }
@@ -106,9 +105,9 @@ Result<ClusterStatus> ReadClusterStatus(const RedisAddress& address, std::string
     node.pid = std::atoll(fields["pid"].c_str());
     node.state = fields["state"];
     node.alive = expiries[i] > now_ms;
-    node.heartbeat_age_ms =
-        fields.count("beat_ms") > 0 ? std::max(0LL, now_ms - std::atoll(fields["beat_ms"].c_str()))
-                                    : 0;
+    node.heartbeat_age_ms = fields.count("beat_ms") > 0
+                                ? std::max(0LL, now_ms - std::atoll(fields["beat_ms"].c_str()))
+                                : 0;
     node.counters.pages = Number(fields["pages"]);
     node.counters.errors = Number(fields["errors"]);
     node.counters.links_new = Number(fields["links_new"]);
@@ -183,8 +182,7 @@ std::string ClusterStatus::ToText() const {
            std::to_string(node.counters.errors) + " errors\n";
   }
   out += "unowned partitions: " + std::to_string(unowned_partitions) + "\n";
-  out += "pending: " + std::to_string(pending) + " (in flight " + std::to_string(in_flight) +
-         ")\n";
+  out += "pending: " + std::to_string(pending) + " (in flight " + std::to_string(in_flight) + ")\n";
   out += "pages: " + std::to_string(pages) + ", errors: " + std::to_string(errors) + "\n";
   return out;
 }

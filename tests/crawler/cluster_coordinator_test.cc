@@ -5,17 +5,18 @@
 #include "crawler/cluster_coordinator.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "crawler/cluster_keys.h"
 #include "crawler/rendezvous.h"
@@ -94,7 +95,8 @@ class ClusterCoordinatorTest : public ::testing::Test {
   // What the routed seen set's Function does for a URL new to partition p.
   std::string Append(const std::string& name, uint32_t partition, const std::string& payload) {
     const std::string inbox = RedisInboxKey(name, partition);
-    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0", "MKSTREAM"});  // or BUSYGROUP
+    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0",
+         "MKSTREAM"});  // or BUSYGROUP
     RedisReply id = Run({"XADD", inbox, "*", "c", payload});
     EXPECT_EQ(id.type, RedisReply::Type::kString) << id.str;
     return id.str;
@@ -190,8 +192,7 @@ TEST_F(ClusterCoordinatorTest, RefusesOtherPartitions) {
   auto b = ClusterCoordinator::Join(Options("b", 32), nullptr);
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(b.status().message().find("16 partitions"), std::string::npos)
-      << b.status().message();
+  EXPECT_NE(b.status().message().find("16 partitions"), std::string::npos) << b.status().message();
   EXPECT_NE(b.status().message().find("32"), std::string::npos) << b.status().message();
 }
 
@@ -237,6 +238,41 @@ TEST_F(ClusterCoordinatorTest, RefusesALiveNodeWithTheSameId) {
   EXPECT_TRUE(WaitFor([&] { return ClusterCoordinator::Join(Options("a"), nullptr).ok(); }));
 }
 
+// --resume after a kill -9: the node's record is still live, but its process (on this host) is
+// gone: the new instance takes over at once. One whose process runs is refused.
+TEST_F(ClusterCoordinatorTest, TakesOverFromADeadInstanceOnThisHost) {
+  auto b = MustJoin(Options("b"));
+  ASSERT_NE(b, nullptr);
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);  // a pid that no longer runs
+  auto fake = [&](pid_t pid) {
+    Run({"HSET", ClusterNodeKey("crawl1", "a"), "token", "old", "host", host, "pid",
+         std::to_string(pid), "state", "running"});
+    // A heartbeat expiry far ahead (server time in ms: TIME's seconds * 1000 + a minute).
+    RedisReply time = raw_->Run(RedisCommand{{"TIME"}, -1}).value();
+    long long now_ms = std::atoll(time.elements[0].str.c_str()) * 1000;
+    Run({"ZADD", ClusterNodesKey("crawl1"), std::to_string(now_ms + 60000), "a"});
+  };
+  fake(::getppid());  // alive
+  auto refused = ClusterCoordinator::Join(Options("a"), nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("live node 'a'"), std::string::npos);
+  fake(child);  // gone
+  std::vector<std::string> notices;
+  auto a = MustJoin(Options("a"), &notices);
+  ASSERT_NE(a, nullptr);
+  bool said = false;
+  for (const std::string& notice : notices)
+    said = said || notice.find("takes over") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_TRUE(WaitFor([&] { return !Valid(*a).empty(); }));
+}
+
 TEST_F(ClusterCoordinatorTest, NodesSplitPartitionsAndAJoinMovesOnlyItsShare) {
   constexpr uint32_t kParts = 32;
   auto a = MustJoin(Options("a", kParts));
@@ -266,7 +302,8 @@ TEST_F(ClusterCoordinatorTest, NodesSplitPartitionsAndAJoinMovesOnlyItsShare) {
   ASSERT_TRUE(WaitFor([&] {
     at_most_one_owner(nodes);
     return Valid(*a) == share_a && Valid(*b) == share_b;
-  })) << Valid(*a).size() << " + " << Valid(*b).size();
+  })) << Valid(*a).size()
+      << " + " << Valid(*b).size();
 
   auto c = MustJoin(Options("c", kParts));
   ASSERT_NE(c, nullptr);
@@ -474,7 +511,7 @@ TEST_F(ClusterCoordinatorTest, FinishedOnlyWhenSeededAndEverythingAcknowledged) 
   std::vector<InboxEntry> got = PollUntil(*a, 1);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_FALSE(FinishedNow(*a));  // in flight
-  Append("crawl1", 3, "link");                 // the page's links, before its Ack
+  Append("crawl1", 3, "link");    // the page's links, before its Ack
   ASSERT_TRUE(a->Ack(got).ok());
   EXPECT_FALSE(FinishedNow(*a));
   std::vector<InboxEntry> link = PollUntil(*a, 1);
@@ -528,6 +565,32 @@ TEST_F(ClusterCoordinatorTest, ARestartWithoutPersistenceIsLostCoordinationState
   ASSERT_FALSE(polled.ok());
   EXPECT_NE(polled.status().message().find("coordination state lost"), std::string::npos);
   EXPECT_FALSE(a->Finished().ok());
+}
+
+TEST_F(ClusterCoordinatorTest, ALostLeaseDropsItsEntriesAndANewTenureHandsThemOutAgain) {
+  auto a = MustJoin(Options("a", 1));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return a->MayFetch(0u); }));
+  Append("crawl1", 0, "page");
+  std::vector<InboxEntry> first = PollUntil(*a, 1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_TRUE(a->MayFetch(first[0]));
+  // Another holder appears (as if a's lease had lapsed and been taken): a loses the partition
+  // at its next renewal, and takes it back once that lease lapses.
+  Run({"SET", ClusterLeaseKey("crawl1", 0), "intruder@x", "PX", "300"});
+  ASSERT_TRUE(WaitFor([&] { return !a->MayFetch(0u); }));
+  EXPECT_FALSE(a->MayFetch(first[0]));
+  std::vector<InboxEntry> again = PollUntil(*a, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].id, first[0].id);
+  EXPECT_NE(again[0].tenure, first[0].tenure);
+  EXPECT_FALSE(a->MayFetch(first[0]));
+  EXPECT_TRUE(a->MayFetch(again[0]));
+  a->Forget(first);  // the old copy: does not touch the new one
+  EXPECT_TRUE(a->MayFetch(again[0]));
+  ASSERT_TRUE(a->Ack(again).ok());
+  ASSERT_TRUE(a->MarkSeeded().ok());
+  EXPECT_TRUE(FinishedNow(*a));
 }
 
 TEST_F(ClusterCoordinatorTest, ReadClusterStatus) {

@@ -87,8 +87,11 @@ TEST(ClusterPartitionTest, StableInRangeAndSpread) {
   }
   EXPECT_EQ(seen.size(), kPartitions);  // 20000 keys over 1024 partitions: all hit
   EXPECT_EQ(ClusterPartitionOf("anything", 1), 0u);
-  // Part of the format: a fixed key's partition never changes.
-  EXPECT_EQ(ClusterPartitionOf("example.com", 1024), ClusterPartitionOf("example.com", 1024));
+  // Part of the format (every node must agree, across versions): XXH3-64, multiply-high.
+  EXPECT_EQ(ClusterPartitionOf("example.com", 1024), 557u);
+  EXPECT_EQ(ClusterPartitionOf("http://example.com:80", 1024), 629u);
+  EXPECT_EQ(ClusterPartitionOf("a", 1024), 923u);
+  EXPECT_EQ(ClusterPartitionOf("a", 7), 6u);
 }
 
 }  // namespace

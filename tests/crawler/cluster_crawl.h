@@ -63,10 +63,14 @@ class ClusterCrawl {
   std::filesystem::path config() const { return dir_ / "crawl.toml"; }
   std::filesystem::path seeds() const { return dir_ / "seeds.txt"; }
 
-  // The options every crawl of the site gets, cluster or not.
+  // The options every crawl of the site gets, cluster or not. Each crawl (node) has its own
+  // User-Agent, "urlsieve-<name>", so that the request log says who sent what (the site's robots
+  // rules are for "*"; the cluster's shared settings do not include the agent).
   std::vector<std::string> CrawlArgs(const std::string& out_name) const {
     return {"--out",
             (dir_ / ("out-" + out_name)).string(),
+            "--user-agent",
+            "urlsieve-" + out_name,
             "--threads",
             std::to_string(kThreads),
             "--delay-ms",

@@ -219,7 +219,10 @@ struct CrawlAnalysis {
   // Requests beyond the first of a resource, robots.txt and may_repeat resources aside (a new owner
   // of a host fetches its robots.txt again: by design).
   size_t duplicates = 0;
-  std::vector<std::string> duplicated;  // "host h resource xN"
+  std::vector<std::string> duplicated;  // "host h resource by agent agent..."
+  std::vector<Resource> duplicated_resources;
+  std::map<Resource, std::vector<std::string>> agents;  // the User-Agent of each request, in order
+  std::map<std::string, size_t> requests_by;            // requests per User-Agent
   // The smallest gap between consecutive requests to one host, over every host, and which requests.
   std::chrono::microseconds min_spacing = std::chrono::microseconds::max();
   std::string closest;
@@ -248,6 +251,8 @@ inline CrawlAnalysis AnalyzeCrawl(const ClusterSite& site,
   for (size_t i = 0; i < log.size(); ++i) {
     const site::LoggedRequest& r = log[i];
     ++a.requests[{r.host, r.resource}];
+    a.agents[{r.host, r.resource}].push_back(r.user_agent);
+    ++a.requests_by[r.user_agent];
     times[r.host].push_back(i);
     if (IsRobotsResource(r.resource)) continue;
     ++a.page_requests;
@@ -271,13 +276,15 @@ inline CrawlAnalysis AnalyzeCrawl(const ClusterSite& site,
     }
     if (n > 1 && expect.may_repeat.count(key.second) == 0) {
       a.duplicates += n - 1;
-      a.duplicated.push_back("host " + std::to_string(key.first) + " " + key.second + " x" +
-                             std::to_string(n));
+      std::string by;
+      for (const std::string& agent : a.agents[key]) by += " " + agent;
+      a.duplicated.push_back("host " + std::to_string(key.first) + " " + key.second + " by" + by);
+      a.duplicated_resources.push_back(key);
     }
   }
   const auto start = log.empty() ? std::chrono::steady_clock::time_point() : log.front().time;
   auto at = [&](const site::LoggedRequest& r) {
-    return r.resource + " at " +
+    return r.resource + " by " + r.user_agent + " at " +
            std::to_string(std::chrono::duration<double, std::milli>(r.time - start).count()) +
            " ms";
   };

@@ -131,8 +131,15 @@ TEST_F(CrawlClusterTest, KillNineOneNodeMidCrawlTheOthersFinishAndNoPageIsMissin
   EXPECT_EQ(n3->Wait(), 0) << n3->err();
   EXPECT_EQ(alone->Wait(), 0) << alone->err();
 
-  // At most the killed node's in-flight fetches are made again.
+  // At most the killed node's in-flight fetches are made again: every page fetched twice was
+  // fetched by it.
   const CrawlAnalysis cluster = crawl_->ExpectCorrectCrawl(ClusterCrawl::kThreads);
+  for (const CrawlAnalysis::Resource& resource : cluster.duplicated_resources) {
+    const std::vector<std::string>& by = cluster.agents.at(resource);
+    EXPECT_NE(std::find(by.begin(), by.end(), "urlsieve-n2"), by.end())
+        << "fetched twice, not by the killed node: " << resource.second << " on host "
+        << resource.first;
+  }
   const CrawlAnalysis standalone = reference.ExpectCorrectCrawl(0);
   EXPECT_EQ(cluster.fetched, standalone.fetched)
       << "missing compared with the standalone crawl:"
@@ -168,6 +175,8 @@ TEST_F(CrawlClusterTest, ANodeJoiningMidCrawlTakesOverPartitionsAndFetchesWithou
 
   const CrawlAnalysis a = crawl_->ExpectCorrectCrawl(0);
   EXPECT_GT(PagesOf("n3"), 0u) << "the node that joined fetched nothing" << crawl_->Diagnostics();
+  EXPECT_EQ(a.requests_by.count("urlsieve-n3"), 1u)
+      << "the servers saw no request of the joined node";
   EXPECT_EQ(PagesOf("n1") + PagesOf("n2") + PagesOf("n3"), a.page_requests);
 }
 

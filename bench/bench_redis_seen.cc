@@ -20,7 +20,9 @@
 //   bench_redis_seen --redis redis://127.0.0.1:PORT [--urls N] [--links N] [--batch B]
 //                    [--fp-rate P] [--workloads ab] [--contenders cnsl] [--shards S]
 //   contenders: c urlsieve with front cache, n urlsieve without, s SADD, l Lua SETBIT Bloom;
-//   r (not by default) a probe: the same test-and-set as one plain BITFIELD per batch, no Lua.
+//   r (not by default) a probe: the same test-and-set as one plain BITFIELD per batch, no Lua;
+//   o (not by default) urlsieve routed, no front cache: a crawl cluster's set (1024 shards, or
+//   --shards), each key routed to the partition of its host and appended to that inbox when new.
 //   --shards S: urlsieve's shard count (default: the set chooses).
 // Exit status 1 when a contender fails or answers wrongly (the targets only print).
 #include <nettle/sha1.h>
@@ -280,9 +282,12 @@ class Contender {
 
 class UrlsieveContender final : public Contender {
  public:
-  UrlsieveContender(RedisAddress address, bool front_cache, uint32_t shards)
-      : address_(std::move(address)), front_cache_(front_cache), shards_(shards) {}
+  UrlsieveContender(RedisAddress address, bool front_cache, uint32_t shards, bool routed = false)
+      : address_(std::move(address)), front_cache_(front_cache), shards_(shards), routed_(routed) {
+    if (routed_ && shards_ == 0) shards_ = 1024;
+  }
   const char* name() const override {
+    if (routed_) return "urlsieve routed, no cache";
     return front_cache_ ? "urlsieve, front cache" : "urlsieve, no front cache";
   }
   Status Open(uint64_t capacity, double fp_rate) override {
@@ -293,6 +298,7 @@ class UrlsieveContender final : public Contender {
     options.requested.fp_rate = fp_rate;
     if (!front_cache_) options.front_cache_keys = 0;
     options.shards = shards_;
+    options.routed = routed_;
     std::vector<SeenNotice> notices;
     Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(options, &notices);
     if (!set.ok()) return set.status();
@@ -302,6 +308,18 @@ class UrlsieveContender final : public Contender {
   Status Insert(std::span<const std::string_view> keys, bool* is_new) override {
     hashes_.resize(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) hashes_[i] = SeenSet::Hash(keys[i]);
+    if (routed_) {
+      // The partition of the key's host, as a crawl cluster routes it; the key is its payload.
+      routes_.resize(keys.size());
+      for (size_t i = 0; i < keys.size(); ++i) {
+        std::string_view host = keys[i];
+        const size_t scheme = host.find("://");
+        if (scheme != std::string_view::npos) host.remove_prefix(scheme + 3);
+        host = host.substr(0, host.find('/'));
+        routes_[i] = static_cast<uint32_t>(SeenSet::Hash(host).low % shards_);
+      }
+      return set_->InsertRouted(routes_, keys, hashes_, keys, std::span<bool>(is_new, keys.size()));
+    }
     return set_->InsertHashedIfNew(keys, hashes_, std::span<bool>(is_new, keys.size()));
   }
   uint64_t round_trips() const override { return set_->round_trips(); }
@@ -325,8 +343,10 @@ class UrlsieveContender final : public Contender {
   RedisAddress address_;
   bool front_cache_;
   uint32_t shards_;
+  bool routed_;
   std::unique_ptr<RedisSeenSet> set_;
   std::vector<KeyHash> hashes_;
+  std::vector<uint32_t> routes_;
 };
 
 // Base of the two baselines: one connection, one pipeline per batch of preallocated commands
@@ -713,6 +733,8 @@ int Main(int argc, char** argv) {
       contenders.push_back(std::make_unique<UrlsieveContender>(address, true, o.shards));
     else if (c == 'n')
       contenders.push_back(std::make_unique<UrlsieveContender>(address, false, o.shards));
+    else if (c == 'o')
+      contenders.push_back(std::make_unique<UrlsieveContender>(address, false, o.shards, true));
     else if (c == 's')
       contenders.push_back(std::make_unique<SaddContender>(address));
     else if (c == 'r')
@@ -721,7 +743,7 @@ int Main(int argc, char** argv) {
       contenders.push_back(std::make_unique<LuaBloomContender>(address));
     else
       Die("--contenders",
-          Status::InvalidArgument(std::string("unknown contender '") + c + "' (c n s l r)"));
+          Status::InvalidArgument(std::string("unknown contender '") + c + "' (c n s l r o)"));
   }
 
   std::map<char, std::vector<Row>> results;

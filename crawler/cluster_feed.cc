@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "crawler/claim_record.h"
+#include "crawler/cluster_seeds.h"
 #include "crawler/cluster_url_router.h"
 #include "crawler/logger.h"
 #include "crawler/scope.h"
@@ -40,6 +41,8 @@ ClusterFeed::ClusterFeed(Parts parts, ClusterFeedOptions options)
   retry.what = parts_.coordinator->what();
   ack_retry_ = std::make_unique<SeenRetry>(
       retry, [log = parts_.log](const std::string& message) { log->Info(message); });
+  seed_retry_ = std::make_unique<SeenRetry>(
+      retry, [log = parts_.log](const std::string& message) { log->Info(message); });
 }
 
 ClusterFeed::~ClusterFeed() {
@@ -70,29 +73,47 @@ bool ClusterFeed::WaitForWork(uint64_t generation) {
 }
 
 bool ClusterFeed::Admit(const Lease& lease) {
-  std::optional<uint32_t> partition;
-  if (lease.kind == Lease::Kind::kPage) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = outstanding_.find(lease.url);
-    if (it != outstanding_.end()) partition = it->second.partition;
+  if (lease.kind != Lease::Kind::kPage) {
+    // A robots.txt request is a request to the partition's hosts too.
+    const uint32_t partition = parts_.router->PartitionOf(lease.url);
+    if (parts_.coordinator->MayFetch(partition)) return true;
+    parts_.frontier->Abandon(lease);  // the next page of the origin asks again
+    return false;
   }
-  if (!partition) partition = parts_.router->PartitionOf(lease.url);
-  if (parts_.coordinator->MayFetch(*partition)) return true;
-  // The partition was handed over (or its lease lapsed): its next owner fetches the URL.
-  parts_.frontier->Abandon(lease);
-  if (lease.kind != Lease::Kind::kPage) return false;
-  std::vector<InboxEntry> entries;
+  // Entries read under an earlier tenure of their partition (lost and taken again since) are
+  // forgotten: a copy read under the new tenure may be on its way.
+  std::vector<InboxEntry> forget;
+  bool admitted = false;
+  std::optional<uint32_t> partition;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = outstanding_.find(lease.url);
     if (it != outstanding_.end()) {
-      entries = std::move(it->second.entries);
-      outstanding_entries_ -= entries.size();
-      outstanding_.erase(it);
+      partition = it->second.partition;
+      std::vector<InboxEntry>& entries = it->second.entries;
+      auto keep = std::stable_partition(entries.begin(), entries.end(), [&](const InboxEntry& e) {
+        return parts_.coordinator->MayFetch(e);
+      });
+      std::move(keep, entries.end(), std::back_inserter(forget));
+      entries.erase(keep, entries.end());
+      outstanding_entries_ -= forget.size();
+      admitted = !entries.empty();
+      if (!admitted) outstanding_.erase(it);
     }
   }
-  feeder_cv_.notify_one();
-  if (!entries.empty()) parts_.coordinator->Forget(entries);
+  if (!partition) {
+    // Not read from an inbox (it cannot be: every URL of a node's frontier is); the partition's
+    // lease decides.
+    partition = parts_.router->PartitionOf(lease.url);
+    admitted = parts_.coordinator->MayFetch(*partition);
+  }
+  if (!forget.empty()) {
+    parts_.coordinator->Forget(forget);
+    feeder_cv_.notify_one();
+  }
+  if (admitted) return true;
+  // The partition was handed over (or its lease lapsed): its next owner fetches the URL.
+  parts_.frontier->Abandon(lease);
   parts_.log->Debug("partition " + std::to_string(*partition) + " is no longer this node's: " +
                     lease.url + " is left to its next owner");
   return false;
@@ -129,6 +150,7 @@ void ClusterFeed::Stop() {
   work_cv_.notify_all();
   feeder_cv_.notify_all();
   ack_retry_->Stop();
+  seed_retry_->Stop();
 }
 
 bool ClusterFeed::finished() const {
@@ -232,6 +254,16 @@ void ClusterFeed::FeederLoop() {
         unavailable_said = false;
         if (!polled->empty()) {
           got = true;
+          Status seeds = parts_.seeds == nullptr
+                             ? Status::Ok()
+                             : seed_retry_->Run([this] { return parts_.seeds->Refresh(); });
+          if (!seeds.ok()) {
+            // Stopping during an outage, or an error: the entries stay pending, unfetched.
+            if (!seed_retry_->stopped()) parts_.fail(seeds);
+            parts_.coordinator->Forget(*polled);
+            lock.lock();
+            break;
+          }
           Push(std::move(*polled));
         }
       }

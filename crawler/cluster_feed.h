@@ -5,13 +5,15 @@
 //   (ClusterCoordinator::Poll) whenever fewer than low_water URLs read from them are outstanding
 //   here, decodes each claim record (claim_record.h) and pushes the URL into the local frontier
 //   with its depth and parent, remembering url -> its inbox entries. Politeness, robots.txt and
-//   budgets then work as in a standalone crawl. A seed read from an inbox puts its host in the
-//   scope (Scope::AddSeed), so a node given no seeds learns them.
+//   budgets then work as in a standalone crawl. Before it pushes what it polled it reads the
+//   cluster's seeds again (ClusterSeeds), so the scope of the pages it fetches knows their seeds,
+//   whichever node was given them.
 //
 //   Admission. Before a lease is fetched, Admit() asks whether this node may still send requests
-//   to its partition's hosts (MayFetch: the lease held and valid); if not the lease is dropped
-//   here (Frontier::Abandon) and its entries forgotten (ClusterCoordinator::Forget): the
-//   partition's next owner fetches the URL.
+//   to its partition's hosts (MayFetch(entry): the lease held and valid, and the entry read under
+//   the current tenure); if not the lease is dropped here (Frontier::Abandon) and its entries
+//   forgotten (ClusterCoordinator::Forget): the partition's next owner (or this node, once it
+//   holds the partition again) fetches the URL.
 //
 //   Acknowledgement (group commit). An entry is acknowledged only once its page is recorded (or
 //   its URL's rejection is in rejected.jsonl) *and* covered by a checkpoint, because --resume cuts
@@ -48,6 +50,7 @@
 
 namespace urlsieve {
 
+class ClusterSeeds;
 class ClusterUrlRouter;
 class Frontier;
 class Logger;
@@ -57,9 +60,11 @@ class UrlCanonicalizer;
 struct Lease;
 
 struct ClusterFeedOptions {
-  size_t low_water = 256;   // poll when fewer URLs read from the inboxes are outstanding here
-  size_t poll_batch = 512;  // entries asked for per Poll
-  std::chrono::milliseconds idle_poll{20};  // between polls that returned nothing
+  size_t low_water = 256;    // poll when fewer URLs read from the inboxes are outstanding here
+  size_t poll_batch = 4096;  // entries asked for per Poll (the coordinator shares them out)
+  // Between polls that returned nothing. A Poll with no partition due asks Redis nothing (the
+  // coordinator paces each partition), so this is short.
+  std::chrono::milliseconds idle_poll{5};
   std::chrono::milliseconds finished_interval{250};
 };
 
@@ -71,6 +76,8 @@ class ClusterFeed {
     const UrlCanonicalizer* fetch_form;
     Scope* scope;
     const ClusterUrlRouter* router;
+    // The cluster's seeds, read again before polled entries are pushed (null: scope "any").
+    ClusterSeeds* seeds;
     Logger* log;
     // Makes the recorded pages and rejections durable (the crawl's checkpoint).
     std::function<Status()> checkpoint;
@@ -123,7 +130,8 @@ class ClusterFeed {
 
   const Parts parts_;
   const ClusterFeedOptions options_;
-  std::unique_ptr<SeenRetry> ack_retry_;  // the Acks' retries while Redis does not answer
+  std::unique_ptr<SeenRetry> ack_retry_;   // the Acks' retries while Redis does not answer
+  std::unique_ptr<SeenRetry> seed_retry_;  // the feeder's, for the seeds
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;    // fetchers waiting for work

@@ -12,6 +12,7 @@
 #include "crawler/claim_record.h"
 #include "crawler/cluster_coordinator.h"
 #include "crawler/cluster_feed.h"
+#include "crawler/cluster_seeds.h"
 #include "crawler/cluster_url_router.h"
 #include "crawler/component_options.h"
 #include "crawler/crawl_checkpoint.h"
@@ -234,6 +235,16 @@ Status Crawler::Open() {
   stats_ = std::make_unique<CrawlStats>(&clock_);
   if (counters) stats_->Resume(*counters);
   URLSIEVE_RETURN_IF_ERROR(QueueClaims());
+  if (coordinator_ && config_.scope.mode != ScopeMode::kAny) {
+    // The scope of every node knows every node's seeds (ClusterSeeds): added before they are
+    // queued, read before anything is fetched.
+    Result<RedisAddress> address = RedisAddress::Parse(config_.cluster.url);
+    if (!address.ok()) return address.status();
+    cluster_seeds_ = std::make_unique<ClusterSeeds>(*address, config_.cluster.name, scope_.get(),
+                                                    fetch_form_.get());
+    URLSIEVE_RETURN_IF_ERROR(seen_retry_->Run([&] { return cluster_seeds_->Add(seeds); }));
+    URLSIEVE_RETURN_IF_ERROR(seen_retry_->Run([&] { return cluster_seeds_->Refresh(); }));
+  }
   if (coordinator_) {
     ClusterFeed::Parts parts;
     parts.coordinator = coordinator_.get();
@@ -241,12 +252,12 @@ Status Crawler::Open() {
     parts.fetch_form = fetch_form_.get();
     parts.scope = scope_.get();
     parts.router = cluster_router_.get();
+    parts.seeds = cluster_seeds_.get();
     parts.log = &log_;
     parts.checkpoint = [this] { return Checkpoint(); };
     parts.fail = [this](const Status& status) { Fail(status); };
     ClusterFeedOptions feed_options;
     feed_options.low_water = std::max<size_t>(256, 32 * static_cast<size_t>(config_.crawl.threads));
-    feed_options.poll_batch = 2 * feed_options.low_water;
     feed_ = std::make_unique<ClusterFeed>(std::move(parts), feed_options);
   }
   return QueueSeeds(std::move(seeds));
@@ -528,6 +539,11 @@ Result<CrawlSummary> Crawler::Run() {
   Status saved = feed_ ? feed_->Close() : Checkpoint();
   const bool cluster_finished = feed_ && feed_->finished();
   if (coordinator_) {
+    // The final counters go out with the leave (`urlsieve cluster status` sums them).
+    const CrawlStatsSnapshot s = stats_->Snapshot();
+    uint64_t errors = 0;
+    for (const auto& [kind, count] : s.errors) errors += count;
+    coordinator_->Publish({s.pages, errors, s.links_new});
     Status left = coordinator_->Leave(cluster_finished);
     if (!left.ok()) log_.Info("leaving " + coordinator_->what() + ": " + left.message());
     if (Status error = coordinator_->error(); !error.ok()) Fail(error);
@@ -684,19 +700,24 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   outcome.permanent_failure = PermanentFailure(r);
 
   uint64_t ack_ticket = 0;
+  // A cluster node routes the links before it takes the gate: its seen set and pending URLs are
+  // in Redis, not in the local checkpoint, so the gate only keeps the outputs and counters
+  // together and the acknowledging checkpoints (ClusterFeed) do not wait for Redis round trips.
+  std::optional<QueuedLinks> queued;
+  if (cluster_router_) queued = QueueLinks(targets, lease.depth + 1, lease.url);
+  if (queued && !queued->routed) {
+    // A cluster's seen set never answered before the stop: the page is not recorded and its
+    // inbox entry not acknowledged, so the partition's next owner fetches it again.
+    frontier_->Abandon(lease);
+    log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: " + lease.url +
+              " is not recorded (its inbox entry stays pending)");
+    return;
+  }
   {
     std::shared_lock<std::shared_mutex> gate(state_->gate());
-    const QueuedLinks queued = QueueLinks(targets, lease.depth + 1, lease.url);
-    if (!queued.routed) {
-      // A cluster's seen set never answered before the stop: the page is not recorded and its
-      // inbox entry not acknowledged, so the partition's next owner fetches it again.
-      frontier_->Abandon(lease);
-      log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: " + lease.url +
-                " is not recorded (its inbox entry stays pending)");
-      return;
-    }
-    record.links_found = queued.found;
-    record.links_new = queued.fresh;
+    if (!queued) queued = QueueLinks(targets, lease.depth + 1, lease.url);
+    record.links_found = queued->found;
+    record.links_new = queued->fresh;
     if (pages_) {
       Status status = pages_->Append(record);
       if (!status.ok()) Fail(status);

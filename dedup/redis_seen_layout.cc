@@ -117,13 +117,18 @@ double RedisLayerFpRate(double fp_rate, uint32_t layer) {
 }
 
 Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate, uint32_t shards,
-                                              uint32_t spread, uint64_t min_shard_keys) {
+                                              uint32_t spread, uint64_t min_shard_keys,
+                                              uint32_t growth_shift) {
   if (capacity < 1 || capacity > (uint64_t{1} << 40)) {
     return Status::InvalidArgument("capacity " + std::to_string(capacity) +
                                    " is outside [1, 2^40]");
   }
   if (!(fp_rate > 0 && fp_rate < 1)) {
     return Status::InvalidArgument("fp-rate " + FormatDouble(fp_rate) + " is outside (0, 1)");
+  }
+  if (growth_shift < 1 || growth_shift > 4) {
+    return Status::InvalidArgument("growth 2^" + std::to_string(growth_shift) +
+                                   " is outside 2 .. 16");
   }
   if (shards > 4096) {
     return Status::InvalidArgument("shards " + std::to_string(shards) + " is above 4096");
@@ -164,8 +169,10 @@ Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate,
   const uint64_t shard_mean =
       std::max(ShardMean(capacity, best.shards), std::min<uint64_t>(min_shard_keys, 1ULL << 40));
   for (uint32_t l = 0; l < kMaxLayers; ++l) {
-    if (l > 0 && shard_mean > (uint64_t{1} << 62) >> l) break;
-    RedisBloomLayer layer = SizeLayer(shard_mean << l, best.shards, RedisLayerFpRate(fp_rate, l));
+    const uint32_t shift = l * growth_shift;
+    if (l > 0 && (shift >= 62 || shard_mean > (uint64_t{1} << 62) >> shift)) break;
+    RedisBloomLayer layer =
+        SizeLayer(shard_mean << shift, best.shards, RedisLayerFpRate(fp_rate, l));
     if (layer.blocks > kMaxLayerBlocks) {
       if (l == 0) {
         return Status::InvalidArgument("capacity " + std::to_string(capacity) + " over " +

@@ -62,18 +62,24 @@ double RedisLayerFpRate(double fp_rate, uint32_t layer);
 // size classes (a set of 10^6 keys at 1e-3 gets 1 shard on one server, 10^7 keys 19: 1.99 B/key
 // of filter instead of 2.10 in 2).
 //
-// `min_shard_keys`: the least a shard's first layer takes. A routed set (redis_seen_set.h) passes
-// kRoutedMinShardKeys: its shards are a crawl cluster's partitions (1024 by default), each holding
-// whole hosts, so its loads are skewed (most partitions empty or small, a big host's large) and
-// capacity / shards can be below one key; growth handles a big shard, and the floor keeps a small
-// crawl's shards from growing through a dozen tiny layers (each one more layer every key of the
-// shard is tested against).
+// `min_shard_keys`: the least a shard's first layer takes; layer L takes 2^(L · growth_shift)
+// times the first's keys (1: doubling, the ScalableBloomFilter rule). A routed set
+// (redis_seen_set.h) passes kRoutedMinShardKeys and kRoutedGrowthShift: its shards are a crawl
+// cluster's partitions (1024 by default), each holding whole hosts, so their loads are skewed
+// (most partitions small, a big host's large: one partition may hold all of a site's URLs) and
+// capacity / shards can be below one key. Every key of a batch is tested against each of its
+// shard's layers, so a skewed shard should reach its size in few layers: quadrupling takes half
+// as many as doubling (a shard of 64 times its share: 4 layers instead of 7), for at most 4
+// times the filter bytes its keys need instead of 2; and the floor spares a small crawl's shards
+// the tiny first layers.
 Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate, uint32_t shards,
-                                              uint32_t spread = 1, uint64_t min_shard_keys = 0);
+                                              uint32_t spread = 1, uint64_t min_shard_keys = 0,
+                                              uint32_t growth_shift = 1);
 
-// The floor of a routed shard's first layer: at ε = 1e-3 its string is about 2 KiB, so 1024
-// shards start at about 2 MiB.
-inline constexpr uint64_t kRoutedMinShardKeys = 1024;
+// A routed shard's first layer takes at least this many keys: at ε = 1e-3 a string of about
+// 8 KiB, so 1024 shards start at about 8 MiB. Its layers quadruple.
+inline constexpr uint64_t kRoutedMinShardKeys = 4096;
+inline constexpr uint32_t kRoutedGrowthShift = 2;
 
 // The allocation jemalloc makes for `bytes` (its size classes: 8, 16, then multiples of 16 to 128,
 // then four per power of two).

@@ -226,15 +226,16 @@ void RedisSeenSet::Impl::Release(std::unique_ptr<PooledClient> client) {
 }
 
 std::vector<std::string> RedisSeenSet::Impl::MetaFields() const {
-  std::vector<std::string> fields = {"format",       kFormat,
-          "version",      kVersion,
-          "identity",     identity_.ToHex(),
-          "capacity",     std::to_string(parameters_.capacity),
-          "fp_rate",      FormatDouble(parameters_.fp_rate),
-          "exact",        parameters_.exact ? "1" : "0",
-          "canonicalize", EncodeStoredCanonicalize(parameters_.canonicalize),
-          "shards",       std::to_string(shards_),
-          "layers",       layer_table_};
+  std::vector<std::string> fields = {
+      "format",       kFormat,
+      "version",      kVersion,
+      "identity",     identity_.ToHex(),
+      "capacity",     std::to_string(parameters_.capacity),
+      "fp_rate",      FormatDouble(parameters_.fp_rate),
+      "exact",        parameters_.exact ? "1" : "0",
+      "canonicalize", EncodeStoredCanonicalize(parameters_.canonicalize),
+      "shards",       std::to_string(shards_),
+      "layers",       layer_table_};
   // Only a routed set has the field: an unrouted one stays as earlier builds wrote it.
   if (routed_) {
     fields.push_back("routed");
@@ -481,9 +482,11 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
       round_trips_.fetch_add(1, std::memory_order_relaxed);
       spread = static_cast<uint32_t>(std::min<size_t>(4 * std::max<size_t>(pongs.size(), 1), 4096));
     }
-    // A routed shard holds a partition of hosts: its first layer keeps a floor (redis_seen_layout.h).
+    // A routed shard holds a partition of hosts: its first layer keeps a floor
+    // (redis_seen_layout.h).
     auto layout = ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards,
-                                        spread, options_.routed ? kRoutedMinShardKeys : 0);
+                                        spread, options_.routed ? kRoutedMinShardKeys : 0,
+                                        options_.routed ? kRoutedGrowthShift : 1);
     if (!layout.ok()) {
       return Status(layout.status().code(),
                     "creating " + What() + ": " + layout.status().message());
@@ -718,11 +721,13 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
   // A routed set takes InsertRouted only (its callers name the shards), an unrouted one never.
   const bool routing = routed_;
   if (routed_ && routes.empty() && n > 0) {
-    return Status::InvalidArgument(What() + " is routed: insert with InsertRouted, naming each "
+    return Status::InvalidArgument(What() +
+                                   " is routed: insert with InsertRouted, naming each "
                                    "key's shard");
   }
   if (!routed_ && !routes.empty()) {
-    return Status::InvalidArgument(What() + " is not routed: InsertRouted is for a set opened "
+    return Status::InvalidArgument(What() +
+                                   " is not routed: InsertRouted is for a set opened "
                                    "routed");
   }
   if (hashes.size() != n || is_new.size() != n || (!payloads.empty() && payloads.size() != n) ||
@@ -748,8 +753,8 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
   // The same batch again after a failure (the caller's retry) goes out as it went then.
   XXH128_hash_t digest = XXH3_128bits(hashes.data(), n * sizeof(KeyHash));
   if (routing) {  // the shards too, seeded with the hashes' digest
-    digest = XXH3_128bits_withSeed(routes.data(), n * sizeof(uint32_t),
-                                   digest.low64 ^ digest.high64);
+    digest =
+        XXH3_128bits_withSeed(routes.data(), n * sizeof(uint32_t), digest.low64 ^ digest.high64);
   }
   PendingBatch batch;
   const bool retry = TakePending(digest, &batch);
@@ -765,7 +770,8 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
     }
     std::sort(order.begin(), order.end());
     for (const auto& [shard, i] : order) {
-      if (batch.parts.empty() || batch.parts.back().first != shard) batch.parts.push_back({shard, {}});
+      if (batch.parts.empty() || batch.parts.back().first != shard)
+        batch.parts.push_back({shard, {}});
       batch.parts.back().second.push_back(i);
     }
   }
@@ -1103,8 +1109,8 @@ Result<RedisSeenSetUsage> RedisSeenSet::Impl::Usage() {
     for (size_t i = 0; i + 1 < replies.size(); i += 2) {
       for (size_t j = i; j < i + 2; ++j) {
         if (replies[j].is_error()) {
-          return RedisErrorStatus(client.server(), commands[j].argv[0] + " " + commands[j].argv.back(),
-                                  replies[j]);
+          return RedisErrorStatus(client.server(),
+                                  commands[j].argv[0] + " " + commands[j].argv.back(), replies[j]);
         }
       }
       if (replies[i + 1].type != RedisReply::Type::kInteger) continue;  // no such stream

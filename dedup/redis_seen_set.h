@@ -9,7 +9,8 @@
 // size classes), and at least 4 per master on a cluster):
 //   urlsieve:{NAME}:meta            hash: format, version, identity (32 hex), capacity, fp_rate,
 //                                   exact, canonicalize (EncodeStoredCanonicalize), shards, the
-//                                   layer table (per layer: capacity, blocks, bits, buckets).
+//                                   layer table (per layer: capacity, blocks, bits, buckets),
+//                                   routed = 1 (a routed set only; absent: not routed).
 //   urlsieve:{NAME:s}:count         hash: the shard's identity, layer table, layers, the newest
 //                                   layer's count, n<L> (the count of each full layer), and the
 //                                   exact-mode counters maybe / fp.
@@ -20,6 +21,8 @@
 //                                   per bucket at the layer's capacity, so they stay listpack-
 //                                   encoded), field = 14 bytes of the key's 128-bit hash, no value.
 //   urlsieve:{NAME:s}:claims:LOG    list: the claim log of a crawl, "<generation> <payload>".
+//   urlsieve:{NAME:s}:inbox         routed mode: stream, one entry {c: payload} per key told new,
+//                                   consumer group "crawl"; made with the shard's first new key.
 //   urlsieve:{NAME:s}:done:TOKEN    string, 300 s: the last answer of one pooled connection
 //                                   ("<seq>|<verdicts>"), for retries (below).
 // A key's shard and its bits come from its 128-bit hash (KeyHash): the shard from hash.high's top
@@ -35,7 +38,9 @@
 // ScalableBloomFilter rule: ε0 = 0.9ε, ε_L = 0.1ε·0.5^L). A key is seen if any layer holds it,
 // and inserted only into the newest. The layer table is fixed when
 // the set is created (up to the layer whose string would pass 512 MiB; past it the last layer
-// takes every further key, above its capacity).
+// takes every further key, above its capacity). A routed set's layers quadruple instead, from a
+// first layer of at least 4096 keys (redis_seen_layout.h): its shards are partitions of hosts,
+// as skewed as the crawl's hosts.
 //
 // Front cache: each process remembers (front_cache_keys of them, in two generations) keys it
 // knows are in the set, from its own inserts and Redis's answers, and answers those "seen" without
@@ -100,7 +105,10 @@ struct RedisSeenSetOptions {
   // from id 0). So a key can never be seen and not queued. A routed set has no claim log
   // (claim_log must be empty); InsertHashedIfNew / InsertHashedIfNewClaiming on it are
   // InvalidArgument, and so is InsertRouted on a set that is not routed. The meta hash records
-  // "routed" = 1; opening a routed set unrouted, or the reverse, is FailedPrecondition.
+  // "routed" = 1; opening a routed set unrouted, or the reverse, is FailedPrecondition. A
+  // read-only open takes the set as stored. ContainsHashed on a routed set is InvalidArgument
+  // (the key's shard is the caller's to name). The inboxes are the cluster's: the set creates
+  // and appends to them, never reads, trims or deletes them (Usage counts them apart).
   bool routed = false;
 };
 

@@ -207,8 +207,8 @@ class Frontier {
   NextStatus TryNext(Lease* lease, Clock::TimePoint* wake_at = nullptr);
   // Returns what was decided (a retry after a back-off, a rejection...), for logging.
   DoneDecision Done(const Lease& lease, const FetchOutcome& outcome);
-  // Forgets a lease without an outcome: no retry, no rejection, no back-off, and it no longer
-  // counts against the budgets. A page lease's URL leaves the frontier (and its pending set);
+  // Forgets a lease without an outcome: no retry, no rejection, no back-off (the key's delay from
+  // the hand-out stands), and it no longer counts against the budgets. A page lease's URL leaves the frontier (and its pending set);
   // a robots lease leaves its origin's rules undecided (the next page of the origin asks again).
   // For a crawl cluster, when the lease's partition was handed to another node before its fetch
   // (docs/design.md, "The crawl cluster"): that node fetches the URL. Counted in

@@ -76,6 +76,11 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
                            {"keys", usage->keys},
                            {"masters", usage->masters},
                            {"bytes_per_url", bytes_per_url}};
+      if (usage->inbox_streams > 0) {  // a routed set's inboxes: the crawl cluster's work queue
+        j["inboxes"] = {{"streams", usage->inbox_streams},
+                        {"entries", usage->inbox_entries},
+                        {"bytes", usage->inbox_bytes}};
+      }
     }
     printf("%s\n", j.dump().c_str());
     return kExitOk;
@@ -112,6 +117,15 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
            static_cast<unsigned long long>(usage->keys),
            static_cast<unsigned long long>(usage->masters), usage->masters == 1 ? "" : "s");
     printf("bytes per URL     %.2f\n", bytes_per_url);
+    if (usage->inbox_streams > 0) {
+      printf(
+          "inboxes           %llu entries in %llu stream%s, %llu bytes (the crawl cluster's "
+          "work queue, not in the memory above)\n",
+          static_cast<unsigned long long>(usage->inbox_entries),
+          static_cast<unsigned long long>(usage->inbox_streams),
+          usage->inbox_streams == 1 ? "" : "s",
+          static_cast<unsigned long long>(usage->inbox_bytes));
+    }
   }
   return kExitOk;
 }

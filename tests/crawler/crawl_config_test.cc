@@ -294,6 +294,66 @@ TEST_F(CrawlFlagsTest, RebuildIsAFlagOnly) {
   EXPECT_TRUE(c->crawl.rebuild_bloom);
 }
 
+TEST_F(CrawlFlagsTest, ClusterFlagsAndTheirSection) {
+  Result<CrawlConfig> c =
+      Run({"--cluster", "redis://127.0.0.1:1", "--cluster-name", "c1", "--node-id", "n-1",
+           "--partitions", "64", "--lease-ttl", "6", "--delay-ms", "2999"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();  // no --seeds: a node may wait for work
+  EXPECT_TRUE(c->cluster_mode());
+  EXPECT_EQ(c->cluster.url, "redis://127.0.0.1:1");
+  EXPECT_EQ(c->cluster.name, "c1");
+  EXPECT_EQ(c->cluster.node_id, "n-1");
+  EXPECT_EQ(c->cluster.partitions, 64u);
+  EXPECT_EQ(c->cluster.lease_ttl_s, 6);
+  EXPECT_TRUE(c->crawl.seeds.empty());
+
+  Result<CrawlConfig> file = ParseCrawlConfig(
+      "[cluster]\nurl = \"redis://h:2\"\nname = \"x\"\npartitions = 8\nlease_ttl_s = 30\n",
+      "test.toml");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->cluster.url, "redis://h:2");
+  EXPECT_EQ(file->cluster.partitions, 8u);
+  EXPECT_EQ(file->cluster.lease_ttl_s, 30);
+  EXPECT_TRUE(file->Validate().ok()) << file->Validate().ToString();
+  EXPECT_FALSE(ParseCrawlConfig("[cluster]\npartitions = 0\n", "test.toml").ok());
+  EXPECT_FALSE(ParseCrawlConfig("[cluster]\nlease_ttl_s = 0\n", "test.toml").ok());
+}
+
+TEST(CrawlConfigTest, ClusterRules) {
+  auto error = [](const CrawlConfig& c) { return c.Validate().message(); };
+  CrawlConfig c;
+  c.cluster.url = "redis://127.0.0.1:1";
+  // The name is required with the server.
+  EXPECT_NE(error(c).find("cluster.name"), std::string::npos) << error(c);
+  c.cluster.name = "c";
+  EXPECT_TRUE(c.Validate().ok()) << error(c);  // and seeds are optional
+  // A cluster keeps its seen set in its own Redis.
+  c.crawl.seen_redis = "redis://127.0.0.1:2";
+  c.crawl.seen_redis_name = "s";
+  EXPECT_NE(error(c).find("--seen-redis"), std::string::npos) << error(c);
+  c.crawl.seen_redis.clear();
+  c.crawl.seen_redis_name.clear();
+  // The hand-over cool-down (the delay) must fit well inside a lease.
+  c.cluster.lease_ttl_s = 2;
+  c.politeness.delay_ms = 1000;
+  EXPECT_NE(error(c).find("below half the lease TTL"), std::string::npos) << error(c);
+  c.politeness.delay_ms = 999;
+  EXPECT_TRUE(c.Validate().ok()) << error(c);
+  c.crawl.rebuild_bloom = true;
+  EXPECT_FALSE(c.Validate().ok());
+  c.crawl.rebuild_bloom = false;
+
+  // Without a server: seeds are required, and the other cluster options mean nothing.
+  CrawlConfig standalone;
+  EXPECT_NE(error(standalone).find("seeds"), std::string::npos) << error(standalone);
+  standalone.crawl.seeds = "s";
+  standalone.cluster.name = "c";
+  EXPECT_NE(error(standalone).find("--cluster"), std::string::npos) << error(standalone);
+  standalone.cluster.name.clear();
+  standalone.cluster.node_id = "n";
+  EXPECT_NE(error(standalone).find("--cluster"), std::string::npos) << error(standalone);
+}
+
 TEST_F(CrawlFlagsTest, InvalidFlagValuesAreErrors) {
   EXPECT_FALSE(Run({"--threads", "0", "--seeds", "s"}).ok());
   CLI::App app("test");

@@ -37,7 +37,9 @@ std::string Url(int i) {
   return "http://h" + std::to_string(i % 37) + ".example/p/" + std::to_string(i);
 }
 uint32_t ShardOfUrl(int i, uint32_t shards = kShards) { return (i % 37) % shards; }
-std::string Payload(int i) { return "{\"url\":\"" + Url(i) + "\",\"depth\":" + std::to_string(i % 5) + "}"; }
+std::string Payload(int i) {
+  return "{\"url\":\"" + Url(i) + "\",\"depth\":" + std::to_string(i % 5) + "}";
+}
 
 RedisSeenSetOptions RoutedOptions(const RedisAddress& address, const std::string& name,
                                   bool exact = false, uint32_t shards = kShards) {
@@ -129,8 +131,8 @@ std::vector<Inbox> ReadInboxes(RedisClient& client, const std::string& name, uin
 }
 
 // Checks that the inboxes hold exactly the payloads of `ids`, once each, each in its shard.
-void ExpectInboxesHoldOnce(RedisClient& client, const std::string& name, const std::vector<int>& ids,
-                           uint32_t shards = kShards) {
+void ExpectInboxesHoldOnce(RedisClient& client, const std::string& name,
+                           const std::vector<int>& ids, uint32_t shards = kShards) {
   std::map<std::string, std::pair<int, uint32_t>> wanted;  // payload -> (id, shard)
   for (int i : ids) wanted[Payload(i)] = {i, ShardOfUrl(i, shards)};
   std::map<std::string, int> seen;
@@ -154,7 +156,8 @@ void ExpectInboxesHoldOnce(RedisClient& client, const std::string& name, const s
   int wrong = 0;
   for (const auto& [payload, where] : wanted) {
     if (seen[payload] != 1) {
-      if (++wrong <= 5) ADD_FAILURE() << payload << " is in the inboxes " << seen[payload] << " times";
+      if (++wrong <= 5)
+        ADD_FAILURE() << payload << " is in the inboxes " << seen[payload] << " times";
     }
   }
   EXPECT_EQ(wrong, 0);
@@ -334,10 +337,16 @@ TEST(RedisSeenSetRoutedTest, AReplayedCallIsAnsweredAsItsFirstRunAndAppendsNothi
   ASSERT_TRUE(layers.ok());
   const uint32_t shard = 3;
   auto call = [&](const std::string& seq, const std::vector<int>& ids) {
-    std::vector<std::string> argv = {"FCALL", kRedisSeenInsertRouted, "2",
+    std::vector<std::string> argv = {"FCALL",
+                                     kRedisSeenInsertRouted,
+                                     "2",
                                      RedisShardKeyPrefix(name, shard) + "count",
-                                     RedisInboxKey(name, shard), "1", "test-token", seq,
-                                     std::string(kRedisInboxGroup), "1"};
+                                     RedisInboxKey(name, shard),
+                                     "1",
+                                     "test-token",
+                                     seq,
+                                     std::string(kRedisInboxGroup),
+                                     "1"};
     for (int i : ids) {
       const std::string payload = Payload(i);
       const std::string_view view = payload;
@@ -451,8 +460,8 @@ TEST(RedisSeenSetRoutedTest, BadInputIsAClearErrorAndAppendsNothing) {
   const std::string_view payloads[] = {"p", "p"};
   bool is_new[2] = {true, true};
   // The unrouted inserts on a routed set.
-  Status status = (*set)->InsertHashedIfNew(std::span(keys, 1), std::span(hashes, 1),
-                                            std::span(is_new, 1));
+  Status status =
+      (*set)->InsertHashedIfNew(std::span(keys, 1), std::span(hashes, 1), std::span(is_new, 1));
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
   EXPECT_NE(status.message().find("routed"), std::string::npos) << status.ToString();
   status = (*set)->InsertHashedIfNewClaiming(std::span(keys, 1), std::span(hashes, 1),
@@ -486,9 +495,8 @@ TEST(RedisSeenSetRoutedTest, BadInputIsAClearErrorAndAppendsNothing) {
   auto unrouted = RedisSeenSet::Open(plain, nullptr);
   ASSERT_TRUE(unrouted.ok()) << unrouted.status().ToString();
   const int64_t keys_with_plain = DbSize(*client);
-  status = (*unrouted)->InsertRouted(std::span(shards, 1), std::span(keys, 1),
-                                     std::span(hashes, 1), std::span(payloads, 1),
-                                     std::span(is_new, 1));
+  status = (*unrouted)->InsertRouted(std::span(shards, 1), std::span(keys, 1), std::span(hashes, 1),
+                                     std::span(payloads, 1), std::span(is_new, 1));
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
   EXPECT_EQ(DbSize(*client), keys_with_plain);
 
@@ -585,11 +593,12 @@ TEST(RedisSeenSetRoutedTest, AReopenWithOtherRoutingIsRefusedNamingBothAndWrites
 
 // 1024 shards (a crawl cluster's default partition count) from 10^3 to 10^9 keys: every shard's
 // first layer holds at least its share and the floor, the layer table leaves room for a shard
-// holding far more than its share, and the filter costs what the capacity needs.
+// holding far more than its share (in few layers), and the filter costs what the capacity needs.
 TEST(RedisSeenSetRoutedTest, TheRoutedLayoutOf1024Shards) {
   for (uint64_t capacity = 1000; capacity <= 1000000000; capacity *= 10) {
     SCOPED_TRACE(capacity);
-    auto layout = ChooseRedisSeenLayout(capacity, 1e-3, 1024, 1, kRoutedMinShardKeys);
+    auto layout =
+        ChooseRedisSeenLayout(capacity, 1e-3, 1024, 1, kRoutedMinShardKeys, kRoutedGrowthShift);
     ASSERT_TRUE(layout.ok()) << layout.status().ToString();
     EXPECT_EQ(layout->shards, 1024u);
     const uint64_t share = std::max<uint64_t>((capacity + 1023) / 1024, kRoutedMinShardKeys);
@@ -597,8 +606,15 @@ TEST(RedisSeenSetRoutedTest, TheRoutedLayoutOf1024Shards) {
     EXPECT_LE(layout->layers[0].capacity, share + share / 4 + 64);
     uint64_t total = 0;
     for (const RedisBloomLayer& layer : layout->layers) total += layer.capacity;
-    // A shard can grow to hold 100 times its share, or to about 2^28 keys (its strings' limit).
-    EXPECT_GE(total, std::min<uint64_t>(100 * share, uint64_t{1} << 28));
+    // Layers quadruple: a shard of 64 times its share fits in 4 of them (doubling: 7).
+    ASSERT_GE(layout->layers.size(), 4u);
+    EXPECT_GE(layout->layers[1].capacity, 4 * share);
+    EXPECT_GE(layout->layers[0].capacity + layout->layers[1].capacity + layout->layers[2].capacity +
+                  layout->layers[3].capacity,
+              64 * share);
+    // Past the last layer (a string of up to 512 MiB) the set's ε no longer holds for the shard:
+    // at 10^9 keys that is above 80 million keys in one partition.
+    EXPECT_GE(total, std::min<uint64_t>(64 * share, uint64_t{80} << 20));
     const double bytes = 1024.0 * RedisStringAllocation(layout->layers[0].blocks * 64);
     EXPECT_LE(bytes / (1024.0 * layout->layers[0].capacity), 2.6);  // bytes per key at ε 1e-3
   }

@@ -69,6 +69,22 @@ TEST_F(FrontierCheckpointTest, PendingAndInFlightSurviveAReopen) {
   EXPECT_EQ(Table(*db), std::set<std::string>{"http://new.test/"});
 }
 
+// An abandoned lease (a crawl cluster's: Frontier::Abandon) leaves the pending set.
+TEST_F(FrontierCheckpointTest, AnAbandonedLeaseLeavesThePendingSet) {
+  std::unique_ptr<Frontier> f = Make();
+  std::unique_ptr<SqliteDb> db = OpenDb();
+  ASSERT_TRUE(f->Push("http://a.test/1", 0));
+  ASSERT_TRUE(f->Push("http://b.test/2", 0));
+  CheckpointAndCommit(*f, *db);
+  Lease lease;
+  ASSERT_EQ(f->TryNext(&lease), NextStatus::kLease);
+  f->Abandon(lease);
+  CheckpointAndCommit(*f, *db);
+  const std::set<std::string> left = Table(*db);
+  EXPECT_EQ(left.size(), 1u);
+  EXPECT_EQ(left.count(lease.url), 0u);
+}
+
 // Invariant 2: Next() rejects robots-disallowed URLs outside the crawler's checkpoint gate. A
 // checkpoint that drops such a URL from the pending set hands its rejection to the caller in the
 // same step, so the rejection cannot be committed away before it is recorded.

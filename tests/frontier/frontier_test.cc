@@ -471,3 +471,71 @@ TEST_F(FrontierTest, OptionsAreValidated) {
 
 }  // namespace
 }  // namespace urlsieve
+
+namespace urlsieve {
+namespace {
+
+// Abandon (a crawl cluster's lease handed to another node before the fetch): the URL leaves the
+// frontier with no retry, no rejection and no back-off, and frees its key and its budget.
+TEST_F(FrontierTest, AbandonForgetsAPageLeaseWithoutRetryOrRejection) {
+  options_.max_pages_per_key = 1;
+  Frontier& f = Make();
+  ASSERT_TRUE(f.Push("http://a.com/1", 0));
+  ASSERT_TRUE(f.Push("http://a.com/2", 0));
+  const Lease first = MustNext();
+  EXPECT_EQ(first.url, "http://a.com/1");
+  MustWait();  // one connection per key
+  f.Abandon(first);
+  // The key's delay, counted from the hand-out, still holds (no back-off is added); the
+  // abandoned page does not count against its budget of one page: /2 is handed out, not rejected.
+  EXPECT_EQ(MustWait(), clock_.Now() + seconds(1));
+  clock_.Advance(seconds(1));
+  const Lease second = MustNext();
+  EXPECT_EQ(second.url, "http://a.com/2");
+  Ok(second);
+  const FrontierStats stats = f.Stats();
+  EXPECT_EQ(stats.abandoned, 1u);
+  EXPECT_EQ(stats.in_flight, 0u);
+  EXPECT_EQ(stats.pending, 0u);
+  EXPECT_EQ(stats.retried, 0u);
+  EXPECT_EQ(stats.completed, 1u);
+  EXPECT_TRUE(f.DrainRejections().empty());
+  Lease lease;
+  EXPECT_EQ(f.TryNext(&lease), NextStatus::kIdle);  // /1 is gone for good
+  f.Abandon(first);  // a second Abandon of the same lease changes nothing
+  EXPECT_EQ(f.Stats().abandoned, 1u);
+}
+
+TEST_F(FrontierTest, AbandonOfARobotsLeaseLeavesTheRulesToBeAskedAgain) {
+  options_.obey_robots = true;
+  options_.delay = Clock::Duration::zero();
+  Frontier& f = Make();
+  ASSERT_TRUE(f.Push("http://a.com/1", 0));
+  const Lease robots = MustNext();
+  ASSERT_EQ(robots.kind, Lease::Kind::kRobots);
+  f.Abandon(robots);
+  // The page is still pending and its origin's robots.txt is asked for again first.
+  const Lease again = MustNext();
+  EXPECT_EQ(again.kind, Lease::Kind::kRobots);
+  EXPECT_EQ(again.url, "http://a.com/robots.txt");
+  f.Done(again, FetchOutcome{404, {}, {}, {}});
+  EXPECT_EQ(MustNext().url, "http://a.com/1");
+  EXPECT_TRUE(f.DrainRejections().empty());
+}
+
+// A thread blocked in Next() on the abandoned lease's key is woken.
+TEST_F(FrontierTest, AbandonWakesAWaitingNext) {
+  options_.delay = Clock::Duration::zero();
+  Frontier& f = Make();
+  ASSERT_TRUE(f.Push("http://a.com/1", 0));
+  ASSERT_TRUE(f.Push("http://a.com/2", 0));
+  const Lease first = MustNext();
+  Lease got;
+  std::thread waiter([&] { EXPECT_TRUE(f.Next(&got)); });
+  f.Abandon(first);
+  waiter.join();
+  EXPECT_EQ(got.url, "http://a.com/2");
+}
+
+}  // namespace
+}  // namespace urlsieve

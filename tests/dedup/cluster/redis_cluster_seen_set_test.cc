@@ -1,14 +1,17 @@
 // RedisSeenSet on a real 3-master Redis Cluster (tests/support/redis_cluster.h): the SeenSet
-// contract, and the shards spread over the masters.
+// contract, the shards spread over the masters, and routed mode's inboxes beside their shards.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "dedup/redis_client.h"
 #include "dedup/redis_cluster_client.h"
 #include "dedup/redis_seen_set.h"
 #include "tests/dedup/redis_contract_set.h"
@@ -131,6 +134,95 @@ TEST(RedisClusterSeenSetTest, ShardsSpreadOverEveryMaster) {
   EXPECT_EQ(usage->masters, 3u);
   EXPECT_EQ(usage->keys, keys_on_nodes);
   EXPECT_GT(usage->bytes, 1000000u);
+}
+
+// Routed mode on the cluster: each shard's inbox lives on the master owning the shard's slot,
+// beside its filter; two threads inserting the same keys are told new once in total, and each new
+// key is in its shard's inbox once, with the consumer group.
+TEST(RedisClusterSeenSetTest, RoutedInboxesLiveWithTheirShardsAndHoldEachKeyOnce) {
+  RedisCluster* cluster = SharedCluster();
+  ASSERT_NE(cluster, nullptr);
+  static int run = 0;
+  const std::string name = "routed" + std::to_string(run++);
+  constexpr uint32_t kShards = 64;
+  constexpr int kKeys = 6000;
+  RedisSeenSetOptions options;
+  options.address = cluster->address();
+  options.name = name;
+  options.requested.capacity = 100000;
+  options.requested.fp_rate = 1e-3;
+  options.front_cache_keys = 0;
+  options.routed = true;
+  options.shards = kShards;
+  auto set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+
+  auto shard_of = [](int i) { return static_cast<uint32_t>(i % 97) % kShards; };  // its host's
+  std::vector<int> told(kKeys, 0);
+  std::mutex mu;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int begin = 0; begin < kKeys; begin += 50) {
+        std::vector<std::string> keys;
+        std::vector<std::string> payloads;
+        std::vector<uint32_t> shards;
+        std::vector<KeyHash> hashes;
+        std::vector<int> ids;
+        for (int j = begin; j < std::min(kKeys, begin + 50); ++j) {
+          const int i = t == 0 ? j : kKeys - 1 - j;  // the other order in the other thread
+          ids.push_back(i);
+          keys.push_back(Url(i));
+          payloads.push_back("payload " + std::to_string(i));
+          shards.push_back(shard_of(i));
+          hashes.push_back(SeenSet::Hash(keys.back()));
+        }
+        std::vector<std::string_view> key_views(keys.begin(), keys.end());
+        std::vector<std::string_view> payload_views(payloads.begin(), payloads.end());
+        std::unique_ptr<bool[]> is_new(new bool[ids.size()]);
+        Status status = (*set)->InsertRouted(shards, key_views, hashes, payload_views,
+                                             std::span<bool>(is_new.get(), ids.size()));
+        EXPECT_TRUE(status.ok()) << status.ToString();
+        if (!status.ok()) return;
+        std::lock_guard<std::mutex> lock(mu);
+        for (size_t j = 0; j < ids.size(); ++j) told[ids[j]] += is_new[j];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int wrong = 0;
+  for (int count : told) wrong += count == 1 ? 0 : 1;
+  EXPECT_EQ(wrong, 0);
+
+  auto client = RedisClient::Connect(cluster->address());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  std::vector<int> in_inbox(kKeys, 0);
+  std::set<int> masters;
+  for (uint32_t s = 0; s < kShards; ++s) {
+    const std::string inbox = RedisInboxKey(name, s);
+    auto range = (*client)->Run({{"XRANGE", inbox, "-", "+"}, 1});
+    ASSERT_TRUE(range.ok()) << range.status().ToString();
+    if (range->elements.empty()) continue;
+    const int owner = cluster->OwnerOf(RedisKeySlot(inbox));
+    masters.insert(owner);
+    EXPECT_EQ(owner, cluster->OwnerOf(RedisKeySlot(RedisShardKeyPrefix(name, s) + "count")));
+    for (const RedisReply& entry : range->elements) {
+      ASSERT_EQ(entry.elements.size(), 2u);
+      const std::string& payload = entry.elements[1].elements[1].str;
+      const int i = std::stoi(payload.substr(payload.find(' ') + 1));
+      ASSERT_GE(i, 0);
+      ASSERT_LT(i, kKeys);
+      EXPECT_EQ(shard_of(i), s) << payload;
+      ++in_inbox[i];
+    }
+    auto groups = (*client)->Run({{"XINFO", "GROUPS", inbox}, 2});
+    ASSERT_TRUE(groups.ok());
+    ASSERT_EQ(groups->elements.size(), 1u) << inbox;
+  }
+  wrong = 0;
+  for (int count : in_inbox) wrong += count == 1 ? 0 : 1;
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(masters.size(), 3u);  // 64 shards of 97 hosts: every master holds inboxes
 }
 
 }  // namespace

@@ -1,0 +1,209 @@
+// `urlsieve crawl --cluster`: a small smoke test of two nodes (child processes) crawling the
+// generated trap site (tools/site_server, 4 hosts on their own ports) through a real
+// redis-server on a random loopback port. One node has the seeds, the other joins without any
+// and waits for work. What was fetched is read from the site's own request log; the cluster's
+// end is each node's exit 0. The full end-to-end tests (kill -9, joins, SIGINT and
+// --resume, a Redis Cluster, bad input) are in crawl_cluster_test.cc.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/support/file_contents.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/scratch_dir.h"
+#include "tools/site_server/generated_site.h"
+#include "tools/site_server/site_server.h"
+
+extern char** environ;
+
+namespace urlsieve {
+namespace {
+
+namespace fs = std::filesystem;
+using site::GeneratedSite;
+using site::LoggedRequest;
+using site::SiteServer;
+using testing::ReadFile;
+using testing::RedisServer;
+using testing::ScratchDir;
+
+constexpr int kHosts = 4;
+
+// A `urlsieve <args>` child; its stdout and stderr go to files.
+class Child {
+ public:
+  Child(const fs::path& out, const fs::path& err, const std::vector<std::string>& args) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    std::vector<std::string> strings = {URLSIEVE_BINARY};
+    strings.insert(strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : strings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+  }
+  // The exit code, or 128 + the signal that ended it.
+  int Wait() {
+    int status = 0;
+    EXPECT_EQ(waitpid(pid_, &status, 0), pid_);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class CrawlClusterSmokeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::make_unique<ScratchDir>("crawl_cluster_smoke");
+    redis_ = RedisServer::Start(dir_->path() / "redis");
+    ASSERT_NE(redis_, nullptr);
+    site::GeneratedSiteOptions gen;
+    gen.page_count = 12;
+    gen.large_page_bytes = 512 * 1024;
+    gen.gzip_bomb_bytes = 8 * 1024 * 1024;
+    gen.slow_delay = std::chrono::milliseconds(200);
+    gen.crawl_delay = "0.05";
+    site::SiteServerOptions options;
+    options.hosts = kHosts;
+    auto server = SiteServer::Start(
+        options,
+        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
+          auto generated = std::make_unique<GeneratedSite>(gen, origins);
+          site_ = generated.get();
+          return std::unique_ptr<site::Site>(std::move(generated));
+        });
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    std::ofstream(dir_->path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
+                                               << "[politeness]\nbackoff_ms = 50\n"
+                                               << "[fetch]\nconnect_timeout_ms = 1000\n"
+                                               << "[output]\nprogress = false\n";
+    std::ofstream(dir_->path() / "seeds.txt") << server_->Url("/") << "\n";
+  }
+
+  // `urlsieve crawl` as node `node` of the cluster "smoke".
+  std::vector<std::string> CrawlArgs(const std::string& node, bool seeds) {
+    std::vector<std::string> args = {"crawl",
+                                     "--cluster",
+                                     redis_->url(),
+                                     "--cluster-name",
+                                     "smoke",
+                                     "--node-id",
+                                     node,
+                                     "--partitions",
+                                     "64",
+                                     "--out",
+                                     (dir_->path() / node).string(),
+                                     "--threads",
+                                     "2",
+                                     "--delay-ms",
+                                     "20",
+                                     "--max-depth",
+                                     "8",
+                                     "--timeout-ms",
+                                     "1000",
+                                     "--max-body-bytes",
+                                     "262144",
+                                     "--config",
+                                     (dir_->path() / "crawl.toml").string()};
+    if (seeds) args.insert(args.end(), {"--seeds", (dir_->path() / "seeds.txt").string()});
+    return args;
+  }
+  fs::path File(const std::string& name) const { return dir_->path() / name; }
+
+  std::unique_ptr<ScratchDir> dir_;
+  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<SiteServer> server_;
+  GeneratedSite* site_ = nullptr;
+};
+
+TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
+  Child a(File("a.out"), File("a.err"), CrawlArgs("a", /*seeds=*/true));
+  Child b(File("b.out"), File("b.err"), CrawlArgs("b", /*seeds=*/false));
+  ASSERT_EQ(a.Wait(), 0) << ReadFile(File("a.err"));
+  ASSERT_EQ(b.Wait(), 0) << ReadFile(File("b.err"));
+  EXPECT_NE(ReadFile(File("a.out")).find("the cluster's crawl is over"), std::string::npos);
+
+  // Every page a correct crawl must fetch was fetched once in all, none it must not.
+  std::map<std::pair<int, std::string>, int> count;
+  for (const LoggedRequest& request : server_->log().Snapshot()) {
+    if (request.resource != "/robots.txt" && request.resource != "/moved-robots.txt") {
+      ++count[{request.host, request.resource}];
+    }
+  }
+  for (int h = 0; h < kHosts; ++h) {
+    const site::HostExpectations& expect = site_->expectations(h);
+    for (const std::string& resource : expect.must_fetch) {
+      if (resource == "/robots.txt" || resource == "/moved-robots.txt") continue;
+      EXPECT_GE(count[std::make_pair(h, resource)], 1) << "host " << h << " never fetched " << resource;
+    }
+    for (const std::string& resource : expect.must_not_fetch) {
+      EXPECT_EQ(count.count({h, resource}), 0u) << "host " << h << " fetched " << resource;
+    }
+  }
+  for (const auto& [key, n] : count) {
+    if (site_->expectations(key.first).may_repeat.count(key.second)) continue;
+    EXPECT_LE(n, 1) << "host " << key.first << " " << key.second << " fetched " << n << " times";
+  }
+
+  // Each node's outputs name it and its cluster; together they hold every fetch.
+  uint64_t pages = 0;
+  for (const std::string node : {"a", "b"}) {
+    const nlohmann::json stats = nlohmann::json::parse(ReadFile(File(node) / "stats.json"));
+    EXPECT_EQ(stats["node_id"], node);
+    EXPECT_EQ(stats["cluster"]["name"], "smoke");
+    EXPECT_EQ(stats["cluster"]["server"], redis_->url());
+    pages += stats["pages"].get<uint64_t>();
+  }
+  uint64_t page_fetches = 0;
+  for (const auto& [key, n] : count) page_fetches += n;
+  EXPECT_EQ(pages, page_fetches);
+
+  // `urlsieve cluster status` sees the same: both nodes finished, nothing pending.
+  Child status(File("status.out"), File("status.err"),
+               {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "smoke",
+                "--json"});
+  ASSERT_EQ(status.Wait(), 0) << ReadFile(File("status.err"));
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(File("status.out")));
+  EXPECT_EQ(j["pending"], 0);
+  EXPECT_EQ(j["pages"], pages);
+  ASSERT_EQ(j["nodes"].size(), 2u);
+  for (const nlohmann::json& node : j["nodes"]) EXPECT_EQ(node["state"], "finished");
+
+  Child missing(File("missing.out"), File("missing.err"),
+                {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "nosuch"});
+  EXPECT_EQ(missing.Wait(), 1);
+  EXPECT_NE(ReadFile(File("missing.err")).find("no crawl cluster named 'nosuch'"),
+            std::string::npos)
+      << ReadFile(File("missing.err"));
+}
+
+}  // namespace
+}  // namespace urlsieve

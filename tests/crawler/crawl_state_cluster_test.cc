@@ -1,0 +1,200 @@
+// CrawlState of a node of a crawl cluster (crawler/crawl_state.h, "A crawl cluster"), against a
+// real redis-server and the real ClusterCoordinator: the rows state.db records, the node id kept
+// for --resume, the routed seen set, and every resume that must be refused with the command that
+// works. A join refused for a new state leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "crawler/cluster_coordinator.h"
+#include "crawler/crawl_state.h"
+#include "dedup/redis_client.h"
+#include "dedup/redis_seen_set.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/scratch_dir.h"
+
+namespace urlsieve {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RedisServer;
+
+constexpr uint32_t kPartitions = 8;
+
+class CrawlStateClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_ = RedisServer::Start(dir_.path() / "redis");
+    ASSERT_NE(redis_, nullptr);
+  }
+  void TearDown() override { Leave(); }
+
+  // Options of a node of `cluster` whose join is the real ClusterCoordinator's.
+  CrawlStateOptions Options(const std::string& cluster, const std::string& node_id = "") {
+    CrawlStateOptions o;
+    o.dir = (dir_.path() / "state").string();
+    o.capacity = 10000;
+    o.fp_rate = 1e-3;
+    o.cluster_url = redis_->url();
+    o.cluster_name = cluster;
+    o.node_id = node_id;
+    o.partitions = kPartitions;
+    o.join_cluster = [this, cluster](const std::string& id)
+        -> Result<CrawlStateOptions::ClusterJoined> {
+      joined_as_.push_back(id);
+      ClusterOptions options;
+      options.address = redis_->address();
+      options.name = cluster;
+      options.node_id = id;
+      options.partitions = kPartitions;
+      options.lease_ttl = std::chrono::seconds(4);
+      options.handover_delay = std::chrono::milliseconds(10);
+      options.settings = "{}";
+      Result<std::unique_ptr<ClusterCoordinator>> joined = ClusterCoordinator::Join(options, nullptr);
+      if (!joined.ok()) return joined.status();
+      coordinator_ = std::move(*joined);
+      return CrawlStateOptions::ClusterJoined{coordinator_->identity(),
+                                              coordinator_->partitions()};
+    };
+    return o;
+  }
+  // Hands the node's partitions back, as a crawl that ends does: its id may join again.
+  void Leave() {
+    if (coordinator_) {
+      EXPECT_TRUE(coordinator_->Leave(false).ok());
+    }
+    coordinator_.reset();
+  }
+  void FlushAll() {
+    auto client = RedisClient::Connect(redis_->address());
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    ASSERT_TRUE((*client)->Run({{"FLUSHALL"}}).ok());
+  }
+  static void ExpectRefused(const Result<std::unique_ptr<CrawlState>>& opened,
+                            const std::string& hint) {
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition)
+        << opened.status().ToString();
+    EXPECT_NE(opened.status().message().find(hint), std::string::npos)
+        << opened.status().message();
+  }
+
+  testing::ScratchDir dir_{"urlsieve_crawl_state_cluster"};
+  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<ClusterCoordinator> coordinator_;
+  std::vector<std::string> joined_as_;
+};
+
+TEST_F(CrawlStateClusterTest, ANewNodeGetsAnIdThatResumeKeeps) {
+  std::string node;
+  {
+    auto state = CrawlState::Open(Options("c1"));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    node = (*state)->node_id();
+    // The host name and 6 random hex digits, in the characters a node id may have.
+    EXPECT_TRUE(std::regex_match(node, std::regex("[A-Za-z0-9_.-]{1,50}-[0-9a-f]{6}"))) << node;
+    ASSERT_EQ(joined_as_, std::vector<std::string>{node});
+    // The seen set is the cluster's routed set, with a shard per partition.
+    RedisSeenSet* set = (*state)->routed_seen_set();
+    ASSERT_NE(set, nullptr);
+    EXPECT_EQ(&(*state)->seen_set(), set);
+    const std::string key = "http://a.example/";
+    const uint32_t shard = 3;
+    const std::string_view keys[] = {key};
+    const KeyHash hashes[] = {SeenSet::Hash(key)};
+    const std::string_view payloads[] = {"claim"};
+    bool is_new[1] = {false};
+    ASSERT_TRUE(set->InsertRouted({&shard, 1}, keys, hashes, payloads, is_new).ok());
+    EXPECT_TRUE(is_new[0]);
+    EXPECT_TRUE((*state)->Checkpoint([](SqliteDb&) { return Status::Ok(); }).ok());
+  }
+  Leave();
+  auto resumed = CrawlState::Open(Options("c1"));
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ((*resumed)->node_id(), node);
+  EXPECT_EQ(joined_as_.back(), node);  // it joined again as itself
+}
+
+TEST_F(CrawlStateClusterTest, AnIdAskedForIsRecordedAndAnotherOneIsRefusedOnResume) {
+  {
+    auto state = CrawlState::Open(Options("c1", "n1"));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    EXPECT_EQ((*state)->node_id(), "n1");
+  }
+  Leave();
+  ExpectRefused(CrawlState::Open(Options("c1", "n2")), "--node-id n1");
+  auto same = CrawlState::Open(Options("c1", "n1"));
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+}
+
+TEST_F(CrawlStateClusterTest, ResumingWithAnotherClusterOrNoneIsRefused) {
+  {
+    auto state = CrawlState::Open(Options("c1", "n1"));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    ASSERT_TRUE((*state)->Checkpoint([](SqliteDb&) { return Status::Ok(); }).ok());
+  }
+  Leave();
+  const std::string command = "--cluster " + redis_->url() + " --cluster-name c1";
+  ExpectRefused(CrawlState::Open(Options("c2", "n1")), command);
+
+  CrawlStateOptions standalone = Options("c1");
+  standalone.cluster_url.clear();
+  standalone.cluster_name.clear();
+  ExpectRefused(CrawlState::Open(standalone), command);
+
+  CrawlStateOptions shared = standalone;
+  shared.seen_redis_url = redis_->url();
+  shared.seen_redis_name = "s";
+  ExpectRefused(CrawlState::Open(shared), command);
+}
+
+TEST_F(CrawlStateClusterTest, AStandaloneCrawlCannotContinueAsANode) {
+  {
+    CrawlStateOptions standalone = Options("c1");
+    standalone.cluster_url.clear();
+    standalone.cluster_name.clear();
+    auto state = CrawlState::Open(standalone);
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    ASSERT_TRUE((*state)->Checkpoint([](SqliteDb&) { return Status::Ok(); }).ok());
+  }
+  ExpectRefused(CrawlState::Open(Options("c1")), "resume it without --cluster");
+}
+
+TEST_F(CrawlStateClusterTest, AClusterMadeAgainSinceIsRefused) {
+  {
+    auto state = CrawlState::Open(Options("c1", "n1"));
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+  }
+  Leave();
+  FlushAll();  // the cluster is gone; the next join makes a new one under the same name
+  ExpectRefused(CrawlState::Open(Options("c1", "n1")), "made again");
+}
+
+TEST_F(CrawlStateClusterTest, AJoinRefusedForANewNodeLeavesNothingBehind) {
+  CrawlStateOptions options = Options("c1", "n1");
+  options.join_cluster = [](const std::string&) -> Result<CrawlStateOptions::ClusterJoined> {
+    return Status::FailedPrecondition("settings differ");
+  };
+  auto refused = CrawlState::Open(options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "settings differ");
+  EXPECT_FALSE(fs::exists(options.dir));
+  // A second node under a live node's id is refused by the cluster itself, before anything is
+  // written.
+  auto first = CrawlState::Open(Options("c1", "n1"));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  CrawlStateOptions second = Options("c1", "n1");
+  second.dir = (dir_.path() / "state2").string();
+  std::unique_ptr<ClusterCoordinator> keep = std::move(coordinator_);
+  auto twin = CrawlState::Open(second);
+  ASSERT_FALSE(twin.ok());
+  EXPECT_FALSE(fs::exists(second.dir));
+  coordinator_ = std::move(keep);
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -260,20 +260,20 @@ sample_memory() {
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 declare -A rates
-timed() { # timed LABEL NODES THREADS MODE: the run repeated --reps times
-  local label=$1 r
-  for ((r = 1; r <= reps; r++)); do
-    local name="$label"
-    ((reps > 1)) && name="$label #$r"
-    run "$name" "$2" "$3" "$4"
-    rates[$label]+="$(awk -v p="${served[$name]}" -v w="${wall[$name]}" 'BEGIN { print p / w }') "
-  done
+timed() { # timed LABEL REP NODES THREADS MODE: one repetition of a timed run
+  local label=$1 name=$1
+  ((reps > 1)) && name="$label #$2"
+  run "$name" "$3" "$4" "$5"
+  rates[$label]+="$(awk -v p="${served[$name]}" -v w="${wall[$name]}" 'BEGIN { print p / w }') "
 }
-timed "standalone 2 threads" 1 2 standalone
-timed "cluster 1 node x 2" 1 2 cluster
-timed "--seen-redis 2 threads" 1 2 seen-redis
-timed "cluster 1 node x 3" 1 3 cluster
-timed "cluster 3 nodes x 1" 3 1 cluster
+# Repetitions go round the configurations, so that a change of the machine's load shows in all.
+for ((rep = 1; rep <= reps; rep++)); do
+  timed "standalone 2 threads" "$rep" 1 2 standalone
+  timed "cluster 1 node x 2" "$rep" 1 2 cluster
+  timed "--seen-redis 2 threads" "$rep" 1 2 seen-redis
+  timed "cluster 1 node x 3" "$rep" 1 3 cluster
+  timed "cluster 3 nodes x 1" "$rep" 3 1 cluster
+done
 run "cluster 1 node x 2 (sampled)" 1 2 cluster sample
 sampled_id=$((runs - 1))
 

@@ -521,7 +521,7 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     return ReplyError(reply, "heartbeat of node '" + options_.node_id + "'");
   }
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() < 2 ||
-      (reply.elements.size() - 2) % 8 != 0) {
+      (reply.elements.size() - 2) % 9 != 0) {
     return Status::Corruption(server_ + ": " + Where("heartbeat") + ": an unexpected reply");
   }
   const long long now_ms = reply.elements[0].integer;
@@ -529,7 +529,7 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   std::vector<ClusterNodeStatus> nodes;
   uint64_t pages = 0;
   uint64_t errors = 0;
-  for (size_t i = 2; i + 8 <= reply.elements.size(); i += 8) {
+  for (size_t i = 2; i + 9 <= reply.elements.size(); i += 9) {
     ClusterNodeStatus node;
     node.id = reply.elements[i].str;
     const long long expiry = std::atoll(reply.elements[i + 1].str.c_str());
@@ -540,6 +540,9 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     node.counters.links_new = std::strtoull(reply.elements[i + 5].str.c_str(), nullptr, 10);
     node.host = reply.elements[i + 6].str;
     node.pid = std::atoll(reply.elements[i + 7].str.c_str());
+    if (!reply.elements[i + 8].str.empty()) {
+      node.heartbeat_age_ms = std::max(0LL, now_ms - std::atoll(reply.elements[i + 8].str.c_str()));
+    }
     pages += node.counters.pages;
     errors += node.counters.errors;
     if (node.alive) live.push_back(node.id);

@@ -105,7 +105,9 @@ struct ClusterOptions {
   RedisAddress address;  // --cluster
   std::string name;      // --cluster-name: 1-64 characters of [A-Za-z0-9_.-]
   // This node (1-64 characters of [A-Za-z0-9_.-]); the crawl keeps it in its state so that
-  // --resume comes back as the same node. A live node with the same id is an error at Join.
+  // --resume comes back as the same node. A live node with the same id is an error at Join,
+  // unless its record names a process of this host that no longer runs (a --resume after a
+  // kill -9): then this one takes over (a notice says so) and the old leases lapse.
   std::string node_id;
   uint32_t partitions = kDefaultClusterPartitions;  // for a new cluster; must match an existing one
   std::chrono::milliseconds lease_ttl{10000};
@@ -148,7 +150,7 @@ struct ClusterNodeStatus {
   std::string id;
   std::string host;
   int64_t pid = 0;
-  std::string state;  // "running", "draining", "stopped", "finished"
+  std::string state;  // "running", "stopped", "finished"
   bool alive = false;
   int64_t heartbeat_age_ms = 0;
   uint32_t partitions = 0;  // leases held
@@ -197,8 +199,9 @@ class ClusterCoordinator {
   const std::string& what() const;
 
   // Up to `max` entries to work on (see "Inboxes"); empty when nothing is available now. One
-  // pipelined round of Function calls over the partitions worth asking (the caller polls; a
-  // partition that had nothing is asked less often, up to every 200 ms).
+  // pipelined round of Function calls over at most 64 partitions worth asking (the caller polls;
+  // a partition that had nothing is asked less often, up to every max_idle_poll, or cold_poll
+  // after 10 s without entries). kUnavailable when Redis does not answer: retry.
   Result<std::vector<InboxEntry>> Poll(size_t max);
   // Acknowledges entries whose pages are recorded or whose URLs were rejected (XACK + XDEL).
   Status Ack(std::span<const InboxEntry> entries);
@@ -213,13 +216,16 @@ class ClusterCoordinator {
 
   // Records that the seeds are in the inboxes (the crawl cannot end before).
   Status MarkSeeded();
-  // Whether the whole crawl is over (see "The end"). Two scans of every partition: call it when
-  // this node is idle, not in a hot loop.
+  // Whether the whole crawl is over (see "The end"). Up to three pipelined scans of every
+  // partition (one XLEN each while the crawl runs): call it when this node is idle, not in a hot
+  // loop.
   Result<bool> Finished();
 
   // Published with the next heartbeat.
   void Publish(const NodeCounters& counters);
-  // The cluster's totals as of the last heartbeat (nodes' counters summed, inbox lengths).
+  // The cluster's totals as of the last heartbeat (nodes' counters summed; the inbox lengths,
+  // pending and in_flight, are probed at most every max(lease_ttl / 5, 1 s) and only while
+  // Totals is being called; unowned_partitions is left 0: ReadClusterStatus reads the leases).
   ClusterStatus Totals() const;
   // The heartbeat's fatal error ("coordination state lost", the node's id taken over), or OK.
   Status error() const;

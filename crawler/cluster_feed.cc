@@ -114,8 +114,8 @@ bool ClusterFeed::Admit(const Lease& lease) {
   if (admitted) return true;
   // The partition was handed over (or its lease lapsed): its next owner fetches the URL.
   parts_.frontier->Abandon(lease);
-  parts_.log->Debug("partition " + std::to_string(*partition) + " is no longer this node's: " +
-                    lease.url + " is left to its next owner");
+  parts_.log->Debug("partition " + std::to_string(*partition) +
+                    " is no longer this node's: " + lease.url + " is left to its next owner");
   return false;
 }
 
@@ -246,8 +246,7 @@ void ClusterFeed::FeederLoop() {
           break;
         }
         if (!unavailable_said) {
-          parts_.log->Info("reading the inboxes: " + polled.status().message() +
-                           " (retrying)");
+          parts_.log->Info("reading the inboxes: " + polled.status().message() + " (retrying)");
           unavailable_said = true;
         }
       } else {
@@ -297,8 +296,8 @@ Status ClusterFeed::AckBatch(const std::vector<InboxEntry>& batch) {
   Status acked = ack_retry_->Run([&] { return parts_.coordinator->Ack(batch); });
   if (acked.ok()) return acked;
   if (acked.code() == StatusCode::kUnavailable && ack_retry_->stopped()) {
-    parts_.log->Info("stopping while " + parts_.coordinator->what() + " does not answer: " +
-                     std::to_string(batch.size()) +
+    parts_.log->Info("stopping while " + parts_.coordinator->what() +
+                     " does not answer: " + std::to_string(batch.size()) +
                      " recorded URLs stay pending in their inboxes (their next owner fetches "
                      "them again)");
     return Status::Ok();

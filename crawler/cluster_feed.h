@@ -144,8 +144,8 @@ class ClusterFeed {
   uint64_t recorded_ticket_ = 0;  // the last ticket Recorded() gave
   uint64_t acked_ticket_ = 0;     // every ticket up to this one is acknowledged
   uint64_t generation_ = 0;
-  bool stopped_ = false;      // no more feeding (Stop, or the end)
-  bool finished_ = false;     // Finished() said so
+  bool stopped_ = false;   // no more feeding (Stop, or the end)
+  bool finished_ = false;  // Finished() said so
   bool acker_closing_ = false;
   Status close_status_;
 

@@ -74,10 +74,10 @@ local function heartbeat(keys, argv)
   local all = redis.call('ZRANGE', nodes, 0, -1, 'WITHSCORES')
   for i = 1, #all, 2 do
     local h = redis.call('HMGET', prefix .. all[i], 'state', 'pages', 'errors', 'links_new',
-                         'host', 'pid')
+                         'host', 'pid', 'beat_ms')
     out[#out + 1] = all[i]
     out[#out + 1] = all[i + 1]
-    for j = 1, 6 do out[#out + 1] = h[j] or '' end
+    for j = 1, 7 do out[#out + 1] = h[j] or '' end
   end
   return out
 end

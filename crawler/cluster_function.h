@@ -14,7 +14,7 @@
 //              state, pages, errors, links_new. Error "STATELOST" when the meta hash is gone or
 //              has another identity, "TAKEN" when the node's hash has another token. Returns
 //              [now ms, seeded, then per node: id, expiry ms, state, pages, errors, links_new,
-//              host, pid].
+//              host, pid, beat ms].
 //   _seed      KEYS: meta. ARGV: identity. Sets seeded = 1 (STATELOST as above).
 //   _acquire   KEYS: lease. ARGV: owner, ttl ms. Takes the lease when absent (or renews it when
 //              the owner's). Returns [1] or [0, current value, its PTTL].

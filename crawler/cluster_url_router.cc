@@ -12,8 +12,7 @@
 
 namespace urlsieve {
 
-ClusterUrlRouter::ClusterUrlRouter(RedisSeenSet* set, FrontierOptions frontier,
-                                   uint32_t partitions)
+ClusterUrlRouter::ClusterUrlRouter(RedisSeenSet* set, FrontierOptions frontier, uint32_t partitions)
     : set_(set), frontier_(std::move(frontier)), partitions_(partitions) {}
 
 uint32_t ClusterUrlRouter::PartitionOf(const CanonicalUrl& url) const {

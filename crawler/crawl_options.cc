@@ -220,9 +220,10 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
              "crawls with disjoint seeds on one set fetch each URL once in total"),
       String(OPTION_KEY(crawl, seen_redis_name), "--name,--seen-redis-name",
              "The name of the shared seen set in --seen-redis"),
-      String(OPTION_KEY(cluster, url), "--cluster",
-             "Crawl as a node of a cluster coordinated in Redis, redis://[:password@]host:port[/db] "
-             "(with --cluster-name); each node has its own --out"),
+      String(
+          OPTION_KEY(cluster, url), "--cluster",
+          "Crawl as a node of a cluster coordinated in Redis, redis://[:password@]host:port[/db] "
+          "(with --cluster-name); each node has its own --out"),
       String(OPTION_KEY(cluster, name), "--cluster-name", "The name of the crawl cluster"),
       String(OPTION_KEY(cluster, node_id), "--node-id",
              "This node's id in the cluster (default: kept in the state; for a new crawl, the "

@@ -142,10 +142,9 @@ Result<std::unique_ptr<CrawlState>> CrawlState::Open(const CrawlStateOptions& op
     }
     if (std::optional<std::string> name = state->dir_->StoredMeta(kClusterNameRow)) {
       const std::string server = state->dir_->StoredMeta(kClusterServerRow).value_or("?");
-      return Status::FailedPrecondition(state->dir_->DbPath() + ": this crawl is a node of " +
-                                        DescribeCluster(*name, server) +
-                                        ": resume it with --cluster " + server +
-                                        " --cluster-name " + *name);
+      return Status::FailedPrecondition(
+          state->dir_->DbPath() + ": this crawl is a node of " + DescribeCluster(*name, server) +
+          ": resume it with --cluster " + server + " --cluster-name " + *name);
     }
     StateSeenSetOptions set_options;
     set_options.rebuild_bloom = options.rebuild_bloom;
@@ -201,11 +200,10 @@ Status CrawlState::CheckCluster(const CrawlStateOptions& options,
     }
   } else {
     if (*name != options.cluster_name || recorded_server.value_or("") != server) {
-      return Status::FailedPrecondition(
-          dir_->DbPath() + ": this crawl is a node of " +
-          DescribeCluster(*name, recorded_server.value_or("?")) + ", not of " + wanted +
-          ": resume it with --cluster " + recorded_server.value_or("?") + " --cluster-name " +
-          *name);
+      return Status::FailedPrecondition(dir_->DbPath() + ": this crawl is a node of " +
+                                        DescribeCluster(*name, recorded_server.value_or("?")) +
+                                        ", not of " + wanted + ": resume it with --cluster " +
+                                        recorded_server.value_or("?") + " --cluster-name " + *name);
     }
     if (recorded_node && !options.node_id.empty() && *recorded_node != options.node_id) {
       return Status::FailedPrecondition(dir_->DbPath() + ": this crawl is the node '" +

@@ -174,8 +174,8 @@ Status Crawler::Open() {
   frontier_ = std::move(*frontier);
   router_ = std::make_unique<LocalUrlRouter>(frontier_.get());
   if (coordinator_) {
-    cluster_router_ = std::make_unique<ClusterUrlRouter>(state_->routed_seen_set(),
-                                                         frontier_options, coordinator_->partitions());
+    cluster_router_ = std::make_unique<ClusterUrlRouter>(
+        state_->routed_seen_set(), frontier_options, coordinator_->partitions());
   }
 
   // A fresh crawl starts its outputs empty; a resumed one checks every output against its
@@ -279,8 +279,7 @@ Result<std::pair<std::string, uint32_t>> Crawler::JoinCluster(const std::string&
   options.lease_ttl = std::chrono::seconds(config_.cluster.lease_ttl_s);
   options.handover_delay = std::chrono::milliseconds(config_.politeness.delay_ms);
   options.settings = ClusterSettings();
-  Result<std::unique_ptr<ClusterCoordinator>> joined =
-      ClusterCoordinator::Join(options, &notices_);
+  Result<std::unique_ptr<ClusterCoordinator>> joined = ClusterCoordinator::Join(options, &notices_);
   if (!joined.ok()) return joined.status();
   coordinator_ = std::move(*joined);
   return std::make_pair(coordinator_->identity(), coordinator_->partitions());

@@ -54,9 +54,9 @@
 #include <mutex>
 #include <shared_mutex>
 #include <span>
-#include <utility>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -192,7 +192,7 @@ class Crawler {
   std::unique_ptr<CrawlStats> stats_;
   OutputMarks recorded_marks_;  // of the checkpoint resumed (zero for a fresh crawl)
   std::unique_ptr<ClusterUrlRouter> cluster_router_;  // a node of a cluster: seen test + routing
-  std::unique_ptr<ClusterSeeds> cluster_seeds_;  // a node of a cluster, scope host or domain
+  std::unique_ptr<ClusterSeeds> cluster_seeds_;       // a node of a cluster, scope host or domain
   std::unique_ptr<ClusterFeed> feed_;  // a node of a cluster: inboxes -> frontier, acks, the end
 
   std::atomic<bool> stop_requested_{false};

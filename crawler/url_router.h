@@ -2,10 +2,11 @@
 // seen stage found new — one page's links (or the seeds) at a time, parsed — and the router puts
 // each in the frontier that owns it.
 //
-// LocalUrlRouter, today's router, pushes every URL into the crawl's own frontier. In a cluster
-// (docs/design.md, "Scale-out and re-crawl (plans)") another router sends a URL to the node that
-// owns its host, chosen by a hash of its politeness key, which is why a batch goes in one call and
-// the answer is a Status (a node that cannot be reached).
+// LocalUrlRouter pushes every URL into the crawl's own frontier. A node of a crawl cluster
+// (docs/design.md, "The crawl cluster") does not use this seam: there the seen test and the
+// routing are one atomic step (ClusterUrlRouter, crawler/cluster_url_router.h: the routed seen set
+// appends each URL new to the cluster to its partition's inbox in the same Redis Function call),
+// because a URL seen and not yet routed would be lost if the node died between the two.
 //
 // The crawler calls Route while it holds the checkpoint gate (shared), between the seen stage's
 // insert and the page's Frontier::Done, so that a checkpoint never sees a URL in the seen set that

@@ -134,11 +134,11 @@ class RedisSeenSet::Impl {
   const StateIdentity& identity() const { return identity_; }
   bool has_claim_log() const { return !options_.claim_log.empty(); }
   bool routed() const { return routed_; }
+  std::string What() const { return "the Redis seen set \"" + options_.name + "\""; }
   uint64_t round_trips() const { return round_trips_.load(std::memory_order_relaxed); }
   uint64_t keys_sent() const { return keys_sent_.load(std::memory_order_relaxed); }
 
  private:
-  std::string What() const { return "the Redis seen set \"" + options_.name + "\""; }
   std::string MetaKey() const { return "urlsieve:{" + options_.name + "}:meta"; }
   std::string ShardPrefix(uint32_t shard) const { return RedisShardKeyPrefix(options_.name, shard); }
   std::string CountKey(uint32_t shard) const { return ShardPrefix(shard) + "count"; }
@@ -1170,7 +1170,8 @@ Status RedisSeenSet::InsertRouted(std::span<const uint32_t> shards,
                                   std::span<const std::string_view> payloads,
                                   std::span<bool> is_new) {
   if (!impl_->routed()) {
-    return Status::InvalidArgument("InsertRouted on a Redis seen set that is not routed");
+    return Status::InvalidArgument(impl_->What() +
+                                   " is not routed: InsertRouted is for a set opened routed");
   }
   return impl_->Insert(shards, keys, hashes, payloads, is_new);
 }

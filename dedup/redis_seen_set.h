@@ -172,7 +172,8 @@ class RedisSeenSet final : public SeenSet {
   // The stored parameters.
   const StateParameters& parameters() const;
   // MEMORY USAGE of every key of the set (not the transient done:TOKEN answers), one pipeline of
-  // up to 1000 keys at a time: O(keys), not for a hot loop.
+  // up to 1000 keys at a time: O(keys), not for a hot loop. A routed set's inboxes apart (XLEN and
+  // MEMORY USAGE of each: inbox_*).
   Result<RedisSeenSetUsage> Usage() const;
 
   // Round trips and keys sent to Redis by this process so far (bench/redis_seen.sh).

@@ -455,7 +455,8 @@ void Frontier::Abandon(const Lease& lease) {
   if (lease.kind == Lease::Kind::kRobots) {
     key.waiting_robots = false;
     OriginState& origin = origins_[lease.origin];
-    if (origin.robots == OriginState::Robots::kFetching) origin.robots = OriginState::Robots::kUnknown;
+    if (origin.robots == OriginState::Robots::kFetching)
+      origin.robots = OriginState::Robots::kUnknown;
   } else {
     if (lease.retries == 0) {
       --key.pages_started;

@@ -38,11 +38,11 @@
 // Memory: beyond max_pending_in_memory, pending URLs live in a scratch SQLite file (SpillStore);
 // its errors lose no URL and are kept for StorageError().
 //
-// Thread-safety: Push/Next/TryNext/Done/Abandon/Stop/DrainRejections/Stats/StorageError may be called
-// from any number of threads; one mutex guards the state (each call holds it for O(log keys) work,
-// plus a spill page-in when a key's in-memory queue runs dry). Checkpoint/Restore are serialized
-// by a second mutex and hold the first only to take the delta, so fetchers keep running while
-// SQLite writes.
+// Thread-safety: Push/Next/TryNext/Done/Abandon/Stop/DrainRejections/Stats/StorageError may be
+// called from any number of threads; one mutex guards the state (each call holds it for O(log keys)
+// work, plus a spill page-in when a key's in-memory queue runs dry). Checkpoint/Restore are
+// serialized by a second mutex and hold the first only to take the delta, so fetchers keep running
+// while SQLite writes.
 #ifndef URLSIEVE_FRONTIER_FRONTIER_H_
 #define URLSIEVE_FRONTIER_FRONTIER_H_
 
@@ -208,11 +208,11 @@ class Frontier {
   // Returns what was decided (a retry after a back-off, a rejection...), for logging.
   DoneDecision Done(const Lease& lease, const FetchOutcome& outcome);
   // Forgets a lease without an outcome: no retry, no rejection, no back-off (the key's delay from
-  // the hand-out stands), and it no longer counts against the budgets. A page lease's URL leaves the frontier (and its pending set);
-  // a robots lease leaves its origin's rules undecided (the next page of the origin asks again).
-  // For a crawl cluster, when the lease's partition was handed to another node before its fetch
-  // (docs/design.md, "The crawl cluster"): that node fetches the URL. Counted in
-  // FrontierStats::abandoned.
+  // the hand-out stands), and it no longer counts against the budgets. A page lease's URL leaves
+  // the frontier (and its pending set); a robots lease leaves its origin's rules undecided (the
+  // next page of the origin asks again). For a crawl cluster, when the lease's partition was handed
+  // to another node before its fetch (docs/design.md, "The crawl cluster"): that node fetches the
+  // URL. Counted in FrontierStats::abandoned.
   void Abandon(const Lease& lease);
   // Wakes every Next() and makes it return false, now and later.
   void Stop();

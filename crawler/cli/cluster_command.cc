@@ -30,8 +30,8 @@ int RunClusterStatus(const ClusterStatusFlags& flags) {
   if (!status.ok()) {
     std::string message = status.status().message();
     if (status.status().code() == StatusCode::kNotFound) {
-      message = "no crawl cluster named '" + flags.name + "' at " + address->ToString() +
-                " (" + message + ")";
+      message = "no crawl cluster named '" + flags.name + "' at " + address->ToString() + " (" +
+                message + ")";
     }
     std::fprintf(stderr, "urlsieve cluster status: %s\n", message.c_str());
     return kExitFailure;

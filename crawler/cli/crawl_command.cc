@@ -38,10 +38,6 @@ class SignalWatcher {
       while (!done_.load()) {
         if (sigtimedwait(&set_, nullptr, &tick) < 0) continue;
         if (++received == 1) {
-          std::fputs(
-              "urlsieve: stopping — finishing in-flight fetches, then checkpointing "
-              "(signal again to exit at once)\n",
-              stderr);
           on_signal();
         } else {
           std::fputs("urlsieve: exiting without a final checkpoint\n", stderr);
@@ -69,6 +65,23 @@ int RunCrawl(const CrawlFlags& flags) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", config.status().message().c_str());
     return kExitUsage;
   }
+  // The watcher runs from before the crawl is opened, so that threads started while opening (a
+  // cluster node's heartbeat) leave the stop signals to it too (their default action would end
+  // the process with no final checkpoint and no hand-over). A signal while opening ends the
+  // process at once, as it always did; once the crawl runs, it stops the crawl gracefully.
+  std::atomic<Crawler*> running{nullptr};
+  SignalWatcher signals([&running] {
+    Crawler* crawler = running.load();
+    if (crawler == nullptr) {
+      std::fputs("urlsieve: interrupted (the crawl was not running)\n", stderr);
+      _exit(kExitFailure);
+    }
+    std::fputs(
+        "urlsieve: stopping — finishing in-flight fetches, then checkpointing "
+        "(signal again to exit at once)\n",
+        stderr);
+    crawler->RequestStop();
+  });
   Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(*config);
   if (!crawler.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", crawler.status().ToString().c_str());
@@ -77,10 +90,9 @@ int RunCrawl(const CrawlFlags& flags) {
   for (const std::string& notice : (*crawler)->notices()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", notice.c_str());
   }
-  Result<CrawlSummary> summary = [&] {
-    SignalWatcher signals([&] { (*crawler)->RequestStop(); });
-    return (*crawler)->Run();
-  }();
+  running = crawler->get();
+  Result<CrawlSummary> summary = (*crawler)->Run();
+  running = nullptr;
   if (!summary.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", summary.status().ToString().c_str());
     return kExitFailure;

@@ -44,6 +44,13 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::seconds deadli
   return condition();
 }
 
+// prefix + number (not "x" + std::to_string(n): GCC 12 -O3 warns falsely, -Wrestrict).
+std::string Numbered(std::string_view prefix, long long number) {
+  std::string out(prefix);
+  out += std::to_string(number);
+  return out;
+}
+
 // Whether the crawl is over; a failure to tell is a test failure.
 bool FinishedNow(ClusterCoordinator& node) {
   auto finished = node.Finished();
@@ -412,7 +419,7 @@ TEST_F(ClusterCoordinatorTest, ADeadNodesUnacknowledgedEntriesComeBack) {
   ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
   std::set<std::string> payloads;
   for (int i = 0; i < 6; ++i) {
-    std::string payload = "url-" + std::to_string(i);
+    std::string payload = Numbered("url-", i);
     Append("crawl1", static_cast<uint32_t>(i) % kParts, payload);
     payloads.insert(payload);
   }
@@ -459,7 +466,7 @@ TEST_F(ClusterCoordinatorTest, PollAckForgetAndBounds) {
 
   std::map<std::string, uint32_t> where;
   for (int i = 0; i < 12; ++i) {
-    std::string payload = "p" + std::to_string(i);
+    std::string payload = Numbered("p", i);
     Append("crawl1", 1, payload);
     where[payload] = 1;
   }
@@ -593,6 +600,32 @@ TEST_F(ClusterCoordinatorTest, ALostLeaseDropsItsEntriesAndANewTenureHandsThemOu
   EXPECT_TRUE(FinishedNow(*a));
 }
 
+// FUNCTION FLUSH (or a server that lost only its functions): the library is loaded again and the
+// node goes on; the data is there, so this is no lost state.
+TEST_F(ClusterCoordinatorTest, ReloadsItsFunctionsWhenTheyAreGone) {
+  auto a = MustJoin(Options("a", 2));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == 2; }));
+  Run({"FUNCTION", "FLUSH"});
+  for (int i = 0; i < 5; ++i) Append("crawl1", 1, Numbered("u", i));
+  // Poll(max) never returns more than max.
+  std::vector<InboxEntry> got;
+  ASSERT_TRUE(WaitFor([&] {
+    auto entries = a->Poll(2);
+    EXPECT_TRUE(entries.ok()) << entries.status().ToString();
+    if (!entries.ok()) return false;
+    EXPECT_LE(entries->size(), 2u);
+    got.insert(got.end(), entries->begin(), entries->end());
+    return got.size() == 5;
+  }));
+  Run({"FUNCTION", "FLUSH"});
+  ASSERT_TRUE(a->Ack(got).ok());
+  ASSERT_TRUE(a->MarkSeeded().ok());
+  EXPECT_TRUE(WaitFor([&] { return FinishedNow(*a); }));
+  EXPECT_TRUE(a->error().ok()) << a->error().ToString();
+  EXPECT_EQ(Valid(*a).size(), 2u);
+}
+
 TEST_F(ClusterCoordinatorTest, ReadClusterStatus) {
   auto missing = ReadClusterStatus(server_->address(), "crawl1");
   ASSERT_FALSE(missing.ok());
@@ -649,6 +682,16 @@ TEST_F(ClusterCoordinatorTest, ReadClusterStatus) {
 
   // The node's own view, as of its last heartbeat.
   ASSERT_TRUE(WaitFor([&] { return a->Totals().pages == 15 && a->Totals().pending == 2; }));
+  const ClusterStatus totals = a->Totals();
+  EXPECT_EQ(totals.name, "crawl1");
+  EXPECT_EQ(totals.nodes.size(), 2u);
+  EXPECT_GE(totals.in_flight, 1u);
+  for (const ClusterNodeStatus& node : totals.nodes) {
+    EXPECT_TRUE(node.alive);
+    if (node.id == "a") {
+      EXPECT_EQ(node.partitions, Valid(*a).size());
+    }
+  }
 
   ASSERT_TRUE(owner->Ack(got).ok());
   ASSERT_TRUE(a->Leave(true).ok());

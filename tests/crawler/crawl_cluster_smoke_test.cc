@@ -48,10 +48,8 @@ class Child {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<std::string> strings = {URLSIEVE_BINARY};
     strings.insert(strings.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -162,7 +160,8 @@ TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
     const site::HostExpectations& expect = site_->expectations(h);
     for (const std::string& resource : expect.must_fetch) {
       if (resource == "/robots.txt" || resource == "/moved-robots.txt") continue;
-      EXPECT_GE(count[std::make_pair(h, resource)], 1) << "host " << h << " never fetched " << resource;
+      EXPECT_GE(count[std::make_pair(h, resource)], 1)
+          << "host " << h << " never fetched " << resource;
     }
     for (const std::string& resource : expect.must_not_fetch) {
       EXPECT_EQ(count.count({h, resource}), 0u) << "host " << h << " fetched " << resource;
@@ -187,9 +186,9 @@ TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
   EXPECT_EQ(pages, page_fetches);
 
   // `urlsieve cluster status` sees the same: both nodes finished, nothing pending.
-  Child status(File("status.out"), File("status.err"),
-               {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "smoke",
-                "--json"});
+  Child status(
+      File("status.out"), File("status.err"),
+      {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "smoke", "--json"});
   ASSERT_EQ(status.Wait(), 0) << ReadFile(File("status.err"));
   const nlohmann::json j = nlohmann::json::parse(ReadFile(File("status.out")));
   EXPECT_EQ(j["pending"], 0);

@@ -43,8 +43,8 @@ class CrawlStateClusterTest : public ::testing::Test {
     o.cluster_name = cluster;
     o.node_id = node_id;
     o.partitions = kPartitions;
-    o.join_cluster = [this, cluster](const std::string& id)
-        -> Result<CrawlStateOptions::ClusterJoined> {
+    o.join_cluster = [this,
+                      cluster](const std::string& id) -> Result<CrawlStateOptions::ClusterJoined> {
       joined_as_.push_back(id);
       ClusterOptions options;
       options.address = redis_->address();
@@ -54,11 +54,11 @@ class CrawlStateClusterTest : public ::testing::Test {
       options.lease_ttl = std::chrono::seconds(4);
       options.handover_delay = std::chrono::milliseconds(10);
       options.settings = "{}";
-      Result<std::unique_ptr<ClusterCoordinator>> joined = ClusterCoordinator::Join(options, nullptr);
+      Result<std::unique_ptr<ClusterCoordinator>> joined =
+          ClusterCoordinator::Join(options, nullptr);
       if (!joined.ok()) return joined.status();
       coordinator_ = std::move(*joined);
-      return CrawlStateOptions::ClusterJoined{coordinator_->identity(),
-                                              coordinator_->partitions()};
+      return CrawlStateOptions::ClusterJoined{coordinator_->identity(), coordinator_->partitions()};
     };
     return o;
   }
@@ -79,8 +79,7 @@ class CrawlStateClusterTest : public ::testing::Test {
     ASSERT_FALSE(opened.ok());
     EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition)
         << opened.status().ToString();
-    EXPECT_NE(opened.status().message().find(hint), std::string::npos)
-        << opened.status().message();
+    EXPECT_NE(opened.status().message().find(hint), std::string::npos) << opened.status().message();
   }
 
   testing::ScratchDir dir_{"urlsieve_crawl_state_cluster"};

@@ -17,7 +17,11 @@ constexpr uint32_t kPartitions = 1024;
 
 std::vector<std::string> Nodes(int count, const std::string& prefix = "node-") {
   std::vector<std::string> nodes;
-  for (int i = 0; i < count; ++i) nodes.push_back(prefix + std::to_string(i));
+  for (int i = 0; i < count; ++i) {
+    std::string node = prefix;
+    node += std::to_string(i);
+    nodes.push_back(std::move(node));
+  }
   return nodes;
 }
 
@@ -79,7 +83,9 @@ TEST(RendezvousTest, ALeaveMovesOnlyTheLeaversShare) {
 TEST(ClusterPartitionTest, StableInRangeAndSpread) {
   std::set<uint32_t> seen;
   for (int i = 0; i < 20000; ++i) {
-    std::string key = "host" + std::to_string(i) + ".example";
+    std::string key = "host";
+    key += std::to_string(i);
+    key += ".example";
     uint32_t p = ClusterPartitionOf(key, kPartitions);
     ASSERT_LT(p, kPartitions);
     EXPECT_EQ(p, ClusterPartitionOf(key, kPartitions));

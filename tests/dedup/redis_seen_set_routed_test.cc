@@ -243,6 +243,23 @@ TEST(RedisSeenSetRoutedTest, AShardWithoutNewKeysHasNoInboxAndTheFrontCacheAppen
   ExpectInboxesHoldOnce(*client, "routed-cache", ids);
 }
 
+// A key twice in one batch is new once, and appended once.
+TEST(RedisSeenSetRoutedTest, AKeyTwiceInOneBatchIsNewOnceAndAppendedOnce) {
+  RedisServer* server = SharedRedisServer();
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->address());
+  ASSERT_NE(client, nullptr);
+  for (bool exact : {false, true}) {
+    const std::string name = exact ? "routed-twice-exact" : "routed-twice";
+    auto set = RedisSeenSet::Open(RoutedOptions(name, exact), nullptr);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    std::vector<bool> is_new;
+    ASSERT_TRUE(InsertIds(**set, {5, 5, 42, 5, 42, 79}, &is_new).ok());
+    EXPECT_EQ(is_new, (std::vector<bool>{true, false, true, false, false, true}));
+    ExpectInboxesHoldOnce(*client, name, {5, 42, 79});
+  }
+}
+
 // Three processes of three threads each insert the same 9000 keys routed, in different orders and
 // batch sizes: each key is told new exactly once in the world and is in the inboxes once.
 TEST(RedisSeenSetRoutedTest, ExactlyOneCallerInTheWorldIsToldNewAndTheInboxesHoldEachKeyOnce) {
@@ -498,6 +515,8 @@ TEST(RedisSeenSetRoutedTest, BadInputIsAClearErrorAndAppendsNothing) {
   status = (*unrouted)->InsertRouted(std::span(shards, 1), std::span(keys, 1), std::span(hashes, 1),
                                      std::span(payloads, 1), std::span(is_new, 1));
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_NE(status.message().find("\"plain-bad\" is not routed"), std::string::npos)
+      << status.ToString();
   EXPECT_EQ(DbSize(*client), keys_with_plain);
 
   // An inbox key of another type, made after the set opened: the call is refused before it

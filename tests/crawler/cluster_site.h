@@ -224,8 +224,17 @@ struct CrawlAnalysis {
   std::map<Resource, std::vector<std::string>> agents;  // the User-Agent of each request, in order
   std::map<std::string, size_t> requests_by;            // requests per User-Agent
   // The smallest gap between consecutive requests to one host, over every host, and which requests.
-  std::chrono::microseconds min_spacing = std::chrono::microseconds::max();
-  std::string closest;
+  // Split by who sent the two requests (their User-Agents): one crawl (node) spacing its own
+  // requests, or a host changing hands between nodes; one crawl's retries of an unreachable
+  // robots.txt apart (the frontier spaces those from their hand-out only, where it spaces pages
+  // from the end of the previous fetch: see ClusterCrawl::ExpectCorrectCrawl).
+  struct Spacing {
+    std::chrono::microseconds min = std::chrono::microseconds::max();
+    std::string closest;  // which two requests, for messages
+  };
+  Spacing same_agent;
+  Spacing across_agents;
+  Spacing robots_retries;
 
   // The first 20, for messages.
   static std::string Describe(const std::vector<Resource>& resources) {
@@ -294,11 +303,18 @@ inline CrawlAnalysis AnalyzeCrawl(const ClusterSite& site,
     for (size_t i = 1; i < t.size(); ++i) {
       const auto gap = std::chrono::duration_cast<std::chrono::microseconds>(log[t[i]].time -
                                                                              log[t[i - 1]].time);
-      if (gap < a.min_spacing) {
-        a.min_spacing = gap;
-        a.closest = "host " + std::to_string(h) + ": requests " + std::to_string(i - 1) + " and " +
-                    std::to_string(i) + " of " + std::to_string(t.size()) + ", " +
-                    at(log[t[i - 1]]) + ", then " + at(log[t[i]]);
+      const site::LoggedRequest& before = log[t[i - 1]];
+      const site::LoggedRequest& after = log[t[i]];
+      const bool same = before.user_agent == after.user_agent;
+      CrawlAnalysis::Spacing& spacing =
+          !same                                                                   ? a.across_agents
+          : IsRobotsResource(before.resource) && IsRobotsResource(after.resource) ? a.robots_retries
+                                                                                  : a.same_agent;
+      if (gap < spacing.min) {
+        spacing.min = gap;
+        spacing.closest = "host " + std::to_string(h) + ": requests " + std::to_string(i - 1) +
+                          " and " + std::to_string(i) + " of " + std::to_string(t.size()) + ", " +
+                          at(before) + ", then " + at(after);
       }
     }
   }

@@ -1,12 +1,8 @@
 // `urlsieve crawl --seen-redis`: crawls of the generated trap site (tools/site_server) whose seen
 // set is shared in a real redis-server on a random loopback port. What was fetched is read from
 // the server's own request log.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -19,13 +15,12 @@
 #include <vector>
 
 #include "dedup/redis_client.h"
+#include "tests/crawler/crawl_process.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
-
-extern char** environ;
 
 namespace urlsieve {
 namespace {
@@ -34,7 +29,7 @@ namespace fs = std::filesystem;
 using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
-using testing::ReadFile;
+using testing::CrawlChild;
 using testing::RedisServer;
 using testing::ScratchDir;
 
@@ -44,45 +39,6 @@ constexpr int kThreads = 2;
 bool IsRobots(const std::string& resource) {
   return resource == "/robots.txt" || resource == "/moved-robots.txt";
 }
-
-// A `urlsieve crawl` child; its stdout and stderr go to files.
-class CrawlChild {
- public:
-  CrawlChild(const fs::path& err, const std::vector<std::string>& args) : err_(err) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                     0644);
-    std::vector<std::string> strings = {URLSIEVE_BINARY, "crawl"};
-    strings.insert(strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : strings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~CrawlChild() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-  }
-  void Signal(int signal) { ASSERT_EQ(kill(pid_, signal), 0); }
-  // The exit code, or 128 + the signal that ended it.
-  int Wait() {
-    int status = 0;
-    EXPECT_EQ(waitpid(pid_, &status, 0), pid_);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  std::string err() const { return ReadFile(err_); }
-
- private:
-  fs::path err_;
-  pid_t pid_ = -1;
-};
 
 class CrawlRedisTest : public ::testing::Test {
  protected:

@@ -52,7 +52,7 @@
 // read at every Poll (up to 64 per Poll, in rotation), so a busy partition never waits behind idle
 // ones. The others are *probed*: XLEN of the inbox, one plain command, in one pipeline with the
 // reads (at most 256 per Poll); an inbox longer than what this node holds of it becomes hot. A
-// probe that finds nothing is repeated after 10 ms, doubling up to max_idle_poll (200 ms), and up
+// probe that finds nothing is repeated after 10 ms, doubling up to max_idle_poll (500 ms), and up
 // to cold_poll (1 s) once the partition has had nothing for 10 s (most partitions of a crawl of
 // few hosts stay empty). A probe sent while an Ack is under way may miss an entry: the next probe
 // (or a nudge) finds it, nothing is lost.
@@ -128,7 +128,7 @@ struct ClusterOptions {
   size_t max_outstanding_per_partition = 64;
   size_t max_outstanding = 4096;
   // A partition whose inbox had nothing is asked again after 10 ms, doubling up to this.
-  std::chrono::milliseconds max_idle_poll{200};
+  std::chrono::milliseconds max_idle_poll{500};
   // ... and up to this once it has had nothing for 10 s.
   std::chrono::milliseconds cold_poll{1000};
 };

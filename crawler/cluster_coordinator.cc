@@ -45,8 +45,8 @@ constexpr milliseconds kMaxBeatInterval{500};  // membership is read at least th
 constexpr milliseconds kMinIdleBackoff{10};
 constexpr std::chrono::seconds kColdAfter{10};   // without an entry: asked every cold_poll
 constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this often
-constexpr size_t kMaxPartitionsPerPoll = 64;  // reads (Function calls) per Poll
-constexpr size_t kMaxProbesPerPoll = 256;     // XLEN probes per Poll
+constexpr size_t kMaxPartitionsPerPoll = 64;     // reads (Function calls) per Poll
+constexpr size_t kMaxProbesPerPoll = 256;        // XLEN probes per Poll
 constexpr size_t kAckChunk = 512;
 
 std::string RandomHex(size_t bytes) {
@@ -736,9 +736,9 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
   struct Ask {
     uint32_t partition;
     uint64_t epoch;
-    uint64_t nudges;         // the partition's nudge count when asked
-    bool probe;              // XLEN, not a read
-    size_t known;            // probe: entries outstanding here when it was sent
+    uint64_t nudges;  // the partition's nudge count when asked
+    bool probe;       // XLEN, not a read
+    size_t known;     // probe: entries outstanding here when it was sent
     std::string cursor;
   };
   std::vector<Ask> asks;
@@ -763,12 +763,15 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
     // Reads go first to the partitions known to have entries (their last read brought some, this
     // node appended to them, or a claim is under way): they are asked at every Poll, so a busy
     // partition never waits behind the idle ones' rotation.
+    // Those with entries (hot) come before those with only a claim to make.
     std::vector<uint32_t> reads;
     const size_t max_reads = std::min(budget, kMaxPartitionsPerPoll);
-    for (uint32_t k = 0; k < count && reads.size() < max_reads; ++k) {
-      const uint32_t p = (read_rotate_ + k) % count;
-      const Partition& part = parts_[p];
-      if (askable(part) && wants_read(part)) reads.push_back(p);
+    for (int tier = 0; tier < 2; ++tier) {
+      for (uint32_t k = 0; k < count && reads.size() < max_reads; ++k) {
+        const uint32_t p = (read_rotate_ + k) % count;
+        const Partition& part = parts_[p];
+        if (askable(part) && wants_read(part) && part.hot == (tier == 0)) reads.push_back(p);
+      }
     }
     if (!reads.empty()) read_rotate_ = (reads.back() + 1) % count;
     // The others, when due, are probed with XLEN (one plain command, no Function): an inbox

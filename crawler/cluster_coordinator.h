@@ -48,14 +48,15 @@
 // node's own from before a restart), skipping entries already outstanding here; then new ones
 // (XREADGROUP ">"). A read is one Function call per partition that first checks the lease (a
 // node that lost it reads nothing). A partition is *hot* while its reads bring entries, a claim is
-// under way, or this node appended to it (Nudge: the routed seen set said so): hot partitions are
-// read at every Poll (up to 64 per Poll, in rotation), so a busy partition never waits behind idle
-// ones. The others are *probed*: XLEN of the inbox, one plain command, in one pipeline with the
-// reads (at most 256 per Poll); an inbox longer than what this node holds of it becomes hot. A
-// probe that finds nothing is repeated after 10 ms, doubling up to max_idle_poll (500 ms), and up
-// to cold_poll (1 s) once the partition has had nothing for 10 s (most partitions of a crawl of
-// few hosts stay empty). A probe sent while an Ack is under way may miss an entry: the next probe
-// (or a nudge) finds it, nothing is lost.
+// under way, or this node appended to it (Nudge: the routed seen set said so): partitions with
+// entries are read at every Poll, then those with only a claim to make (up to 64 reads per Poll,
+// in rotation), so a busy partition never waits behind idle ones. The others are *probed*: XLEN
+// of the inbox, one plain command, in one pipeline with the reads (at most 256 per Poll); an inbox
+// longer than what this node holds of it becomes hot. A probe that finds nothing is repeated
+// after 10 ms, doubling up to max_idle_poll (500 ms), and up to cold_poll (1 s) once the
+// partition has had nothing for 10 s (most partitions of a crawl of few hosts stay empty). A
+// probe sent while an Ack is under way may miss an entry: the next probe (or a nudge) finds it,
+// nothing is lost.
 // Ack() is XACK + XDEL in one call per partition, so the inbox holds only what is pending: Redis
 // memory is bounded by the work not yet done. It is not lease-checked: a recorded page's entry
 // is done whoever holds the partition now. An entry acknowledged is never handed out again; one

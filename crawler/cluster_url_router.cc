@@ -15,7 +15,10 @@ namespace urlsieve {
 
 ClusterUrlRouter::ClusterUrlRouter(RedisSeenSet* set, FrontierOptions frontier, uint32_t partitions,
                                    ClusterCoordinator* coordinator)
-    : set_(set), frontier_(std::move(frontier)), partitions_(partitions), coordinator_(coordinator) {}
+    : set_(set),
+      frontier_(std::move(frontier)),
+      partitions_(partitions),
+      coordinator_(coordinator) {}
 
 uint32_t ClusterUrlRouter::PartitionOf(const CanonicalUrl& url) const {
   return ClusterPartitionOf(PolitenessKey(frontier_, PartsOf(url)), partitions_);

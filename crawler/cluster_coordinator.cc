@@ -45,7 +45,8 @@ constexpr milliseconds kMaxBeatInterval{500};  // membership is read at least th
 constexpr milliseconds kMinIdleBackoff{10};
 constexpr std::chrono::seconds kColdAfter{10};   // without an entry: asked every cold_poll
 constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this often
-constexpr size_t kMaxPartitionsPerPoll = 64;
+constexpr size_t kMaxPartitionsPerPoll = 64;     // reads (Function calls) per Poll
+constexpr size_t kMaxProbesPerPoll = 256;        // XLEN probes per Poll
 constexpr size_t kAckChunk = 512;
 
 std::string RandomHex(size_t bytes) {
@@ -146,6 +147,7 @@ class ClusterCoordinator::Impl {
   const std::string& node_id() const { return options_.node_id; }
 
   Result<std::vector<InboxEntry>> Poll(size_t max);
+  void Nudge(std::span<const uint32_t> partitions);
   Status Ack(std::span<const InboxEntry> entries);
   void Forget(std::span<const InboxEntry> entries);
   bool MayFetch(uint32_t partition, const uint64_t* tenure) const;
@@ -182,6 +184,8 @@ class ClusterCoordinator::Impl {
     Clock::time_point last_entry{};  // the last read that brought entries, or the acquisition
     std::string claim_cursor;        // XAUTOCLAIM resumes here; "" when the claim is through
     bool reclaim = false;            // an entry was forgotten: claim the pending entries again
+    bool hot = false;     // read at every Poll: its last read brought entries, or it was nudged
+    uint64_t nudges = 0;  // counts Nudge calls: a read or probe sent before one cannot cool it
     std::unordered_set<std::string> outstanding;
   };
 
@@ -264,7 +268,8 @@ class ClusterCoordinator::Impl {
   std::vector<std::string> live_;
   std::vector<Partition> parts_;
   size_t outstanding_ = 0;
-  uint32_t rotate_ = 0;
+  uint32_t rotate_ = 0;       // where the next probes start
+  uint32_t read_rotate_ = 0;  // where the next reads start (when more than a Poll's are hot)
   Clock::time_point next_beat_{};
   Clock::time_point next_renew_{};
   Clock::time_point next_probe_{};
@@ -731,6 +736,9 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
   struct Ask {
     uint32_t partition;
     uint64_t epoch;
+    uint64_t nudges;  // the partition's nudge count when asked
+    bool probe;       // XLEN, not a read
+    size_t known;     // probe: entries outstanding here when it was sent
     std::string cursor;
   };
   std::vector<Ask> asks;
@@ -745,24 +753,43 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
     if (budget == 0) return std::vector<InboxEntry>{};
     const Clock::time_point now = Clock::now();
     const uint32_t count = static_cast<uint32_t>(parts_.size());
-    std::vector<uint32_t> candidates;
+    auto askable = [&](const Partition& part) {
+      return part.held && !part.draining && !part.busy && now < part.valid_until &&
+             part.outstanding.size() < options_.max_outstanding_per_partition;
+    };
+    auto wants_read = [](const Partition& part) {
+      return part.hot || part.reclaim || !part.claim_cursor.empty();
+    };
+    // Reads go first to the partitions known to have entries (their last read brought some, this
+    // node appended to them, or a claim is under way): they are asked at every Poll, so a busy
+    // partition never waits behind the idle ones' rotation.
+    // Those with entries (hot) come before those with only a claim to make.
+    std::vector<uint32_t> reads;
+    const size_t max_reads = std::min(budget, kMaxPartitionsPerPoll);
+    for (int tier = 0; tier < 2; ++tier) {
+      for (uint32_t k = 0; k < count && reads.size() < max_reads; ++k) {
+        const uint32_t p = (read_rotate_ + k) % count;
+        const Partition& part = parts_[p];
+        if (askable(part) && wants_read(part) && part.hot == (tier == 0)) reads.push_back(p);
+      }
+    }
+    if (!reads.empty()) read_rotate_ = (reads.back() + 1) % count;
+    // The others, when due, are probed with XLEN (one plain command, no Function): an inbox
+    // longer than what this node holds of it has something to read, and is read at the next
+    // Poll. A probe that misses an entry (an Ack under way) only delays it to the next probe.
+    std::vector<uint32_t> probes;
     uint32_t last = rotate_;
-    for (uint32_t k = 0; k < count && candidates.size() < std::min(budget, kMaxPartitionsPerPoll);
-         ++k) {
+    for (uint32_t k = 0; k < count && probes.size() < kMaxProbesPerPoll; ++k) {
       const uint32_t p = (rotate_ + k) % count;
       const Partition& part = parts_[p];
-      if (!part.held || part.draining || part.busy || now >= part.valid_until ||
-          now < part.next_ask ||
-          part.outstanding.size() >= options_.max_outstanding_per_partition) {
-        continue;
-      }
-      candidates.push_back(p);
+      if (!askable(part) || wants_read(part) || now < part.next_ask) continue;
+      probes.push_back(p);
       last = p;
     }
-    if (candidates.empty()) return std::vector<InboxEntry>{};
-    rotate_ = (last + 1) % count;
-    const size_t share = std::max<size_t>(1, budget / candidates.size());
-    for (uint32_t p : candidates) {
+    if (!probes.empty()) rotate_ = (last + 1) % count;
+    if (reads.empty() && probes.empty()) return std::vector<InboxEntry>{};
+    const size_t share = reads.empty() ? 0 : std::max<size_t>(1, budget / reads.size());
+    for (uint32_t p : reads) {
       Partition& part = parts_[p];
       const size_t room = options_.max_outstanding_per_partition - part.outstanding.size();
       const size_t n = std::min(room, share);
@@ -771,10 +798,16 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
         part.reclaim = false;
       }
       part.busy = true;
-      asks.push_back({p, part.epoch, part.claim_cursor});
+      asks.push_back({p, part.epoch, part.nudges, false, 0, part.claim_cursor});
       commands.push_back(Fcall(kClusterRead, {part.lease_key, part.inbox_key},
                                {lease_value_, std::string(kRedisInboxGroup), options_.node_id,
                                 std::to_string(n), part.claim_cursor}));
+    }
+    for (uint32_t p : probes) {
+      Partition& part = parts_[p];
+      part.busy = true;
+      asks.push_back({p, part.epoch, part.nudges, true, part.outstanding.size(), ""});
+      commands.push_back(RedisCommand{{"XLEN", part.inbox_key}, 1});
     }
   }
   Status status;
@@ -789,13 +822,22 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
   std::vector<InboxEntry> entries;
   std::lock_guard<std::mutex> lock(mu_);
   const Clock::time_point now = Clock::now();
+  // A partition that had nothing is asked again later, the longer the quieter it has been (most
+  // partitions of a crawl of few hosts stay empty).
+  auto back_off = [&](Partition& part) {
+    const milliseconds cap =
+        now - part.last_entry < kColdAfter ? options_.max_idle_poll : options_.cold_poll;
+    part.idle_backoff =
+        std::clamp(part.idle_backoff * 2, kMinIdleBackoff, std::max(kMinIdleBackoff, cap));
+    part.next_ask = now + part.idle_backoff;
+  };
   for (size_t i = 0; i < asks.size(); ++i) {
     Partition& part = parts_[asks[i].partition];
     part.busy = false;
     if (!status.ok()) {
       // The call may have run and its reply been lost: entries read by XREADGROUP would sit in
       // this node's pending list, handed out by nothing but a claim.
-      part.reclaim = true;
+      if (!asks[i].probe) part.reclaim = true;
       continue;
     }
     const RedisReply& reply = replies[i];
@@ -803,8 +845,16 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
       if (status.ok()) status = ReplyError(reply, "reading " + part.inbox_key);
       continue;
     }
-    if (reply.elements.size() < 2) continue;
     if (part.epoch != asks[i].epoch || !part.held) continue;  // stale: its entries stay pending
+    if (asks[i].probe) {
+      if (reply.integer > static_cast<long long>(asks[i].known)) {
+        part.hot = true;
+      } else if (part.nudges == asks[i].nudges) {
+        back_off(part);
+      }
+      continue;
+    }
+    if (reply.elements.size() < 2) continue;
     if (reply.elements[0].str == "LOST") {
       MarkLost(asks[i].partition);
       continue;
@@ -823,17 +873,14 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
                                    std::move(replies[i].elements[e + 1].str), part.epoch});
     }
     if (got > 0 || !part.claim_cursor.empty()) {
+      part.hot = true;
       part.idle_backoff = milliseconds(0);
       part.next_ask = Clock::time_point{};
       part.last_entry = now;
-    } else {
-      // A partition quiet for a while is "cold": most of a small crawl's partitions never get an
-      // entry, and asking each every max_idle_poll would cost Redis more than the crawl does.
-      const milliseconds cap =
-          now - part.last_entry < kColdAfter ? options_.max_idle_poll : options_.cold_poll;
-      part.idle_backoff =
-          std::clamp(part.idle_backoff * 2, kMinIdleBackoff, std::max(kMinIdleBackoff, cap));
-      part.next_ask = now + part.idle_backoff;
+    } else if (part.nudges == asks[i].nudges) {
+      // Nothing new (a nudge meanwhile keeps it hot: the append may have come after the read).
+      part.hot = false;
+      back_off(part);
     }
   }
   if (!status.ok()) {
@@ -841,6 +888,19 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
     if (entries.empty()) return status;
   }
   return entries;
+}
+
+void ClusterCoordinator::Impl::Nudge(std::span<const uint32_t> partitions) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint32_t p : partitions) {
+    if (p >= parts_.size()) continue;
+    Partition& part = parts_[p];
+    part.hot = true;
+    ++part.nudges;
+    part.idle_backoff = milliseconds(0);
+    part.next_ask = Clock::time_point{};
+    part.last_entry = Clock::now();
+  }
 }
 
 Status ClusterCoordinator::Impl::Ack(std::span<const InboxEntry> entries) {
@@ -1091,6 +1151,7 @@ uint32_t ClusterCoordinator::partitions() const { return impl_->partitions(); }
 const std::string& ClusterCoordinator::node_id() const { return impl_->node_id(); }
 const std::string& ClusterCoordinator::what() const { return impl_->what(); }
 Result<std::vector<InboxEntry>> ClusterCoordinator::Poll(size_t max) { return impl_->Poll(max); }
+void ClusterCoordinator::Nudge(std::span<const uint32_t> partitions) { impl_->Nudge(partitions); }
 Status ClusterCoordinator::Ack(std::span<const InboxEntry> entries) { return impl_->Ack(entries); }
 void ClusterCoordinator::Forget(std::span<const InboxEntry> entries) { impl_->Forget(entries); }
 bool ClusterCoordinator::MayFetch(uint32_t partition) const {

@@ -46,11 +46,17 @@
 // all (4096): first, after each acquisition, the partition's pending entries of any consumer
 // (XAUTOCLAIM from 0 with min-idle 0: a dead or departed owner's unacknowledged entries, or this
 // node's own from before a restart), skipping entries already outstanding here; then new ones
-// (XREADGROUP ">"). The read is one Function call per partition that first checks the lease (a
-// node that lost it reads nothing), one pipelined round per Poll over at most 64 partitions; a
-// partition that had nothing is asked again after 10 ms, doubling up to max_idle_poll (200 ms),
-// and up to cold_poll (1 s) once it has had nothing for 10 s (most partitions of a crawl of few
-// hosts stay empty: 1024 of them asked every 200 ms would be ~5000 calls/s for nothing).
+// (XREADGROUP ">"). A read is one Function call per partition that first checks the lease (a
+// node that lost it reads nothing). A partition is *hot* while its reads bring entries, a claim is
+// under way, or this node appended to it (Nudge: the routed seen set said so): partitions with
+// entries are read at every Poll, then those with only a claim to make (up to 64 reads per Poll,
+// in rotation), so a busy partition never waits behind idle ones. The others are *probed*: XLEN
+// of the inbox, one plain command, in one pipeline with the reads (at most 256 per Poll); an inbox
+// longer than what this node holds of it becomes hot. A probe that finds nothing is repeated
+// after 10 ms, doubling up to max_idle_poll (500 ms), and up to cold_poll (1 s) once the
+// partition has had nothing for 10 s (most partitions of a crawl of few hosts stay empty). A
+// probe sent while an Ack is under way may miss an entry: the next probe (or a nudge) finds it,
+// nothing is lost.
 // Ack() is XACK + XDEL in one call per partition, so the inbox holds only what is pending: Redis
 // memory is bounded by the work not yet done. It is not lease-checked: a recorded page's entry
 // is done whoever holds the partition now. An entry acknowledged is never handed out again; one
@@ -123,7 +129,7 @@ struct ClusterOptions {
   size_t max_outstanding_per_partition = 64;
   size_t max_outstanding = 4096;
   // A partition whose inbox had nothing is asked again after 10 ms, doubling up to this.
-  std::chrono::milliseconds max_idle_poll{200};
+  std::chrono::milliseconds max_idle_poll{500};
   // ... and up to this once it has had nothing for 10 s.
   std::chrono::milliseconds cold_poll{1000};
 };
@@ -199,10 +205,15 @@ class ClusterCoordinator {
   const std::string& what() const;
 
   // Up to `max` entries to work on (see "Inboxes"); empty when nothing is available now. One
-  // pipelined round of Function calls over at most 64 partitions worth asking (the caller polls;
-  // a partition that had nothing is asked less often, up to every max_idle_poll, or cold_poll
-  // after 10 s without entries). kUnavailable when Redis does not answer: retry.
+  // pipelined round: reads of the hot partitions (at most 64) and XLEN probes of the others that
+  // are due (the caller polls; a partition that had nothing is probed less often, up to every
+  // max_idle_poll, or cold_poll after 10 s without entries). kUnavailable when Redis does not
+  // answer: retry.
   Result<std::vector<InboxEntry>> Poll(size_t max);
+  // This node appended entries to these partitions' inboxes (the routed seen set said their URLs
+  // were new): they are read at the next Poll, whatever their idle back-off. Other nodes'
+  // appends are found by the probes.
+  void Nudge(std::span<const uint32_t> partitions);
   // Acknowledges entries whose pages are recorded or whose URLs were rejected (XACK + XDEL).
   Status Ack(std::span<const InboxEntry> entries);
   // Drops outstanding entries without acknowledging them (a lease lost or lapsing: the URL is

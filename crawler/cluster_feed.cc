@@ -54,11 +54,13 @@ ClusterFeed::~ClusterFeed() {
   }
   acker_cv_.notify_all();
   if (acker_.joinable()) acker_.join();
+  if (sender_.joinable()) sender_.join();
 }
 
 void ClusterFeed::Start() {
   feeder_ = std::thread([this] { FeederLoop(); });
   acker_ = std::thread([this] { AckerLoop(); });
+  sender_ = std::thread([this] { SenderLoop(); });
 }
 
 uint64_t ClusterFeed::generation() const {
@@ -172,6 +174,7 @@ Status ClusterFeed::Close() {
   }
   acker_cv_.notify_all();
   if (acker_.joinable()) acker_.join();
+  if (sender_.joinable()) sender_.join();
   std::lock_guard<std::mutex> lock(mu_);
   return close_status_;
 }
@@ -319,17 +322,36 @@ void ClusterFeed::AckerLoop() {
     Status saved = parts_.checkpoint();
     if (!saved.ok()) {
       parts_.fail(saved);  // not acknowledged: the entries stay pending for the next owner
-    } else if (!batch.empty()) {
-      Status acked = AckBatch(batch);
-      if (!acked.ok()) parts_.fail(acked);
+      batch.clear();
     }
     lock.lock();
-    acked_ticket_ = std::max(acked_ticket_, upto);
-    acked_cv_.notify_all();
+    // The sender acknowledges the batch while the next one's checkpoint runs here.
+    to_send_.push_back(SendBatch{std::move(batch), upto});
+    sender_cv_.notify_one();
     if (closing) {
       close_status_ = saved;
       if (to_ack_.empty() || !saved.ok()) break;
     }
+  }
+  checkpointer_done_ = true;
+  sender_cv_.notify_one();
+}
+
+void ClusterFeed::SenderLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    sender_cv_.wait(lock, [&] { return !to_send_.empty() || checkpointer_done_; });
+    if (to_send_.empty()) break;  // the checkpointer is done and everything is sent
+    SendBatch next = std::move(to_send_.front());
+    to_send_.pop_front();
+    lock.unlock();
+    if (!next.entries.empty()) {
+      Status acked = AckBatch(next.entries);
+      if (!acked.ok()) parts_.fail(acked);
+    }
+    lock.lock();
+    acked_ticket_ = std::max(acked_ticket_, next.upto);
+    acked_cv_.notify_all();
   }
 }
 

@@ -19,7 +19,9 @@
 //   its URL's rejection is in rejected.jsonl) *and* covered by a checkpoint, because --resume cuts
 //   the outputs back to the last checkpoint: an acknowledged entry is never handed out again, so
 //   its record must survive a kill -9. Recorded() queues the URL's entries; an acker thread takes
-//   every queued entry, runs one checkpoint, then one Ack for the batch. A fetcher waits for its
+//   every queued entry and runs one checkpoint, then a sender thread sends one Ack for the batch
+//   while the acker runs the next batch's checkpoint (an entry is still acknowledged only after
+//   the checkpoint holding its record committed). A fetcher waits for its
 //   page's acknowledgement (WaitAcked) before it takes its next lease, so at any time at most one
 //   recorded page per fetcher is unacknowledged: after a kill -9 the pages fetched twice are at
 //   most the node's threads.
@@ -36,6 +38,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -122,7 +125,8 @@ class ClusterFeed {
     std::vector<InboxEntry> entries;
   };
   void FeederLoop();
-  void AckerLoop();
+  void AckerLoop();   // checkpoints
+  void SenderLoop();  // acknowledges what the checkpoints covered, in order
   // Pushes what Poll returned; false when nothing was read.
   void Push(std::vector<InboxEntry> entries);
   bool LocalIdle();
@@ -138,6 +142,7 @@ class ClusterFeed {
   std::condition_variable feeder_cv_;  // the feeder waiting for room or a stop
   std::condition_variable acker_cv_;   // the acker waiting for entries
   std::condition_variable acked_cv_;   // fetchers waiting for their acknowledgement
+  std::condition_variable sender_cv_;  // the sender waiting for a checkpointed batch
   std::unordered_map<std::string, Outstanding> outstanding_;
   uint64_t outstanding_entries_ = 0;
   std::vector<InboxEntry> to_ack_;
@@ -147,10 +152,18 @@ class ClusterFeed {
   bool stopped_ = false;   // no more feeding (Stop, or the end)
   bool finished_ = false;  // Finished() said so
   bool acker_closing_ = false;
+  // Batches checkpointed and not yet acknowledged, oldest first (upto: the last ticket covered).
+  struct SendBatch {
+    std::vector<InboxEntry> entries;
+    uint64_t upto = 0;
+  };
+  std::deque<SendBatch> to_send_;
+  bool checkpointer_done_ = false;  // the acker ended: the sender ends once to_send_ is empty
   Status close_status_;
 
   std::thread feeder_;
   std::thread acker_;
+  std::thread sender_;
 };
 
 }  // namespace urlsieve

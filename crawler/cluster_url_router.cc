@@ -1,5 +1,6 @@
 #include "crawler/cluster_url_router.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,8 +13,12 @@
 
 namespace urlsieve {
 
-ClusterUrlRouter::ClusterUrlRouter(RedisSeenSet* set, FrontierOptions frontier, uint32_t partitions)
-    : set_(set), frontier_(std::move(frontier)), partitions_(partitions) {}
+ClusterUrlRouter::ClusterUrlRouter(RedisSeenSet* set, FrontierOptions frontier, uint32_t partitions,
+                                   ClusterCoordinator* coordinator)
+    : set_(set),
+      frontier_(std::move(frontier)),
+      partitions_(partitions),
+      coordinator_(coordinator) {}
 
 uint32_t ClusterUrlRouter::PartitionOf(const CanonicalUrl& url) const {
   return ClusterPartitionOf(PolitenessKey(frontier_, PartsOf(url)), partitions_);
@@ -39,7 +44,17 @@ Status ClusterUrlRouter::InsertRouted(std::span<const CanonicalUrl> urls,
     claims.push_back(EncodeClaim(urls[i].key(), depth, parent));
   }
   for (size_t i = 0; i < n; ++i) payloads[i] = claims[i];
-  return set_->InsertRouted(shards, keys, hashes, payloads, is_new);
+  URLSIEVE_RETURN_IF_ERROR(set_->InsertRouted(shards, keys, hashes, payloads, is_new));
+  if (coordinator_ != nullptr) {
+    std::vector<uint32_t> appended;
+    for (size_t i = 0; i < n; ++i) {
+      if (is_new[i]) appended.push_back(shards[i]);
+    }
+    std::sort(appended.begin(), appended.end());
+    appended.erase(std::unique(appended.begin(), appended.end()), appended.end());
+    if (!appended.empty()) coordinator_->Nudge(appended);
+  }
+  return Status::Ok();
 }
 
 }  // namespace urlsieve

@@ -25,13 +25,16 @@
 
 namespace urlsieve {
 
+class ClusterCoordinator;
 class RedisSeenSet;
 
 class ClusterUrlRouter {
  public:
   // `set` (routed, with `partitions` shards) must outlive the router; `frontier` gives the
-  // politeness key kind.
-  ClusterUrlRouter(RedisSeenSet* set, FrontierOptions frontier, uint32_t partitions);
+  // politeness key kind. `coordinator` (may be null; must outlive the router) is told which
+  // partitions this node appended to (ClusterCoordinator::Nudge), so that it reads them at once.
+  ClusterUrlRouter(RedisSeenSet* set, FrontierOptions frontier, uint32_t partitions,
+                   ClusterCoordinator* coordinator = nullptr);
 
   // The partition of a URL in fetch form (parsed, or as a lease holds it; a URL that does not
   // split is partition 0).
@@ -49,6 +52,7 @@ class ClusterUrlRouter {
   RedisSeenSet* const set_;
   const FrontierOptions frontier_;
   const uint32_t partitions_;
+  ClusterCoordinator* const coordinator_;
 };
 
 }  // namespace urlsieve

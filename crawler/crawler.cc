@@ -174,8 +174,9 @@ Status Crawler::Open() {
   frontier_ = std::move(*frontier);
   router_ = std::make_unique<LocalUrlRouter>(frontier_.get());
   if (coordinator_) {
-    cluster_router_ = std::make_unique<ClusterUrlRouter>(
-        state_->routed_seen_set(), frontier_options, coordinator_->partitions());
+    cluster_router_ =
+        std::make_unique<ClusterUrlRouter>(state_->routed_seen_set(), frontier_options,
+                                           coordinator_->partitions(), coordinator_.get());
   }
 
   // A fresh crawl starts its outputs empty; a resumed one checks every output against its

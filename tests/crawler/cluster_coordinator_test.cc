@@ -505,6 +505,39 @@ TEST_F(ClusterCoordinatorTest, PollAckForgetAndBounds) {
   EXPECT_TRUE(a->error().ok());
 }
 
+TEST_F(ClusterCoordinatorTest, NudgedAndBusyPartitionsAreReadAtTheNextPoll) {
+  // Many idle partitions: a Poll probes them (XLEN) and backs them off; a partition this node
+  // appended to (Nudge) or whose last read brought entries is read at the very next Poll.
+  constexpr uint32_t kParts = 256;
+  auto a = MustJoin(Options("a", kParts));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
+  for (int i = 0; i < 3; ++i) {
+    auto none = a->Poll(64);
+    ASSERT_TRUE(none.ok()) << none.status().ToString();
+    EXPECT_TRUE(none->empty());
+  }
+  const std::string first = Append("crawl1", 200, "first");
+  Append("crawl1", 200, "second");
+  const uint32_t nudged[] = {200};
+  a->Nudge(nudged);
+  auto got = a->Poll(1);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].partition, 200u);
+  EXPECT_EQ((*got)[0].id, first);
+  auto next = a->Poll(1);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  ASSERT_EQ(next->size(), 1u);
+  EXPECT_EQ((*next)[0].payload, "second");
+  // Not nudged: an idle partition's entry is found by its probe, then read.
+  Append("crawl1", 17, "probed");
+  std::vector<InboxEntry> probed = PollUntil(*a, 1);
+  ASSERT_EQ(probed.size(), 1u);
+  EXPECT_EQ(probed[0].partition, 17u);
+  EXPECT_TRUE(a->error().ok());
+}
+
 TEST_F(ClusterCoordinatorTest, FinishedOnlyWhenSeededAndEverythingAcknowledged) {
   constexpr uint32_t kParts = 4;
   auto a = MustJoin(Options("a", kParts));

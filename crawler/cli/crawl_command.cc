@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "crawler/cli/commands.h"
@@ -69,9 +70,13 @@ int RunCrawl(const CrawlFlags& flags) {
   // cluster node's heartbeat) leave the stop signals to it too (their default action would end
   // the process with no final checkpoint and no hand-over). A signal while opening ends the
   // process at once, as it always did; once the crawl runs, it stops the crawl gracefully.
-  std::atomic<Crawler*> running{nullptr};
-  SignalWatcher signals([&running] {
-    Crawler* crawler = running.load();
+  // The running crawl, guarded by running_mu: the watcher calls RequestStop under it, so the
+  // crawl is not destroyed meanwhile.
+  std::mutex running_mu;
+  Crawler* running = nullptr;
+  SignalWatcher signals([&running_mu, &running] {
+    std::lock_guard<std::mutex> lock(running_mu);
+    Crawler* crawler = running;
     if (crawler == nullptr) {
       std::fputs("urlsieve: interrupted (the crawl was not running)\n", stderr);
       _exit(kExitFailure);
@@ -90,9 +95,15 @@ int RunCrawl(const CrawlFlags& flags) {
   for (const std::string& notice : (*crawler)->notices()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", notice.c_str());
   }
-  running = crawler->get();
+  {
+    std::lock_guard<std::mutex> lock(running_mu);
+    running = crawler->get();
+  }
   Result<CrawlSummary> summary = (*crawler)->Run();
-  running = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(running_mu);
+    running = nullptr;
+  }
   if (!summary.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", summary.status().ToString().c_str());
     return kExitFailure;

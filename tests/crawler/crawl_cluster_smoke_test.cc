@@ -4,12 +4,7 @@
 // and waits for work. What was fetched is read from the site's own request log; the cluster's
 // end is each node's exit 0. The full end-to-end tests (kill -9, joins, SIGINT and
 // --resume, a Redis Cluster, bad input) are in crawl_cluster_test.cc.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -20,13 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/crawler/crawl_process.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
-
-extern char** environ;
 
 namespace urlsieve {
 namespace {
@@ -38,43 +32,9 @@ using site::SiteServer;
 using testing::ReadFile;
 using testing::RedisServer;
 using testing::ScratchDir;
+using testing::UrlsieveChild;
 
 constexpr int kHosts = 4;
-
-// A `urlsieve <args>` child; its stdout and stderr go to files.
-class Child {
- public:
-  Child(const fs::path& out, const fs::path& err, const std::vector<std::string>& args) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> strings = {URLSIEVE_BINARY};
-    strings.insert(strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : strings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  ~Child() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-  }
-  // The exit code, or 128 + the signal that ended it.
-  int Wait() {
-    int status = 0;
-    EXPECT_EQ(waitpid(pid_, &status, 0), pid_);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 class CrawlClusterSmokeTest : public ::testing::Test {
  protected:
@@ -143,8 +103,8 @@ class CrawlClusterSmokeTest : public ::testing::Test {
 };
 
 TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
-  Child a(File("a.out"), File("a.err"), CrawlArgs("a", /*seeds=*/true));
-  Child b(File("b.out"), File("b.err"), CrawlArgs("b", /*seeds=*/false));
+  UrlsieveChild a(CrawlArgs("a", /*seeds=*/true), File("a.err"), File("a.out"));
+  UrlsieveChild b(CrawlArgs("b", /*seeds=*/false), File("b.err"), File("b.out"));
   ASSERT_EQ(a.Wait(), 0) << ReadFile(File("a.err"));
   ASSERT_EQ(b.Wait(), 0) << ReadFile(File("b.err"));
   EXPECT_NE(ReadFile(File("a.out")).find("the cluster's crawl is over"), std::string::npos);
@@ -186,9 +146,9 @@ TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
   EXPECT_EQ(pages, page_fetches);
 
   // `urlsieve cluster status` sees the same: both nodes finished, nothing pending.
-  Child status(
-      File("status.out"), File("status.err"),
-      {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "smoke", "--json"});
+  UrlsieveChild status(std::vector<std::string>{"cluster", "status", "--cluster", redis_->url(),
+                                                "--cluster-name", "smoke", "--json"},
+                       File("status.err"), File("status.out"));
   ASSERT_EQ(status.Wait(), 0) << ReadFile(File("status.err"));
   const nlohmann::json j = nlohmann::json::parse(ReadFile(File("status.out")));
   EXPECT_EQ(j["pending"], 0);
@@ -196,8 +156,9 @@ TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
   ASSERT_EQ(j["nodes"].size(), 2u);
   for (const nlohmann::json& node : j["nodes"]) EXPECT_EQ(node["state"], "finished");
 
-  Child missing(File("missing.out"), File("missing.err"),
-                {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "nosuch"});
+  UrlsieveChild missing(std::vector<std::string>{"cluster", "status", "--cluster", redis_->url(),
+                                                 "--cluster-name", "nosuch"},
+                        File("missing.err"), File("missing.out"));
   EXPECT_EQ(missing.Wait(), 1);
   EXPECT_NE(ReadFile(File("missing.err")).find("no crawl cluster named 'nosuch'"),
             std::string::npos)

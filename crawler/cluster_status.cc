@@ -60,7 +60,7 @@ Result<ClusterStatus> ReadClusterStatus(const RedisAddress& address, std::string
   }
   std::map<std::string, std::string> meta = HashOf(replies[0]);
   if (meta.empty())
-    return Status::NotFound("there is no crawl cluster '" + std::string(name) + "' at " + server);
+    return Status::NotFound("no crawl cluster named '" + std::string(name) + "' at " + server);
   if (meta["format"] != kClusterFormat) {
     return Status::FailedPrecondition(what + ": " + meta_key + " is not a urlsieve crawl cluster");
   }

@@ -28,12 +28,7 @@ int RunClusterStatus(const ClusterStatusFlags& flags) {
   }
   Result<ClusterStatus> status = ReadClusterStatus(*address, flags.name);
   if (!status.ok()) {
-    std::string message = status.status().message();
-    if (status.status().code() == StatusCode::kNotFound) {
-      message = "no crawl cluster named '" + flags.name + "' at " + address->ToString() + " (" +
-                message + ")";
-    }
-    std::fprintf(stderr, "urlsieve cluster status: %s\n", message.c_str());
+    std::fprintf(stderr, "urlsieve cluster status: %s\n", status.status().message().c_str());
     return kExitFailure;
   }
   const std::string text = flags.json ? status->ToJson() : status->ToText();

@@ -23,6 +23,7 @@
 #include "dedup/redis_seen_function.h"
 #include "dedup/redis_seen_layout.h"
 #include "dedup/redis_seen_set.h"
+#include "tests/dedup/forked_inserters.h"
 #include "tests/dedup/redis_shared_server.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
@@ -272,63 +273,17 @@ TEST(RedisSeenSetRoutedTest, ExactlyOneCallerInTheWorldIsToldNewAndTheInboxesHol
   for (bool exact : {false, true}) {
     SCOPED_TRACE(exact);
     const std::string name = exact ? "routed-one-new-exact" : "routed-one-new";
-    std::vector<pid_t> children;
-    for (int p = 0; p < kProcesses; ++p) {
-      const pid_t pid = ::fork();
-      ASSERT_GE(pid, 0);
-      if (pid == 0) {
-        // The child: no thread exists yet. It reports through a file and leaves with _exit.
-        RedisSeenSetOptions options = RoutedOptions(server->address(), name, exact);
-        options.front_cache_keys = p % 2 == 0 ? 0 : 1 << 16;
-        auto set = RedisSeenSet::Open(options, nullptr);
-        if (!set.ok()) ::_exit(2);
-        std::vector<std::vector<int>> fresh(kThreads);
-        std::atomic<bool> failed{false};
-        std::vector<std::thread> threads;
-        for (int t = 0; t < kThreads; ++t) {
-          threads.emplace_back([&, t] {
-            const int id = p * kThreads + t;
-            const int batch = 10 + id * 29 % 120;
-            for (int begin = 0; begin < kKeys; begin += batch) {
-              std::vector<int> ids;
-              for (int j = begin; j < std::min(kKeys, begin + batch); ++j) {
-                ids.push_back((j * 7919 + id * 1237) % kKeys);  // another order per thread
-              }
-              std::vector<bool> is_new;
-              if (!InsertIds(**set, ids, &is_new).ok()) {
-                failed = true;
-                return;
-              }
-              for (size_t j = 0; j < ids.size(); ++j) {
-                if (is_new[j]) fresh[t].push_back(ids[j]);
-              }
-            }
-          });
-        }
-        for (std::thread& thread : threads) thread.join();
-        FILE* out = std::fopen((dir.path() / std::to_string(p)).c_str(), "w");
-        if (out == nullptr) ::_exit(3);
-        for (const std::vector<int>& part : fresh) {
-          for (int key : part) std::fprintf(out, "%d\n", key);
-        }
-        std::fclose(out);
-        ::_exit(failed ? 4 : 0);
-      }
-      children.push_back(pid);
-    }
-    for (pid_t pid : children) {
-      int status = 0;
-      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-    }
-    std::vector<int> told(kKeys, 0);
-    for (int p = 0; p < kProcesses; ++p) {
-      FILE* in = std::fopen((dir.path() / std::to_string(p)).c_str(), "r");
-      ASSERT_NE(in, nullptr);
-      int key = 0;
-      while (std::fscanf(in, "%d", &key) == 1) ++told[key];
-      std::fclose(in);
-    }
+    const std::vector<int> told = CountNewAcrossProcesses(
+        dir.path(), kProcesses, kThreads, kKeys, 120, [&](int p) -> IdInserter {
+          RedisSeenSetOptions options = RoutedOptions(server->address(), name, exact);
+          options.front_cache_keys = p % 2 == 0 ? 0 : 1 << 16;
+          auto opened = RedisSeenSet::Open(options, nullptr);
+          if (!opened.ok()) return {};
+          std::shared_ptr<RedisSeenSet> set = std::move(*opened);
+          return [set](const std::vector<int>& ids, std::vector<bool>* is_new) {
+            return InsertIds(*set, ids, is_new).ok();
+          };
+        });
     int wrong = 0;
     for (int count : told) wrong += count == 1 ? 0 : 1;
     EXPECT_EQ(wrong, 0);

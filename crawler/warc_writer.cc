@@ -226,7 +226,7 @@ Status WarcWriter::WriteWarcinfo(const std::string& filename) {
   return file_->Append(member);
 }
 
-Status WarcWriter::WriteExchange(const WarcExchange& ex) {
+Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response) {
   const std::string date = FormatUtc(ex.date, /*with_millis=*/false);
   const std::string request_id = NewRecordId();
   const std::string response_id = NewRecordId();
@@ -244,6 +244,7 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex) {
   std::string request_text = request_header.Finish(ex.request.size());
 
   const std::string head = NormalizeResponseHead(ex);
+  const std::string payload_digest = WarcSha1Digest(ex.payload);
   Sha1 block_sha;
   block_sha.Update(head);
   block_sha.Update(ex.payload);
@@ -256,7 +257,7 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex) {
   if (!ex.ip_address.empty()) response_header.Add("WARC-IP-Address", ex.ip_address);
   response_header.Add("Content-Type", "application/http;msgtype=response")
       .Add("WARC-Block-Digest", block_sha.WarcDigest())
-      .Add("WARC-Payload-Digest", WarcSha1Digest(ex.payload));
+      .Add("WARC-Payload-Digest", payload_digest);
   if (ex.truncated) response_header.Add("WARC-Truncated", "length");
   std::string response_text = response_header.Finish(head.size() + ex.payload.size());
 
@@ -267,7 +268,16 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex) {
                                       options_.compression_level, &response_member));
   std::lock_guard<std::mutex> lock(mu_);
   URLSIEVE_RETURN_IF_ERROR(file_->Append(request_member));
-  return file_->Append(response_member);
+  URLSIEVE_RETURN_IF_ERROR(file_->Append(response_member));
+  if (response != nullptr) {
+    *response = WarcRecordRef{response_id, std::string(ex.target_uri), date, payload_digest};
+  }
+  return Status::Ok();
+}
+
+Status WarcWriter::WriteRevisit(const WarcRevisit& revisit) {
+  (void)revisit;
+  return Status::Unsupported("WARC revisit records are not written yet");
 }
 
 Result<OutputMark> WarcWriter::Sync() {

@@ -45,6 +45,31 @@ struct WarcExchange {
   bool truncated = false;          // the body was cut at max_body_bytes
 };
 
+// What a revisit record refers to: the response record of the original capture
+// (WARC 1.1 §6.7.2: WARC-Refers-To, WARC-Refers-To-Target-URI, WARC-Refers-To-Date).
+struct WarcRecordRef {
+  std::string record_id;       // "<urn:uuid:...>"
+  std::string target_uri;
+  std::string date;            // WARC-Date of the original, "2026-11-21T22:30:06Z"
+  std::string payload_digest;  // "sha1:..." of the original payload
+};
+
+// A re-fetch whose payload is not stored again (WARC 1.1 §6.7): the server answered 304 Not
+// Modified, or a 200 whose payload digest equals the original's.
+struct WarcRevisit {
+  enum class Profile : uint8_t {
+    kServerNotModified,       // http://netpreserve.org/warc/1.1/revisit/server-not-modified
+    kIdenticalPayloadDigest,  // http://netpreserve.org/warc/1.1/revisit/identical-payload-digest
+  };
+  Profile profile = Profile::kServerNotModified;
+  std::string_view target_uri;
+  std::string_view ip_address;
+  std::chrono::system_clock::time_point date;
+  std::string_view request;        // as sent (a request record precedes the revisit)
+  std::string_view response_head;  // status line + headers as received (the revisit's block)
+  const WarcRecordRef* refers_to = nullptr;  // the original capture; null when unknown
+};
+
 struct WarcWriterOptions {
   std::string software = "urlsieve/0.1.0";
   std::string user_agent;               // recorded in warcinfo when set
@@ -63,8 +88,12 @@ class WarcWriter {
                                                   const WarcWriterOptions& options,
                                                   VerifiedPrefix prefix);
 
-  // Appends the request and the response record of one fetch, adjacent in the file.
-  Status WriteExchange(const WarcExchange& exchange);
+  // Appends the request and the response record of one fetch, adjacent in the file; `response`
+  // (when not null) receives what a later revisit record refers to.
+  Status WriteExchange(const WarcExchange& exchange, WarcRecordRef* response = nullptr);
+  // Appends the request record and the revisit record of one re-fetch (header-only block: the
+  // response head), adjacent in the file.
+  Status WriteRevisit(const WarcRevisit& revisit);
   // Makes every record durable; returns the mark to store in the checkpoint.
   Result<OutputMark> Sync();
 

@@ -47,4 +47,14 @@ Status SeenSet::InsertKeysIfNew(std::span<const std::string_view> keys,
   return Status::Ok();
 }
 
+Status SeenSet::ForgetHashed(std::span<const std::string_view> keys,
+                             std::span<const KeyHash> hashes, std::span<bool> forgotten) {
+  (void)keys;
+  (void)hashes;
+  (void)forgotten;
+  return Status::Unsupported(
+      "this seen set cannot forget a key: a plain Bloom filter cannot delete one; open the set "
+      "in exact mode (--exact) or with a counting filter (--deletable)");
+}
+
 }  // namespace urlsieve

@@ -120,6 +120,14 @@ class SeenSet {
     return std::vector<std::string>();
   }
 
+  // Forgetting (docs/design.md, "Forgetting"): removes each key, so that its next insert is told
+  // new again. forgotten[i] (forgotten.size() == keys.size()) becomes true when keys[i] was in the
+  // set. A set that cannot delete a key (a plain Bloom filter) returns Unsupported naming the
+  // options that can (exact mode, a counting filter: --deletable), and changes nothing. Durable
+  // as inserts are (Save(), or the owner's next checkpoint).
+  virtual Status ForgetHashed(std::span<const std::string_view> keys,
+                              std::span<const KeyHash> hashes, std::span<bool> forgotten);
+
   // Is the key in the set? (does not record it).
   virtual Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const = 0;
   Result<bool> Contains(std::string_view key) const { return ContainsHashed(key, Hash(key)); }

@@ -37,7 +37,7 @@ uint32_t ClusterPartitionOf(std::string_view politeness_key, uint32_t partitions
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kFastTick{100};         // while a wanted partition is not held, or draining
@@ -177,11 +177,11 @@ class ClusterCoordinator::Impl {
     bool draining = false;  // held, wanted by another node: released once nothing is outstanding
     bool busy = false;      // a read or a release of it is under way
     uint64_t epoch = 0;     // counts acquisitions and losses: a reply of an older epoch is stale
-    Clock::time_point valid_until{};
-    Clock::time_point next_acquire{};
-    Clock::time_point next_ask{};
+    SteadyClock::time_point valid_until{};
+    SteadyClock::time_point next_acquire{};
+    SteadyClock::time_point next_ask{};
     milliseconds idle_backoff{0};
-    Clock::time_point last_entry{};  // the last read that brought entries, or the acquisition
+    SteadyClock::time_point last_entry{};  // the last read that brought entries, or the acquisition
     std::string claim_cursor;        // XAUTOCLAIM resumes here; "" when the claim is through
     bool reclaim = false;            // an entry was forgotten: claim the pending entries again
     bool hot = false;     // read at every Poll: its last read brought entries, or it was nudged
@@ -202,7 +202,7 @@ class ClusterCoordinator::Impl {
   }
   void Run();
   // One round of the heartbeat thread; returns when it wants to run again.
-  Clock::time_point Tick(RedisClient& client);
+  SteadyClock::time_point Tick(RedisClient& client);
   Status Beat(RedisClient& client, milliseconds ttl, const std::string& state);
   Status RenewAll(RedisClient& client);
   Status ProbeTotals(RedisClient& client);
@@ -270,9 +270,9 @@ class ClusterCoordinator::Impl {
   size_t outstanding_ = 0;
   uint32_t rotate_ = 0;       // where the next probes start
   uint32_t read_rotate_ = 0;  // where the next reads start (when more than a Poll's are hot)
-  Clock::time_point next_beat_{};
-  Clock::time_point next_renew_{};
-  Clock::time_point next_probe_{};
+  SteadyClock::time_point next_beat_{};
+  SteadyClock::time_point next_renew_{};
+  SteadyClock::time_point next_probe_{};
   std::thread thread_;
 };
 
@@ -296,7 +296,7 @@ void ClusterCoordinator::Impl::MarkLost(uint32_t p) {
   part.draining = false;
   part.claim_cursor.clear();
   part.reclaim = false;
-  part.valid_until = Clock::time_point{};
+  part.valid_until = SteadyClock::time_point{};
   ++part.epoch;
 }
 
@@ -418,7 +418,7 @@ void ClusterCoordinator::Impl::Run() {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_ || !error_.ok()) return;
     }
-    Clock::time_point wake = Clock::now() + kFastTick;
+    SteadyClock::time_point wake = SteadyClock::now() + kFastTick;
     if (client == nullptr) {
       auto taken = pool_.Take();
       if (taken.ok()) {
@@ -435,8 +435,8 @@ void ClusterCoordinator::Impl::Run() {
   }
 }
 
-Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
-  const Clock::time_point now = Clock::now();
+SteadyClock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
+  const SteadyClock::time_point now = SteadyClock::now();
   bool beat_due;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -451,7 +451,7 @@ Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
       } else {
         Fail(status);  // the state is lost, or the node's id was taken over: fatal
       }
-      return Clock::now() + kFastTick;
+      return SteadyClock::now() + kFastTick;
     }
     need_beat_ = false;
     next_beat_ = now + beat_interval_;
@@ -477,12 +477,12 @@ Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
     return true;
   };
   if (renew_due) {
-    if (faulted(RenewAll(client))) return Clock::now() + kFastTick;
+    if (faulted(RenewAll(client))) return SteadyClock::now() + kFastTick;
     std::lock_guard<std::mutex> lock(mu_);
     next_renew_ = now + renew_interval_;
   }
-  if (faulted(ReleaseDrained(client))) return Clock::now() + kFastTick;
-  if (faulted(AcquireWanted(client))) return Clock::now() + kFastTick;
+  if (faulted(ReleaseDrained(client))) return SteadyClock::now() + kFastTick;
+  if (faulted(AcquireWanted(client))) return SteadyClock::now() + kFastTick;
   if (probe_due) {
     if (!faulted(ProbeTotals(client))) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -491,10 +491,10 @@ Clock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Clock::time_point wake = std::min(next_beat_, next_renew_);
+  SteadyClock::time_point wake = std::min(next_beat_, next_renew_);
   for (const Partition& part : parts_) {
     if ((part.wanted && !part.held) || part.draining) {
-      wake = std::min(wake, Clock::now() + kFastTick);
+      wake = std::min(wake, SteadyClock::now() + kFastTick);
       break;
     }
   }
@@ -594,7 +594,7 @@ Status ClusterCoordinator::Impl::RenewAll(RedisClient& client) {
     }
   }
   if (commands.empty()) return Status::Ok();
-  const Clock::time_point sent = Clock::now();
+  const SteadyClock::time_point sent = SteadyClock::now();
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
   Status first;
@@ -651,7 +651,7 @@ Status ClusterCoordinator::Impl::ReleaseDrained(RedisClient& client) {
 Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
   std::vector<uint32_t> which;
   std::vector<RedisCommand> commands;
-  const Clock::time_point now = Clock::now();
+  const SteadyClock::time_point now = SteadyClock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (left_) return Status::Ok();
@@ -664,7 +664,7 @@ Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
     }
   }
   if (commands.empty()) return Status::Ok();
-  const Clock::time_point sent = Clock::now();
+  const SteadyClock::time_point sent = SteadyClock::now();
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
   Status first;
@@ -688,8 +688,8 @@ Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
       part.claim_cursor = "0-0";  // the previous owner's unacknowledged entries first
       part.reclaim = false;
       part.idle_backoff = milliseconds(0);
-      part.next_ask = Clock::time_point{};
-      part.last_entry = Clock::now();
+      part.next_ask = SteadyClock::time_point{};
+      part.last_entry = SteadyClock::now();
       continue;
     }
     long long pttl = reply.elements.size() >= 3 ? reply.elements[2].integer : 0;
@@ -699,7 +699,7 @@ Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
     } else {
       wait = std::clamp(milliseconds(pttl), milliseconds(50), milliseconds(250));
     }
-    part.next_acquire = Clock::now() + wait;
+    part.next_acquire = SteadyClock::now() + wait;
   }
   return first;
 }
@@ -751,7 +751,7 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
         options_.max_outstanding > outstanding_ ? options_.max_outstanding - outstanding_ : 0;
     const size_t budget = std::min(max, total_room);
     if (budget == 0) return std::vector<InboxEntry>{};
-    const Clock::time_point now = Clock::now();
+    const SteadyClock::time_point now = SteadyClock::now();
     const uint32_t count = static_cast<uint32_t>(parts_.size());
     auto askable = [&](const Partition& part) {
       return part.held && !part.draining && !part.busy && now < part.valid_until &&
@@ -821,7 +821,7 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
   }
   std::vector<InboxEntry> entries;
   std::lock_guard<std::mutex> lock(mu_);
-  const Clock::time_point now = Clock::now();
+  const SteadyClock::time_point now = SteadyClock::now();
   // A partition that had nothing is asked again later, the longer the quieter it has been (most
   // partitions of a crawl of few hosts stay empty).
   auto back_off = [&](Partition& part) {
@@ -875,7 +875,7 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::Poll(size_t max) {
     if (got > 0 || !part.claim_cursor.empty()) {
       part.hot = true;
       part.idle_backoff = milliseconds(0);
-      part.next_ask = Clock::time_point{};
+      part.next_ask = SteadyClock::time_point{};
       part.last_entry = now;
     } else if (part.nudges == asks[i].nudges) {
       // Nothing new (a nudge meanwhile keeps it hot: the append may have come after the read).
@@ -898,8 +898,8 @@ void ClusterCoordinator::Impl::Nudge(std::span<const uint32_t> partitions) {
     part.hot = true;
     ++part.nudges;
     part.idle_backoff = milliseconds(0);
-    part.next_ask = Clock::time_point{};
-    part.last_entry = Clock::now();
+    part.next_ask = SteadyClock::time_point{};
+    part.last_entry = SteadyClock::now();
   }
 }
 
@@ -979,7 +979,7 @@ bool ClusterCoordinator::Impl::MayFetch(uint32_t partition, const uint64_t* tenu
   if (partition >= parts_.size() || !error_.ok()) return false;
   const Partition& part = parts_[partition];
   if (tenure != nullptr && *tenure != part.epoch) return false;
-  return part.held && Clock::now() < part.valid_until;
+  return part.held && SteadyClock::now() < part.valid_until;
 }
 
 Status ClusterCoordinator::Impl::MarkSeeded() {

@@ -650,7 +650,8 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
                           r.response_headers,
                           r.body,
                           !r.content_encoding.empty(),
-                          r.body_truncated};
+                          r.body_truncated,
+                          {}};
     Status status = warc_->WriteExchange(exchange);
     if (!status.ok()) Fail(status);
   }
@@ -730,7 +731,8 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
                             r.response_headers,
                             r.body,
                             !r.content_encoding.empty(),
-                            false};
+                            false,
+                            {}};
       Status status = warc_->WriteExchange(exchange);
       if (!status.ok()) Fail(status);
     }

@@ -244,7 +244,8 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
   std::string request_text = request_header.Finish(ex.request.size());
 
   const std::string head = NormalizeResponseHead(ex);
-  const std::string payload_digest = WarcSha1Digest(ex.payload);
+  const std::string payload_digest =
+      ex.payload_digest.empty() ? WarcSha1Digest(ex.payload) : std::string(ex.payload_digest);
   Sha1 block_sha;
   block_sha.Update(head);
   block_sha.Update(ex.payload);

@@ -43,6 +43,9 @@ struct WarcExchange {
   std::string_view payload;        // the body as kept
   bool payload_decoded = false;    // libcurl removed a Content-Encoding from the payload
   bool truncated = false;          // the body was cut at max_body_bytes
+  // WarcSha1Digest(payload) when the caller computed it already (the crawl's fetch record keeps
+  // it); empty: the writer computes it.
+  std::string_view payload_digest;
 };
 
 // What a revisit record refers to: the response record of the original capture

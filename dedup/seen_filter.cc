@@ -68,6 +68,9 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
     return Status::InvalidArgument("fp_rate must be in (0, 1)");
   }
   URLSIEVE_RETURN_IF_ERROR(CheckRedisOptions(options));
+  if (options.revisit_after.count() != 0 || options.deletable) {
+    return Status::Unsupported("revisit_after and deletable are not built yet");
+  }
   if (!options.redis_url.empty()) return OpenRedis(options);
   if (options.state_dir.empty() && (options.exact || options.checkpointed)) {
     return Status::InvalidArgument("exact and checkpointed modes need a state directory");

@@ -98,6 +98,7 @@
 #ifndef URLSIEVE_DEDUP_SEEN_FILTER_H_
 #define URLSIEVE_DEDUP_SEEN_FILTER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -111,11 +112,13 @@
 
 namespace urlsieve {
 
+class Clock;
 class StateDir;
 
 // Keys a process remembers as in a Redis set, to answer repeats without a round trip (up to ~32 bytes
 // of memory each: 32 MiB by default; see redis_front_cache.h).
 inline constexpr uint64_t kDefaultRedisFrontCacheKeys = uint64_t{1} << 20;
+inline constexpr uint32_t kDefaultGenerations = 4;
 
 struct SeenFilterOptions {
   uint64_t capacity = 10'000'000;  // keys at which the Bloom filter still meets fp_rate (it grows)
@@ -138,6 +141,18 @@ struct SeenFilterOptions {
   std::string redis_url;
   std::string redis_name;
   uint64_t redis_front_cache_keys = kDefaultRedisFrontCacheKeys;  // answered locally; 0: none
+  // Time (docs/design.md, "The generational seen set"): a key told new longer ago than
+  // revisit_after is new again (at most one generation later); 0 = never. The set is then
+  // `generations` Bloom filters, each covering revisit_after / generations, sized together for
+  // `capacity` keys per revisit_after at fp_rate overall. Stored with the state, like capacity.
+  std::chrono::seconds revisit_after{0};
+  uint32_t generations = kDefaultGenerations;
+  // The clock that ages generations (tests pass a ManualClock); null = the system's wall clock.
+  // Must outlive the filter.
+  const Clock* clock = nullptr;
+  // Bloom-only forgetting (docs/design.md, "Forgetting"): the filter keeps 4-bit saturating
+  // counters instead of bits (4x the memory), so that Forget() can remove a key. Stored.
+  bool deletable = false;
 };
 
 enum class Verdict : uint8_t { kNew, kSeen, kInvalid };

@@ -52,6 +52,12 @@ struct StateParameters {
   double fp_rate = 0;
   bool exact = false;
   CanonicalizeOptions canonicalize;
+  // Time (docs/design.md, "The generational seen set"): a key told new longer ago than
+  // revisit_after is new again (0: never), the span covered by `generations` generations.
+  uint64_t revisit_after_s = 0;
+  uint32_t generations = 0;  // 0 with revisit_after_s == 0
+  // The Bloom filter counts (4-bit saturating counters), so that a key can be forgotten.
+  bool deletable = false;
 
   // As the options of a SeenFilter over the state's set (SeenFilter::Over).
   SeenFilterOptions AsFilterOptions() const {
@@ -60,6 +66,9 @@ struct StateParameters {
     options.fp_rate = fp_rate;
     options.exact = exact;
     options.canonicalize = canonicalize;
+    options.revisit_after = std::chrono::seconds(revisit_after_s);
+    options.generations = generations;
+    options.deletable = deletable;
     return options;
   }
 };

@@ -3,12 +3,13 @@
 # --warc), wget2 -r and Scrapy, in one run, next to the parse ceiling: how many pages/s gumbo alone
 # parses on as many cores as the crawl has threads (a crawl that extracts links cannot beat it).
 #
-#   bench/crawl_vs_peers.sh [--pages N] [--threads T] [--build-dir DIR] [--keep]
+#   bench/crawl_vs_peers.sh [--pages N] [--threads T] [--build-dir DIR] [--keep] [--urlsieve-only]
 #       --pages N      pages in the generated site (default 5000; 10-60 KB, 50-100 links each)
 #       --threads T    urlsieve --threads/--per-host, wget2 --max-threads, and the parse-ceiling
 #                      cores (default 2)
 #       --build-dir    where urlsieve and bench_parse_ceiling were built (default build; Release)
 #       --keep         keep the temp dir (site, nginx logs, crawl outputs) and print its path
+#       --urlsieve-only  run only the urlsieve crawls (and the ceiling), not wget2 and Scrapy
 #
 # Wall time, CPU time and peak RSS come from /usr/bin/time -v; pages and duplicate requests from
 # nginx's access log (a fresh nginx and log per tool): pages = distinct URIs served with 200,
@@ -20,13 +21,15 @@ pages=5000
 threads=2
 build=build
 keep=0
+peers=1
 while (($#)); do
   case $1 in
     --pages) pages=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --urlsieve-only) peers=0; shift ;;
+    -h | --help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,8 +49,10 @@ done
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 missing=()
 [[ -x $nginx_bin ]] || missing+=(nginx-light)
-command -v wget2 > /dev/null || missing+=(wget2)
-[[ -x $python ]] && "$python" -c 'import scrapy' 2> /dev/null || missing+=(python3-scrapy)
+if ((peers)); then
+  command -v wget2 > /dev/null || missing+=(wget2)
+  [[ -x $python ]] && "$python" -c 'import scrapy' 2> /dev/null || missing+=(python3-scrapy)
+fi
 [[ -x /usr/bin/time ]] || missing+=(time)
 if ((${#missing[@]})); then
   echo "missing ${missing[*]}: run scripts/setup.sh --bench" \
@@ -184,11 +189,13 @@ crawl=("$urlsieve" crawl --seeds "$tmp/seeds.txt" --threads "$threads" --delay-m
 run "urlsieve" "${crawl[@]}" --out "$tmp/out-bloom"
 run "urlsieve --exact" "${crawl[@]}" --out "$tmp/out-exact" --exact
 run "urlsieve --warc" "${crawl[@]}" --out "$tmp/out-warc" --warc
-run "wget2 -r" wget2 -r -l 100 --no-parent --robots=off --max-threads "$threads" -q \
-  -P "$tmp/wget2" "$base/index.html"
-run "scrapy" "$python" -m scrapy runspider bench/scrapy_crawl_spider.py -a "start_url=$base/index.html" \
-  -s CONCURRENT_REQUESTS=16 -s CONCURRENT_REQUESTS_PER_DOMAIN=16 -s DOWNLOAD_DELAY=0 \
-  -s ROBOTSTXT_OBEY=False -s LOG_LEVEL=WARNING
+if ((peers)); then
+  run "wget2 -r" wget2 -r -l 100 --no-parent --robots=off --max-threads "$threads" -q \
+    -P "$tmp/wget2" "$base/index.html"
+  run "scrapy" "$python" -m scrapy runspider bench/scrapy_crawl_spider.py -a "start_url=$base/index.html" \
+    -s CONCURRENT_REQUESTS=16 -s CONCURRENT_REQUESTS_PER_DOMAIN=16 -s DOWNLOAD_DELAY=0 \
+    -s ROBOTSTXT_OBEY=False -s LOG_LEVEL=WARNING
+fi
 
 echo
 echo "site: $pages pages, $site_mb MB, served by nginx on $base; $threads crawl threads; $(nproc) cores," \
@@ -213,17 +220,25 @@ echo
 # crawler waits for a core as much as for the network).
 rate() { awk -v p="${served[$1]}" -v w="${wall[$1]}" 'BEGIN { print p / w }'; }
 cpu_ms() { awk -v p="${served[$1]}" -v c="${cpu[$1]}" 'BEGIN { print 1000 * c / p }'; }
+peer_rate() { if ((peers)); then rate "$1"; else echo 0; fi; }
+peer_cpu_ms() { if ((peers)); then cpu_ms "$1"; else echo 0; fi; }
 awk -v us="$(rate urlsieve)" -v ceil="$parse_all" -v ceil_wall="$parse_wall" -v core="$parse_core" \
-  -v sc="$(rate scrapy)" -v wg="$(rate 'wget2 -r')" -v uc="$(cpu_ms urlsieve)" -v scc="$(cpu_ms scrapy)" \
-  -v wgc="$(cpu_ms 'wget2 -r')" -v t="$threads" 'BEGIN {
+  -v sc="$(peer_rate scrapy)" -v wg="$(peer_rate 'wget2 -r')" -v uc="$(cpu_ms urlsieve)" \
+  -v scc="$(peer_cpu_ms scrapy)" -v wgc="$(peer_cpu_ms 'wget2 -r')" -v t="$threads" \
+  -v warc="$(rate 'urlsieve --warc')" -v warcc="$(cpu_ms 'urlsieve --warc')" -v peers="$peers" 'BEGIN {
   printf "%-34s %12s %18s\n", "ratio", "wall pages/s", "CPU ms per page"
   printf "%-34s %11.1f%% %17.1f%%   (target >= 80 %%)\n", "urlsieve / parse ceiling", 100 * us / ceil,
     100 * (1000 / core) / uc
   printf "%-34s %11.1f%%\n", "urlsieve / wall-time parse ceiling", 100 * us / ceil_wall
-  printf "%-34s %11.1fx %17.1fx   (target >= 10 x)\n", "urlsieve / scrapy", us / sc, scc / uc
-  printf "%-34s %11.1fx %17.1fx\n", "urlsieve / wget2", us / wg, wgc / uc
+  if (peers) {
+    printf "%-34s %11.1fx %17.1fx   (target >= 10 x)\n", "urlsieve / scrapy", us / sc, scc / uc
+    printf "%-34s %11.1fx %17.1fx\n", "urlsieve / wget2", us / wg, wgc / uc
+  }
+  printf "%-34s %11.2fx %17.2fx   (target >= 0.9 x)\n", "urlsieve --warc / urlsieve", warc / us,
+    uc / warcc
   printf "(CPU column: gumbo CPU ms per page at the ceiling over urlsieve CPU ms per page, so the\n"
-  printf " share of the crawl CPU that is the HTML parse; and the peers CPU per page over urlsieve)\n" }'
+  printf " share of the crawl CPU that is the HTML parse; the peers and --warc: urlsieve CPU per\n"
+  printf " page over theirs, so above 1 is cheaper than urlsieve, below 1 costlier)\n" }'
 
 status=0
 for name in "${names[@]}"; do

@@ -60,15 +60,20 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+constexpr std::string_view kProfileServerNotModified =
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+constexpr std::string_view kProfileIdenticalPayloadDigest =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
 // The response head rewritten to describe the stored payload (see the header comment), with CRLF
-// line ends and the terminating empty line.
-std::string NormalizeResponseHead(const WarcExchange& ex) {
+// line ends and the terminating empty line. `payload_length` null (a revisit: the payload is the
+// original's, whose length the head still tells) leaves Content-Length alone.
+std::string NormalizeHead(std::string_view head, bool payload_decoded,
+                          const std::string* payload_length) {
   std::string out;
-  out.reserve(ex.response_head.size() + 64);
-  std::string_view head = ex.response_head;
+  out.reserve(head.size() + 64);
   bool first = true;
   bool length_fixed = false;
-  std::string payload_length = std::to_string(ex.payload.size());
   while (!head.empty()) {
     size_t nl = head.find('\n');
     std::string_view line = head.substr(0, nl);
@@ -80,18 +85,23 @@ std::string NormalizeResponseHead(const WarcExchange& ex) {
       std::string_view name = Trim(line.substr(0, colon == std::string_view::npos ? 0 : colon));
       std::string_view value = colon == std::string_view::npos ? "" : Trim(line.substr(colon + 1));
       bool stale = IEquals(name, "transfer-encoding") ||
-                   (ex.payload_decoded && IEquals(name, "content-encoding")) ||
-                   (IEquals(name, "content-length") && value != payload_length);
+                   (payload_decoded && IEquals(name, "content-encoding")) ||
+                   (payload_length != nullptr && IEquals(name, "content-length") &&
+                    value != *payload_length);
       if (stale) {
         out += "X-Crawler-";
-        length_fixed = true;
+        length_fixed = payload_length != nullptr;
       }
     }
     first = false;
     out += line;
     out += kCrlf;
   }
-  if (length_fixed) out += "Content-Length: " + payload_length + "\r\n";
+  if (length_fixed) {
+    out += "Content-Length: ";
+    out += *payload_length;
+    out += kCrlf;
+  }
   out += kCrlf;
   return out;
 }
@@ -142,6 +152,22 @@ class RecordHeader {
 };
 
 }  // namespace
+
+std::string WarcWriter::RequestHeader(std::string_view request_id, std::string_view concurrent_to,
+                                      std::string_view date, std::string_view target_uri,
+                                      std::string_view ip_address, std::string_view request) {
+  RecordHeader header;
+  header.Add("WARC-Type", "request")
+      .Add("WARC-Record-ID", request_id)
+      .Add("WARC-Date", date)
+      .Add("WARC-Target-URI", target_uri)
+      .Add("WARC-Concurrent-To", concurrent_to)
+      .Add("WARC-Warcinfo-ID", warcinfo_id_);
+  if (!ip_address.empty()) header.Add("WARC-IP-Address", ip_address);
+  header.Add("Content-Type", "application/http;msgtype=request")
+      .Add("WARC-Block-Digest", WarcSha1Digest(request));
+  return header.Finish(request.size());
+}
 
 std::string WarcSha1Digest(std::string_view data) {
   Sha1 sha;
@@ -231,19 +257,11 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
   const std::string request_id = NewRecordId();
   const std::string response_id = NewRecordId();
 
-  RecordHeader request_header;
-  request_header.Add("WARC-Type", "request")
-      .Add("WARC-Record-ID", request_id)
-      .Add("WARC-Date", date)
-      .Add("WARC-Target-URI", ex.target_uri)
-      .Add("WARC-Concurrent-To", response_id)
-      .Add("WARC-Warcinfo-ID", warcinfo_id_);
-  if (!ex.ip_address.empty()) request_header.Add("WARC-IP-Address", ex.ip_address);
-  request_header.Add("Content-Type", "application/http;msgtype=request")
-      .Add("WARC-Block-Digest", WarcSha1Digest(ex.request));
-  std::string request_text = request_header.Finish(ex.request.size());
+  std::string request_text =
+      RequestHeader(request_id, response_id, date, ex.target_uri, ex.ip_address, ex.request);
 
-  const std::string head = NormalizeResponseHead(ex);
+  const std::string payload_length = std::to_string(ex.payload.size());
+  const std::string head = NormalizeHead(ex.response_head, ex.payload_decoded, &payload_length);
   const std::string payload_digest =
       ex.payload_digest.empty() ? WarcSha1Digest(ex.payload) : std::string(ex.payload_digest);
   Sha1 block_sha;
@@ -276,9 +294,44 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
   return Status::Ok();
 }
 
-Status WarcWriter::WriteRevisit(const WarcRevisit& revisit) {
-  (void)revisit;
-  return Status::Unsupported("WARC revisit records are not written yet");
+Status WarcWriter::WriteRevisit(const WarcRevisit& rv) {
+  const std::string date = FormatUtc(rv.date, /*with_millis=*/false);
+  const std::string request_id = NewRecordId();
+  const std::string revisit_id = NewRecordId();
+  std::string request_text =
+      RequestHeader(request_id, revisit_id, date, rv.target_uri, rv.ip_address, rv.request);
+
+  // The block is the response head only (WARC 1.1 §6.7.1): the payload is the original's.
+  const std::string head = NormalizeHead(rv.response_head, rv.payload_decoded, nullptr);
+  const WarcRecordRef* ref = rv.refers_to;
+  RecordHeader header;
+  header.Add("WARC-Type", "revisit")
+      .Add("WARC-Record-ID", revisit_id)
+      .Add("WARC-Date", date)
+      .Add("WARC-Target-URI", rv.target_uri)
+      .Add("WARC-Warcinfo-ID", warcinfo_id_);
+  if (!rv.ip_address.empty()) header.Add("WARC-IP-Address", rv.ip_address);
+  header.Add("WARC-Profile", rv.profile == WarcRevisit::Profile::kServerNotModified
+                                 ? kProfileServerNotModified
+                                 : kProfileIdenticalPayloadDigest);
+  if (ref != nullptr && !ref->record_id.empty()) header.Add("WARC-Refers-To", ref->record_id);
+  if (ref != nullptr && !ref->target_uri.empty())
+    header.Add("WARC-Refers-To-Target-URI", ref->target_uri);
+  if (ref != nullptr && !ref->date.empty()) header.Add("WARC-Refers-To-Date", ref->date);
+  header.Add("Content-Type", "application/http;msgtype=response")
+      .Add("WARC-Block-Digest", WarcSha1Digest(head));
+  if (ref != nullptr && !ref->payload_digest.empty())
+    header.Add("WARC-Payload-Digest", ref->payload_digest);
+  std::string revisit_text = header.Finish(head.size());
+
+  std::string request_member, revisit_member;
+  URLSIEVE_RETURN_IF_ERROR(GzipMember({request_text, rv.request, "\r\n\r\n"},
+                                      options_.compression_level, &request_member));
+  URLSIEVE_RETURN_IF_ERROR(
+      GzipMember({revisit_text, head, "\r\n\r\n"}, options_.compression_level, &revisit_member));
+  std::lock_guard<std::mutex> lock(mu_);
+  URLSIEVE_RETURN_IF_ERROR(file_->Append(request_member));
+  return file_->Append(revisit_member);
 }
 
 Result<OutputMark> WarcWriter::Sync() {

@@ -15,6 +15,14 @@
 // from the stored payload) and a correct Content-Length is added: the record stays a valid HTTP
 // message that standard readers (warcio, jwarc, pywb) parse and replay, and nothing is lost.
 // A body cut at the size limit gets "WARC-Truncated: length".
+//
+// A re-fetch whose payload is not stored again (WriteRevisit) is a `request` record and a `revisit`
+// record (WARC 1.1 §6.7): WARC-Profile server-not-modified (a 304) or identical-payload-digest (a
+// 200 whose payload digest equals the original's); WARC-Refers-To, WARC-Refers-To-Target-URI,
+// WARC-Refers-To-Date and WARC-Payload-Digest from the original's WarcRecordRef (each omitted when
+// unknown); the block is the response head only (application/http;msgtype=response), rewritten as
+// above except Content-Length, which still describes the original payload. WARC-Truncated is not
+// used: nothing was cut, the payload is elsewhere by design.
 // Thread-safety: all methods are safe to call concurrently; compression happens outside the lock.
 #ifndef URLSIEVE_CRAWLER_WARC_WRITER_H_
 #define URLSIEVE_CRAWLER_WARC_WRITER_H_
@@ -70,6 +78,7 @@ struct WarcRevisit {
   std::chrono::system_clock::time_point date;
   std::string_view request;        // as sent (a request record precedes the revisit)
   std::string_view response_head;  // status line + headers as received (the revisit's block)
+  bool payload_decoded = false;    // the original's payload had its Content-Encoding removed
   const WarcRecordRef* refers_to = nullptr;  // the original capture; null when unknown
 };
 
@@ -106,6 +115,10 @@ class WarcWriter {
                                                    const WarcWriterOptions& options,
                                                    Result<std::unique_ptr<AppendFile>> file);
   std::string NewRecordId();
+  // The header of the request record `request_id` (its block: `request`).
+  std::string RequestHeader(std::string_view request_id, std::string_view concurrent_to,
+                            std::string_view date, std::string_view target_uri,
+                            std::string_view ip_address, std::string_view request);
   Status WriteWarcinfo(const std::string& filename);
 
   const WarcWriterOptions options_;

@@ -1,15 +1,19 @@
 #include "crawler/warc_writer.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tests/support/file_contents.h"
@@ -78,7 +82,8 @@ struct Record {
     if (r.headers["WARC-Block-Digest"] != WarcSha1Digest(r.block)) {
       return ::testing::AssertionFailure() << "block digest mismatch";
     }
-    if (r.headers.count("WARC-Payload-Digest")) {
+    // A revisit's payload digest is the original's (its block holds no payload).
+    if (r.headers.count("WARC-Payload-Digest") && r.headers["WARC-Type"] != "revisit") {
       size_t http_end = r.block.find("\r\n\r\n");
       if (http_end == std::string::npos) return ::testing::AssertionFailure() << "no HTTP head";
       if (r.headers["WARC-Payload-Digest"] != WarcSha1Digest(r.block.substr(http_end + 4))) {
@@ -308,6 +313,240 @@ TEST_F(WarcWriterTest, IndependentCheckerAcceptsTheFile) {
   ASSERT_EQ(std::system(cmd.c_str()), 0) << ReadFile(out);
   EXPECT_EQ(ReadFile(out).find("0 warcinfo -\n"), 0u) << ReadFile(out);
   EXPECT_NE(ReadFile(out).find(" response http://127.0.0.1/gz\n"), std::string::npos);
+}
+
+// The original capture and the re-fetch of http://127.0.0.1/p, for the revisit tests.
+class WarcRevisitTest : public WarcWriterTest {
+ protected:
+  static WarcRevisit Revisit(WarcRevisit::Profile profile, const WarcRecordRef* ref) {
+    WarcRevisit rv;
+    rv.profile = profile;
+    rv.target_uri = "http://127.0.0.1/p";
+    rv.ip_address = "127.0.0.1";
+    rv.date = std::chrono::system_clock::time_point(std::chrono::seconds(1700086400));
+    rv.request =
+        "GET /p HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \"v1\"\r\n"
+        "If-Modified-Since: Tue, 14 Nov 2023 22:13:20 GMT\r\n\r\n";
+    rv.response_head = "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n";
+    rv.refers_to = ref;
+    return rv;
+  }
+
+  // Runs the independent checker on `files`; returns its exit status and output.
+  std::pair<int, std::string> Check(const std::vector<std::string>& files,
+                                    const std::string& flags = "") {
+    const std::string out = (dir_ / "check.txt").string();
+    std::string cmd =
+        "python3 " + std::string(URLSIEVE_SOURCE_DIR) + "/tests/crawler/warc_check.py " + flags;
+    for (const std::string& f : files) cmd.append(" ").append(f);
+    cmd.append(" > ").append(out).append(" 2>&1");
+    int rc = std::system(cmd.c_str());
+    return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ReadFile(out)};
+  }
+
+  static bool HavePython() { return std::system("command -v python3 >/dev/null 2>&1") == 0; }
+};
+
+TEST_F(WarcRevisitTest, ServerNotModifiedRefersToTheOriginalResponse) {
+  auto w = Open();
+  WarcRecordRef ref;
+  WarcExchange ex = Exchange("http://127.0.0.1/p", "hello world");
+  ASSERT_TRUE(w->WriteExchange(ex, &ref).ok());
+  ASSERT_TRUE(w->WriteRevisit(Revisit(WarcRevisit::Profile::kServerNotModified, &ref)).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 5u);
+  const Record& original = records[2];
+  EXPECT_EQ(ref.record_id, original.headers.at("WARC-Record-ID"));
+  EXPECT_EQ(ref.target_uri, "http://127.0.0.1/p");
+  EXPECT_EQ(ref.date, original.headers.at("WARC-Date"));
+  EXPECT_EQ(ref.payload_digest, WarcSha1Digest("hello world"));
+
+  const Record& req = records[3];
+  const Record& rv = records[4];
+  EXPECT_EQ(req.headers.at("WARC-Type"), "request");
+  EXPECT_EQ(req.headers.at("WARC-Concurrent-To"), rv.headers.at("WARC-Record-ID"));
+  EXPECT_EQ(req.block, Revisit(WarcRevisit::Profile::kServerNotModified, &ref).request);
+  EXPECT_EQ(rv.headers.at("WARC-Type"), "revisit");
+  EXPECT_EQ(rv.headers.at("WARC-Profile"),
+            "http://netpreserve.org/warc/1.1/revisit/server-not-modified");
+  EXPECT_EQ(rv.headers.at("WARC-Refers-To"), original.headers.at("WARC-Record-ID"));
+  EXPECT_EQ(rv.headers.at("WARC-Refers-To-Target-URI"), "http://127.0.0.1/p");
+  EXPECT_EQ(rv.headers.at("WARC-Refers-To-Date"), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(rv.headers.at("WARC-Date"), "2023-11-15T22:13:20Z");
+  EXPECT_EQ(rv.headers.at("WARC-Target-URI"), "http://127.0.0.1/p");
+  EXPECT_EQ(rv.headers.at("WARC-IP-Address"), "127.0.0.1");
+  EXPECT_EQ(rv.headers.at("WARC-Warcinfo-ID"), records[0].headers.at("WARC-Record-ID"));
+  EXPECT_EQ(rv.headers.at("WARC-Payload-Digest"), original.headers.at("WARC-Payload-Digest"));
+  EXPECT_EQ(rv.headers.at("Content-Type"), "application/http;msgtype=response");
+  EXPECT_EQ(rv.headers.count("WARC-Truncated"), 0u);
+  EXPECT_EQ(rv.block, "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n");
+}
+
+TEST_F(WarcRevisitTest, IdenticalPayloadDigestKeepsTheHeadWithItsContentLength) {
+  auto w = Open();
+  WarcRecordRef ref;
+  WarcExchange ex = Exchange("http://127.0.0.1/p", "decoded body");
+  ex.response_head = "HTTP/1.1 200 OK\nContent-Encoding: gzip\nContent-Length: 5\n\n";
+  ex.payload_decoded = true;
+  ASSERT_TRUE(w->WriteExchange(ex, &ref).ok());
+  WarcRevisit rv = Revisit(WarcRevisit::Profile::kIdenticalPayloadDigest, &ref);
+  rv.response_head =
+      "HTTP/1.1 200 OK\nContent-Encoding: gzip\nTransfer-Encoding: chunked\nContent-Length: 5\n"
+      "ETag: \"v2\"\n\n";
+  rv.payload_decoded = true;
+  ASSERT_TRUE(w->WriteRevisit(rv).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 5u);
+  const Record& revisit = records[4];
+  EXPECT_EQ(revisit.headers.at("WARC-Profile"),
+            "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest");
+  EXPECT_EQ(revisit.headers.at("WARC-Payload-Digest"), WarcSha1Digest("decoded body"));
+  EXPECT_EQ(revisit.headers.at("WARC-Refers-To"), records[2].headers.at("WARC-Record-ID"));
+  // Same rewriting as the original's head, but Content-Length still describes the original
+  // payload (this block has none).
+  EXPECT_EQ(revisit.block,
+            "HTTP/1.1 200 OK\r\nX-Crawler-Content-Encoding: gzip\r\n"
+            "X-Crawler-Transfer-Encoding: chunked\r\nContent-Length: 5\r\nETag: \"v2\"\r\n\r\n");
+  EXPECT_EQ(revisit.headers.count("WARC-Truncated"), 0u);
+}
+
+TEST_F(WarcRevisitTest, UnknownReferenceFieldsAreOmitted) {
+  auto w = Open();
+  ASSERT_TRUE(w->WriteRevisit(Revisit(WarcRevisit::Profile::kServerNotModified, nullptr)).ok());
+  WarcRecordRef partial;  // known from the crawl's fetch record, not from a WARC record
+  partial.target_uri = "http://127.0.0.1/p";
+  partial.payload_digest = WarcSha1Digest("hello world");
+  ASSERT_TRUE(w->WriteRevisit(Revisit(WarcRevisit::Profile::kServerNotModified, &partial)).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 5u);
+  for (const char* field : {"WARC-Refers-To", "WARC-Refers-To-Target-URI", "WARC-Refers-To-Date",
+                            "WARC-Payload-Digest"}) {
+    EXPECT_EQ(records[2].headers.count(field), 0u) << field;
+  }
+  EXPECT_EQ(records[4].headers.count("WARC-Refers-To"), 0u);
+  EXPECT_EQ(records[4].headers.count("WARC-Refers-To-Date"), 0u);
+  EXPECT_EQ(records[4].headers.at("WARC-Refers-To-Target-URI"), "http://127.0.0.1/p");
+  EXPECT_EQ(records[4].headers.at("WARC-Payload-Digest"), WarcSha1Digest("hello world"));
+}
+
+TEST_F(WarcRevisitTest, ConcurrentRevisitsKeepPairsAdjacent) {
+  auto w = Open();
+  WarcRecordRef ref;
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/p", "hello world"), &ref).ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        if ((i + t) % 2 == 0) {
+          EXPECT_TRUE(
+              w->WriteRevisit(Revisit(WarcRevisit::Profile::kServerNotModified, &ref)).ok());
+        } else {
+          EXPECT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/x", "body")).ok());
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 1u + 2 + 2 * 200);
+  size_t revisits = 0;
+  for (size_t i = 1; i < records.size(); i += 2) {
+    EXPECT_EQ(records[i].headers.at("WARC-Type"), "request");
+    EXPECT_EQ(records[i].headers.at("WARC-Concurrent-To"),
+              records[i + 1].headers.at("WARC-Record-ID"));
+    revisits += records[i + 1].headers.at("WARC-Type") == "revisit";
+  }
+  EXPECT_EQ(revisits, 100u);
+}
+
+// The checker resolves WARC-Refers-To across the files given (a re-crawl's WARC after the first
+// crawl's) and refuses a revisit whose reference or digest does not match its original.
+TEST_F(WarcRevisitTest, IndependentCheckerValidatesRevisitsAcrossFiles) {
+  if (!HavePython()) GTEST_SKIP() << "python3 not available";
+  WarcRecordRef ref;
+  {
+    auto first = Open();
+    ASSERT_TRUE(first->WriteExchange(Exchange("http://127.0.0.1/p", "hello world"), &ref).ok());
+    ASSERT_TRUE(first->Sync().ok());
+  }
+  const std::string second_path = (dir_ / "second.warc.gz").string();
+  auto second = WarcWriter::Open(second_path, {});
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE(
+      (*second)->WriteRevisit(Revisit(WarcRevisit::Profile::kServerNotModified, &ref)).ok());
+  WarcRevisit identical = Revisit(WarcRevisit::Profile::kIdenticalPayloadDigest, &ref);
+  identical.response_head = "HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n";
+  ASSERT_TRUE((*second)->WriteRevisit(identical).ok());
+  ASSERT_TRUE((*second)->Sync().ok());
+
+  auto [rc, out] = Check({path_, second_path});
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find(" revisit http://127.0.0.1/p\n"), std::string::npos) << out;
+  // Alone, the second file's revisits name a record it does not hold.
+  std::tie(rc, out) = Check({second_path});
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("names no response record"), std::string::npos) << out;
+}
+
+TEST_F(WarcRevisitTest, IndependentCheckerRefusesInconsistentRevisits) {
+  if (!HavePython()) GTEST_SKIP() << "python3 not available";
+  struct Case {
+    const char* name;
+    std::function<void(WarcRecordRef*, WarcRevisit*)> spoil;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"payload digest",
+       [](WarcRecordRef* r, WarcRevisit*) { r->payload_digest = WarcSha1Digest("x"); },
+       "warc-payload-digest"},
+      {"date", [](WarcRecordRef* r, WarcRevisit*) { r->date = "2020-01-01T00:00:00Z"; },
+       "warc-refers-to-date"},
+      {"target", [](WarcRecordRef* r, WarcRevisit*) { r->target_uri = "http://127.0.0.1/q"; },
+       "warc-refers-to-target-uri"},
+      {"unknown id",
+       [](WarcRecordRef* r, WarcRevisit*) {
+         r->record_id = "<urn:uuid:00000000-0000-4000-8000-000000000000>";
+       },
+       "names no response record"},
+      {"no reference", [](WarcRecordRef*, WarcRevisit* rv) { rv->refers_to = nullptr; },
+       "without WARC-Refers-To"},
+      {"not a 304",
+       [](WarcRecordRef*, WarcRevisit* rv) { rv->response_head = "HTTP/1.1 200 OK\r\n\r\n"; },
+       "server-not-modified revisit with status line"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::filesystem::remove(path_);
+    auto w = Open();
+    WarcRecordRef ref;
+    ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/p", "hello world"), &ref).ok());
+    WarcRevisit rv = Revisit(WarcRevisit::Profile::kServerNotModified, &ref);
+    WarcRecordRef spoilt = ref;
+    rv.refers_to = &spoilt;
+    c.spoil(&spoilt, &rv);
+    ASSERT_TRUE(w->WriteRevisit(rv).ok());
+    ASSERT_TRUE(w->Sync().ok());
+    auto [rc, out] = Check({path_});
+    EXPECT_EQ(rc, 1) << out;
+    EXPECT_NE(out.find(c.message), std::string::npos) << out;
+  }
+  // A revisit whose original is unknown is accepted when asked.
+  std::filesystem::remove(path_);
+  auto w = Open();
+  ASSERT_TRUE(w->WriteRevisit(Revisit(WarcRevisit::Profile::kServerNotModified, nullptr)).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  auto [rc, out] = Check({path_}, "--allow-unreferenced-revisits");
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Check({path_});
+  EXPECT_EQ(rc, 1) << out;
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ constexpr const char* kCreateOutputs =
 constexpr const char* kChecksumColumns[] = {"pages_xxh3", "rejected_xxh3", "warc_xxh3"};
 
 // family "total": the scalar counters (duration in microseconds); "status": HTTP status -> count;
-// "error": error kind -> count; "rejection": reason -> count.
+// "error": error kind -> count; "rejection": reason -> count; "refetch": what a re-fetch found
+// (not_modified, unchanged, changed) -> count.
 constexpr const char* kCreateCounters =
     "CREATE TABLE IF NOT EXISTS crawl_counters(family TEXT NOT NULL, name TEXT NOT NULL,"
     " value INTEGER NOT NULL, PRIMARY KEY (family, name))";
@@ -114,6 +115,9 @@ Status WriteCrawlCounters(SqliteDb& db, const CrawlStatsSnapshot& counters) {
     URLSIEVE_RETURN_IF_ERROR(row("status", std::to_string(code), n));
   }
   for (const auto& [kind, n] : counters.errors) URLSIEVE_RETURN_IF_ERROR(row("error", kind, n));
+  for (const auto& [result, n] : counters.refetches) {
+    URLSIEVE_RETURN_IF_ERROR(row("refetch", result, n));
+  }
   for (const auto& [reason, n] : counters.rejections) {
     URLSIEVE_RETURN_IF_ERROR(row("rejection", reason, n));
   }
@@ -153,6 +157,8 @@ Result<CrawlStatsSnapshot> ReadCrawlCounters(SqliteDb& db) {
       counters.errors[name] = value;
     } else if (family == "rejection") {
       counters.rejections[name] = value;
+    } else if (family == "refetch") {
+      counters.refetches[name] = value;
     }
   }
   if (!any) return Status::NotFound("the crawl state has no crawl counters");

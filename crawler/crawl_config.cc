@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/duration.h"
+
 namespace urlsieve {
 
 std::string_view ScopeModeName(ScopeMode mode) {
@@ -66,6 +68,10 @@ Status ReadTomlValue(const CrawlOptionSpec& spec, const toml::node& n, const tom
       } else {
         return Status::InvalidArgument("must be a number");
       }
+      return Status::Ok();
+    case OptionType::kDuration:
+      if (!n.is_string()) return Status::InvalidArgument("must be a duration such as \"7d\"");
+      *value = n.as_string()->get();
       return Status::Ok();
     case OptionType::kString:
     case OptionType::kChoice:
@@ -185,6 +191,16 @@ Status CrawlConfig::Validate() const {
     // Checked now: libcurl would only notice at the first https fetch, and fail every one.
     return Status::InvalidArgument("fetch.ca_file: cannot read the CA bundle '" + fetch.ca_file +
                                    "'");
+  }
+  if (recrawl.min_interval > recrawl.max_interval) {
+    return Status::InvalidArgument("recrawl.min_interval (" + FormatDuration(recrawl.min_interval) +
+                                   ") must not be longer than recrawl.max_interval (" +
+                                   FormatDuration(recrawl.max_interval) + ")");
+  }
+  if (crawl.recrawl && cluster_mode()) {
+    return Status::InvalidArgument(
+        "crawl.recrawl: --recrawl is not available for a node of a --cluster (re-crawl a "
+        "standalone crawl's --out)");
   }
   return ValidateCluster(*this);
 }

@@ -2,14 +2,15 @@
 //
 // Each option is declared once, in the table of crawler/crawl_options.h (key, flag, rule, help);
 // configs/default.toml documents it. The file's sections map one-to-one onto the nested structs
-// below ([crawl], [politeness], [scope], [output], [fetch], [canonicalize]). Loading is strict: an
-// unknown section or key, or a value of the wrong type or range, is an error naming the file, the
-// key and the line, because a typo in a crawl config silently crawling with defaults is worse than
-// refusing to start. Precedence: built-in defaults < config file < command-line flags.
+// below ([crawl], [politeness], [scope], [output], [fetch], [recrawl], [canonicalize]). Loading is
+// strict: an unknown section or key, or a value of the wrong type or range, is an error naming the
+// file, the key and the line, because a typo in a crawl config silently crawling with defaults is
+// worse than refusing to start. Precedence: built-in defaults < config file < command-line flags.
 // Thread-safety: a plain value; load it once, then share it read-only.
 #ifndef URLSIEVE_CRAWLER_CRAWL_CONFIG_H_
 #define URLSIEVE_CRAWLER_CRAWL_CONFIG_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ struct CrawlConfig {
     int64_t max_pages = 0;  // total fetches; 0 = unlimited
     int max_depth = 10;     // seeds are depth 0
     bool resume = false;    // continue from the state in out_dir
+    // Flag only (--recrawl; docs/design.md, "Re-crawl"): continue the crawl in out_dir and fetch
+    // again, conditionally, every fetched URL whose interval has passed (see [recrawl]).
+    bool recrawl = false;
     bool rebuild_bloom = false;  // flag only (--rebuild, with --resume --exact): rebuild the
                                  // Bloom filter from the exact store (dedup/seen_filter.h)
     bool exact = false;     // confirm Bloom "maybe" answers in SQLite: no false "seen"
@@ -92,6 +96,18 @@ struct CrawlConfig {
     std::string ca_file;                // PEM CA bundle instead of the system's ("" = system)
     bool verify_tls = true;             // false (--insecure): no certificate or host check
   } fetch;
+
+  // The re-crawl schedule (crawler/recrawl_schedule.h): each fetched URL's interval adapts as
+  // in Nutch's AdaptiveFetchSchedule, within [min_interval, max_interval].
+  struct Recrawl {
+    // With --recrawl: the interval of records that have none (0: every fetched URL is due now);
+    // always: the first interval of a URL fetched for the first time.
+    std::chrono::seconds revisit_after{7 * 24 * 3600};
+    std::chrono::seconds min_interval{3600};
+    std::chrono::seconds max_interval{90 * 24 * 3600};
+    double unchanged_factor = 1.5;  // the interval of a URL found unchanged is multiplied by it
+    double changed_factor = 0.5;    // and of one found changed
+  } recrawl;
 
   CanonicalizeOptions canonicalize;
 

@@ -1,10 +1,12 @@
 #include "crawler/crawl_options.h"
 
+#include <chrono>
 #include <cstdio>
 #include <limits>
 #include <type_traits>
 #include <utility>
 
+#include "base/duration.h"
 #include "crawler/crawl_config.h"
 
 namespace urlsieve {
@@ -12,6 +14,9 @@ namespace {
 
 constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
+
+// Ten years: far past any useful interval, far from overflowing a time computation.
+constexpr std::chrono::seconds kMaxDuration(10LL * 366 * 24 * 3600);
 
 constexpr std::string_view kScopeModes[] = {"host", "domain", "any"};
 constexpr std::string_view kLogLevels[] = {"quiet", "info", "debug"};
@@ -45,6 +50,8 @@ void BindMember(CrawlOptionSpec* spec) {
       return std::string(ScopeModeName(v));
     } else if constexpr (std::is_same_v<T, LogLevel>) {
       return std::string(LogLevelName(v));
+    } else if constexpr (std::is_same_v<T, std::chrono::seconds>) {
+      return FormatDuration(v);
     } else {
       return v;  // std::string, std::vector<std::string>
     }
@@ -55,8 +62,10 @@ void BindMember(CrawlOptionSpec* spec) {
         std::is_same_v<T, bool>, bool,
         std::conditional_t<
             std::is_integral_v<T>, int64_t,
-            std::conditional_t<std::is_floating_point_v<T>, double,
-                               std::conditional_t<std::is_enum_v<T>, std::string, T>>>>;
+            std::conditional_t<
+                std::is_floating_point_v<T>, double,
+                std::conditional_t<std::is_enum_v<T> || std::is_same_v<T, std::chrono::seconds>,
+                                   std::string, T>>>>;
     const Held* v = std::get_if<Held>(&value);
     if (v == nullptr) return Status::InvalidArgument("a value of the wrong type");
     if constexpr (std::is_same_v<T, ScopeMode>) {
@@ -67,6 +76,10 @@ void BindMember(CrawlOptionSpec* spec) {
       Result<LogLevel> level = ParseLogLevel(*v);
       if (!level.ok()) return level.status();
       member = *level;
+    } else if constexpr (std::is_same_v<T, std::chrono::seconds>) {
+      Result<std::chrono::seconds> duration = ParseDuration(*v);
+      if (!duration.ok()) return duration.status();
+      member = *duration;
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       // The rules keep values in range (crawl_options_test checks); this keeps a bad value in
       // code from wrapping around.
@@ -139,6 +152,15 @@ CrawlOptionSpec Choice(OptionKey<Access> key, std::string_view flag, std::string
   return spec;
 }
 
+template <typename Access>
+CrawlOptionSpec Duration(OptionKey<Access> key, std::string_view flag, std::string_view help,
+                         std::chrono::seconds min, std::chrono::seconds max) {
+  CrawlOptionSpec spec = Spec(key, OptionType::kDuration, flag, help);
+  spec.min = min.count();
+  spec.max = max.count();
+  return spec;
+}
+
 CrawlOptionSpec FlagOnly(CrawlOptionSpec spec) {
   spec.in_file = false;
   return spec;
@@ -192,6 +214,13 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
       FlagOnly(Bool(OPTION_KEY(crawl, rebuild_bloom), "--rebuild", true,
                     "With --resume of an --exact crawl: rebuild the Bloom filter from the exact "
                     "store")),
+      FlagOnly(Bool(OPTION_KEY(crawl, recrawl), "--recrawl", true,
+                    "Fetch again the URLs of the crawl in --out whose interval has passed, "
+                    "conditionally (ETag, Last-Modified); continue a stopped one with --resume")),
+      Duration(OPTION_KEY(recrawl, revisit_after), "--revisit-after",
+               "With --recrawl: the interval of fetched URLs that have none, and of new ones "
+               "(0: every fetched URL is due now), e.g. 7d, 12h",
+               std::chrono::seconds(0), kMaxDuration),
       Bool(OPTION_KEY(crawl, obey_nofollow), "--ignore-nofollow", false,
            "Follow rel=nofollow and meta nofollow"),
       Bool(OPTION_KEY(politeness, obey_robots), "--ignore-robots", false,
@@ -260,6 +289,18 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
       Integer(OPTION_KEY(fetch, connect_timeout_ms), "", "Connection timeout, in milliseconds", 1,
               kMaxInt),
   };
+  // [recrawl] (docs/design.md, "Re-crawl"): the adaptive interval, as Nutch's
+  // AdaptiveFetchSchedule.
+  specs.push_back(Duration(OPTION_KEY(recrawl, min_interval), "",
+                           "Shortest interval between two fetches of a URL",
+                           std::chrono::seconds(1), kMaxDuration));
+  specs.push_back(Duration(OPTION_KEY(recrawl, max_interval), "",
+                           "Longest interval between two fetches of a URL", std::chrono::seconds(1),
+                           kMaxDuration));
+  specs.push_back(Number(OPTION_KEY(recrawl, unchanged_factor), "",
+                         "A URL found unchanged has its interval multiplied by this", 0, 1000));
+  specs.push_back(Number(OPTION_KEY(recrawl, changed_factor), "",
+                         "A URL found changed has its interval multiplied by this", 0, 1000));
   AddCanonicalizeRuleOptions(&specs, std::make_index_sequence<std::size(kCanonicalizeRules)>());
   specs.push_back(Integer(OPTION_KEY(canonicalize, max_length), "",
                           "Longer URLs are rejected before canonicalization", 16, 1 << 20));
@@ -328,6 +369,20 @@ std::string CheckOptionValue(const CrawlOptionSpec& spec, const OptionValue& val
         names += choice;
       }
       return "must be one of " + names + ", not \"" + *v + "\"";
+    }
+    case OptionType::kDuration: {
+      const std::string* v = std::get_if<std::string>(&value);
+      if (v == nullptr) return "must be a duration such as \"7d\"";
+      Result<std::chrono::seconds> duration = ParseDuration(*v);
+      if (!duration.ok()) return duration.status().message();
+      if (duration->count() >= spec.min && duration->count() <= spec.max) return "";
+      std::string message = "must be in [";
+      message += FormatDuration(std::chrono::seconds(spec.min));
+      message += ", ";
+      message += FormatDuration(std::chrono::seconds(spec.max));
+      message += "], got ";
+      message += *v;
+      return message;
     }
     case OptionType::kBool:
     case OptionType::kString:

@@ -34,10 +34,11 @@ enum class OptionType : uint8_t {
   kString,
   kStringList,  // a repeatable flag, appended to the file's list
   kChoice,      // one of `choices`, by name
+  kDuration,    // a time span spelled as base/duration.h reads it ("7d"), in [min, max] seconds
 };
 
 // One option's value: bool (kBool), int64_t (kInteger), double (kNumber), std::string (kString,
-// and kChoice: the name), std::vector<std::string> (kStringList).
+// kChoice: the name, kDuration: the spelling), std::vector<std::string> (kStringList).
 using OptionValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
 
 struct CrawlOptionSpec {
@@ -48,7 +49,7 @@ struct CrawlOptionSpec {
   OptionType type = OptionType::kBool;
   bool in_file = true;    // false: a flag only, with no TOML key (crawl.rebuild_bloom)
   bool flag_sets = true;  // kBool: what the flag sets (--ignore-robots sets false)
-  int64_t min = 0;        // kInteger
+  int64_t min = 0;        // kInteger; kDuration, in seconds
   int64_t max = 0;
   bool zero_is_off = false;  // kInteger: 0 (off) is allowed too, below min
   double above = 0;          // kNumber: the open interval (above, below)

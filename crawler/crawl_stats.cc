@@ -18,6 +18,8 @@ void CrawlStatsSnapshot::AddRejections(
 nlohmann::json CrawlStatsSnapshot::ToJson() const {
   nlohmann::json status_json = nlohmann::json::object();
   for (const auto& [code, n] : status) status_json[std::to_string(code)] = n;
+  nlohmann::json refetches_json = {{"not_modified", 0}, {"unchanged", 0}, {"changed", 0}};
+  for (const auto& [result, n] : refetches) refetches_json[result] = n;
   return {
       {"pages", pages},
       {"bytes", bytes},
@@ -31,6 +33,7 @@ nlohmann::json CrawlStatsSnapshot::ToJson() const {
       {"rejections", rejections},
       {"sessions", sessions},
       {"session", {{"pages", session_pages}, {"duration_s", session_duration_s}}},
+      {"refetches", std::move(refetches_json)},
   };
 }
 
@@ -56,6 +59,7 @@ std::string CrawlStatsSnapshot::SummaryTable() const {
   for (const auto& [code, n] : status) row("status " + std::to_string(code), std::to_string(n));
   for (const auto& [kind, n] : errors) row("error " + kind, std::to_string(n));
   for (const auto& [reason, n] : rejections) row("rejected " + reason, std::to_string(n));
+  for (const auto& [result, n] : refetches) row("re-fetched, " + result, std::to_string(n));
   return out;
 }
 
@@ -79,6 +83,7 @@ void CrawlStats::RecordPage(const PageRecord& r) {
   totals_.links_new += static_cast<uint64_t>(r.links_new);
   ++totals_.status[r.status];
   if (r.error) ++totals_.errors[kind.empty() ? "error" : kind];
+  if (r.refetch) ++totals_.refetches[*r.refetch];
 }
 
 void CrawlStats::RecordError(std::string_view kind) {

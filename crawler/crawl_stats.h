@@ -43,14 +43,19 @@ struct CrawlStatsSnapshot {
   std::map<int, uint64_t> status;          // HTTP status -> count (0 = no response)
   std::map<std::string, uint64_t> errors;  // error kind -> count
   std::map<std::string, uint64_t, std::less<>> rejections;  // reason -> count
+  // Re-fetches of a re-crawl by what they found (RefetchResultName: "not_modified", "unchanged",
+  // "changed"; docs/design.md, "Re-crawl"), from PageRecord::refetch.
+  std::map<std::string, uint64_t> refetches;
 
   void AddRejections(const std::vector<std::pair<std::string_view, uint64_t>>& counts);
   double pages_per_s() const { return duration_s > 0 ? pages / duration_s : 0; }
 
   // {"pages", "bytes", "links_found", "links_new", "duration_s", "pages_per_s", "bytes_per_s",
   //  "status": {"200": n, ...}, "errors": {kind: n}, "rejections": {reason: n}, "sessions",
-  //  "session": {"pages", "duration_s"}}: every count is over the whole crawl; duration_s is the
-  //  sum of the sessions' running times and the rates are over it; "session" is this run's part.
+  //  "session": {"pages", "duration_s"}, "refetches": {"not_modified": n, "unchanged": n,
+  //  "changed": n} (each 0 when nothing was re-fetched)}: every count is over the whole crawl;
+  //  duration_s is the sum of the sessions' running times and the rates are over it; "session" is
+  //  this run's part.
   nlohmann::json ToJson() const;
   // A human-readable table for the end of a crawl.
   std::string SummaryTable() const;

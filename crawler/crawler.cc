@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "base/duration.h"
 #include "crawler/claim_record.h"
 #include "crawler/cluster_coordinator.h"
 #include "crawler/cluster_feed.h"
@@ -19,10 +20,12 @@
 #include "crawler/crawl_state.h"
 #include "crawler/curl_share.h"
 #include "crawler/decision_message.h"
+#include "crawler/fetch_record.h"
 #include "crawler/fetcher.h"
 #include "crawler/jsonl_writer.h"
 #include "crawler/link_extractor.h"
 #include "crawler/progress_reporter.h"
+#include "crawler/recrawl_schedule.h"
 #include "crawler/scope.h"
 #include "crawler/seen_retry.h"
 #include "crawler/url_router.h"
@@ -114,15 +117,23 @@ Status Crawler::Open() {
   Result<bool> there = CrawlIsThere(out, state);
   if (!there.ok()) return there.status();
   const bool exists = *there;
-  if (exists && !config_.crawl.resume) {
+  // A re-crawl continues the crawl in `out` as --resume does, then queues what is due.
+  const bool continuing = config_.crawl.resume || config_.crawl.recrawl;
+  if (exists && !continuing) {
     return Status::FailedPrecondition(out.string() +
-                                      " already holds a crawl: pass --resume to continue it, "
-                                      "or choose another --out directory");
+                                      " already holds a crawl: pass --resume to continue it "
+                                      "(or --recrawl to fetch it again), or choose another --out "
+                                      "directory");
+  }
+  if (!exists && config_.crawl.recrawl) {
+    return Status::FailedPrecondition("--recrawl: " + out.string() +
+                                      " holds no crawl to re-crawl (crawl into it first, "
+                                      "without --recrawl)");
   }
   if (!exists && config_.crawl.resume) {
     return Status::FailedPrecondition("--resume: no crawl state in " + out.string());
   }
-  if (config_.crawl.rebuild_bloom && !config_.crawl.resume) {
+  if (config_.crawl.rebuild_bloom && !continuing) {
     return Status::FailedPrecondition("--rebuild applies to a crawl continued with --resume");
   }
   // CrawlState creates the directories (after a shared seen set's server has answered, so that
@@ -182,13 +193,33 @@ Status Crawler::Open() {
   // A fresh crawl starts its outputs empty; a resumed one checks every output against its
   // checkpoint before cutting any back to it, and continues the counters it recorded.
   std::optional<CrawlStatsSnapshot> counters;
-  if (config_.crawl.resume) {
+  RecrawlScheduleOptions schedule_options;
+  schedule_options.revisit_after = config_.recrawl.revisit_after;
+  schedule_options.min_interval = config_.recrawl.min_interval;
+  schedule_options.max_interval = config_.recrawl.max_interval;
+  schedule_options.unchanged_factor = config_.recrawl.unchanged_factor;
+  schedule_options.changed_factor = config_.recrawl.changed_factor;
+  schedule_ = std::make_unique<RecrawlSchedule>(schedule_options);
+  records_ = std::make_unique<FetchRecordStore>();
+  std::vector<FetchRecord> due;
+  if (continuing) {
     Status restored = state_->Restore([&](SqliteDb& db) -> Status {
       if (!coordinator_) URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(db));
       Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(db, &notices_);
       if (!record.ok()) return record.status();
       recorded_marks_ = record->marks;
       counters = std::move(record->counters);
+      // The re-fetches a stopped re-crawl left pending (the frontier holds them again).
+      URLSIEVE_RETURN_IF_ERROR(records_->LoadQueued(db));
+      if (config_.crawl.recrawl) {
+        const int64_t now =
+            std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+                .count();
+        Result<std::vector<FetchRecord>> taken =
+            records_->TakeDue(db, now, config_.recrawl.revisit_after.count());
+        if (!taken.ok()) return taken.status();
+        due = std::move(*taken);
+      }
       return Status::Ok();
     });
     if (!restored.ok()) return restored;
@@ -236,6 +267,7 @@ Status Crawler::Open() {
   stats_ = std::make_unique<CrawlStats>(&clock_);
   if (counters) stats_->Resume(*counters);
   URLSIEVE_RETURN_IF_ERROR(QueueClaims());
+  if (config_.crawl.recrawl) URLSIEVE_RETURN_IF_ERROR(QueueDue(due));
   if (coordinator_ && config_.scope.mode != ScopeMode::kAny) {
     // The scope of every node knows every node's seeds (ClusterSeeds): added before they are
     // queued, read before anything is fetched.
@@ -343,6 +375,34 @@ Status Crawler::QueueClaims() {
   notices_.push_back("queued again the " + std::to_string(claims.size()) + " URLs " +
                      state_->shared_seen_set() +
                      " told this crawl new after its last checkpoint (its claim log)");
+  RecordRejections();
+  return Status::Ok();
+}
+
+Status Crawler::QueueDue(const std::vector<FetchRecord>& due) {
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
+  uint64_t queued = 0;
+  for (const FetchRecord& record : due) {
+    // docs/design.md, "Re-crawl": a known URL is not asked of the seen stage again; it still
+    // passes the scope (the re-crawl's own) and the frontier (robots.txt, politeness, budgets).
+    Result<CanonicalUrl> url = fetch_form_->Canonicalize(record.url);
+    if (!url.ok() || !scope_->Check(*url, static_cast<int>(record.depth)).accept()) {
+      records_->Unqueue(record.url);
+      continue;
+    }
+    URLSIEVE_RETURN_IF_ERROR(
+        router_->Route(std::span<const CanonicalUrl>(&*url, 1), record.depth, record.parent));
+    ++queued;
+  }
+  std::string notice = "re-crawl: queued the " + std::to_string(queued);
+  notice += " fetched URLs that are due (--revisit-after ";
+  notice += FormatDuration(config_.recrawl.revisit_after);
+  notice += ")";
+  if (records_->queued() > queued) {
+    notice += "; " + std::to_string(records_->queued() - queued);
+    notice += " queued by an earlier re-crawl are pending";
+  }
+  notices_.push_back(std::move(notice));
   RecordRejections();
   return Status::Ok();
 }
@@ -662,7 +722,11 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
 void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   PageRecord record;
   record.time = std::chrono::system_clock::now();
-  FetchResult r = fetcher.Fetch(lease.url);
+  // A re-fetch (docs/design.md, "Re-crawl") asks with the validators of its record.
+  const std::optional<FetchRecord> known = records_->Find(lease.url);
+  FetchResult r =
+      known ? fetcher.Fetch(lease.url, ConditionalRequest{known->etag, known->last_modified})
+            : fetcher.Fetch(lease.url);
   record.url = lease.url;
   record.status = static_cast<int>(r.status);
   record.content_type = r.content_type;
@@ -672,9 +736,23 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   record.fetch_ms = std::chrono::duration<double, std::milli>(r.total_time).count();
   if (!r.ok()) record.error = r.error.message();  // "<kind>: <detail>", built by the fetcher
 
+  // The page's payload digest, computed once: the fetch record keeps it and the WARC writer
+  // takes it (WarcExchange::payload_digest).
+  const bool answered = r.ok() && r.status != 0;
+  std::string digest;
+  if (answered && r.status != 304) digest = WarcSha1Digest(r.body);
+  std::optional<RefetchResult> refetch;
+  if (known && answered) {
+    refetch = RecrawlSchedule::Compare(*known, static_cast<int>(r.status), digest);
+    record.refetch = std::string(RefetchResultName(*refetch));
+  }
+  const bool same_payload = refetch && *refetch != RefetchResult::kChanged;
+
   std::vector<std::string> targets;
   PageLinks links;
-  if (r.ok() && IsRedirect(r.status) && !r.location.empty()) {
+  if (same_payload) {
+    // Not modified or unchanged: its links were queued when it was first fetched.
+  } else if (r.ok() && IsRedirect(r.status) && !r.location.empty()) {
     // docs/design.md, "Data flow": a redirect target is a link of the page that redirected.
     Result<std::string> target = fetch_form_->Resolve(lease.url, r.location);
     if (target.ok()) {
@@ -723,17 +801,40 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
       Status status = pages_->Append(record);
       if (!status.ok()) Fail(status);
     }
+    std::optional<WarcRecordRef> archived;  // the response record written for this page
     if (warc_ && r.status != 0) {
-      WarcExchange exchange{lease.url,
-                            r.primary_ip,
-                            record.time,
-                            r.request_headers,
-                            r.response_headers,
-                            r.body,
-                            !r.content_encoding.empty(),
-                            false,
-                            {}};
-      Status status = warc_->WriteExchange(exchange);
+      const bool has_original = known && !known->warc.record_id.empty();
+      // A 304 is a revisit (referring to the original when this WARC holds it); a 2xx with the
+      // recorded payload is one when the original is archived, else it is archived in full.
+      const bool not_modified = refetch == RefetchResult::kNotModified;
+      const bool identical =
+          refetch == RefetchResult::kUnchanged && r.status >= 200 && r.status < 300 && has_original;
+      Status status;
+      if (not_modified || identical) {
+        WarcRevisit revisit;
+        revisit.profile = not_modified ? WarcRevisit::Profile::kServerNotModified
+                                       : WarcRevisit::Profile::kIdenticalPayloadDigest;
+        revisit.target_uri = lease.url;
+        revisit.ip_address = r.primary_ip;
+        revisit.date = record.time;
+        revisit.request = r.request_headers;
+        revisit.response_head = r.response_headers;
+        revisit.refers_to = has_original ? &known->warc : nullptr;
+        status = warc_->WriteRevisit(revisit);
+      } else {
+        WarcExchange exchange{lease.url,
+                              r.primary_ip,
+                              record.time,
+                              r.request_headers,
+                              r.response_headers,
+                              r.body,
+                              !r.content_encoding.empty(),
+                              false,
+                              digest};
+        WarcRecordRef ref;
+        status = warc_->WriteExchange(exchange, &ref);
+        if (status.ok()) archived = std::move(ref);
+      }
       if (!status.ok()) Fail(status);
     }
     stats_->RecordPage(record);
@@ -742,6 +843,13 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     }
     const DoneDecision decision = frontier_->Done(lease, outcome);
     LogDecision(lease, r, decision);
+    // The URL's fetch record, with the page's outputs in the next checkpoint. A response to be
+    // fetched again (a back-off) leaves it as it was; a failure that is given up is rejected
+    // (AppendRejections unqueues its record).
+    if (answered && decision.action != DoneDecision::Action::kRetry) {
+      records_->Put(
+          UpdatedRecord(known, lease, r, digest, refetch, record.time, std::move(archived)));
+    }
     // Recorded (unless it is to be fetched again): its inbox entry can be acknowledged.
     if (feed_ && decision.action != DoneDecision::Action::kRetry) {
       ack_ticket = feed_->Recorded(lease.url);
@@ -755,6 +863,33 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     Status status = Checkpoint();
     if (!status.ok()) Fail(status);
   }
+}
+
+FetchRecord Crawler::UpdatedRecord(const std::optional<FetchRecord>& known, const Lease& lease,
+                                   const FetchResult& r, const std::string& digest,
+                                   std::optional<RefetchResult> refetch,
+                                   std::chrono::system_clock::time_point time,
+                                   std::optional<WarcRecordRef> archived) const {
+  FetchRecord next;
+  if (known) next = *known;
+  next.url = lease.url;
+  next.depth = lease.depth;
+  next.parent = lease.parent;
+  next.fetch_time =
+      std::chrono::duration_cast<std::chrono::seconds>(time.time_since_epoch()).count();
+  // A 304 may repeat or update the validators (RFC 9110 §15.4.5); it keeps the rest.
+  if (!refetch || *refetch != RefetchResult::kNotModified || !r.etag.empty()) next.etag = r.etag;
+  if (!refetch || *refetch != RefetchResult::kNotModified || !r.last_modified.empty()) {
+    next.last_modified = r.last_modified;
+  }
+  if (!refetch || *refetch != RefetchResult::kNotModified) {
+    next.status = static_cast<int>(r.status);
+    next.payload_digest = digest;
+  }
+  if (archived) next.warc = std::move(*archived);
+  next.interval_s =
+      refetch ? schedule_->NextInterval(known->interval_s, *refetch) : schedule_->InitialInterval();
+  return next;
 }
 
 Crawler::QueuedLinks Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
@@ -807,6 +942,8 @@ Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
   Status first_error;
   for (const Rejection& rejection : rejections) {
     stats_->RecordRejection(RejectReasonName(rejection.reason));
+    // A re-fetch the frontier rejected keeps its record as it was, no longer queued.
+    records_->Unqueue(rejection.url);
     Status status = rejected_->Append(rejection);
     if (first_error.ok()) first_error = status;
     // Written: its inbox entry can be acknowledged (with the next checkpoint).
@@ -848,6 +985,8 @@ Status Crawler::Checkpoint() {
     Result<OutputMarks> marks = SyncOutputs();
     if (!marks.ok()) return marks.status();
     URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, *marks));
+    // The fetch records of the pages these outputs hold (docs/design.md, "Re-crawl").
+    URLSIEVE_RETURN_IF_ERROR(records_->Checkpoint(db));
     // The gate is held exclusively: these counters describe exactly what the outputs hold.
     CrawlStatsSnapshot counters = stats_->Snapshot();
     counters.AddRejections(scope_->Rejections());

@@ -26,6 +26,16 @@
 // touching nothing, if any was cut or changed), truncates them to those sizes, restores the
 // counters of stats.json, and refetches only what was fetched after it or in flight.
 //
+// Re-crawl (docs/design.md, "Re-crawl"): every crawl keeps a fetch record per URL fetched
+// (FetchRecordStore, in state.db, written in each checkpoint: status, ETag, Last-Modified, payload
+// digest, fetch time, interval, the WARC response record). --recrawl continues the crawl in out
+// (like --resume) and queues the URLs whose interval has passed, bypassing the seen stage; each is
+// fetched with If-None-Match / If-Modified-Since. A 304 is recorded with "not_modified" and a WARC
+// revisit (server-not-modified); a 200 with the recorded payload digest with an
+// identical-payload-digest revisit; neither has its links extracted again. A changed page is
+// recorded in full and its links go through the seen stage (the new ones are crawled). The
+// interval adapts (RecrawlSchedule). A stopped re-crawl continues with --resume.
+//
 // A shared seen set (config.crawl.seen_redis, crawl_state.h): the seen insert carries claims (each
 // URL's fetch form, depth and parent), which Open() queues again on --resume for the keys told new
 // after the last checkpoint; while Redis does not answer, the insert is retried with back-off
@@ -52,6 +62,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -64,7 +75,9 @@
 #include "crawler/crawl_checkpoint.h"
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
+#include "crawler/fetch_record.h"
 #include "crawler/logger.h"
+#include "crawler/recrawl_schedule.h"
 #include "dedup/key_hash_value.h"
 
 namespace urlsieve {
@@ -128,6 +141,9 @@ class Crawler {
   // A shared seen set: queues again the URLs it told this crawl "new" after the last committed
   // checkpoint (CrawlState::uncommitted_claims(): the claim log), before anything is fetched.
   Status QueueClaims();
+  // A re-crawl (--recrawl): queues the due URLs (FetchRecordStore::TakeDue) for a re-fetch,
+  // bypassing the seen stage (they are known), with their recorded depth and parent.
+  Status QueueDue(const std::vector<FetchRecord>& due);
   // A node of a cluster: joins it as `node_id` (CrawlStateOptions::join_cluster).
   Result<std::pair<std::string, uint32_t>> JoinCluster(const std::string& node_id);
   // The options every node of a cluster must share, as JSON (ClusterOptions::settings).
@@ -156,6 +172,13 @@ class Crawler {
   };
   QueuedLinks QueueLinks(const std::vector<std::string>& absolute_urls, uint32_t depth,
                          const std::string& parent);
+  // The fetch record of lease.url after a fetch that answered: `known` is its record before (a
+  // re-fetch, which found `refetch`), `archived` the WARC response record written for it.
+  FetchRecord UpdatedRecord(const std::optional<FetchRecord>& known, const Lease& lease,
+                            const FetchResult& r, const std::string& digest,
+                            std::optional<RefetchResult> refetch,
+                            std::chrono::system_clock::time_point time,
+                            std::optional<WarcRecordRef> archived) const;
   // Drains the frontier's rejections into stats + rejected.jsonl; fails the crawl on a frontier
   // storage error.
   void RecordRejections();
@@ -190,6 +213,9 @@ class Crawler {
   std::unique_ptr<JsonlWriter> rejected_;
   std::unique_ptr<WarcWriter> warc_;
   std::unique_ptr<CrawlStats> stats_;
+  // The fetch records (state.db, written in each checkpoint) and the re-crawl schedule.
+  std::unique_ptr<FetchRecordStore> records_;
+  std::unique_ptr<RecrawlSchedule> schedule_;
   OutputMarks recorded_marks_;  // of the checkpoint resumed (zero for a fresh crawl)
   std::unique_ptr<ClusterUrlRouter> cluster_router_;  // a node of a cluster: seen test + routing
   std::unique_ptr<ClusterSeeds> cluster_seeds_;       // a node of a cluster, scope host or domain

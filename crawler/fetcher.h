@@ -55,6 +55,15 @@ struct FetcherOptions {
   bool capture_headers = true;
 };
 
+// The validators of a stored copy, for a conditional GET (RFC 9110 §13.1): the request carries
+// If-None-Match and If-Modified-Since for those that are set, and a server that finds the copy
+// current answers 304 Not Modified with no body.
+struct ConditionalRequest {
+  std::string etag;           // the stored ETag, as the server sent it ("" = none)
+  std::string last_modified;  // the stored Last-Modified, as the server sent it ("" = none)
+  bool empty() const { return etag.empty() && last_modified.empty(); }
+};
+
 enum class FetchErrorKind {
   kNone = 0,
   kInvalidUrl,        // malformed URL or a scheme other than http/https
@@ -86,6 +95,8 @@ struct FetchResult {
   std::string location;
   std::string retry_after;
   std::string content_encoding;
+  std::string etag;  // validators, for a later conditional GET
+  std::string last_modified;
 
   bool content_type_accepted = false;  // media_type is in FetcherOptions::accepted_content_types
   bool body_skipped = false;           // not accepted, so the body was not downloaded
@@ -121,6 +132,8 @@ class Fetcher {
 
   // GET url; redirects are returned, not followed.
   FetchResult Fetch(const std::string& url);
+  // A conditional GET (see ConditionalRequest); an empty one is a plain GET.
+  FetchResult Fetch(const std::string& url, const ConditionalRequest& conditional);
 
   // GET a robots.txt URL: accepts any content type and truncates the body at kRobotsMaxBytes
   // instead of failing; a redirect is returned like Fetch does. The caller interprets the outcome
@@ -139,7 +152,8 @@ class Fetcher {
   };
 
   Fetcher(FetcherOptions options, CURL* easy);
-  FetchResult Perform(const std::string& url, const Policy& policy);
+  FetchResult Perform(const std::string& url, const Policy& policy,
+                      const ConditionalRequest* conditional = nullptr);
 
   static size_t OnHeader(char* data, size_t size, size_t count, void* transfer);
   static size_t OnBody(char* data, size_t size, size_t count, void* transfer);

@@ -24,6 +24,10 @@ nlohmann::json ToJson(const PageRecord& r) {
   };
   if (r.noindex) j["noindex"] = true;
   if (r.canonical) j["canonical"] = *r.canonical;
+  if (r.refetch) {
+    j["refetch"] = *r.refetch;
+    if (r.status == 304) j["not_modified"] = true;
+  }
   return j;
 }
 

@@ -27,10 +27,17 @@ struct PageRecord {
   std::optional<std::string> error;            // "timeout: ...", "dns: ..."; nullopt = success
   bool noindex = false;                        // <meta name=robots content=noindex|none>
   std::optional<std::string> canonical;        // <link rel=canonical href>, resolved
+  // A re-fetch of a re-crawl (docs/design.md, "Re-crawl"): what it found against the URL's fetch
+  // record, RefetchResultName: "not_modified" (a 304), "unchanged" (the same status and payload
+  // digest), "changed"; nullopt for a first fetch.
+  std::optional<std::string> refetch;
 };
 
 // {"url", "final_url", "status", "content_type", "bytes", "depth", "parent", "fetch_ms", "time",
 //  "links_found", "links_new", "error"} always, "noindex": true and "canonical" only when present.
+// A re-fetch (--recrawl) adds "refetch": "not_modified" | "unchanged" | "changed", and a 304
+// also "not_modified": true (its "status" is 304, "bytes" 0, and its links are not extracted again:
+// "links_found" and "links_new" are 0, as for an "unchanged" page).
 // "time" is ISO 8601 UTC with milliseconds; absent values are null.
 nlohmann::json ToJson(const PageRecord& record);
 

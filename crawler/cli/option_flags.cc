@@ -42,6 +42,7 @@ void AddCrawlFlags(CLI::App* cmd, CrawlFlags* flags) {
         break;
       case OptionType::kString:
       case OptionType::kChoice:
+      case OptionType::kDuration:
         AddValueFlag<std::string>(cmd, spec, flags);
         break;
       case OptionType::kStringList:

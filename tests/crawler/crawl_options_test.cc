@@ -43,6 +43,7 @@ std::optional<OptionValue> FromToml(const CrawlOptionSpec& spec, const toml::nod
       break;
     case OptionType::kString:
     case OptionType::kChoice:
+    case OptionType::kDuration:
       if (n.is_string()) return OptionValue(n.as_string()->get());
       break;
     case OptionType::kStringList:

@@ -363,3 +363,31 @@ TEST(FetcherTlsTest, VerifiesCertificatesUnlessToldNotTo) {
 
 }  // namespace
 }  // namespace urlsieve
+
+namespace urlsieve {
+namespace {
+
+TEST_F(FetcherTest, AConditionalRequestSendsTheValidatorsAndOnlyForThatFetch) {
+  auto fetcher = MakeFetcher();
+  FetchResult r =
+      fetcher->Fetch(Url("/about"), ConditionalRequest{"\"abc\"", "Sat, 21 Nov 2026 22:30:06 GMT"});
+  ASSERT_TRUE(r.ok()) << r.error.ToString();
+  EXPECT_NE(r.request_headers.find("\r\nIf-None-Match: \"abc\"\r\n"), std::string::npos)
+      << r.request_headers;
+  EXPECT_NE(r.request_headers.find("\r\nIf-Modified-Since: Sat, 21 Nov 2026 22:30:06 GMT\r\n"),
+            std::string::npos)
+      << r.request_headers;
+  // Only what is recorded is sent, and the next fetch is a plain GET again.
+  r = fetcher->Fetch(Url("/about"), ConditionalRequest{"\"abc\"", ""});
+  EXPECT_NE(r.request_headers.find("If-None-Match"), std::string::npos);
+  EXPECT_EQ(r.request_headers.find("If-Modified-Since"), std::string::npos) << r.request_headers;
+  r = fetcher->Fetch(Url("/about"));
+  EXPECT_EQ(r.request_headers.find("If-"), std::string::npos) << r.request_headers;
+  // A validator with a line break would inject a header: it is not sent.
+  r = fetcher->Fetch(Url("/about"), ConditionalRequest{"\"a\"\r\nX-Injected: 1", ""});
+  ASSERT_TRUE(r.ok()) << r.error.ToString();
+  EXPECT_EQ(r.request_headers.find("X-Injected"), std::string::npos) << r.request_headers;
+}
+
+}  // namespace
+}  // namespace urlsieve

@@ -6,6 +6,7 @@
 #include "base/sqlite_db.h"
 #include "dedup/bloom_delta_log.h"
 #include "dedup/exact_seen_set.h"
+#include "dedup/generational_seen_set.h"
 #include "dedup/scalable_bloom_filter.h"
 #include "dedup/state_dir.h"
 
@@ -23,6 +24,11 @@ std::string RebuildAdvice(bool exact) {
 Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeenSetOptions& options,
                                                   std::vector<SeenNotice>* notices) {
   const StateParameters& p = dir->parameters();
+  if (p.revisit_after_s > 0) {
+    auto generational = GenerationalSeenSet::Open(dir, options);
+    if (!generational.ok()) return generational.status();
+    return std::unique_ptr<SeenSet>(std::move(*generational));
+  }
   std::unique_ptr<BloomSeenSet> set;
   if (p.exact) {
     set.reset(new ExactSeenSet(dir, options, p.capacity, p.fp_rate));

@@ -30,6 +30,7 @@
 namespace urlsieve {
 
 class BloomDeltaLog;
+class Clock;
 class ScalableBloomFilter;
 class StateDir;
 
@@ -40,6 +41,9 @@ struct StateSeenSetOptions {
   // False: the state's owner (the crawl, CrawlState) checkpoints the set; Save() is then
   // FailedPrecondition.
   bool saves = true;
+  // A generational state (revisit_after, generational_seen_set.h): the clock that ages its
+  // generations; null = the system's wall clock.
+  const Clock* clock = nullptr;
 };
 
 // The set kept in `dir` (which must outlive it): an ExactSeenSet when the state is exact, else a
@@ -47,6 +51,7 @@ struct StateSeenSetOptions {
 // rebuilds it from the exact store when asked to or when the database says it is due, upgrades a
 // version-1 state (StateDir::Upgrade) and restamps its snapshot. Notices (kRebuilt, kUpgraded)
 // are appended to `notices`. Errors as SeenFilter::Open; on error no file has been changed.
+// A state with a revisit_after gets a GenerationalSeenSet (generational_seen_set.h) instead.
 Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeenSetOptions& options,
                                                   std::vector<SeenNotice>* notices);
 

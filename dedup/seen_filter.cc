@@ -1,6 +1,7 @@
 #include "dedup/seen_filter.h"
 
 #include "dedup/bloom_seen_set.h"
+#include "dedup/generational_seen_set.h"
 #include "dedup/key_hash.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/state_dir.h"
@@ -55,6 +56,26 @@ Status CheckRedisOptions(const SeenFilterOptions& options) {
   return Status::Ok();
 }
 
+// revisit_after (docs/design.md, "The generational seen set"): a generational Bloom filter, local
+// and Bloom-only for now.
+Status CheckRevisitOptions(const SeenFilterOptions& options) {
+  if (options.revisit_after.count() < 0) {
+    return Status::InvalidArgument("revisit_after must not be negative");
+  }
+  if (options.revisit_after.count() == 0) return Status::Ok();
+  URLSIEVE_RETURN_IF_ERROR(
+      GenerationalSeenSet::CheckOptions(options.revisit_after, options.generations));
+  if (options.exact) {
+    return Status::InvalidArgument(
+        "revisit_after with exact mode is not supported yet: use a Bloom-only filter (drop "
+        "--exact) to revisit");
+  }
+  if (!options.redis_url.empty()) {
+    return Status::Unsupported("revisit_after with a Redis seen set is not supported yet");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 SeenFilter::SeenFilter(const SeenFilterOptions& options)
@@ -68,9 +89,8 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
     return Status::InvalidArgument("fp_rate must be in (0, 1)");
   }
   URLSIEVE_RETURN_IF_ERROR(CheckRedisOptions(options));
-  if (options.revisit_after.count() != 0 || options.deletable) {
-    return Status::Unsupported("revisit_after and deletable are not built yet");
-  }
+  if (options.deletable) return Status::Unsupported("deletable is not built yet");
+  URLSIEVE_RETURN_IF_ERROR(CheckRevisitOptions(options));
   if (!options.redis_url.empty()) return OpenRedis(options);
   if (options.state_dir.empty() && (options.exact || options.checkpointed)) {
     return Status::InvalidArgument("exact and checkpointed modes need a state directory");
@@ -83,6 +103,15 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   }
   std::unique_ptr<SeenFilter> filter(new SeenFilter(options));
   if (options.state_dir.empty()) {
+    if (options.revisit_after.count() > 0) {
+      auto set = GenerationalSeenSet::InMemory({options.capacity, options.fp_rate,
+                                                options.revisit_after, options.generations,
+                                                options.clock});
+      if (!set.ok()) return set.status();
+      filter->owned_set_ = std::move(*set);
+      filter->set_ = filter->owned_set_.get();
+      return filter;
+    }
     auto set = BloomSeenSet::InMemory(options.capacity, options.fp_rate);
     if (!set.ok()) return set.status();
     filter->owned_set_ = std::move(*set);
@@ -92,6 +121,10 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   StateDir::Options dir_options;
   dir_options.path = options.state_dir;
   dir_options.requested = {options.capacity, options.fp_rate, options.exact, options.canonicalize};
+  if (options.revisit_after.count() > 0) {
+    dir_options.requested.revisit_after_s = static_cast<uint64_t>(options.revisit_after.count());
+    dir_options.requested.generations = options.generations;
+  }
   dir_options.read_only = options.read_only;
   dir_options.checkpointed = options.checkpointed;
   auto dir = StateDir::Open(dir_options, &filter->notices_);
@@ -102,9 +135,12 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   filter->options_.fp_rate = stored.fp_rate;
   filter->options_.exact = stored.exact;
   filter->options_.canonicalize = stored.canonicalize;
+  filter->options_.revisit_after = std::chrono::seconds(stored.revisit_after_s);
+  filter->options_.generations = stored.revisit_after_s > 0 ? stored.generations : options.generations;
   filter->canonicalizer_ = UrlCanonicalizer(stored.canonicalize);
   StateSeenSetOptions set_options;
   set_options.rebuild_bloom = options.rebuild_bloom;
+  set_options.clock = options.clock;
   auto set = OpenStateSeenSet(filter->dir_.get(), set_options, &filter->notices_);
   if (!set.ok()) return set.status();
   filter->owned_set_ = std::move(*set);

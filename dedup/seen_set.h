@@ -79,6 +79,12 @@ struct SeenStats {
   uint64_t stored_keys = 0;      // rows in seen_urls
   uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
   uint64_t false_positives = 0;  // ... of which the key was in fact new
+  // Time (a generational set, generational_seen_set.h; zero otherwise): revisit_after, the number
+  // of generations it is cut into, and the live generation filters (the bloom_* figures above
+  // are their sums; the expected fp rate is the union bound over them).
+  uint64_t revisit_after_s = 0;
+  uint32_t generations = 0;
+  uint32_t live_generations = 0;
 };
 
 class SeenSet {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "base/duration.h"
 #include "dedup/exact_store.h"
 
 namespace urlsieve {
@@ -211,6 +212,11 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
     URLSIEVE_RETURN_IF_ERROR(
         WriteMeta("canonicalize", EncodeStoredCanonicalize(requested.canonicalize)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("generation", "0"));
+    if (requested.revisit_after_s > 0) {  // absent: a state without time, as before
+      URLSIEVE_RETURN_IF_ERROR(
+          WriteMeta("revisit_after", std::to_string(requested.revisit_after_s)));
+      URLSIEVE_RETURN_IF_ERROR(WriteMeta("generations", std::to_string(requested.generations)));
+    }
     if (requested.exact) {
       auto store = ExactStore::Open(db_.get());
       if (!store.ok()) return store.status();
@@ -267,6 +273,12 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
   if (parameters_.capacity == 0 || !(parameters_.fp_rate > 0 && parameters_.fp_rate < 1)) {
     return Status::Corruption(path + ": bad capacity or fp_rate in urlsieve_meta");
   }
+  parameters_.revisit_after_s = StoredNumber("revisit_after").value_or(0);
+  parameters_.generations = static_cast<uint32_t>(StoredNumber("generations").value_or(0));
+  if (meta_.contains("revisit_after") &&
+      (parameters_.revisit_after_s == 0 || parameters_.generations == 0)) {
+    return Status::Corruption(path + ": bad revisit_after or generations in urlsieve_meta");
+  }
   upgraded_at_ = StoredNumber("upgraded_at_generation");
   if (auto identity = meta_.find("identity"); identity != meta_.end()) {
     auto parsed = StateIdentity::FromHex(identity->second);
@@ -292,6 +304,24 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
                             ? "the state is exact (created with exact mode): staying exact"
                             : "the state was created without exact mode, so its store lacks the "
                               "earlier keys: staying Bloom-only"});
+  }
+  if (stored.revisit_after_s != requested.revisit_after_s ||
+      (stored.revisit_after_s > 0 && stored.generations != requested.generations)) {
+    // docs/design.md, "The generational seen set": time is a stored parameter, like capacity.
+    const auto spell = [](const StateParameters& p) {
+      return "revisit-after " + FormatDuration(std::chrono::seconds(p.revisit_after_s)) + " in " +
+             std::to_string(p.generations) + " generations";
+    };
+    std::string text;
+    if (stored.revisit_after_s == 0) {
+      text = "the state was created without revisit-after, so its keys carry no time: they stay "
+             "seen for good (a new state directory can revisit)";
+    } else if (requested.revisit_after_s == 0) {
+      text = "the state forgets with time: using its stored " + spell(stored);
+    } else {
+      text = "using the stored " + spell(stored) + " (requested " + spell(requested) + ")";
+    }
+    notices->push_back({SeenNotice::Kind::kStoredParameters, text});
   }
   if (EncodeStoredCanonicalize(stored.canonicalize) !=
       EncodeStoredCanonicalize(requested.canonicalize)) {

@@ -90,6 +90,13 @@ typedef struct urlsieve_options {
   const char* redis_name;          /* NULL or "": no Redis */
   uint64_t redis_front_cache_keys; /* keys known seen, answered without a round trip; 0: none;
                                       urlsieve_options_init: 1048576 */
+  /* Appended with re-crawls; a caller compiled before it gets 0 and 4. Time (docs/design.md,
+   * "The generational seen set"): a URL told new longer ago than revisit_after_seconds is new
+   * again (at most revisit_after_seconds / generations later), and capacity counts URLs per
+   * period. 0: never. Bloom-only for now: INVALID_ARGUMENT with exact, UNSUPPORTED over Redis.
+   * Stored with a new state; an existing one keeps its own. */
+  uint64_t revisit_after_seconds;
+  uint32_t generations; /* the period is cut into (1-256); urlsieve_options_init: 4 */
 } urlsieve_options;
 
 typedef struct urlsieve_stats {
@@ -106,6 +113,11 @@ typedef struct urlsieve_stats {
   uint64_t stored_keys;     /* exact mode: rows in the exact store */
   uint64_t maybe_lookups;   /* exact mode: Bloom "maybe seen" answers checked in SQLite */
   uint64_t false_positives; /* ... of which the URL was in fact new */
+  /* Appended with re-crawls: as stored (0: URLs are never new again), and the live generation
+   * filters (bloom_* above are their sums). */
+  uint64_t revisit_after_seconds;
+  uint32_t generations;
+  uint32_t live_generations;
 } urlsieve_stats;
 
 /* A URL as pointer + length (need not be NUL-terminated). */

@@ -1,6 +1,8 @@
 // The C API (dedup/urlsieve.h) over SeenFilter. Every entry point catches every exception: a C
 // caller, or a language binding unwinding through C frames, must never see one.
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <iterator>
@@ -130,6 +132,8 @@ void urlsieve_options_init(urlsieve_options* options) {
   options->redis_url = nullptr;
   options->redis_name = nullptr;
   options->redis_front_cache_keys = d.redis_front_cache_keys;
+  options->revisit_after_seconds = 0;
+  options->generations = d.generations;
 }
 
 urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter** filter,
@@ -164,6 +168,11 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
     if (o.redis_url != nullptr) so.redis_url = o.redis_url;
     if (o.redis_name != nullptr) so.redis_name = o.redis_name;
     so.redis_front_cache_keys = o.redis_front_cache_keys;
+    if (o.revisit_after_seconds > static_cast<uint64_t>(INT64_MAX)) {
+      return Fail(error, URLSIEVE_INVALID_ARGUMENT, "revisit_after_seconds is too large");
+    }
+    so.revisit_after = std::chrono::seconds(static_cast<int64_t>(o.revisit_after_seconds));
+    so.generations = o.generations;
     auto opened = urlsieve::SeenFilter::Open(so);
     if (!opened.ok()) return Report(error, opened.status());
     auto handle = std::make_unique<urlsieve_filter>();
@@ -287,6 +296,9 @@ urlsieve_status urlsieve_get_stats(const urlsieve_filter* filter, urlsieve_stats
     c.stored_keys = s.stored_keys;
     c.maybe_lookups = s.maybe_lookups;
     c.false_positives = s.false_positives;
+    c.revisit_after_seconds = s.revisit_after_s;
+    c.generations = s.generations;
+    c.live_generations = s.live_generations;
     size_t n = std::min(stats->struct_size, sizeof(c));
     c.struct_size = stats->struct_size;
     std::memcpy(stats, &c, n);

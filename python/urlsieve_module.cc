@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iterator>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/duration.h"
 #include "dedup/seen_filter.h"
 
 namespace py = pybind11;
@@ -66,6 +68,33 @@ std::string_view UrlBytes(py::handle obj) {
                        std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
+// revisit_after= (docs/design.md, "The generational seen set"): None (never), whole seconds (an
+// int, or a float with no fraction), a datetime.timedelta, or a duration string ("7d", "12h";
+// base/duration.h). ValueError for a negative or fractional number or a bad string.
+std::chrono::seconds RevisitAfter(const py::object& value) {
+  if (value.is_none()) return std::chrono::seconds(0);
+  if (py::isinstance<py::str>(value)) {
+    Result<std::chrono::seconds> parsed = ParseDuration(py::cast<std::string>(value));
+    if (!parsed.ok()) Throw(parsed.status());
+    return *parsed;
+  }
+  double seconds = 0;
+  if (py::hasattr(value, "total_seconds")) {
+    seconds = py::cast<double>(value.attr("total_seconds")());
+  } else if (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)) {
+    if (py::isinstance<py::bool_>(value)) throw py::type_error("revisit_after must not be a bool");
+    seconds = py::cast<double>(value);
+  } else {
+    throw py::type_error("revisit_after must be seconds (int), a timedelta or a duration such as "
+                         "\"7d\", not " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  if (!(seconds >= 0) || seconds != static_cast<double>(static_cast<int64_t>(seconds))) {
+    throw py::value_error("revisit_after must be a non-negative whole number of seconds");
+  }
+  return std::chrono::seconds(static_cast<int64_t>(seconds));
+}
+
 class PySeenFilter {
  public:
   // The opt-in canonicalization rules come as keyword arguments named as in kCanonicalizeRules
@@ -75,8 +104,10 @@ class PySeenFilter {
   PySeenFilter(uint64_t capacity, double fp_rate, std::optional<std::string> state_dir, bool exact,
                size_t max_url_length, bool rebuild_bloom, std::optional<std::string> redis,
                std::optional<std::string> redis_name, uint64_t redis_front_cache_keys,
-               const py::kwargs& rules) {
+               const py::object& revisit_after, uint32_t generations, const py::kwargs& rules) {
     SeenFilterOptions o;
+    o.revisit_after = RevisitAfter(revisit_after);
+    o.generations = generations;
     o.capacity = capacity;
     o.fp_rate = fp_rate;
     o.state_dir = state_dir.value_or("");
@@ -232,6 +263,11 @@ class PySeenFilter {
     d["stored_keys"] = s.stored_keys;
     d["maybe_lookups"] = s.maybe_lookups;
     d["false_positives"] = s.false_positives;
+    d["revisit_after"] = s.revisit_after_s;  // seconds; 0: URLs are never new again
+    d["generations"] = s.generations;
+    d["live_generations"] = s.live_generations;
+    d["bloom_bits_per_key"] =
+        s.bloom_inserted ? 8.0 * static_cast<double>(s.bloom_bytes) / s.bloom_inserted : 0.0;
     return d;
   }
 
@@ -326,12 +362,14 @@ PYBIND11_MODULE(_core, m) {
   py::class_<PySeenFilter>(m, "SeenFilter")
       .def(py::init<uint64_t, double, std::optional<std::string>, bool, size_t, bool,
                     std::optional<std::string>, std::optional<std::string>, uint64_t,
-                    const py::kwargs&>(),
+                    const py::object&, uint32_t, const py::kwargs&>(),
            py::kw_only(), py::arg("capacity") = 10'000'000, py::arg("fp_rate") = 1e-3,
            py::arg("state_dir") = py::none(), py::arg("exact") = false,
            py::arg("max_url_length") = 2083, py::arg("rebuild_bloom") = false,
            py::arg("redis") = py::none(), py::arg("name") = py::none(),
-           py::arg("redis_front_cache_keys") = urlsieve::SeenFilterOptions().redis_front_cache_keys)
+           py::arg("redis_front_cache_keys") = urlsieve::SeenFilterOptions().redis_front_cache_keys,
+           py::arg("revisit_after") = py::none(),
+           py::arg("generations") = urlsieve::kDefaultGenerations)
       .def("insert_if_new", &PySeenFilter::InsertIfNew, py::arg("url"))
       .def("insert_many", &PySeenFilter::InsertMany, py::arg("urls"), py::kw_only(),
            py::arg("invalid") = "raise")

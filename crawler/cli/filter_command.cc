@@ -28,6 +28,10 @@
 // never printed); a stop (SIGINT) while Redis is away, or an error mid-stream, prints the
 // unanswered batch's URLs as new (at-least-once, as the local filter: some may have been printed
 // before) and exits 1.
+//
+// --revisit-after D [--generations G]: a URL told new longer ago than D is new again (at most
+// D/G later): the state is a generational Bloom filter (dedup/generational_seen_set.h), stored
+// with the state like --capacity, which is then URLs per D. Not with --exact or --redis yet.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -43,6 +47,7 @@
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "crawler/cli/option_flags.h"
+#include "base/duration.h"
 #include "crawler/seen_retry.h"
 #include "dedup/redis_address.h"
 #include "dedup/seen_filter.h"
@@ -62,6 +67,8 @@ struct FilterFlags {
   size_t batch = 4096;
   uint64_t checkpoint_keys = uint64_t{1} << 20;  // --exact: URLs between checkpoints
   CanonicalizeOptions canonicalize;
+  std::string revisit_after;  // a duration (base/duration.h); empty: URLs are never new again
+  uint32_t generations = kDefaultGenerations;
   bool parameters_given = false;  // set after parsing: print which stored parameters win
 };
 
@@ -96,6 +103,10 @@ int RunFilter(const FilterFlags& flags) {
   options.fp_rate = flags.fp_rate;
   options.exact = flags.exact;
   options.canonicalize = flags.canonicalize;
+  if (!flags.revisit_after.empty()) {
+    options.revisit_after = *ParseDuration(flags.revisit_after);  // checked by the flag
+    options.generations = flags.generations;
+  }
   if (shared) {
     options.redis_url = flags.redis_url;
     options.redis_name = flags.redis_name;
@@ -287,14 +298,33 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
              "again at most the URLs since the last one)")
           ->capture_default_str()
           ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  // docs/design.md, "The generational seen set".
+  auto* revisit_after =
+      cmd->add_option("--revisit-after", flags->revisit_after,
+                      "A URL told new longer ago than this (e.g. 7d, 12h) is new again (new "
+                      "state only; Bloom-only). --capacity is then URLs per revisit period")
+          ->check([](const std::string& text) {
+            auto parsed = ParseDuration(text);
+            if (!parsed.ok()) return parsed.status().message();
+            return parsed->count() > 0 ? std::string() : std::string("must be more than 0");
+          });
+  auto* generations =
+      cmd->add_option("--generations", flags->generations,
+                      "With --revisit-after: generations the period is cut into (a URL comes "
+                      "back new at most one generation late)")
+          ->capture_default_str()
+          ->check(CLI::Range(uint32_t{1}, uint32_t{256}));
+  generations->needs(revisit_after);
+  revisit_after->excludes(exact);
   rebuild->excludes(redis);
   checkpoint_keys->excludes(redis);
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
-  cmd->callback([flags, exit_code, exact, capacity, fp_rate, canon, state, redis] {
+  cmd->callback([flags, exit_code, exact, capacity, fp_rate, canon, state, redis, revisit_after] {
     if (state->count() == 0 && redis->count() == 0) {
       throw CLI::RequiredError("--state or --redis");
     }
-    flags->parameters_given = exact->count() + capacity->count() + fp_rate->count() > 0;
+    flags->parameters_given =
+        exact->count() + capacity->count() + fp_rate->count() + revisit_after->count() > 0;
     for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
     *exit_code = RunFilter(*flags);
   });

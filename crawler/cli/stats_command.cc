@@ -4,12 +4,14 @@
 // `--redis URL --name NAME`: the same for a seen set shared in Redis (dedup/redis_seen_set.h),
 // plus what it costs there (RedisSeenSet::Usage: bytes, keys, masters; bytes per URL). Read-only
 // too: a set that is not there is an error (NotFound), and nothing is created.
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "base/duration.h"
 #include "crawler/cli/commands.h"
 #include "dedup/redis_address.h"
 #include "dedup/redis_seen_set.h"
@@ -60,12 +62,19 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
     j["fp_rate"] = s.fp_rate;
     j["canonicalize"] = canon;
     if (!redis) j["generation"] = s.generation;
+    if (s.revisit_after_s > 0) {  // docs/design.md, "The generational seen set"
+      j["revisit_after"] = FormatDuration(std::chrono::seconds(s.revisit_after_s));
+      j["revisit_after_seconds"] = s.revisit_after_s;
+      j["generations"] = s.generations;
+      j["live_generations"] = s.live_generations;
+    }
     j["identity"] = s.identity.ToHex();
     j["keys"] = s.bloom_inserted;
     j["bloom"] = {
         {"inserted", s.bloom_inserted},     {"capacity", s.bloom_capacity},
         {"layers", s.bloom_layers},         {"bytes", s.bloom_bytes},
         {"fill_ratio", s.bloom_fill_ratio}, {"expected_fp_rate", s.bloom_expected_fp_rate}};
+    j["bloom"]["bits_per_key"] = 8.0 * PerKey(s.bloom_bytes, s.bloom_inserted);
     if (s.exact) {
       j["exact_store"] = {{"stored_keys", s.stored_keys},
                           {"maybe_lookups", s.maybe_lookups},
@@ -97,6 +106,11 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
   printf("fp rate bound     %g\n", s.fp_rate);
   printf("canonicalize      %s\n", canon.c_str());
   if (!redis) printf("generation        %llu\n", static_cast<unsigned long long>(s.generation));
+  if (s.revisit_after_s > 0) {
+    printf("revisit after     %s in %u generations (%u live)\n",
+           FormatDuration(std::chrono::seconds(s.revisit_after_s)).c_str(), s.generations,
+           s.live_generations);
+  }
   printf("identity          %s\n", s.identity.ToHex().c_str());
   printf("keys              %llu\n", static_cast<unsigned long long>(s.bloom_inserted));
   printf("bloom layers      %u (capacity %llu)\n", s.bloom_layers,

@@ -10,6 +10,8 @@
     URLSIEVE_STRIP_SESSION_IDS = False
     URLSIEVE_STRIP_WWW = False
     URLSIEVE_COLLAPSE_SLASHES = False  # (one URLSIEVE_<RULE> per urlsieve.CANONICALIZE_RULES)
+    URLSIEVE_REVISIT_AFTER = None    # e.g. "7d" or 604800: a request seen longer ago is new again
+    URLSIEVE_GENERATIONS = 4         # (Bloom-only; URLSIEVE_CAPACITY is then requests per period)
 
     # Optional: one seen set shared in Redis by every Scrapy process that names it (the drop-in
     # alternative to scrapy-redis's RFPDupeFilter): each request is scheduled by one process only.
@@ -70,6 +72,15 @@ REQUEST_KEY_PREFIX = "urlsieve-req:"
 RULE_DEFAULTS = dict.fromkeys(CANONICALIZE_RULES, False) | {"sort_query": True}
 
 
+def _revisit_after(value):
+    """URLSIEVE_REVISIT_AFTER as SeenFilter takes it: None, seconds, or a duration ("7d")."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)  # a number given on the command line (-s) arrives as a string
+    return value
+
+
 class SeenDupeFilter(BaseDupeFilter):
     """Scrapy DUPEFILTER_CLASS: the URL-seen test of urlsieve."""
 
@@ -85,6 +96,8 @@ class SeenDupeFilter(BaseDupeFilter):
         redis_name=None,
         redis_retry_timeout=200.0,
         redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS,
+        revisit_after=None,
+        generations=4,
         crawler=None,
         **rules,
     ):
@@ -109,6 +122,8 @@ class SeenDupeFilter(BaseDupeFilter):
             capacity=capacity,
             fp_rate=fp_rate,
             exact=exact,
+            revisit_after=revisit_after,
+            generations=generations,
             **where,
             **(RULE_DEFAULTS | rules),  # SeenFilter refuses a name not in CANONICALIZE_RULES
         )
@@ -128,6 +143,8 @@ class SeenDupeFilter(BaseDupeFilter):
             redis_name=settings.get("URLSIEVE_REDIS_NAME"),
             redis_retry_timeout=settings.getfloat("URLSIEVE_REDIS_RETRY_TIMEOUT", 200.0),
             redis_front_cache_keys=settings.getint("URLSIEVE_REDIS_FRONT_CACHE_KEYS", DEFAULT_REDIS_FRONT_CACHE_KEYS),
+            revisit_after=_revisit_after(settings.get("URLSIEVE_REVISIT_AFTER")),
+            generations=settings.getint("URLSIEVE_GENERATIONS", 4),
             crawler=crawler,
             **{
                 rule: settings.getbool("URLSIEVE_" + rule.upper(), default)

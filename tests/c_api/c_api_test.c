@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -691,6 +692,60 @@ static void TestRedisSharedSet(void) {
   free(root);
 }
 
+/* revisit_after_seconds (docs/design.md, "The generational seen set"): stored with the state and
+ * reported in the stats; a caller compiled before the field gets a filter without time; exact
+ * mode refuses it. (Ageing runs under a fake clock in generational_seen_set_test.cc.) */
+static void TestRevisitAfter(void) {
+  char* root = MakeTempDir();
+  char dir[600];
+  urlsieve_options o;
+  urlsieve_options older;
+  urlsieve_filter* f = NULL;
+  urlsieve_error e;
+  urlsieve_stats st;
+  snprintf(dir, sizeof(dir), "%s/state", root);
+  urlsieve_options_init(&o);
+  CHECK(o.revisit_after_seconds == 0);
+  CHECK(o.generations == 4);
+  o.capacity = 1000;
+  o.state_dir = dir;
+  o.revisit_after_seconds = 7 * 24 * 3600;
+  o.generations = 7;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://r.example/1") == 1);
+  CHECK(Insert(f, "http://r.example/1") == 0);
+  CHECK_OK(close(f, &e_));
+  /* Reopened by a caller that does not know the field: the state keeps its own. */
+  older = o;
+  older.struct_size = offsetof(urlsieve_options, revisit_after_seconds);
+  older.revisit_after_seconds = 0;
+  f = NULL;
+  CHECK_OK(open(&older, &f, &e_));
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://r.example/1") == 0);
+  memset(&st, 0, sizeof(st));
+  st.struct_size = sizeof(st);
+  CHECK_OK(get_stats(f, &st, &e_));
+  CHECK(st.revisit_after_seconds == 7 * 24 * 3600);
+  CHECK(st.generations == 7);
+  CHECK(st.live_generations >= 1);
+  CHECK(st.bloom_inserted == 1);
+  CHECK_OK(close(f, &e_));
+  o.state_dir = NULL;
+  o.exact = 1;
+  f = NULL;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(f == NULL);
+  CHECK(strstr(e.message, "exact") != NULL);
+  o.exact = 0;
+  o.generations = 0;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(f == NULL);
+  RemoveTree(root);
+  free(root);
+}
+
 int main(void) {
   TestSpellingsAreOneUrl();
   TestInvalidUrlIsAnErrorWithAReason();
@@ -705,6 +760,7 @@ int main(void) {
   TestDamagedStateDbMessageNamesTheFile();
   TestRebuildOnlyOnRequest();
   TestConcurrentInsertsExactlyOneNew();
+  TestRevisitAfter();
   atexit(StopRedis);
   TestRedisSharedSet();
   if (failures != 0) {

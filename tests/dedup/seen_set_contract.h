@@ -51,6 +51,9 @@ struct SeenSetImplementation {
   // nothing of the state's (the generation stays), and its identity is the shared set's own, not
   // the state directory's.
   bool shared = false;
+  // A time-aware set (generational_seen_set.h): the state is created with this revisit_after (in
+  // 4 generations), and the factory gives the set a ManualClock that the tests never move.
+  uint64_t revisit_after_s = 0;
 };
 
 inline void PrintTo(const SeenSetImplementation& implementation, std::ostream* os) {
@@ -77,6 +80,8 @@ class SeenSetContractTest : public ::testing::TestWithParam<SeenSetImplementatio
     p.capacity = 10000;
     p.fp_rate = 1e-3;
     p.exact = GetParam().exact;
+    p.revisit_after_s = GetParam().revisit_after_s;
+    p.generations = p.revisit_after_s > 0 ? 4 : 0;
     return p;
   }
 

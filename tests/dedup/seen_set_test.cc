@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "dedup/bloom_seen_set.h"
+#include "dedup/generational_seen_set.h"
 #include "dedup/key_hash.h"
 #include "tests/dedup/seen_set_contract.h"
 
@@ -30,11 +33,37 @@ Result<std::unique_ptr<SeenSet>> OpenLocal(StateDir* dir, bool saves, const Stat
   return OpenStateSeenSet(dir, options, &notices);  // exact when the state is
 }
 
+// The generational set under a clock that stands still (its ageing: generational_seen_set_test.cc).
+ManualClock& ContractClock() {
+  static ManualClock clock;
+  return clock;
+}
+
+Result<std::unique_ptr<SeenSet>> OpenGenerational(StateDir* dir, bool saves,
+                                                  const StateParameters& p) {
+  if (dir == nullptr) {
+    auto set = GenerationalSeenSet::InMemory({p.capacity, p.fp_rate,
+                                              std::chrono::seconds(p.revisit_after_s),
+                                              p.generations, &ContractClock()});
+    if (!set.ok()) return set.status();
+    return std::unique_ptr<SeenSet>(std::move(*set));
+  }
+  StateSeenSetOptions options;
+  options.saves = saves;
+  options.clock = &ContractClock();
+  std::vector<SeenNotice> notices;
+  return OpenStateSeenSet(dir, options, &notices);  // generational: the state has revisit_after
+}
+
 std::vector<SeenSetImplementation> LocalImplementations() {
   return {
       {"BloomInMemory", /*persistent=*/false, /*exact=*/false, OpenLocal},
       {"Bloom", /*persistent=*/true, /*exact=*/false, OpenLocal},
       {"BloomExact", /*persistent=*/true, /*exact=*/true, OpenLocal},
+      {"GenerationalInMemory", /*persistent=*/false, /*exact=*/false, OpenGenerational,
+       /*shared=*/false, /*revisit_after_s=*/7 * 24 * 3600},
+      {"Generational", /*persistent=*/true, /*exact=*/false, OpenGenerational, /*shared=*/false,
+       /*revisit_after_s=*/7 * 24 * 3600},
   };
 }
 

@@ -236,6 +236,19 @@ def test_settings_reach_the_filter(tmp_path):
     assert not os.path.exists(state_dir)
 
 
+@pytest.mark.parametrize("value, seconds", [("7d", 604800), (3600, 3600), ("90", 90)])
+def test_revisit_after_setting_reaches_the_filter(value, seconds):
+    df = make_filter(URLSIEVE_REVISIT_AFTER=value, URLSIEVE_GENERATIONS=3)
+    stats = df.seen.stats()
+    assert stats["revisit_after"] == seconds and stats["generations"] == 3
+    assert df.request_seen(Request("http://example.com/r")) is False
+    assert df.request_seen(Request("http://example.com/r")) is True
+    df.close("finished")
+    plain = make_filter()
+    assert plain.seen.stats()["revisit_after"] == 0
+    plain.close("finished")
+
+
 def test_every_rule_has_a_setting_and_a_keyword(monkeypatch):
     import urlsieve.scrapy
 

@@ -206,3 +206,35 @@ def test_close_from_another_thread_while_inserting_is_safe():
     t.join()
     assert errors and "closed" in errors[0]
 
+
+
+@pytest.mark.parametrize("revisit_after, seconds", [
+    ("7d", 604800), (3600, 3600), (7200.0, 7200), (__import__("datetime").timedelta(hours=2), 7200)])
+def test_revisit_after_is_stored_and_reported(tmp_path, revisit_after, seconds):
+    state = str(tmp_path / "state")
+    with urlsieve.SeenFilter(capacity=1000, state_dir=state, revisit_after=revisit_after,
+                             generations=5) as seen:
+        assert seen.insert_if_new("http://r.example/") is True
+        assert seen.insert_if_new("http://r.example/") is False
+        stats = seen.stats()
+        assert stats["revisit_after"] == seconds and stats["generations"] == 5
+        assert stats["live_generations"] >= 1 and stats["bloom_bits_per_key"] > 0
+    # Reopened without it: the state keeps its own, and says so.
+    with urlsieve.SeenFilter(capacity=1000, state_dir=state) as seen:
+        assert seen.insert_if_new("http://r.example/") is False
+        assert seen.stats()["revisit_after"] == seconds
+        assert any("revisit-after" in n for n in seen.notices)
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(revisit_after="7 days"), ValueError),
+    (dict(revisit_after=-1), ValueError),
+    (dict(revisit_after=1.5), ValueError),
+    (dict(revisit_after=True), TypeError),
+    (dict(revisit_after=[1]), TypeError),
+    (dict(revisit_after="1h", generations=0), ValueError),
+    (dict(revisit_after="1h", exact=True, state_dir=None), ValueError),
+])
+def test_bad_revisit_after_raises(kwargs, error):
+    with pytest.raises(error):
+        urlsieve.SeenFilter(capacity=1000, **kwargs)

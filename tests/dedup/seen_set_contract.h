@@ -51,6 +51,7 @@ struct SeenSetImplementation {
   // nothing of the state's (the generation stays), and its identity is the shared set's own, not
   // the state directory's.
   bool shared = false;
+  bool deletable = false;  // the state's Bloom filter counts (docs/design.md, "Forgetting")
 };
 
 inline void PrintTo(const SeenSetImplementation& implementation, std::ostream* os) {
@@ -77,6 +78,7 @@ class SeenSetContractTest : public ::testing::TestWithParam<SeenSetImplementatio
     p.capacity = 10000;
     p.fp_rate = 1e-3;
     p.exact = GetParam().exact;
+    p.deletable = GetParam().deletable;
     return p;
   }
 

@@ -20,7 +20,7 @@ namespace {
 
 Result<std::unique_ptr<SeenSet>> OpenLocal(StateDir* dir, bool saves, const StateParameters& p) {
   if (dir == nullptr) {
-    auto set = BloomSeenSet::InMemory(p.capacity, p.fp_rate);
+    auto set = BloomSeenSet::InMemory(p.capacity, p.fp_rate, p.deletable);
     if (!set.ok()) return set.status();
     return std::unique_ptr<SeenSet>(std::move(*set));
   }
@@ -35,6 +35,10 @@ std::vector<SeenSetImplementation> LocalImplementations() {
       {"BloomInMemory", /*persistent=*/false, /*exact=*/false, OpenLocal},
       {"Bloom", /*persistent=*/true, /*exact=*/false, OpenLocal},
       {"BloomExact", /*persistent=*/true, /*exact=*/true, OpenLocal},
+      {"BloomDeletableInMemory", /*persistent=*/false, /*exact=*/false, OpenLocal,
+       /*shared=*/false, /*deletable=*/true},
+      {"BloomDeletable", /*persistent=*/true, /*exact=*/false, OpenLocal, /*shared=*/false,
+       /*deletable=*/true},
   };
 }
 

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   AddCrawlCommand(app, &exit_code);
   AddFilterCommand(app, &exit_code);
+  AddForgetCommand(app, &exit_code);
   AddCanonCommand(app, &exit_code);
   AddRobotsCommand(app, &exit_code);
   AddStatsCommand(app, &exit_code);

@@ -13,13 +13,14 @@
 #include <utility>
 
 #include "base/file_io.h"
+#include "dedup/counting_bloom_filter.h"
 #include "dedup/scalable_bloom_filter.h"
 
 namespace urlsieve {
 namespace {
 
 constexpr char kMagic[8] = {'U', 'R', 'L', 'S', 'V', 'B', 'D', 'L'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // the newest this build reads; 1 for a plain filter's log
 constexpr size_t kHeaderChecksumOffset = 56;
 constexpr size_t kRecordHeaderBytes = 32;
 constexpr size_t kKeyBytes = 16;
@@ -41,36 +42,60 @@ bool ParseMeta(std::string_view text, uint64_t* base, uint64_t* bytes) {
 
 }  // namespace
 
-BloomDeltaLog::BloomDeltaLog(std::string path, const StateIdentity& identity)
-    : path_(std::move(path)), identity_(identity) {}
+BloomDeltaLog::BloomDeltaLog(std::string path, const StateIdentity& identity, bool counting)
+    : path_(std::move(path)), identity_(identity), counting_(counting) {}
 
 BloomDeltaLog::~BloomDeltaLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void BloomDeltaLog::SetThreshold(const ScalableBloomFilter& bloom) {
-  max_log_bytes_ = std::max<uint64_t>(bloom.bytes() / kCompactionDivisor, kHeaderBytes);
+void BloomDeltaLog::SetThreshold(uint64_t filter_bytes) {
+  max_log_bytes_ = std::max<uint64_t>(filter_bytes / kCompactionDivisor, kHeaderBytes);
 }
 
 std::unique_ptr<BloomDeltaLog> BloomDeltaLog::Detached(std::string path,
                                                        const StateIdentity& identity,
                                                        const ScalableBloomFilter& bloom) {
-  std::unique_ptr<BloomDeltaLog> log(new BloomDeltaLog(std::move(path), identity));
-  log->SetThreshold(bloom);
+  std::unique_ptr<BloomDeltaLog> log(new BloomDeltaLog(std::move(path), identity, false));
+  log->SetThreshold(bloom.bytes());
+  return log;
+}
+
+std::unique_ptr<BloomDeltaLog> BloomDeltaLog::Detached(std::string path,
+                                                       const StateIdentity& identity,
+                                                       const CountingBloomFilter& bloom) {
+  std::unique_ptr<BloomDeltaLog> log(new BloomDeltaLog(std::move(path), identity, true));
+  log->SetThreshold(bloom.bytes());
   return log;
 }
 
 Result<std::unique_ptr<BloomDeltaLog>> BloomDeltaLog::OpenAndReplay(
     std::string path, const StateIdentity& identity, std::string_view committed,
     const std::string& snapshot_path, uint64_t snapshot_generation, ScalableBloomFilter* bloom) {
-  std::unique_ptr<BloomDeltaLog> log(new BloomDeltaLog(std::move(path), identity));
-  log->SetThreshold(*bloom);
-  URLSIEVE_RETURN_IF_ERROR(log->Replay(committed, snapshot_path, snapshot_generation, bloom));
+  std::unique_ptr<BloomDeltaLog> log(new BloomDeltaLog(std::move(path), identity, false));
+  log->SetThreshold(bloom->bytes());
+  std::unique_ptr<bool[]> is_new(new bool[kReplayChunkKeys]);
+  ReplayTarget target;
+  target.add = [&](std::span<const KeyHash> keys) { bloom->InsertIfNewBatch(keys, is_new.get()); };
+  URLSIEVE_RETURN_IF_ERROR(log->Replay(committed, snapshot_path, snapshot_generation, target));
+  return log;
+}
+
+Result<std::unique_ptr<BloomDeltaLog>> BloomDeltaLog::OpenAndReplay(
+    std::string path, const StateIdentity& identity, std::string_view committed,
+    const std::string& snapshot_path, uint64_t snapshot_generation, CountingBloomFilter* bloom) {
+  std::unique_ptr<BloomDeltaLog> log(new BloomDeltaLog(std::move(path), identity, true));
+  log->SetThreshold(bloom->bytes());
+  std::unique_ptr<bool[]> removed(new bool[kReplayChunkKeys]);
+  ReplayTarget target;
+  target.add = [&](std::span<const KeyHash> keys) { bloom->AddBatch(keys); };
+  target.remove = [&](std::span<const KeyHash> keys) { bloom->RemoveBatch(keys, removed.get()); };
+  URLSIEVE_RETURN_IF_ERROR(log->Replay(committed, snapshot_path, snapshot_generation, target));
   return log;
 }
 
 Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snapshot_path,
-                             uint64_t snapshot_generation, ScalableBloomFilter* bloom) {
+                             uint64_t snapshot_generation, const ReplayTarget& target) {
   base_generation_ = generation_ = snapshot_generation;
   attached_ = true;
   if (committed.empty()) return Status::Ok();  // a state written before delta logs existed
@@ -122,6 +147,10 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
                                std::to_string(version) + " is newer than this program's " +
                                std::to_string(kVersion));
   }
+  if (version > 1 && !counting_) {
+    return Status::Corruption(path_ + ": a counting filter's Bloom delta log (version " +
+                              std::to_string(version) + "), but the state's filter is plain");
+  }
   if (version == 0 || Get32(header + 12) != kHeaderBytes ||
       Get64(header + kHeaderChecksumOffset) != XXH3_64bits(header, kHeaderChecksumOffset)) {
     return Status::Corruption(path_ + ": Bloom delta log header is damaged (checksum mismatch)");
@@ -140,7 +169,6 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
 
   std::vector<char> buffer;
   std::vector<KeyHash> keys;
-  std::unique_ptr<bool[]> is_new(new bool[kReplayChunkKeys]);
   uint64_t offset = kHeaderBytes;
   while (offset < bytes) {
     const std::string where = path_ + ": record at offset " + std::to_string(offset);
@@ -151,7 +179,13 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
     char head[kRecordHeaderBytes];
     URLSIEVE_RETURN_IF_ERROR(
         ReadAll(fd.get(), head, kRecordHeaderBytes, offset, path_, kTruncated));
-    const uint64_t count = Get32(head + 24);
+    const uint64_t added = Get32(head + 24);
+    const uint64_t removed = Get32(head + 28);
+    const uint64_t count = added + removed;
+    if (removed != 0 && (version < 2 || !target.remove)) {
+      return Status::Corruption(where + " removes keys, which only a counting filter's log "
+                                        "(version 2) may (damaged or foreign)");
+    }
     if (count > (bytes - offset - RecordBytes(0)) / kKeyBytes) {
       return Status::Corruption(where + " (" + std::to_string(count) +
                                 " keys) runs past the committed length " + std::to_string(bytes) +
@@ -177,13 +211,19 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
                                 " where " + std::to_string(generation_ + 1) +
                                 " was expected (a gap or a foreign record)");
     }
+    // The adds, then the removes (see "Removals").
     for (uint64_t done = 0; done < count;) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(count - done, kReplayChunkKeys));
+      const uint64_t end = done < added ? added : count;
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(end - done, kReplayChunkKeys));
       keys.resize(n);
       const char* p = buffer.data() + kRecordHeaderBytes + done * kKeyBytes;
       for (size_t i = 0; i < n; ++i)
         keys[i] = {Get64(p + i * kKeyBytes), Get64(p + i * kKeyBytes + 8)};
-      bloom->InsertIfNewBatch(keys, is_new.get());
+      if (done < added) {
+        target.add(keys);
+      } else {
+        target.remove(keys);
+      }
       done += n;
     }
     generation_ = generation;
@@ -199,10 +239,11 @@ void BloomDeltaLog::Record(std::span<const KeyHash> keys, const bool* is_new) {
   for (size_t i = 0; i < keys.size(); ++i) {
     if (is_new[i]) pending_.push_back(keys[i]);
   }
-  if (RecordBytes(pending_.size()) > max_log_bytes_) {
+  if (RecordBytes(pending_.size() + pending_removed_.size()) > max_log_bytes_) {
     // This checkpoint will compact: stop holding keys the snapshot will carry.
     overflowed_ = true;
     std::vector<KeyHash>().swap(pending_);
+    std::vector<KeyHash>().swap(pending_removed_);
   }
 }
 
@@ -211,16 +252,30 @@ void BloomDeltaLog::Record(const KeyHash& key) {
   Record({&key, 1}, &is_new);
 }
 
+void BloomDeltaLog::RecordRemoved(std::span<const KeyHash> keys, const bool* removed) {
+  if (!attached_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (overflowed_) return;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (removed[i]) pending_removed_.push_back(keys[i]);
+  }
+  if (RecordBytes(pending_.size() + pending_removed_.size()) > max_log_bytes_) {
+    overflowed_ = true;
+    std::vector<KeyHash>().swap(pending_);
+    std::vector<KeyHash>().swap(pending_removed_);
+  }
+}
+
 bool BloomDeltaLog::NeedsSnapshot(uint64_t generation) const {
   if (!attached_ || overflowed_ || generation != generation_ + 1) return true;
   const uint64_t start = committed_bytes_ == 0 ? kHeaderBytes : committed_bytes_;
-  return start + RecordBytes(pending_.size()) > max_log_bytes_;
+  return start + RecordBytes(pending_keys()) > max_log_bytes_;
 }
 
 std::string BloomDeltaLog::MetaAfterAppend() const {
   const uint64_t start = committed_bytes_ == 0 ? kHeaderBytes : committed_bytes_;
   return std::to_string(base_generation_) + " " +
-         std::to_string(start + RecordBytes(pending_.size()));
+         std::to_string(start + RecordBytes(pending_keys()));
 }
 
 std::string BloomDeltaLog::MetaAfterSnapshot(uint64_t generation) {
@@ -236,7 +291,7 @@ Status BloomDeltaLog::StartFile() {
   if (fd.get() < 0) return Status::IoError(ErrnoMessage("cannot create", path_));
   char header[kHeaderBytes] = {};
   std::memcpy(header, kMagic, sizeof(kMagic));
-  Put32(header + 8, kVersion);
+  Put32(header + 8, counting_ ? 2 : 1);
   Put32(header + 12, kHeaderBytes);
   std::memcpy(header + 16, identity_.bytes.data(), identity_.bytes.size());
   Put64(header + 32, base_generation_);
@@ -260,15 +315,19 @@ Status BloomDeltaLog::Append(uint64_t generation) {
     if (fd_ < 0) return Status::IoError(ErrnoMessage("cannot open for appending", path_));
   }
   const uint64_t start = committed_bytes_ == 0 ? kHeaderBytes : committed_bytes_;
-  std::vector<char> record(RecordBytes(pending_.size()));
+  std::vector<char> record(RecordBytes(pending_keys()));
   char* r = record.data();
   Put64(r, generation);
   std::memcpy(r + 8, identity_.bytes.data(), identity_.bytes.size());
   Put32(r + 24, static_cast<uint32_t>(pending_.size()));
-  Put32(r + 28, 0);
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    Put64(r + kRecordHeaderBytes + i * kKeyBytes, pending_[i].low);
-    Put64(r + kRecordHeaderBytes + i * kKeyBytes + 8, pending_[i].high);
+  Put32(r + 28, static_cast<uint32_t>(pending_removed_.size()));
+  size_t i = 0;
+  for (const std::vector<KeyHash>* keys : {&pending_, &pending_removed_}) {
+    for (const KeyHash& key : *keys) {
+      Put64(r + kRecordHeaderBytes + i * kKeyBytes, key.low);
+      Put64(r + kRecordHeaderBytes + i * kKeyBytes + 8, key.high);
+      ++i;
+    }
   }
   const size_t checked = record.size() - 8;
   Put64(r + checked, XXH3_64bits(r, checked));
@@ -290,9 +349,14 @@ void BloomDeltaLog::AppendCommitted() {
   committed_bytes_ = appended_bytes_;
   generation_ = appended_generation_;
   pending_.clear();
+  pending_removed_.clear();
 }
 
 void BloomDeltaLog::SnapshotCommitted(uint64_t generation, const ScalableBloomFilter& bloom) {
+  SnapshotCommitted(generation, bloom.bytes());
+}
+
+void BloomDeltaLog::SnapshotCommitted(uint64_t generation, uint64_t filter_bytes) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;  // the next Append starts a new file
   attached_ = true;
@@ -300,7 +364,8 @@ void BloomDeltaLog::SnapshotCommitted(uint64_t generation, const ScalableBloomFi
   base_generation_ = generation_ = generation;
   committed_bytes_ = 0;
   std::vector<KeyHash>().swap(pending_);
-  SetThreshold(bloom);
+  std::vector<KeyHash>().swap(pending_removed_);
+  SetThreshold(filter_bytes);
 }
 
 }  // namespace urlsieve

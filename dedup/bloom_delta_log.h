@@ -17,12 +17,21 @@
 //
 // File layout (all integers little-endian; every byte under a checksum):
 //   header, 64 bytes
-//     0 magic "URLSVBDL"   8 u32 format version (1)   12 u32 header bytes (64)
+//     0 magic "URLSVBDL"   8 u32 format version (1; 2 for a counting filter's log)
+//     12 u32 header bytes (64)
 //     16 state identity (16 bytes, state_identity.h)   32 u64 base generation: the generation of
 //     the bloom.snap this log extends   40 16 bytes zero   56 u64 XXH3-64 of bytes 0..55
 //   records, back to back, one per checkpoint, generations base+1, base+2, ... with no gap
-//     0 u64 generation   8 state identity (16 bytes)   24 u32 key count n   28 u32 zero
-//     32 n × (u64 low, u64 high) key hashes   32+16n u64 XXH3-64 of bytes 0..31+16n
+//     0 u64 generation   8 state identity (16 bytes)   24 u32 key count n   28 u32 removed count
+//     m (zero in version 1)   32 n × (u64 low, u64 high) key hashes, then m more (the removed
+//     keys)   32+16(n+m) u64 XXH3-64 of bytes 0..31+16(n+m)
+//
+// Removals (docs/design.md, "Forgetting"): a counting filter (counting_bloom_filter.h) also logs
+// the keys it forgot. Replay adds a record's n keys (unconditionally: each was told new once),
+// then removes its m keys. Doing every add of a checkpoint before its removes, whatever their
+// order in memory, leaves each counter at least where the live sequence left it (adds first can
+// only saturate more, and a remove never meets a counter the live run had not raised), so the
+// replayed filter holds every key the live one held: no false negative.
 //
 // Crash protocol. State.db's urlsieve_meta records, in the checkpoint's own transaction, which
 // prefix of the log is committed: `bloom_delta` = "<base generation> <committed bytes>" (0 bytes:
@@ -53,6 +62,7 @@
 #define URLSIEVE_DEDUP_BLOOM_DELTA_LOG_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -66,6 +76,7 @@
 
 namespace urlsieve {
 
+class CountingBloomFilter;
 class ScalableBloomFilter;
 
 class BloomDeltaLog {
@@ -81,6 +92,9 @@ class BloomDeltaLog {
   // filter, or one rebuilt from the exact store). `bloom` only sizes the compaction threshold.
   static std::unique_ptr<BloomDeltaLog> Detached(std::string path, const StateIdentity& identity,
                                                  const ScalableBloomFilter& bloom);
+  // The same for a counting filter: its records carry removals (version 2).
+  static std::unique_ptr<BloomDeltaLog> Detached(std::string path, const StateIdentity& identity,
+                                                 const CountingBloomFilter& bloom);
 
   // Replays into `bloom` (just loaded from `snapshot_path`, of `snapshot_generation`) the part
   // of the log at `path` that `committed` (the stored kMetaKey value; empty when the state has
@@ -91,6 +105,10 @@ class BloomDeltaLog {
   static Result<std::unique_ptr<BloomDeltaLog>> OpenAndReplay(
       std::string path, const StateIdentity& identity, std::string_view committed,
       const std::string& snapshot_path, uint64_t snapshot_generation, ScalableBloomFilter* bloom);
+  // The same for a counting filter (adds, then removes, per record: see "Removals").
+  static Result<std::unique_ptr<BloomDeltaLog>> OpenAndReplay(
+      std::string path, const StateIdentity& identity, std::string_view committed,
+      const std::string& snapshot_path, uint64_t snapshot_generation, CountingBloomFilter* bloom);
 
   ~BloomDeltaLog();
   BloomDeltaLog(const BloomDeltaLog&) = delete;
@@ -100,12 +118,14 @@ class BloomDeltaLog {
   // Past the compaction threshold it stops collecting: that checkpoint writes a full snapshot.
   void Record(std::span<const KeyHash> keys, const bool* is_new);
   void Record(const KeyHash& key);
+  // Keys a counting filter forgot (removed[i]); a plain filter's log records none.
+  void RecordRemoved(std::span<const KeyHash> keys, const bool* removed);
 
   // The last generation whose keys the filter holds through this log (the snapshot's when the
   // log is empty).
   uint64_t generation() const { return generation_; }
   // Keys recorded for the next checkpoint.
-  size_t pending_keys() const { return pending_.size(); }
+  size_t pending_keys() const { return pending_.size() + pending_removed_.size(); }
 
   // How checkpoint `generation` (which must be generation() + 1 for an append) persists the
   // filter: a full snapshot when the log is detached, the chain is broken (`generation` is not
@@ -123,18 +143,27 @@ class BloomDeltaLog {
   void AppendCommitted();
   // After the COMMIT of a full snapshot of `generation`: the log is empty and extends it.
   void SnapshotCommitted(uint64_t generation, const ScalableBloomFilter& bloom);
+  // The same for any filter of `filter_bytes` (the compaction threshold follows its size).
+  void SnapshotCommitted(uint64_t generation, uint64_t filter_bytes);
 
   const std::string& path() const { return path_; }
 
  private:
-  BloomDeltaLog(std::string path, const StateIdentity& identity);
-  void SetThreshold(const ScalableBloomFilter& bloom);
+  // Where a replay puts the keys: `remove` is null for a plain filter (a record with removals is
+  // then Corruption).
+  struct ReplayTarget {
+    std::function<void(std::span<const KeyHash>)> add;
+    std::function<void(std::span<const KeyHash>)> remove;
+  };
+  BloomDeltaLog(std::string path, const StateIdentity& identity, bool counting);
+  void SetThreshold(uint64_t filter_bytes);
   Status Replay(std::string_view committed, const std::string& snapshot_path,
-                uint64_t snapshot_generation, ScalableBloomFilter* bloom);
+                uint64_t snapshot_generation, const ReplayTarget& target);
   Status StartFile();
 
   const std::string path_;
   const StateIdentity identity_;
+  const bool counting_;  // records may carry removals (file version 2)
   int fd_ = -1;                   // open for appends once a record has been written or replayed
   bool attached_ = false;         // the log extends the filter's last durable state
   bool overflowed_ = false;       // pending passed the threshold: the next checkpoint compacts
@@ -146,6 +175,7 @@ class BloomDeltaLog {
   uint64_t max_log_bytes_ = 0;  // the compaction threshold
   std::mutex mu_;               // guards pending_ and overflowed_ against concurrent Record
   std::vector<KeyHash> pending_;
+  std::vector<KeyHash> pending_removed_;
 };
 
 }  // namespace urlsieve

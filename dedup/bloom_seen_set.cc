@@ -5,6 +5,7 @@
 
 #include "base/sqlite_db.h"
 #include "dedup/bloom_delta_log.h"
+#include "dedup/counting_bloom_filter.h"
 #include "dedup/exact_seen_set.h"
 #include "dedup/generational_seen_set.h"
 #include "dedup/scalable_bloom_filter.h"
@@ -17,6 +18,27 @@ std::string RebuildAdvice(bool exact) {
   return exact ? "; restore the files of one checkpoint, or rebuild the Bloom filter from the "
                  "exact store (--rebuild, rebuild_bloom)"
                : "; restore the files of one checkpoint (a Bloom-only state cannot be rebuilt)";
+}
+
+// A snapshot as loaded: the plain or the counting filter, as the state says.
+struct LoadedFilter {
+  std::unique_ptr<ScalableBloomFilter> plain;
+  std::unique_ptr<CountingBloomFilter> counting;
+};
+
+Result<LoadedFilter> LoadFilter(const std::string& path, bool deletable, uint64_t* generation,
+                                StateIdentity* identity) {
+  LoadedFilter f;
+  if (deletable) {
+    auto loaded = CountingBloomFilter::Load(path, generation, identity);
+    if (!loaded.ok()) return loaded.status();
+    f.counting = std::move(*loaded);
+  } else {
+    auto loaded = ScalableBloomFilter::Load(path, generation, identity);
+    if (!loaded.ok()) return loaded.status();
+    f.plain = std::move(*loaded);
+  }
+  return f;
 }
 
 }  // namespace
@@ -33,24 +55,26 @@ Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeen
   if (p.exact) {
     set.reset(new ExactSeenSet(dir, options, p.capacity, p.fp_rate));
   } else {
-    set.reset(new BloomSeenSet(dir, options, p.capacity, p.fp_rate));
+    set.reset(new BloomSeenSet(dir, options, p.capacity, p.fp_rate, p.deletable));
   }
   URLSIEVE_RETURN_IF_ERROR(set->Load(notices));
   return std::unique_ptr<SeenSet>(std::move(set));
 }
 
 BloomSeenSet::BloomSeenSet(StateDir* dir, const StateSeenSetOptions& options, uint64_t capacity,
-                           double fp_rate)
+                           double fp_rate, bool deletable)
     : dir_(dir),
       options_(options),
       capacity_(capacity),
       fp_rate_(fp_rate),
-      read_only_(dir != nullptr && dir->read_only()) {}
+      read_only_(dir != nullptr && dir->read_only()),
+      deletable_(deletable) {}
 
 BloomSeenSet::~BloomSeenSet() = default;
 
-Result<std::unique_ptr<BloomSeenSet>> BloomSeenSet::InMemory(uint64_t capacity, double fp_rate) {
-  std::unique_ptr<BloomSeenSet> set(new BloomSeenSet(nullptr, {}, capacity, fp_rate));
+Result<std::unique_ptr<BloomSeenSet>> BloomSeenSet::InMemory(uint64_t capacity, double fp_rate,
+                                                             bool deletable) {
+  std::unique_ptr<BloomSeenSet> set(new BloomSeenSet(nullptr, {}, capacity, fp_rate, deletable));
   URLSIEVE_RETURN_IF_ERROR(set->NewBloom());
   return set;
 }
@@ -62,11 +86,31 @@ std::string BloomSeenSet::NextSnapshotPath() const { return dir_->FilePath("bloo
 std::string BloomSeenSet::DeltaLogPath() const { return dir_->FilePath("bloom.delta"); }
 
 Status BloomSeenSet::NewBloom() {
-  auto bloom = ScalableBloomFilter::Create({capacity_, fp_rate_});
-  if (!bloom.ok()) return bloom.status();
-  bloom_ = std::move(*bloom);
+  if (deletable_) {
+    auto counting = CountingBloomFilter::Create({capacity_, fp_rate_});
+    if (!counting.ok()) return counting.status();
+    counting_ = std::move(*counting);
+  } else {
+    auto bloom = ScalableBloomFilter::Create({capacity_, fp_rate_});
+    if (!bloom.ok()) return bloom.status();
+    bloom_ = std::move(*bloom);
+  }
   snapshot_current_ = false;
   return Status::Ok();
+}
+
+Status BloomSeenSet::SaveFilter(const std::string& path, uint64_t generation) const {
+  return deletable_ ? counting_->Save(path, generation, dir_->identity())
+                    : bloom_->Save(path, generation, dir_->identity());
+}
+
+uint64_t BloomSeenSet::FilterBytes() const {
+  return deletable_ ? counting_->bytes() : bloom_->bytes();
+}
+
+std::unique_ptr<BloomDeltaLog> BloomSeenSet::DetachedLog() const {
+  return deletable_ ? BloomDeltaLog::Detached(DeltaLogPath(), dir_->identity(), *counting_)
+                    : BloomDeltaLog::Detached(DeltaLogPath(), dir_->identity(), *bloom_);
 }
 
 Status BloomSeenSet::OpenStore(bool) { return Status::Ok(); }
@@ -80,16 +124,14 @@ Status BloomSeenSet::Load(std::vector<SeenNotice>* notices) {
     URLSIEVE_RETURN_IF_ERROR(dir_->Upgrade(notices));
     if (snapshot_unstamped_) {
       // The version-1 snapshot matches the database (LoadBloom checked): stamp it, atomically.
-      URLSIEVE_RETURN_IF_ERROR(bloom_->Save(SnapshotPath(), dir_->generation(), dir_->identity()));
+      URLSIEVE_RETURN_IF_ERROR(SaveFilter(SnapshotPath(), dir_->generation()));
       snapshot_unstamped_ = false;
       delta_log_.reset();  // a version-1 state has no log; the next checkpoint writes a snapshot
     }
   }
   // A filter not loaded from a snapshot (fresh, rebuilt, or just restamped by an upgrade) has no
   // log to extend: its first checkpoint writes a full snapshot.
-  if (delta_log_ == nullptr) {
-    delta_log_ = BloomDeltaLog::Detached(DeltaLogPath(), dir_->identity(), *bloom_);
-  }
+  if (delta_log_ == nullptr) delta_log_ = DetachedLog();
   return Status::Ok();
 }
 
@@ -120,7 +162,7 @@ Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
   if (fs::exists(next, ec)) {
     uint64_t next_generation = 0;
     StateIdentity next_identity;
-    auto loaded = ScalableBloomFilter::Load(next, &next_generation, &next_identity);
+    auto loaded = LoadFilter(next, deletable_, &next_generation, &next_identity);
     if (!loaded.ok()) {
       return Status(loaded.status().code(),
                     loaded.status().message() + " (" + next +
@@ -160,23 +202,26 @@ Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
   }
   uint64_t snap_generation = 0;
   StateIdentity snap_identity;
-  auto loaded = ScalableBloomFilter::Load(file, &snap_generation, &snap_identity);
+  auto loaded = LoadFilter(file, deletable_, &snap_generation, &snap_identity);
   if (!loaded.ok()) {
     if (loaded.status().code() != StatusCode::kCorruption) return loaded.status();
     return Status::Corruption(loaded.status().message() + RebuildAdvice(exact()));
   }
   URLSIEVE_RETURN_IF_ERROR(dir_->CheckIdentity(file, snap_identity, snap_generation));
   // The snapshot plus the committed records of the delta log since it (bloom_delta_log.h).
-  auto log = BloomDeltaLog::OpenAndReplay(DeltaLogPath(), dir_->identity(),
-                                          dir_->StoredMeta(BloomDeltaLog::kMetaKey).value_or(""),
-                                          file, snap_generation, loaded->get());
+  const std::string committed = dir_->StoredMeta(BloomDeltaLog::kMetaKey).value_or("");
+  auto log = deletable_ ? BloomDeltaLog::OpenAndReplay(DeltaLogPath(), dir_->identity(), committed,
+                                                       file, snap_generation, loaded->counting.get())
+                        : BloomDeltaLog::OpenAndReplay(DeltaLogPath(), dir_->identity(), committed,
+                                                       file, snap_generation, loaded->plain.get());
   if (!log.ok()) {
     if (log.status().code() != StatusCode::kCorruption) return log.status();
     return Status::Corruption(log.status().message() + RebuildAdvice(exact()));
   }
   const uint64_t bloom_generation = (*log)->generation();
   if (bloom_generation == generation) {
-    bloom_ = std::move(*loaded);
+    bloom_ = std::move(loaded->plain);
+    counting_ = std::move(loaded->counting);
     delta_log_ = std::move(*log);
     snapshot_current_ = true;
     snapshot_unstamped_ = snap_identity.IsZero() && !use_next;
@@ -209,7 +254,11 @@ Status BloomSeenSet::InsertHashedIfNew(std::span<const std::string_view>,
                                        std::span<const KeyHash> hashes, std::span<bool> is_new) {
   if (read_only_) return ReadOnlyError();
   std::shared_lock lock(mu_);
-  bloom_->InsertIfNewBatch(hashes, is_new.data());
+  if (deletable_) {
+    counting_->InsertIfNewBatch(hashes, is_new.data());
+  } else {
+    bloom_->InsertIfNewBatch(hashes, is_new.data());
+  }
   if (delta_log_ != nullptr) delta_log_->Record(hashes, is_new.data());
   return Status::Ok();
 }
@@ -217,13 +266,23 @@ Status BloomSeenSet::InsertHashedIfNew(std::span<const std::string_view>,
 Result<bool> BloomSeenSet::InsertHashedKeyIfNew(std::string_view, const KeyHash& hash) {
   if (read_only_) return ReadOnlyError();
   std::shared_lock lock(mu_);
-  const bool is_new = bloom_->InsertIfNew(hash);
+  const bool is_new = deletable_ ? counting_->InsertIfNew(hash) : bloom_->InsertIfNew(hash);
   if (is_new && delta_log_ != nullptr) delta_log_->Record(hash);
   return is_new;
 }
 
 Result<bool> BloomSeenSet::ContainsHashed(std::string_view, const KeyHash& hash) const {
-  return bloom_->MayContain(hash);
+  return deletable_ ? counting_->MayContain(hash) : bloom_->MayContain(hash);
+}
+
+Status BloomSeenSet::ForgetHashed(std::span<const std::string_view> keys,
+                                  std::span<const KeyHash> hashes, std::span<bool> forgotten) {
+  if (!deletable_) return SeenSet::ForgetHashed(keys, hashes, forgotten);
+  if (read_only_) return ReadOnlyError();
+  std::shared_lock lock(mu_);
+  counting_->RemoveBatch(hashes, forgotten.data());
+  if (delta_log_ != nullptr) delta_log_->RecordRemoved(hashes, forgotten.data());
+  return Status::Ok();
 }
 
 StateIdentity BloomSeenSet::identity() const {
@@ -243,7 +302,7 @@ SeenStats BloomSeenSet::Stats() const {
     }
     s.stored_keys = StoredKeysLocked();
   }
-  const BloomStats b = bloom_->Stats();
+  const BloomStats b = deletable_ ? counting_->Stats().bloom : bloom_->Stats();
   s.bloom_inserted = b.inserted;
   s.bloom_capacity = b.capacity;
   s.bloom_layers = b.layers;
@@ -299,7 +358,7 @@ Status BloomSeenSet::PrepareLocked(uint64_t generation) {
                                             : delta_log_->MetaAfterAppend());
   }
   if (status.ok()) {
-    status = full_snapshot_ ? bloom_->Save(NextSnapshotPath(), generation, dir_->identity())
+    status = full_snapshot_ ? SaveFilter(NextSnapshotPath(), generation)
                             : delta_log_->Append(generation);
   }
   return status;
@@ -316,7 +375,7 @@ Status BloomSeenSet::CommittedLocked(uint64_t generation) {
     if (ec) {
       renamed = Status::IoError("rename " + NextSnapshotPath() + ": " + ec.message());
     } else {
-      delta_log_->SnapshotCommitted(generation, *bloom_);
+      delta_log_->SnapshotCommitted(generation, FilterBytes());
     }
   } else {
     delta_log_->AppendCommitted();

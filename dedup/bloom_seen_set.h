@@ -10,6 +10,13 @@
 // (fdatasynced) or, now and then, the whole filter to bloom.snap.next; CheckpointCommitted(g)
 // marks the record committed or renames bloom.snap.next over bloom.snap.
 //
+// Deletable (docs/design.md, "Forgetting"): a Bloom-only set whose state has `deletable` keeps a
+// counting filter (counting_bloom_filter.h, 4x the memory) instead of the plain one, and
+// ForgetHashed removes keys from it; the snapshot is then a counting one (bloom_snapshot.h,
+// version 3) and each delta-log record carries the keys forgotten in its checkpoint as well as
+// the new ones (bloom_delta_log.h, "Removals"). A plain set's ForgetHashed is SeenSet's
+// Unsupported error.
+//
 // Thread-safety: as SeenSet. Inserts hold `mu_` shared (the filter has its own per-key locks;
 // `mu_` only keeps a checkpoint from snapshotting in the middle of a batch); the checkpoint steps
 // hold it exclusively.
@@ -31,6 +38,7 @@ namespace urlsieve {
 
 class BloomDeltaLog;
 class Clock;
+class CountingBloomFilter;
 class ScalableBloomFilter;
 class StateDir;
 
@@ -58,7 +66,9 @@ Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeen
 class BloomSeenSet : public SeenSet {
  public:
   // Nothing persists: Save() does nothing, PrepareCheckpoint is FailedPrecondition.
-  static Result<std::unique_ptr<BloomSeenSet>> InMemory(uint64_t capacity, double fp_rate);
+  // `deletable`: a counting filter, so that ForgetHashed works.
+  static Result<std::unique_ptr<BloomSeenSet>> InMemory(uint64_t capacity, double fp_rate,
+                                                        bool deletable = false);
   ~BloomSeenSet() override;
   BloomSeenSet(const BloomSeenSet&) = delete;
   BloomSeenSet& operator=(const BloomSeenSet&) = delete;
@@ -67,6 +77,10 @@ class BloomSeenSet : public SeenSet {
                            std::span<bool> is_new) override;
   Result<bool> InsertHashedKeyIfNew(std::string_view key, const KeyHash& hash) override;
   Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const override;
+  // Deletable: removes the keys from the counting filter (forgotten[i]: it tested present).
+  // Otherwise SeenSet's Unsupported error.
+  Status ForgetHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
+                      std::span<bool> forgotten) override;
   SeenStats Stats() const override;
   StateIdentity identity() const override;
   Status Save() override;
@@ -79,7 +93,7 @@ class BloomSeenSet : public SeenSet {
                                                            std::vector<SeenNotice>*);
   // `dir` null: in memory.
   BloomSeenSet(StateDir* dir, const StateSeenSetOptions& options, uint64_t capacity,
-               double fp_rate);
+               double fp_rate, bool deletable = false);
 
   // Exact mode (ExactSeenSet): opens the store, refilling the (empty) Bloom filter from its rows
   // when `refill`; the rows it holds.
@@ -93,10 +107,12 @@ class BloomSeenSet : public SeenSet {
   const uint64_t capacity_;
   const double fp_rate_;
   const bool read_only_;
+  const bool deletable_;  // counting_ instead of bloom_
   // Shared by Bloom-only inserts, exclusive for exact-mode batches, Contains in exact mode, and
   // the checkpoint steps.
   mutable std::shared_mutex mu_;
-  std::unique_ptr<ScalableBloomFilter> bloom_;
+  std::unique_ptr<ScalableBloomFilter> bloom_;      // null when deletable_
+  std::unique_ptr<CountingBloomFilter> counting_;  // deletable_ only
   // Persistent: the keys new since the last checkpoint, and bloom.delta (bloom_delta_log.h).
   std::unique_ptr<BloomDeltaLog> delta_log_;
   bool snapshot_current_ = true;  // bloom.snap matches the committed rows; guarded by mu_
@@ -113,6 +129,10 @@ class BloomSeenSet : public SeenSet {
   Status Load(std::vector<SeenNotice>* notices);
   Status LoadBloom(std::vector<SeenNotice>* notices);
   Status NewBloom();
+  // bloom_ or counting_, whichever the set keeps.
+  Status SaveFilter(const std::string& path, uint64_t generation) const;
+  uint64_t FilterBytes() const;
+  std::unique_ptr<BloomDeltaLog> DetachedLog() const;
   Status PrepareLocked(uint64_t generation);
   Status CommittedLocked(uint64_t generation);
   std::string SnapshotPath() const;

@@ -43,10 +43,9 @@ uint64_t HeaderChecksum(std::string header) {
 }
 
 // Streams one layer's words (read atomically: inserts may be running) to `fd` at `offset`, with
-// the lock bits cleared, and returns the XXH3-64 of what was written.
-Result<uint64_t> WriteLayerBits(int fd, const BlockedBloomFilter& filter, uint64_t offset,
-                                const std::string& path) {
-  std::span<const uint64_t> words = filter.words();
+// the lock bits of a plain layer cleared, and returns the XXH3-64 of what was written.
+Result<uint64_t> WriteLayerWords(int fd, std::span<const uint64_t> words, bool clear_lock_bits,
+                                 uint64_t offset, const std::string& path) {
   std::vector<uint64_t> buffer(std::min(words.size(), kChunkWords));
   XXH3_state_t* state = XXH3_createState();
   if (state == nullptr) return Status::IoError("cannot allocate a hash state");
@@ -57,7 +56,7 @@ Result<uint64_t> WriteLayerBits(int fd, const BlockedBloomFilter& filter, uint64
     for (size_t i = 0; i < count; ++i) {
       uint64_t w = std::atomic_ref<uint64_t>(const_cast<uint64_t&>(words[start + i]))
                        .load(std::memory_order_relaxed);
-      if ((start + i) % kWordsPerBlock == 0) w &= ~uint64_t{1};  // the block's lock
+      if (clear_lock_bits && (start + i) % kWordsPerBlock == 0) w &= ~uint64_t{1};  // the lock
       buffer[i] = ToLittle(w);
     }
     const size_t bytes = count * sizeof(uint64_t);
@@ -79,8 +78,13 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
   uint64_t total_inserted = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     const BloomSnapshotLayerView& layer = layers[i];
-    const BloomLayout& layout = layer.filter->layout();
-    auto checksum = WriteLayerBits(fd, *layer.filter, offset, tmp);
+    const bool counting = layer.counting != nullptr;
+    if (counting != (meta.counter_bits != 0)) {
+      return Status::InvalidArgument("a bloom snapshot's layers must all be plain or all counting");
+    }
+    const BloomLayout& layout = counting ? layer.counting->layout() : layer.filter->layout();
+    auto checksum = counting ? WriteLayerWords(fd, layer.counting->words(), false, offset, tmp)
+                             : WriteLayerWords(fd, layer.filter->words(), true, offset, tmp);
     if (!checksum.ok()) return checksum.status();
     char* rec = header.data() + kFixedHeaderBytes + kLayerRecordBytes * i;
     Put64(rec, layer.capacity);
@@ -91,12 +95,12 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
     Put32(rec + 36, layout.lines_per_key);
     Put64(rec + 40, offset);
     Put64(rec + 48, *checksum);
-    offset += layout.bytes();
+    offset += counting ? CountingBlockedBloomFilter::BytesOf(layout) : layout.bytes();
     total_inserted += layer.inserted;
   }
   char* h = header.data();
   std::memcpy(h, kMagic, sizeof(kMagic));
-  Put32(h + 8, kBloomSnapshotVersion);
+  Put32(h + 8, meta.counter_bits != 0 ? 3 : 2);
   Put32(h + 12, static_cast<uint32_t>(header_bytes));
   std::memcpy(h + 16, kHashId.data(), kHashId.size());
   Put32(h + 32, kBloomBlockBits);
@@ -108,6 +112,7 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
   PutDouble(h + 72, meta.tightening);
   Put64(h + 80, total_inserted);
   std::memcpy(h + 88, meta.identity.bytes.data(), meta.identity.bytes.size());
+  Put32(h + 104, meta.counter_bits);
   Put64(h + kHeaderChecksumOffset, HeaderChecksum(header));
   URLSIEVE_RETURN_IF_ERROR(WriteAll(fd, header.data(), header.size(), 0, tmp));
   if (::fsync(fd) != 0) return Status::IoError(ErrnoMessage("cannot fsync", tmp));
@@ -202,6 +207,15 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
   snap.meta = BloomSnapshotMeta{Get64(h + 48),     GetDouble(h + 56), GetDouble(h + 64),
                                 GetDouble(h + 72), Get64(h + 40),     StateIdentity()};
   if (version >= 2) std::memcpy(snap.meta.identity.bytes.data(), h + 88, 16);
+  if (version >= 3) {
+    snap.meta.counter_bits = Get32(h + 104);
+    if (snap.meta.counter_bits != kBloomSnapshotCounterBits) {
+      return Status::Unsupported(path + ": bloom snapshot with " +
+                                 std::to_string(snap.meta.counter_bits) +
+                                 "-bit counters (this build counts in 4 bits)");
+    }
+  }
+  const bool counting = snap.meta.counter_bits != 0;
   uint64_t offset = header_bytes;
   uint64_t total_inserted = 0;
   for (uint32_t i = 0; i < layer_count; ++i) {
@@ -212,29 +226,54 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
       return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
                                 " lies outside the file (truncated?)");
     }
-    auto filter = BlockedBloomFilter::Create(layout);
-    if (!filter.ok()) {
-      if (filter.status().code() == StatusCode::kInvalidArgument) {
-        return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) + ": " +
-                                  filter.status().message());
-      }
-      return filter.status();
+    const uint64_t layer_bytes =
+        counting ? CountingBlockedBloomFilter::BytesOf(layout) : layout.bytes();
+    if (counting && layout.num_blocks > (file_size - offset) / (layer_bytes / layout.num_blocks)) {
+      return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
+                                " lies outside the file (truncated?)");
     }
-    std::span<uint64_t> words = (*filter)->words();
+    std::unique_ptr<BlockedBloomFilter> plain;
+    std::unique_ptr<CountingBlockedBloomFilter> counters;
+    Status created;
+    std::span<uint64_t> words;
+    if (counting) {
+      auto c = CountingBlockedBloomFilter::Create(layout);
+      if (c.ok()) {
+        counters = std::move(c).value();
+        words = counters->words();
+      } else {
+        created = c.status();
+      }
+    } else {
+      auto f = BlockedBloomFilter::Create(layout);
+      if (f.ok()) {
+        plain = std::move(f).value();
+        words = plain->words();
+      } else {
+        created = f.status();
+      }
+    }
+    if (!created.ok()) {
+      if (created.code() == StatusCode::kInvalidArgument) {
+        return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) + ": " +
+                                  created.message());
+      }
+      return created;
+    }
     URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), reinterpret_cast<char*>(words.data()),
-                                     layout.bytes(), offset, path, kTruncated));
-    if (XXH3_64bits(words.data(), layout.bytes()) != Get64(rec + 48)) {
+                                     layer_bytes, offset, path, kTruncated));
+    if (XXH3_64bits(words.data(), layer_bytes) != Get64(rec + 48)) {
       return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
                                 " checksum mismatch");
     }
     for (size_t w = 0; w < words.size(); ++w) {
       words[w] = ToLittle(words[w]);
-      if (w % kWordsPerBlock == 0) words[w] &= ~uint64_t{1};
+      if (!counting && w % kWordsPerBlock == 0) words[w] &= ~uint64_t{1};
     }
     const uint64_t inserted = Get64(rec + 16);
-    snap.layers.push_back(
-        BloomSnapshotLayer{Get64(rec), GetDouble(rec + 8), inserted, std::move(filter).value()});
-    offset += layout.bytes();
+    snap.layers.push_back(BloomSnapshotLayer{Get64(rec), GetDouble(rec + 8), inserted,
+                                             std::move(plain), std::move(counters)});
+    offset += layer_bytes;
     total_inserted += inserted;
   }
   if (offset != file_size) {

@@ -7,13 +7,19 @@
 //     16 hash id "xxh3-128", NUL-padded to 16 bytes            32 u32 block bits (512)
 //     36 u32 layer count          40 u64 generation            48 u64 base capacity
 //     56 f64 fp_rate              64 f64 first_layer_share     72 f64 tightening
-//     80 u64 total inserted       88 16 bytes state identity   104 16 bytes zero
+//     80 u64 total inserted       88 16 bytes state identity   104 u32 counter bits (version 3)
+//     108 12 bytes zero
 //     120 u64 XXH3-64 of the header bytes (with this field zeroed)
 //   one 64-byte record per layer
 //     0 u64 capacity   8 f64 ε   16 u64 inserted   24 u64 num_blocks   32 u32 bits per line
 //     36 u32 lines per key   40 u64 data offset   48 u64 XXH3-64 of the bit array   56 u64 zero
 //   the bit arrays (num_blocks · 64 bytes each, lock bits cleared), back to back in layer order;
 //   the file ends after the last one.
+// Version 3 is the counting filter's (docs/design.md, "Forgetting"; counting_bloom_filter.h):
+// counter bits 4, and each layer's array is its counters, num_blocks · 256 bytes (counter p of a
+// block in bits 4·(p mod 16).. of its 64-bit word p / 16). A plain filter is still written as
+// version 2 (0 at 104), so that older builds read it; a version-3 file is refused by them
+// (newer version) and by a plain filter's Load, and a version-2 file by the counting filter's.
 // The state identity (state_identity.h) and the generation say which state directory and which
 // checkpoint the snapshot belongs to. Version 1 had zeros at 88 (no identity): it is still read,
 // with a zero identity.
@@ -33,11 +39,13 @@
 
 #include "base/status.h"
 #include "dedup/blocked_bloom_filter.h"
+#include "dedup/counting_blocked_bloom_filter.h"
 #include "dedup/state_identity.h"
 
 namespace urlsieve {
 
-inline constexpr uint32_t kBloomSnapshotVersion = 2;
+inline constexpr uint32_t kBloomSnapshotVersion = 3;  // the newest this build reads
+inline constexpr uint32_t kBloomSnapshotCounterBits = CountingBlockedBloomFilter::kCounterBits;
 
 struct BloomSnapshotMeta {
   uint64_t base_capacity = 0;
@@ -46,20 +54,23 @@ struct BloomSnapshotMeta {
   double tightening = 0;
   uint64_t generation = 0;
   StateIdentity identity;  // zero in a version-1 file
+  uint32_t counter_bits = 0;  // 0: a plain filter (bits); kBloomSnapshotCounterBits: counting
 };
 
 struct BloomSnapshotLayerView {
   uint64_t capacity = 0;
   double fp_rate = 0;
   uint64_t inserted = 0;
-  const BlockedBloomFilter* filter = nullptr;
+  const BlockedBloomFilter* filter = nullptr;              // a plain filter's layer, or
+  const CountingBlockedBloomFilter* counting = nullptr;  // a counting filter's
 };
 
 struct BloomSnapshotLayer {
   uint64_t capacity = 0;
   double fp_rate = 0;
   uint64_t inserted = 0;
-  std::unique_ptr<BlockedBloomFilter> filter;
+  std::unique_ptr<BlockedBloomFilter> filter;              // meta.counter_bits == 0
+  std::unique_ptr<CountingBlockedBloomFilter> counting;  // meta.counter_bits != 0
 };
 
 struct BloomSnapshot {

@@ -266,6 +266,10 @@ Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Load(const std
   auto snapshot = ReadBloomSnapshot(path);
   if (!snapshot.ok()) return snapshot.status();
   BloomSnapshot& snap = snapshot.value();
+  if (snap.meta.counter_bits != 0) {
+    return Status::Corruption(path +
+                              ": the snapshot of a counting (deletable) filter, not of a plain one");
+  }
   BloomOptions options{snap.meta.base_capacity, snap.meta.fp_rate, snap.meta.first_layer_share,
                        snap.meta.tightening};
   Status valid = ValidateOptions(options);

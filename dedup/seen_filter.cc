@@ -89,8 +89,20 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
     return Status::InvalidArgument("fp_rate must be in (0, 1)");
   }
   URLSIEVE_RETURN_IF_ERROR(CheckRedisOptions(options));
-  if (options.deletable) return Status::Unsupported("deletable is not built yet");
   URLSIEVE_RETURN_IF_ERROR(CheckRevisitOptions(options));
+  if (options.deletable && options.revisit_after.count() > 0) {
+    return Status::InvalidArgument(
+        "deletable and revisit_after do not combine: a time-aware filter forgets by ageing its "
+        "generations; choose one");
+  }
+  if (options.deletable && options.exact) {
+    return Status::InvalidArgument(
+        "deletable is for a Bloom-only filter: exact mode forgets without it (the exact store "
+        "deletes the key)");
+  }
+  if (options.deletable && !options.redis_url.empty()) {
+    return Status::Unsupported("a deletable (counting) Redis seen set is not built yet");
+  }
   if (!options.redis_url.empty()) return OpenRedis(options);
   if (options.state_dir.empty() && (options.exact || options.checkpointed)) {
     return Status::InvalidArgument("exact and checkpointed modes need a state directory");
@@ -112,7 +124,7 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
       filter->set_ = filter->owned_set_.get();
       return filter;
     }
-    auto set = BloomSeenSet::InMemory(options.capacity, options.fp_rate);
+    auto set = BloomSeenSet::InMemory(options.capacity, options.fp_rate, options.deletable);
     if (!set.ok()) return set.status();
     filter->owned_set_ = std::move(*set);
     filter->set_ = filter->owned_set_.get();
@@ -125,6 +137,7 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
     dir_options.requested.revisit_after_s = static_cast<uint64_t>(options.revisit_after.count());
     dir_options.requested.generations = options.generations;
   }
+  dir_options.requested.deletable = options.deletable;
   dir_options.read_only = options.read_only;
   dir_options.checkpointed = options.checkpointed;
   auto dir = StateDir::Open(dir_options, &filter->notices_);
@@ -134,6 +147,7 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   filter->options_.capacity = stored.capacity;
   filter->options_.fp_rate = stored.fp_rate;
   filter->options_.exact = stored.exact;
+  filter->options_.deletable = stored.deletable;
   filter->options_.canonicalize = stored.canonicalize;
   filter->options_.revisit_after = std::chrono::seconds(stored.revisit_after_s);
   filter->options_.generations = stored.revisit_after_s > 0 ? stored.generations : options.generations;
@@ -219,6 +233,40 @@ Status SeenFilter::InsertIfNewBatch(std::span<const std::string_view> urls,
     SeenResult& r = (*out)[s.positions[j]];
     r.verdict = is_new[j] ? Verdict::kNew : Verdict::kSeen;
     r.error = Status();
+  }
+  return Status::Ok();
+}
+
+Result<bool> SeenFilter::Forget(std::string_view url) {
+  std::vector<ForgetResult> out;
+  URLSIEVE_RETURN_IF_ERROR(ForgetBatch({&url, 1}, &out));
+  if (out[0].outcome == ForgetOutcome::kInvalid) return out[0].error;
+  return out[0].outcome == ForgetOutcome::kForgotten;
+}
+
+Status SeenFilter::ForgetBatch(std::span<const std::string_view> urls,
+                               std::vector<ForgetResult>* out) {
+  Scratch& s = ThreadScratch();
+  if (s.keys.size() < urls.size()) s.keys.resize(urls.size());
+  s.views.clear();
+  s.hashes.clear();
+  s.positions.clear();
+  out->assign(urls.size(), ForgetResult());
+  for (size_t i = 0; i < urls.size(); ++i) {
+    Status status = canonicalizer_.CanonicalizeTo(urls[i], &s.keys[i]);
+    if (!status.ok()) {
+      (*out)[i] = ForgetResult{ForgetOutcome::kInvalid, std::move(status)};
+      continue;
+    }
+    s.views.push_back(s.keys[i]);
+    s.hashes.push_back(HashKey(s.keys[i]));
+    s.positions.push_back(static_cast<uint32_t>(i));
+  }
+  bool* forgotten = s.IsNew(s.views.size());
+  URLSIEVE_RETURN_IF_ERROR(set_->ForgetHashed(s.views, s.hashes, {forgotten, s.views.size()}));
+  for (size_t j = 0; j < s.positions.size(); ++j) {
+    (*out)[s.positions[j]].outcome =
+        forgotten[j] ? ForgetOutcome::kForgotten : ForgetOutcome::kNotThere;
   }
   return Status::Ok();
 }

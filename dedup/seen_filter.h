@@ -162,6 +162,14 @@ struct SeenResult {
   Status error;  // the reason when verdict == kInvalid
 };
 
+// What SeenFilter::ForgetBatch did with one URL.
+enum class ForgetOutcome : uint8_t { kForgotten, kNotThere, kInvalid };
+
+struct ForgetResult {
+  ForgetOutcome outcome = ForgetOutcome::kNotThere;
+  Status error;  // the reason when outcome == kInvalid
+};
+
 class SeenFilter {
  public:
   // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir or
@@ -196,6 +204,16 @@ class SeenFilter {
 
   // Has the URL been seen? (does not record it).
   Result<bool> Contains(std::string_view url) const;
+
+  // Forgetting (docs/design.md, "Forgetting"): removes the URL's canonical key (canonicalized as
+  // for an insert), so that its next insert is told new. True when the key was in the set (for a
+  // counting filter: tested present). InvalidArgument for a URL the canonicalizer rejects;
+  // Unsupported (nothing changed) for a plain Bloom filter, naming exact mode and deletable.
+  // Durable as inserts are: Save() / Checkpoint().
+  Result<bool> Forget(std::string_view url);
+  // One result per URL, in order; a rejected URL is kInvalid and does not stop the others. A
+  // non-OK Status (Unsupported, a store failure) means nothing can be trusted of the batch.
+  Status ForgetBatch(std::span<const std::string_view> urls, std::vector<ForgetResult>* out);
 
   SeenStats Stats() const { return set_->Stats(); }
 

@@ -217,6 +217,8 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
           WriteMeta("revisit_after", std::to_string(requested.revisit_after_s)));
       URLSIEVE_RETURN_IF_ERROR(WriteMeta("generations", std::to_string(requested.generations)));
     }
+    // Only when set: a state without the row is a plain one, readable by older builds.
+    if (requested.deletable) URLSIEVE_RETURN_IF_ERROR(WriteMeta("deletable", "1"));
     if (requested.exact) {
       auto store = ExactStore::Open(db_.get());
       if (!store.ok()) return store.status();
@@ -268,6 +270,15 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
   parameters_.capacity = std::strtoull(capacity->c_str(), &end, 10);
   parameters_.fp_rate = std::strtod(fp_rate->c_str(), &end);
   parameters_.exact = *exact == "1";
+  if (auto deletable = meta_.find("deletable"); deletable != meta_.end()) {
+    if (deletable->second != "0" && deletable->second != "1") {
+      return Status::Corruption(path + ": bad deletable '" + deletable->second +
+                                "' in urlsieve_meta");
+    }
+    parameters_.deletable = deletable->second == "1";
+  } else {
+    parameters_.deletable = false;
+  }
   parameters_.canonicalize = *canon_options;
   generation_ = std::strtoull(generation->c_str(), &end, 10);
   if (parameters_.capacity == 0 || !(parameters_.fp_rate > 0 && parameters_.fp_rate < 1)) {
@@ -322,6 +333,14 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
       text = "using the stored " + spell(stored) + " (requested " + spell(requested) + ")";
     }
     notices->push_back({SeenNotice::Kind::kStoredParameters, text});
+  }
+  if (stored.deletable != requested.deletable && !stored.exact) {
+    notices->push_back({SeenNotice::Kind::kStoredParameters,
+                        stored.deletable
+                            ? "the state's Bloom filter counts (created with --deletable): staying "
+                              "deletable"
+                            : "the state's Bloom filter was created without --deletable, so it "
+                              "cannot forget: staying plain"});
   }
   if (EncodeStoredCanonicalize(stored.canonicalize) !=
       EncodeStoredCanonicalize(requested.canonicalize)) {

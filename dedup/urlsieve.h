@@ -97,6 +97,11 @@ typedef struct urlsieve_options {
    * Stored with a new state; an existing one keeps its own. */
   uint64_t revisit_after_seconds;
   uint32_t generations; /* the period is cut into (1-256); urlsieve_options_init: 4 */
+  /* Appended with forgetting (docs/design.md, "Forgetting"); a caller compiled before it gets 0.
+   * Nonzero: a Bloom-only filter keeps 4-bit counters (4x the memory) so that urlsieve_forget
+   * works. Stored with a state directory (an existing one keeps its own). INVALID_ARGUMENT with
+   * exact (which forgets without it), UNSUPPORTED over Redis. 0 */
+  int deletable;
 } urlsieve_options;
 
 typedef struct urlsieve_stats {
@@ -169,6 +174,13 @@ urlsieve_status urlsieve_insert_batch(urlsieve_filter* filter, const urlsieve_ur
 /* *seen = 1 if the URL's canonical form was inserted before; records nothing. */
 urlsieve_status urlsieve_contains(const urlsieve_filter* filter, const char* url, size_t size,
                                   int* seen, urlsieve_error* error);
+
+/* Forgets the URL's canonical form, so that its next insert is new again; *forgotten = 1 if it
+ * was in the filter, else 0. Durable as inserts are (urlsieve_save / urlsieve_close).
+ * UNSUPPORTED (nothing changed) for a plain Bloom filter: open it with exact or deletable.
+ * INVALID_ARGUMENT for an invalid URL. */
+urlsieve_status urlsieve_forget(urlsieve_filter* filter, const char* url, size_t size,
+                                int* forgotten, urlsieve_error* error);
 
 /* Writes the canonical key of a URL (what the filter deduplicates) into buffer, NUL-terminated,
  * and its length to *key_size. INVALID_ARGUMENT with the reason for an invalid URL;

@@ -173,6 +173,7 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
     }
     so.revisit_after = std::chrono::seconds(static_cast<int64_t>(o.revisit_after_seconds));
     so.generations = o.generations;
+    so.deletable = o.deletable != 0;
     auto opened = urlsieve::SeenFilter::Open(so);
     if (!opened.ok()) return Report(error, opened.status());
     auto handle = std::make_unique<urlsieve_filter>();
@@ -246,6 +247,19 @@ urlsieve_status urlsieve_contains(const urlsieve_filter* filter, const char* url
     auto r = filter->filter->Contains(std::string_view(url, size));
     if (!r.ok()) return Report(error, r.status());
     *seen = *r ? 1 : 0;
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_forget(urlsieve_filter* filter, const char* url, size_t size,
+                                int* forgotten, urlsieve_error* error) {
+  if (filter == nullptr || (url == nullptr && size != 0) || forgotten == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_forget: NULL argument");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    auto r = filter->filter->Forget(std::string_view(url, size));
+    if (!r.ok()) return Report(error, r.status());
+    *forgotten = *r ? 1 : 0;
     return URLSIEVE_OK;
   });
 }

@@ -117,6 +117,15 @@ class PySeenFilter {
     o.redis_front_cache_keys = redis_front_cache_keys;
     for (auto [key, value] : rules) {
       const std::string name = py::str(key);
+      if (name == "deletable") {  // keyword-only, taken from the kwargs (SeenFilterOptions)
+        try {
+          o.deletable = py::cast<bool>(value);
+        } catch (const py::cast_error&) {
+          throw py::type_error("SeenFilter(): deletable must be a bool, not " +
+                               std::string(py::str(py::type::of(value).attr("__name__"))));
+        }
+        continue;
+      }
       auto rule = std::find_if(std::begin(kCanonicalizeRules), std::end(kCanonicalizeRules),
                                [&](const CanonicalizeRule& r) { return r.name == name; });
       if (rule == std::end(kCanonicalizeRules)) {
@@ -235,6 +244,16 @@ class PySeenFilter {
   bool Contains(py::handle url) {
     std::string_view v = UrlBytes(url);
     Result<bool> r = Get()->Contains(v);
+    if (!r.ok()) Throw(r.status());
+    return *r;
+  }
+
+  // True when the URL was in the filter and is forgotten (its next insert is new); Error
+  // (UNSUPPORTED) for a plain Bloom filter, ValueError for an invalid URL.
+  bool Forget(py::handle url) {
+    std::string_view v = UrlBytes(url);
+    std::shared_ptr<SeenFilter> f = Get();
+    Result<bool> r = f->Forget(v);
     if (!r.ok()) Throw(r.status());
     return *r;
   }
@@ -375,6 +394,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("invalid") = "raise")
       .def("insert_key_if_new", &PySeenFilter::InsertKeyIfNew, py::arg("key"))
       .def("__contains__", &PySeenFilter::Contains, py::arg("url"))
+      .def("forget", &PySeenFilter::Forget, py::arg("url"))
       .def("canonicalize", &PySeenFilter::Canonicalize, py::arg("url"))
       .def("stats", &PySeenFilter::Stats)
       .def_property_readonly("notices", &PySeenFilter::Notices)

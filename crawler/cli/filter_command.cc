@@ -60,6 +60,7 @@ struct FilterFlags {
   std::string redis_url;  // with redis_name: the shared set instead of state_dir
   std::string redis_name;
   bool exact = false;
+  bool deletable = false;  // a counting Bloom filter, for `urlsieve forget` (new state only)
   uint64_t capacity = SeenFilterOptions().capacity;
   double fp_rate = SeenFilterOptions().fp_rate;
   bool canonical = false;
@@ -102,6 +103,7 @@ int RunFilter(const FilterFlags& flags) {
   options.capacity = flags.capacity;
   options.fp_rate = flags.fp_rate;
   options.exact = flags.exact;
+  options.deletable = flags.deletable;
   options.canonicalize = flags.canonicalize;
   if (!flags.revisit_after.empty()) {
     options.revisit_after = *ParseDuration(flags.revisit_after);  // checked by the flag
@@ -278,6 +280,11 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
   name->needs(redis);
   auto* exact = cmd->add_flag("--exact", flags->exact,
                               "Confirm every Bloom 'maybe seen' in SQLite: no false positives");
+  auto* deletable = cmd->add_flag(
+      "--deletable", flags->deletable,
+      "Bloom-only: keep 4-bit counters (4x the memory) so that `urlsieve forget` can remove URLs "
+      "(new state only)");
+  deletable->excludes(exact);
   auto* capacity = cmd->add_option("--capacity", flags->capacity,
                                    "Expected number of distinct URLs (new state only)")
                        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
@@ -319,12 +326,15 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
   rebuild->excludes(redis);
   checkpoint_keys->excludes(redis);
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
-  cmd->callback([flags, exit_code, exact, capacity, fp_rate, canon, state, redis, revisit_after] {
+  cmd->callback(
+      [flags, exit_code, exact, deletable, capacity, fp_rate, canon, state, redis, revisit_after] {
     if (state->count() == 0 && redis->count() == 0) {
       throw CLI::RequiredError("--state or --redis");
     }
     flags->parameters_given =
-        exact->count() + capacity->count() + fp_rate->count() + revisit_after->count() > 0;
+        exact->count() + deletable->count() + capacity->count() + fp_rate->count() +
+            revisit_after->count() >
+        0;
     for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
     *exit_code = RunFilter(*flags);
   });

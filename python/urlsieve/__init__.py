@@ -8,7 +8,7 @@
 
 SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
            max_url_length=2083, rebuild_bloom=False, redis=None, name=None,
-           redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS, **rules)
+           redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS, deletable=False, **rules)
     capacity/fp_rate size the Bloom filter (it grows past capacity, keeping the bound). state_dir
     makes the filter persistent (created, or reopened with its stored parameters); it is locked
     until close(): another process opening it gets urlsieve.Error naming this one's pid. exact=True
@@ -25,7 +25,8 @@ SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
     process knows are in the set, answered without a round trip (0: none). A Redis fault raises,
     never answers "seen": urlsieve.UnavailableError when the server is unreachable, restarting or
     timing out (retry later; it reconnects by itself), urlsieve.Error otherwise (a wrong password,
-    a name holding something else), each naming the server.
+    a name holding something else), each naming the server. deletable=True: a Bloom-only filter
+    keeps 4-bit counters (4x the memory) so that forget() works; stored with a state_dir.
 
     insert_if_new(url) -> bool       url: str or bytes. ValueError (with the reason) if invalid.
     insert_many(urls, *, invalid="raise") -> list
@@ -36,6 +37,9 @@ SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
         (about 24 bytes per URL of bookkeeping); feed a huge stream in batches (e.g. 100 000).
     url in seen -> bool              does not insert; ValueError if invalid.
     canonicalize(url) -> str         the key that is deduplicated.
+    forget(url) -> bool              forgets the URL (its next insert is new); True if it was
+        there. urlsieve.Error for a plain Bloom filter: forgetting needs exact=True or
+        deletable=True. Durable as inserts are (save(), close()).
     insert_key_if_new(key) -> bool   a raw key, not canonicalized (see urlsieve.scrapy).
     stats() -> dict, notices, state_dir, redis_name, closed, save(), close(); `with` closes (and
     saves; over Redis every insert is in Redis when it returns, so there is nothing to save).

@@ -272,6 +272,66 @@ static void TestPersistence(int exact) {
   free(root);
 }
 
+static int Forget(urlsieve_filter* f, const char* url) {
+  int forgotten = -1;
+  urlsieve_error e;
+  if (urlsieve_forget(f, url, strlen(url), &forgotten, &e) != URLSIEVE_OK) return -1;
+  return forgotten;
+}
+
+/* Forgetting (docs/design.md, "Forgetting"): a plain filter refuses, a deletable one forgets,
+ * durably once closed. */
+static void TestForget(void) {
+  char* root = MakeTempDir();
+  char dir[600];
+  urlsieve_options o;
+  urlsieve_filter* f = OpenMemory();
+  urlsieve_error e;
+  int forgotten = -1;
+  CHECK(Insert(f, "http://f.example/1") == 1);
+  CHECK(urlsieve_forget(f, "http://f.example/1", 18, &forgotten, &e) == URLSIEVE_UNSUPPORTED);
+  CHECK(e.code == URLSIEVE_UNSUPPORTED);
+  CHECK(strstr(e.message, "--deletable") != NULL);
+  CHECK(forgotten == -1);
+  CHECK(Insert(f, "http://f.example/1") == 0); /* unchanged */
+  CHECK(urlsieve_forget(f, NULL, 0, NULL, &e) == URLSIEVE_INVALID_ARGUMENT);
+  urlsieve_close(f, NULL);
+
+  snprintf(dir, sizeof(dir), "%s/state", root);
+  urlsieve_options_init(&o);
+  CHECK(o.deletable == 0);
+  o.capacity = 1000;
+  o.state_dir = dir;
+  o.deletable = 1;
+  f = NULL;
+  CHECK_OPENED(urlsieve_open(&o, &f, &e), e);
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://f.example/1") == 1);
+  CHECK(Insert(f, "http://f.example/2") == 1);
+  CHECK(Forget(f, "HTTP://F.EXAMPLE:80/1") == 1); /* canonicalized as an insert */
+  CHECK(Forget(f, "http://f.example/never") == 0);
+  CHECK(urlsieve_forget(f, "not a url", 9, &forgotten, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(urlsieve_close(f, &e) == URLSIEVE_OK); /* saves */
+
+  o.deletable = 0; /* the state keeps its own */
+  f = NULL;
+  CHECK_OPENED(urlsieve_open(&o, &f, &e), e);
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://f.example/1") == 1); /* forgotten: new again */
+  CHECK(Insert(f, "http://f.example/2") == 0);
+  CHECK(Forget(f, "http://f.example/2") == 1);
+  urlsieve_close(f, NULL);
+
+  o.exact = 1;
+  o.deletable = 1;
+  snprintf(dir, sizeof(dir), "%s/exact", root);
+  f = NULL;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(f == NULL);
+  RemoveTree(root);
+  free(root);
+}
+
 static void TestCorruptStateDirIsAnErrorAndUntouched(void) {
   char* root = MakeTempDir();
   char db[600];
@@ -761,6 +821,7 @@ int main(void) {
   TestRebuildOnlyOnRequest();
   TestConcurrentInsertsExactlyOneNew();
   TestRevisitAfter();
+  TestForget();
   atexit(StopRedis);
   TestRedisSharedSet();
   if (failures != 0) {

@@ -54,6 +54,7 @@ struct SeenSetImplementation {
   // A time-aware set (generational_seen_set.h): the state is created with this revisit_after (in
   // 4 generations), and the factory gives the set a ManualClock that the tests never move.
   uint64_t revisit_after_s = 0;
+  bool deletable = false;  // the state's Bloom filter counts (docs/design.md, "Forgetting")
 };
 
 inline void PrintTo(const SeenSetImplementation& implementation, std::ostream* os) {
@@ -82,6 +83,7 @@ class SeenSetContractTest : public ::testing::TestWithParam<SeenSetImplementatio
     p.exact = GetParam().exact;
     p.revisit_after_s = GetParam().revisit_after_s;
     p.generations = p.revisit_after_s > 0 ? 4 : 0;
+    p.deletable = GetParam().deletable;
     return p;
   }
 

@@ -23,7 +23,7 @@ namespace {
 
 Result<std::unique_ptr<SeenSet>> OpenLocal(StateDir* dir, bool saves, const StateParameters& p) {
   if (dir == nullptr) {
-    auto set = BloomSeenSet::InMemory(p.capacity, p.fp_rate);
+    auto set = BloomSeenSet::InMemory(p.capacity, p.fp_rate, p.deletable);
     if (!set.ok()) return set.status();
     return std::unique_ptr<SeenSet>(std::move(*set));
   }
@@ -64,6 +64,10 @@ std::vector<SeenSetImplementation> LocalImplementations() {
        /*shared=*/false, /*revisit_after_s=*/7 * 24 * 3600},
       {"Generational", /*persistent=*/true, /*exact=*/false, OpenGenerational, /*shared=*/false,
        /*revisit_after_s=*/7 * 24 * 3600},
+      {"BloomDeletableInMemory", /*persistent=*/false, /*exact=*/false, OpenLocal,
+       /*shared=*/false, /*revisit_after_s=*/0, /*deletable=*/true},
+      {"BloomDeletable", /*persistent=*/true, /*exact=*/false, OpenLocal, /*shared=*/false,
+       /*deletable=*/true},
   };
 }
 

@@ -24,6 +24,7 @@ struct SeenState {
     StateDir::Options dir_options;
     dir_options.path = o.state_dir;
     dir_options.requested = {o.capacity, o.fp_rate, o.exact, o.canonicalize};
+    dir_options.requested.deletable = o.deletable;
     dir_options.read_only = o.read_only;
     dir_options.checkpointed = o.checkpointed;
     auto dir = StateDir::Open(dir_options, &state->notices);

@@ -1,0 +1,209 @@
+// `urlsieve forget`: forgets each URL read from stdin (docs/design.md, "Forgetting"), so that the
+// next insert of it, by `filter` or by a crawl, is told new and the URL is printed or fetched
+// again. The set is a state directory (--state DIR: a `filter` state, or a crawl's OUT/state;
+// OUT itself is taken to mean OUT/state) or a set shared in Redis (--redis URL --name NAME).
+//
+// Only a set that can delete a key forgets: an exact one (--exact: the exact store deletes the
+// record; the Bloom filter then answers "maybe" and the store "no") or a deletable Bloom filter
+// (--deletable, a counting filter). A plain Bloom filter is refused (exit 1, nothing changed), as
+// is a state locked by a running crawl or filter (exit 1, naming its pid).
+//
+// Output: per URL, one line on stdout, "forgotten<TAB>URL" or "absent<TAB>URL" (it was not in the
+// set); a line that is not a valid URL is reported on stderr with its line number and skipped,
+// and the others are still forgotten; at the end a summary on stderr. The state is saved once
+// at the end (on SIGINT/SIGTERM too, after the current batch), so every URL reported forgotten is
+// forgotten durably once the command exits 0 or 3.
+//
+// Exit codes: 0 every line was forgotten or absent; 3 the same, but some lines were invalid
+// (reported); 1 an error (the state cannot be opened or is locked, a plain Bloom filter, a
+// failure to read stdin, write stdout or save: the summary says what was saved); 2 usage.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crawler/cli/commands.h"
+#include "crawler/cli/line_excerpt.h"
+#include "crawler/cli/line_io.h"
+#include "dedup/seen_filter.h"
+
+namespace urlsieve::cli {
+namespace {
+
+constexpr int kExitSomeInvalid = 3;
+
+struct ForgetFlags {
+  std::string state_dir;
+  std::string redis_url;
+  std::string redis_name;
+  size_t batch = 4096;
+  bool quiet = false;  // no per-URL lines, the summary only
+};
+
+volatile std::sig_atomic_t g_stop = 0;
+int g_devnull = -1;
+
+extern "C" void OnForgetStopSignal(int) {
+  g_stop = 1;
+  if (g_devnull >= 0) dup2(g_devnull, STDIN_FILENO);
+}
+
+void InstallStopHandlers() {
+  g_devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  struct sigaction action {};
+  action.sa_handler = OnForgetStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+// A crawl's output directory holds its state in OUT/state: `--state OUT` means that.
+std::string StateDirOf(const std::string& given) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(fs::path(given) / "state.db", ec) &&
+      fs::exists(fs::path(given) / "state" / "state.db", ec)) {
+    return (fs::path(given) / "state").string();
+  }
+  return given;
+}
+
+int RunForget(const ForgetFlags& flags) {
+  InstallStopHandlers();
+  SeenFilterOptions options;
+  if (!flags.redis_url.empty()) {
+    options.redis_url = flags.redis_url;
+    options.redis_name = flags.redis_name;
+  } else {
+    options.state_dir = StateDirOf(flags.state_dir);
+    if (!std::filesystem::exists(std::filesystem::path(options.state_dir) / "state.db")) {
+      fprintf(stderr, "urlsieve forget: no state in %s (no state.db): nothing to forget\n",
+              options.state_dir.c_str());
+      return kExitFailure;
+    }
+  }
+  auto opened = SeenFilter::Open(options);
+  if (!opened.ok()) {
+    fprintf(stderr, "urlsieve forget: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  SeenFilter& filter = **opened;
+
+  LineReader reader(STDIN_FILENO);
+  LineWriter writer(STDOUT_FILENO);
+  LineWriter errors(STDERR_FILENO);
+  std::string lines;  // the batch's lines back to back
+  std::vector<size_t> line_ends;
+  std::vector<uint64_t> line_numbers;
+  std::vector<std::string_view> urls;
+  std::vector<ForgetResult> results;
+  uint64_t line_number = 0;
+  uint64_t forgotten = 0, absent = 0, invalid = 0;
+  bool more = true;
+  Status status;
+  while (more && status.ok() && writer.ok() && !g_stop) {
+    lines.clear();
+    line_ends.clear();
+    line_numbers.clear();
+    std::string_view line;
+    while (line_ends.size() < flags.batch && (more = reader.Next(&line))) {
+      ++line_number;
+      if (line.empty()) continue;
+      lines.append(line);
+      line_ends.push_back(lines.size());
+      line_numbers.push_back(line_number);
+    }
+    urls.clear();
+    for (size_t i = 0, begin = 0; i < line_ends.size(); begin = line_ends[i], ++i) {
+      urls.push_back(std::string_view(lines).substr(begin, line_ends[i] - begin));
+    }
+    status = filter.ForgetBatch(urls, &results);
+    if (!status.ok()) break;
+    for (size_t i = 0; i < urls.size(); ++i) {
+      switch (results[i].outcome) {
+        case ForgetOutcome::kForgotten:
+          ++forgotten;
+          if (!flags.quiet) writer.WriteLine(std::string("forgotten\t").append(urls[i]));
+          break;
+        case ForgetOutcome::kNotThere:
+          ++absent;
+          if (!flags.quiet) writer.WriteLine(std::string("absent\t").append(urls[i]));
+          break;
+        case ForgetOutcome::kInvalid:
+          ++invalid;
+          // Never the raw line: it may be huge or hold terminal escapes.
+          errors.WriteLine("line " + std::to_string(line_numbers[i]) + ": " +
+                           EscapedExcerpt(results[i].error.message()) + ": " +
+                           EscapedExcerpt(urls[i]));
+          break;
+      }
+    }
+  }
+  const bool flushed = writer.Flush();
+  errors.Flush();
+  // What was forgotten is saved even when stdout failed: a "forgotten" line that was not written
+  // out loses nothing (forgetting again finds the URL absent).
+  // Nothing forgotten: nothing to save (a crawl's state is left exactly as it was).
+  Status saved = forgotten > 0 ? filter.Save() : Status::Ok();
+  int code = invalid > 0 ? kExitSomeInvalid : kExitOk;
+  if (!status.ok()) {
+    fprintf(stderr, "urlsieve forget: %s\n", status.ToString().c_str());
+    code = kExitFailure;
+  }
+  if (reader.error()) {
+    fprintf(stderr, "urlsieve forget: error reading stdin\n");
+    code = kExitFailure;
+  }
+  if (!flushed) {
+    fprintf(stderr, "urlsieve forget: error writing stdout\n");
+    code = kExitFailure;
+  }
+  if (!saved.ok()) {
+    fprintf(stderr, "urlsieve forget: saving the state: %s (nothing of this run is forgotten)\n",
+            saved.ToString().c_str());
+    code = kExitFailure;
+  }
+  fprintf(stderr, "urlsieve forget: %llu forgotten, %llu absent, %llu invalid%s\n",
+          static_cast<unsigned long long>(forgotten), static_cast<unsigned long long>(absent),
+          static_cast<unsigned long long>(invalid), g_stop ? " (stopped early)" : "");
+  return code;
+}
+
+}  // namespace
+
+void AddForgetCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ForgetFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "forget",
+      "Forget each URL from stdin, so that a later filter or crawl takes it as new (an --exact or "
+      "--deletable state or set). Prints 'forgotten<TAB>URL' or 'absent<TAB>URL' per URL. Exit "
+      "0 ok, 3 some lines invalid (reported on stderr), 1 error, 2 usage");
+  auto* state = cmd->add_option("--state", flags->state_dir,
+                                "State directory: a filter's, or a crawl's OUT/state (or OUT)");
+  auto* redis = cmd->add_option("--redis", flags->redis_url,
+                                "A seen set shared in Redis: redis://[[user]:password@]host:port"
+                                "[/db] (with --name)");
+  auto* name = cmd->add_option("--name,--redis-name", flags->redis_name,
+                               "The shared set's name in --redis");
+  state->excludes(redis);
+  redis->excludes(state);
+  redis->needs(name);
+  name->needs(redis);
+  cmd->add_flag("--quiet,-q", flags->quiet, "Print only the summary (stderr)");
+  cmd->add_option("--batch", flags->batch, "URLs per batch")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+  cmd->callback([flags, exit_code, state, redis] {
+    if (state->count() == 0 && redis->count() == 0) {
+      throw CLI::RequiredError("--state or --redis");
+    }
+    *exit_code = RunForget(*flags);
+  });
+}
+
+}  // namespace urlsieve::cli

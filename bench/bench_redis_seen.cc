@@ -286,6 +286,7 @@ class Contender {
 
 class UrlsieveContender final : public Contender {
  public:
+  static constexpr uint32_t kGenerations = 4;
   UrlsieveContender(RedisAddress address, bool front_cache, uint32_t shards, bool routed = false,
                     uint64_t revisit_after_s = 0, bool deletable = false)
       : address_(std::move(address)),
@@ -320,11 +321,17 @@ class UrlsieveContender final : public Contender {
     options.name = "bench";
     options.requested.capacity = capacity;
     options.requested.fp_rate = fp_rate;
+    // A generational set is sized for `capacity` keys per revisit_after, capacity/G per
+    // generation; the bench inserts the whole workload within one generation, so it asks for G
+    // times the workload: one generation then holds it at ε/(G+1), and the memory printed is one
+    // generation's. In the steady state (capacity keys per revisit_after) G+1 generations are
+    // live for G generations' keys: (G+1)/G times that per key.
+    if (revisit_after_s_ > 0) options.requested.capacity = capacity * kGenerations;
     if (!front_cache_) options.front_cache_keys = 0;
     options.shards = shards_;
     options.routed = routed_;
     options.requested.revisit_after_s = revisit_after_s_;
-    options.requested.generations = 4;
+    options.requested.generations = kGenerations;
     options.requested.deletable = deletable_;
     std::vector<SeenNotice> notices;
     Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(options, &notices);

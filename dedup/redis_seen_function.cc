@@ -549,10 +549,13 @@ local function gen_test_and_set(count_key, exact, with_payload, argv, head, now_
   local c = {argv = argv, exact = exact, unit = st.unit, maybe = st.maybe, fp = st.fp, held = {}}
   local pending = {}
   for i = 1, nkeys do pending[i] = head + 1 + (i - 1) * stride end
-  for g = cur - st.gens, cur - 1 do
+  -- The live generations before the current one, and any after it: a client whose clock is
+  -- behind another's (a clock given by the client) must not tell new a key that client put into
+  -- a generation it does not know yet (its age then counts as 0).
+  for g = cur - st.gens, cur + st.gens do
     local key = prefix .. 'gen:' .. fmt(g)
-    if #pending > 0 and redis.call('EXISTS', key) == 1 then
-      c.holding = g
+    if g ~= cur and #pending > 0 and redis.call('EXISTS', key) == 1 then
+      c.holding = math.min(g, cur)
       pending = absent_in(c, key, key .. ':fp:', layer, start, pending)
     end
   end
@@ -656,7 +659,7 @@ local function contains_gen(keys, argv)
   local c = {argv = argv, exact = exact, unit = st.unit, maybe = 0, fp = 0}
   local pending = {}
   for i = 1, nkeys do pending[i] = head + 1 + (i - 1) * stride end
-  for g = cur - st.gens, cur do
+  for g = cur - st.gens, cur + st.gens do
     local key = prefix .. 'gen:' .. fmt(g)
     if #pending > 0 and redis.call('EXISTS', key) == 1 then
       pending = absent_in(c, key, key .. ':fp:', st.layer, e, pending)
@@ -698,7 +701,7 @@ local function forget_gen(keys, argv)
   for i = 1, nkeys do
     local base = head + 1 + (i - 1) * stride
     local gone = false
-    for g = cur - st.gens, cur do
+    for g = cur - st.gens, cur + st.gens do
       local key = prefix .. 'gen:' .. fmt(g)
       if redis.call('EXISTS', key) == 1 then
         if exact then

@@ -21,7 +21,9 @@
 //                        payload). Exact: HDEL of its record in every layer; deletable (the
 //                        shard's unit 4): its counters decremented in the oldest layer holding
 //                        it, saturated ones kept. Reply as insert's, '1' per key forgotten.
-//   urlsieve_v1_insert_gen  KEYS: count of a generational shard. ARGV: exact, token, seq, claim
+//   urlsieve_v1_insert_gen  KEYS: count of a generational shard (the live generations, and any
+//                        of the G after the caller's current one, are tested; the current one
+//                        takes the new keys). ARGV: exact, token, seq, claim
 //                        log, generation, now (unix ms; "" = the server's TIME), then per key
 //                        [field] [payload] [bucket] offsets (one geometry: every generation's).
 //                        Reply ["<now> <cur> <per key '1' new, else 'A' + the age of the

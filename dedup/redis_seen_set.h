@@ -45,7 +45,9 @@
 // shard); with RedisSeenSetOptions::clock, the client's clock, sent with each call: then a client
 // whose clock is off by d puts keys into a generation others consider d older or newer, so they
 // come back new up to d early or late, and a generation's keys expire (PX, counted from the call)
-// up to d early or late; keep client clocks within a small part of L.
+// up to d early or late; keep client clocks within a small part of L. (The Function also tests
+// the G generations after the caller's current one, so a client behind still sees what a client
+// ahead inserted: skew never makes a key new twice.)
 //
 // Forgetting (ForgetHashed): exact mode deletes the key's record from every layer's (or live
 // generation's) bucket; a deletable set decrements its counters in the layer or generation it was

@@ -459,6 +459,52 @@ TEST(RedisSeenSetForgetSaturationTest, ForgettingEveryKeyEmptiesACountingSet) {
   EXPECT_EQ(CountTrue(Insert(*set, 0, 2000)), 2000);
 }
 
+// A counting set that grows past its capacity: its new layers count too, and each key is
+// forgotten from the layer it went into.
+TEST(RedisSeenSetForgetSaturationTest, ACountingSetGrowsAndForgetsAcrossItsLayers) {
+  RedisServer* server = SharedRedisServer();
+  if (server == nullptr) GTEST_SKIP() << "no redis-server";
+  TimedOptions t;
+  t.deletable = true;
+  t.capacity = 1000;
+  auto set = OpenSet(Options(server->address(), "grows", t));
+  ASSERT_NE(set, nullptr);
+  int told_new = 0;
+  for (int from = 0; from < 8000; from += 500) told_new += CountTrue(Insert(*set, from, from + 500));
+  EXPECT_GE(told_new, 7990);  // a false positive or so at ε = 1e-3
+  EXPECT_GE(set->Stats().bloom_layers, 3u);
+  std::vector<int> ids;
+  for (int i = 0; i < 8000; ++i) ids.push_back(i);
+  auto forgotten = Forget(*set, ids);
+  ASSERT_TRUE(forgotten.ok()) << forgotten.status().ToString();
+  EXPECT_GE(CountTrue(*forgotten), told_new);
+  int again = 0;
+  for (int from = 0; from < 8000; from += 500) again += CountTrue(Insert(*set, from, from + 500));
+  EXPECT_GE(again, 7990);
+}
+
+// Clients whose clocks disagree (a clock given by the client): one behind the other still sees
+// the keys the other put into a generation it has not reached, so no key is new twice.
+TEST(RedisSeenSetStoredTimeTest, AClientBehindSeesTheKeysOfAClientAhead) {
+  RedisServer* server = SharedRedisServer();
+  if (server == nullptr) GTEST_SKIP() << "no redis-server";
+  ManualClock ahead;
+  ManualClock behind;
+  ahead.Advance(seconds(25));  // a generation (L = 20 s) ahead
+  TimedOptions t;
+  t.revisit_after_s = 60;
+  t.generations = 3;
+  t.clock = &ahead;
+  auto a = OpenSet(Options(server->address(), "skew", t));
+  t.clock = &behind;
+  auto b = OpenSet(Options(server->address(), "skew", t));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(CountTrue(Insert(*a, 0, 100)), 100);
+  EXPECT_EQ(CountTrue(Insert(*b, 0, 200)), 100);
+  EXPECT_EQ(CountTrue(Insert(*a, 0, 200)), 0);
+}
+
 TEST(RedisSeenSetStoredTimeTest, AReopenKeepsTheStoredTimeAndCounting) {
   RedisServer* server = SharedRedisServer();
   if (server == nullptr) GTEST_SKIP() << "no redis-server";

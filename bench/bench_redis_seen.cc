@@ -23,6 +23,10 @@
 //   r (not by default) a probe: the same test-and-set as one plain BITFIELD per batch, no Lua;
 //   o (not by default) urlsieve routed, no front cache: a crawl cluster's set (1024 shards, or
 //   --shards), each key routed to the partition of its host and appended to that inbox when new.
+//   g / G (not by default) urlsieve generational (revisit_after 7 d in 4 generations, the
+//   server's TIME), without / with the front cache; d / D urlsieve deletable (4-bit counters),
+//   without / with the front cache (which then reads the forgetting epoch each batch), followed by
+//   a timed Forget of a tenth of the distinct keys (ns/key in the notes).
 //   --shards S: urlsieve's shard count (default: the set chooses).
 // Exit status 1 when a contender fails or answers wrongly (the targets only print).
 #include <nettle/sha1.h>
@@ -282,13 +286,34 @@ class Contender {
 
 class UrlsieveContender final : public Contender {
  public:
-  UrlsieveContender(RedisAddress address, bool front_cache, uint32_t shards, bool routed = false)
-      : address_(std::move(address)), front_cache_(front_cache), shards_(shards), routed_(routed) {
+  static constexpr uint32_t kGenerations = 4;
+  UrlsieveContender(RedisAddress address, bool front_cache, uint32_t shards, bool routed = false,
+                    uint64_t revisit_after_s = 0, bool deletable = false)
+      : address_(std::move(address)),
+        front_cache_(front_cache),
+        shards_(shards),
+        routed_(routed),
+        revisit_after_s_(revisit_after_s),
+        deletable_(deletable) {
     if (routed_ && shards_ == 0) shards_ = 1024;
+    if (routed_) {
+      name_ = "urlsieve routed, no cache";
+    } else if (revisit_after_s_ > 0 || deletable_) {
+      name_ = std::string("urlsieve ") + (revisit_after_s_ > 0 ? "7d/4 gens" : "") +
+              (revisit_after_s_ > 0 && deletable_ ? "+" : "") + (deletable_ ? "deletable" : "") +
+              (front_cache_ ? ", cache" : ", no cache");
+    } else {
+      name_ = front_cache_ ? "urlsieve, front cache" : "urlsieve, no front cache";
+    }
   }
-  const char* name() const override {
-    if (routed_) return "urlsieve routed, no cache";
-    return front_cache_ ? "urlsieve, front cache" : "urlsieve, no front cache";
+  const char* name() const override { return name_.c_str(); }
+  bool deletable() const { return deletable_; }
+  // Forgets keys (a deletable set): the bench times it after the inserts.
+  Status Forget(std::span<const std::string_view> keys) {
+    hashes_.resize(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) hashes_[i] = SeenSet::Hash(keys[i]);
+    std::unique_ptr<bool[]> forgotten(new bool[keys.size()]);
+    return set_->ForgetHashed(keys, hashes_, std::span<bool>(forgotten.get(), keys.size()));
   }
   Status Open(uint64_t capacity, double fp_rate) override {
     RedisSeenSetOptions options;
@@ -296,9 +321,18 @@ class UrlsieveContender final : public Contender {
     options.name = "bench";
     options.requested.capacity = capacity;
     options.requested.fp_rate = fp_rate;
+    // A generational set is sized for `capacity` keys per revisit_after, capacity/G per
+    // generation; the bench inserts the whole workload within one generation, so it asks for G
+    // times the workload: one generation then holds it at ε/(G+1), and the memory printed is one
+    // generation's. In the steady state (capacity keys per revisit_after) G+1 generations are
+    // live for G generations' keys: (G+1)/G times that per key.
+    if (revisit_after_s_ > 0) options.requested.capacity = capacity * kGenerations;
     if (!front_cache_) options.front_cache_keys = 0;
     options.shards = shards_;
     options.routed = routed_;
+    options.requested.revisit_after_s = revisit_after_s_;
+    options.requested.generations = kGenerations;
+    options.requested.deletable = deletable_;
     std::vector<SeenNotice> notices;
     Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(options, &notices);
     if (!set.ok()) return set.status();
@@ -344,6 +378,9 @@ class UrlsieveContender final : public Contender {
   bool front_cache_;
   uint32_t shards_;
   bool routed_;
+  uint64_t revisit_after_s_;
+  bool deletable_;
+  std::string name_;
   std::unique_ptr<RedisSeenSet> set_;
   std::vector<KeyHash> hashes_;
   std::vector<uint32_t> routes_;
@@ -644,6 +681,27 @@ Row Measure(Contender& contender, const Workload& w, Server& server, const Optio
   std::string shape;
   if (auto* u = dynamic_cast<UrlsieveContender*>(&contender)) shape = u->Shape() + "; ";
   if (auto* l = dynamic_cast<LuaBloomContender*>(&contender)) shape = l->Shape() + "; ";
+  // A deletable set: forget the first tenth of the distinct keys (untimed above), timed here.
+  if (auto* u = dynamic_cast<UrlsieveContender*>(&contender); u != nullptr && u->deletable()) {
+    const uint64_t forget = std::max<uint64_t>(1, w.distinct / 10);
+    std::vector<std::string_view> batch;
+    const auto forget_start = std::chrono::steady_clock::now();
+    for (uint64_t i = 0; i < forget; i += o.batch) {
+      batch.clear();
+      for (uint64_t j = i; j < std::min(forget, i + o.batch); ++j) {
+        const std::string_view key =
+            std::string_view(w.arena).substr(w.offsets[j], w.offsets[j + 1] - w.offsets[j]);
+        batch.push_back(key);
+      }
+      if (Status s = u->Forget(batch); !s.ok()) Die(std::string(u->name()) + " forgetting", s);
+    }
+    const double forget_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - forget_start).count();
+    char line[160];
+    snprintf(line, sizeof(line), "  %s: Forget of %" PRIu64 " keys: %.0f ns/key\n", u->name(),
+             forget, forget_s * 1e9 / static_cast<double>(forget));
+    *notes += line;
+  }
   const long long keys_in_db = server.Run({"DBSIZE"}).integer;
   *notes += "  " + row.contender + ": " + shape + std::to_string(keys_in_db) +
             " Redis keys; server: " + server.BusiestCommands() + "\n";
@@ -735,6 +793,12 @@ int Main(int argc, char** argv) {
       contenders.push_back(std::make_unique<UrlsieveContender>(address, false, o.shards));
     else if (c == 'o')
       contenders.push_back(std::make_unique<UrlsieveContender>(address, false, o.shards, true));
+    else if (c == 'g' || c == 'G')  // generational: revisit_after 7 d in 4 generations
+      contenders.push_back(
+          std::make_unique<UrlsieveContender>(address, c == 'G', o.shards, false, 7 * 86400));
+    else if (c == 'd' || c == 'D')  // deletable (counting)
+      contenders.push_back(
+          std::make_unique<UrlsieveContender>(address, c == 'D', o.shards, false, 0, true));
     else if (c == 's')
       contenders.push_back(std::make_unique<SaddContender>(address));
     else if (c == 'r')
@@ -743,7 +807,8 @@ int Main(int argc, char** argv) {
       contenders.push_back(std::make_unique<LuaBloomContender>(address));
     else
       Die("--contenders",
-          Status::InvalidArgument(std::string("unknown contender '") + c + "' (c n s l r o)"));
+          Status::InvalidArgument(std::string("unknown contender '") + c +
+                                  "' (c n s l r o g G d D)"));
   }
 
   std::map<char, std::vector<Row>> results;

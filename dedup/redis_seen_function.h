@@ -17,6 +17,22 @@
 //                        The same reply as insert.
 //   urlsieve_v1_contains KEYS: count. ARGV: exact, P, per key its arguments (no payload). The
 //                        same reply, '1' per contained key. No writes.
+//   urlsieve_v1_forget   KEYS: count. ARGV: exact, token, seq, P, per key its arguments (no
+//                        payload). Exact: HDEL of its record in every layer; deletable (the
+//                        shard's unit 4): its counters decremented in the oldest layer holding
+//                        it, saturated ones kept. Reply as insert's, '1' per key forgotten.
+//   urlsieve_v1_insert_gen  KEYS: count of a generational shard (the live generations, and any
+//                        of the G after the caller's current one, are tested; the current one
+//                        takes the new keys). ARGV: exact, token, seq, claim
+//                        log, generation, now (unix ms; "" = the server's TIME), then per key
+//                        [field] [payload] [bucket] offsets (one geometry: every generation's).
+//                        Reply ["<now> <cur> <per key '1' new, else 'A' + the age of the
+//                        generation holding it>", 1, the current generation's count].
+//   urlsieve_v1_contains_gen KEYS: count. ARGV: exact, now, keys. '1' per key held. No writes.
+//   urlsieve_v1_forget_gen   KEYS: count. ARGV: exact, token, seq, now, keys. As forget, over
+//                        the live generations.
+// init's optional ARGV[3] is the unit (1 bits, 4 counters), ARGV[4..5] a generational shard's
+// span (ms) and generation count; they go into the shard's count hash.
 // Compatibility: a newer build adds functions or optional arguments, never changes what an
 // existing one means, so an older binary's calls keep working after a newer one's FUNCTION LOAD
 // REPLACE.
@@ -36,6 +52,10 @@ inline constexpr const char* kRedisSeenInit = "urlsieve_v1_init";
 inline constexpr const char* kRedisSeenInsert = "urlsieve_v1_insert";
 inline constexpr const char* kRedisSeenInsertRouted = "urlsieve_v1_insert_routed";
 inline constexpr const char* kRedisSeenContains = "urlsieve_v1_contains";
+inline constexpr const char* kRedisSeenForget = "urlsieve_v1_forget";
+inline constexpr const char* kRedisSeenInsertGen = "urlsieve_v1_insert_gen";
+inline constexpr const char* kRedisSeenContainsGen = "urlsieve_v1_contains_gen";
+inline constexpr const char* kRedisSeenForgetGen = "urlsieve_v1_forget_gen";
 
 // The library's source, for FUNCTION LOAD REPLACE.
 const std::string& RedisSeenLibrarySource();

@@ -250,7 +250,7 @@ uint64_t RedisBitOffset(const KeyHash& hash, const RedisBloomLayer& layer, uint3
 
 void AppendRedisKeyArguments(const KeyHash& hash, std::span<const RedisBloomLayer> layers,
                              uint32_t provided, bool exact, const std::string_view* payload,
-                             std::vector<std::string>* argv) {
+                             std::vector<std::string>* argv, uint32_t counter_bits) {
   if (exact) argv->push_back(RedisKeyField(hash));
   if (payload != nullptr) argv->emplace_back(*payload);
   char buffer[24];
@@ -263,7 +263,7 @@ void AppendRedisKeyArguments(const KeyHash& hash, std::span<const RedisBloomLaye
     }
     const uint64_t base = MultiplyHigh(hash.low, layer.blocks) * 512;
     for (uint32_t b = 0; b < layer.bits; ++b) {
-      const uint64_t offset = base + ((hash.high * kBitMultipliers[b]) >> 55);
+      const uint64_t offset = (base + ((hash.high * kBitMultipliers[b]) >> 55)) * counter_bits;
       const auto end = std::to_chars(buffer, buffer + sizeof(buffer), offset).ptr;
       argv->emplace_back(buffer, end);
     }

@@ -107,10 +107,15 @@ uint64_t RedisBucketOf(const KeyHash& hash, uint64_t buckets);
 uint64_t RedisBitOffset(const KeyHash& hash, const RedisBloomLayer& layer, uint32_t bit);
 
 // Appends a key's arguments for `provided` layers: [field (exact)] [payload (non-null)] and per
-// layer [bucket (exact)] and its bit offsets.
+// layer [bucket (exact)] and its bit offsets. A deletable set's filter holds a 4-bit counter per
+// position instead of a bit (`counter_bits` 4): its offsets are the positions times 4.
 void AppendRedisKeyArguments(const KeyHash& hash, std::span<const RedisBloomLayer> layers,
                              uint32_t provided, bool exact, const std::string_view* payload,
-                             std::vector<std::string>* argv);
+                             std::vector<std::string>* argv, uint32_t counter_bits = 1);
+
+// A counting layer's string is 4 times as long: its blocks stay below this (BITFIELD offsets
+// below 2^32 bits, strings below 512 MiB).
+inline constexpr uint64_t kMaxCountingLayerBlocks = (uint64_t{1} << 21) - 1;
 
 }  // namespace urlsieve
 

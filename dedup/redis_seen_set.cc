@@ -26,6 +26,9 @@ namespace {
 
 constexpr const char* kFormat = "urlsieve-redis-seen-set";
 constexpr const char* kVersion = "1";
+// Sets with generations or counters: a build that predates them must refuse such a set.
+constexpr const char* kVersionTimed = "2";
+constexpr uint32_t kMaxGenerations = 64;
 
 // Retries of a shard call whose connection failed, inside one call of the set (same token and
 // sequence number, so a call that did run is answered as it was): the back-off before each.
@@ -108,7 +111,24 @@ struct PendingBatch {
   // Per shard of the batch (ascending, each once): the shard and its keys' indexes in the batch.
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> parts;
   std::chrono::steady_clock::time_point failed_at;
+  uint64_t sent_ms = 0;  // LocalNowMs() when it was first sent (a generational set's time)
 };
+
+// A generational answer, "<now> <cur> <verdicts>": the time the Function used, its current
+// generation, and per key '1' (new) or 'A' + the age of the generation holding it.
+bool ParseGenAnswer(const std::string& answer, uint64_t* now, uint64_t* cur,
+                    std::string_view* verdicts) {
+  const size_t first = answer.find(' ');
+  if (first == std::string::npos) return false;
+  const size_t second = answer.find(' ', first + 1);
+  if (second == std::string::npos) return false;
+  if (!ParseUint(answer.substr(0, first), now) ||
+      !ParseUint(answer.substr(first + 1, second - first - 1), cur)) {
+    return false;
+  }
+  *verdicts = std::string_view(answer).substr(second + 1);
+  return true;
+}
 
 }  // namespace
 
@@ -125,6 +145,7 @@ class RedisSeenSet::Impl {
                 std::span<const KeyHash> hashes, std::span<const std::string_view> payloads,
                 std::span<bool> is_new);
   Result<bool> ContainsHashed(const KeyHash& hash);
+  Status Forget(std::span<const KeyHash> hashes, std::span<bool> forgotten);
   Result<std::vector<std::string>> UncommittedClaims();
   Status CheckpointCommitted(uint64_t generation);
   SeenStats Stats();
@@ -143,6 +164,20 @@ class RedisSeenSet::Impl {
   std::string ShardPrefix(uint32_t shard) const { return RedisShardKeyPrefix(options_.name, shard); }
   std::string CountKey(uint32_t shard) const { return ShardPrefix(shard) + "count"; }
   std::string InboxKey(uint32_t shard) const { return RedisInboxKey(options_.name, shard); }
+  std::string EpochKey() const { return "urlsieve:{" + options_.name + "}:forgets"; }
+
+  bool generational() const { return parameters_.revisit_after_s > 0; }
+  uint32_t unit() const { return parameters_.deletable ? 4 : 1; }
+  bool can_forget() const { return parameters_.exact || parameters_.deletable; }
+  uint64_t span_ms() const {
+    return std::max<uint64_t>(1, parameters_.revisit_after_s * 1000 / parameters_.generations);
+  }
+  // Now in the set's time line (ms): the client clock's unix time when there is one (it is also
+  // the time the Function uses), else this process's steady clock (the front cache's deadlines
+  // are then local: sent time + what the server said was left).
+  uint64_t LocalNowMs() const;
+  // The forgetting epoch (0 when no Forget ever ran), for a front cache over a set that can forget.
+  Result<uint64_t> ReadEpoch(RedisClient& client);
 
   Result<std::unique_ptr<PooledClient>> Acquire();
   void Release(std::unique_ptr<PooledClient> client);
@@ -199,6 +234,7 @@ class RedisSeenSet::Impl {
   std::deque<PendingBatch> pending_;
 
   std::atomic<uint64_t> building_generation_{1};
+  uint64_t forget_seed_ = 0x666f7267657421;  // the digest seed of a Forget batch
   std::atomic<uint64_t> round_trips_{0};
   std::atomic<uint64_t> keys_sent_{0};
 };
@@ -236,6 +272,16 @@ std::vector<std::string> RedisSeenSet::Impl::MetaFields() const {
       "canonicalize", EncodeStoredCanonicalize(parameters_.canonicalize),
       "shards",       std::to_string(shards_),
       "layers",       layer_table_};
+  // Only a set with time or counters has these (and version 2).
+  if (parameters_.revisit_after_s > 0 || parameters_.deletable) {
+    fields[3] = kVersionTimed;
+    fields.push_back("revisit_after");
+    fields.push_back(std::to_string(parameters_.revisit_after_s));
+    fields.push_back("generations");
+    fields.push_back(std::to_string(parameters_.generations));
+    fields.push_back("deletable");
+    fields.push_back(parameters_.deletable ? "1" : "0");
+  }
   // Only a routed set has the field: an unrouted one stays as earlier builds wrote it.
   if (routed_) {
     fields.push_back("routed");
@@ -256,10 +302,11 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& m
                               (format ? "\"" + *format + "\"" : std::string("missing")) + ")");
   }
   const std::string* version = field("version");
-  if (version == nullptr || *version != kVersion) {
+  if (version == nullptr || (*version != kVersion && *version != kVersionTimed)) {
     return Status::Unsupported(where + " is a urlsieve seen set of format version " +
                                (version ? *version : std::string("(missing)")) +
-                               "; this build reads version " + kVersion);
+                               "; this build reads versions " + kVersion + " and " +
+                               kVersionTimed);
   }
   auto bad = [&](const char* name) {
     return Status::Corruption(where + ": unreadable field '" + name + "'");
@@ -298,6 +345,22 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& m
     if (*flag != "0" && *flag != "1") return bad("routed");
     routed = *flag == "1";
   }
+  if (*version == kVersionTimed) {
+    uint64_t value = 0;
+    if ((text = field("revisit_after")) == nullptr || !ParseUint(*text, &p.revisit_after_s)) {
+      return bad("revisit_after");
+    }
+    if ((text = field("generations")) == nullptr || !ParseUint(*text, &value) ||
+        value > kMaxGenerations || (p.revisit_after_s > 0 && value == 0)) {
+      return bad("generations");
+    }
+    p.generations = static_cast<uint32_t>(value);
+    if ((text = field("deletable")) == nullptr || (*text != "0" && *text != "1")) {
+      return bad("deletable");
+    }
+    p.deletable = *text == "1";
+    if (p.revisit_after_s == 0) p.generations = 0;
+  }
   if ((text = field("layers")) == nullptr) return bad("layers");
   auto layers = RedisSeenLayout::DecodeLayers(*text);
   if (!layers.ok()) return Status::Corruption(where + ": " + layers.status().message());
@@ -307,6 +370,13 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& m
   routed_ = routed;
   layers_ = std::move(layers).value();
   for (uint32_t l = 0; l < layers_.size(); ++l) layers_[l].fp_rate = RedisLayerFpRate(p.fp_rate, l);
+  if (p.revisit_after_s > 0) {
+    if (layers_.size() != 1 || routed) {
+      return Status::Corruption(where + ": a generational set has one generation geometry and "
+                                "is not routed");
+    }
+    layers_[0].fp_rate = p.fp_rate / (p.generations + 1);
+  }
   layer_table_ = *text;
   meta_ = meta;
   return Status::Ok();
@@ -402,8 +472,14 @@ Status RedisSeenSet::Impl::InitShards(RedisClient& client, const std::vector<uin
   }
   std::vector<RedisCommand> commands;
   for (uint32_t s : shards) {
-    commands.push_back(
-        Command({"FCALL", kRedisSeenInit, "1", CountKey(s), layer_table_, identity_.ToHex()}, 3));
+    std::vector<std::string> init = {"FCALL",      kRedisSeenInit,    "1", CountKey(s),
+                                     layer_table_, identity_.ToHex()};
+    if (unit() != 1 || generational()) init.push_back(std::to_string(unit()));
+    if (generational()) {
+      init.push_back(std::to_string(span_ms()));
+      init.push_back(std::to_string(parameters_.generations));
+    }
+    commands.push_back(Command(std::move(init), 3));
   }
   for (size_t begin = 0; begin < commands.size(); begin += 64) {
     const size_t end = std::min(commands.size(), begin + 64);
@@ -429,6 +505,19 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
   if (!ValidName(options_.name)) {
     return Status::InvalidArgument("Redis seen set name \"" + options_.name +
                                    "\": use 1-64 characters of A-Z a-z 0-9 _ . -");
+  }
+  const StateParameters& asked = options_.requested;
+  if (options_.routed && (asked.revisit_after_s > 0 || asked.deletable)) {
+    return Status::InvalidArgument(
+        "opening " + What() +
+        " routed: a crawl cluster's set has no revisit_after and is not deletable (not built: "
+        "its inboxes would need to forget too)");
+  }
+  if (asked.revisit_after_s > 0 &&
+      (asked.generations < 1 || asked.generations > kMaxGenerations)) {
+    return Status::InvalidArgument("opening " + What() + ": generations " +
+                                   std::to_string(asked.generations) + " is outside 1.." +
+                                   std::to_string(kMaxGenerations));
   }
   if (options_.routed && !options_.read_only) {
     if (options_.shards == 0) {
@@ -484,16 +573,46 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
     }
     // A routed shard holds a partition of hosts: its first layer keeps a floor
     // (redis_seen_layout.h).
-    auto layout = ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards,
-                                        spread, options_.routed ? kRoutedMinShardKeys : 0,
-                                        options_.routed ? kRoutedGrowthShift : 1);
+    StateParameters wanted = requested;
+    if (wanted.exact && wanted.deletable) {
+      // Exact mode forgets by deleting the record: its Bloom filter need not count.
+      wanted.deletable = false;
+      notices->push_back({SeenNotice::Kind::kStoredParameters,
+                          "Redis seen set \"" + options_.name +
+                              "\": exact mode forgets by deleting the key's record: the filter "
+                              "is not made deletable (counting)"});
+    }
+    if (wanted.revisit_after_s == 0) wanted.generations = 0;
+    // A generational set: one geometry for every generation, capacity/G keys at ε/(G+1) (the
+    // layout's layer 0 takes 0.9 of the ε it is given).
+    const uint64_t gens = wanted.generations;
+    auto layout =
+        wanted.revisit_after_s > 0
+            ? ChooseRedisSeenLayout((requested.capacity + gens - 1) / gens,
+                                    requested.fp_rate / (gens + 1) / 0.9, options_.shards, spread)
+            : ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards, spread,
+                                    options_.routed ? kRoutedMinShardKeys : 0,
+                                    options_.routed ? kRoutedGrowthShift : 1);
     if (!layout.ok()) {
       return Status(layout.status().code(),
                     "creating " + What() + ": " + layout.status().message());
     }
+    if (wanted.revisit_after_s > 0) layout->layers.resize(1);
+    if (wanted.deletable) {
+      while (!layout->layers.empty() && layout->layers.back().blocks > kMaxCountingLayerBlocks) {
+        layout->layers.pop_back();
+      }
+      if (layout->layers.empty()) {
+        return Status::InvalidArgument("creating " + What() + ": capacity " +
+                                       std::to_string(requested.capacity) + " over " +
+                                       std::to_string(layout->shards) +
+                                       " shards needs counter strings above 512 MiB: use more "
+                                       "shards");
+      }
+    }
     auto identity = StateIdentity::Random();
     if (!identity.ok()) return identity.status();
-    parameters_ = requested;
+    parameters_ = wanted;
     identity_ = *identity;
     shards_ = layout->shards;
     routed_ = options_.routed;
@@ -544,9 +663,26 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
                         prefix + "using the stored canonicalizer options (" +
                             EncodeStoredCanonicalize(parameters_.canonicalize) + ")"});
   }
+  if (parameters_.revisit_after_s != requested.revisit_after_s ||
+      (requested.revisit_after_s > 0 && parameters_.generations != requested.generations)) {
+    notices->push_back(
+        {SeenNotice::Kind::kStoredParameters,
+         prefix + "using the stored revisit_after " +
+             std::to_string(parameters_.revisit_after_s) + " s in " +
+             std::to_string(parameters_.generations) + " generations (requested " +
+             std::to_string(requested.revisit_after_s) + " s in " +
+             std::to_string(requested.generations) + ")"});
+  }
+  if (parameters_.deletable != requested.deletable && !(requested.exact && parameters_.exact)) {
+    notices->push_back({SeenNotice::Kind::kStoredParameters,
+                        prefix + (parameters_.deletable
+                                      ? "the set is deletable (counting): staying deletable"
+                                      : "the set was created without --deletable: it cannot "
+                                        "become a counting filter")});
+  }
   hints_ = std::make_unique<ShardHint[]>(shards_);
   if (options_.front_cache_keys > 0) {
-    cache_ = std::make_unique<RedisFrontCache>(options_.front_cache_keys);
+    cache_ = std::make_unique<RedisFrontCache>(options_.front_cache_keys, generational());
   }
   building_generation_.store(options_.committed_generation + 1);
   Release(std::move(pooled));
@@ -750,6 +886,22 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
   }
   const bool claiming = has_claim_log();
 
+  auto acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  // A set that can forget: the front cache holds only what it learned under Redis's current
+  // forgetting epoch (redis_front_cache.h).
+  uint64_t epoch = 0;
+  if (cache_ != nullptr && can_forget()) {
+    auto read = ReadEpoch(*pooled->client);
+    if (!read.ok()) {
+      Release(std::move(pooled));
+      return read.status();
+    }
+    epoch = *read;
+    cache_->Validate(epoch);
+  }
+
   // The same batch again after a failure (the caller's retry) goes out as it went then.
   XXH128_hash_t digest = XXH3_128bits(hashes.data(), n * sizeof(KeyHash));
   if (routing) {  // the shards too, seeded with the hashes' digest
@@ -760,11 +912,12 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
   const bool retry = TakePending(digest, &batch);
   if (!retry) {
     batch.digest = digest;
+    batch.sent_ms = LocalNowMs();
     // (shard, index) of each key the front cache does not know, grouped by shard.
     std::vector<std::pair<uint32_t, uint32_t>> order;
     order.reserve(n);
     for (size_t i = 0; i < n; ++i) {
-      if (cache_ != nullptr && cache_->Contains(hashes[i])) continue;
+      if (cache_ != nullptr && cache_->Contains(hashes[i], batch.sent_ms)) continue;
       const uint32_t shard = routing ? routes[i] : RedisShardOf(hashes[i], shards_);
       order.emplace_back(shard, static_cast<uint32_t>(i));
     }
@@ -775,12 +928,6 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
       batch.parts.back().second.push_back(i);
     }
   }
-  auto acquired = Acquire();
-  if (!acquired.ok()) {
-    if (retry) RememberPending(std::move(batch));
-    return acquired.status();
-  }
-  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
   if (!retry) {
     batch.token = pooled->token;
     batch.seq = ++pooled->seq;
@@ -796,10 +943,11 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
   }
   keys_sent_.fetch_add(sent, std::memory_order_relaxed);
   const bool with_payload = claiming || routing;
+  const std::string now_arg = options_.clock != nullptr ? std::to_string(batch.sent_ms) : "";
   auto build = [&](size_t c) {
     const uint32_t s = shards[c];
     const std::vector<uint32_t>& part = batch.parts[c].second;
-    const uint32_t provided = Provided(s, part.size());
+    const uint32_t provided = generational() ? 1 : Provided(s, part.size());
     RedisCommand command;
     command.key_index = 3;
     std::vector<std::string>& argv = command.argv;
@@ -807,7 +955,18 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
     for (uint32_t l = 0; l < provided; ++l)
       per_key += layers_[l].bits + (parameters_.exact ? 1 : 0);
     argv.reserve(10 + part.size() * per_key);
-    if (routing) {
+    if (generational()) {
+      argv = {"FCALL",
+              kRedisSeenInsertGen,
+              "1",
+              CountKey(s),
+              parameters_.exact ? "1" : "0",
+              batch.token,
+              seq,
+              options_.claim_log,
+              generation,
+              now_arg};
+    } else if (routing) {
       argv = {"FCALL",
               kRedisSeenInsertRouted,
               "2",
@@ -834,7 +993,7 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
       std::string_view payload;
       if (with_payload) payload = payloads.empty() ? keys[i] : payloads[i];
       AppendRedisKeyArguments(hashes[i], layers_, provided, parameters_.exact,
-                              with_payload ? &payload : nullptr, &argv);
+                              with_payload ? &payload : nullptr, &argv, unit());
     }
     return command;
   };
@@ -851,7 +1010,30 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
     return status;
   }
   Release(std::move(pooled));
-  for (size_t c = 0; c < shards.size(); ++c) {
+  for (size_t c = 0; c < shards.size() && generational(); ++c) {
+    // Each key is remembered until its generation ages out, in this process's time line: the
+    // time sent + what was left at the Function's time (redis_front_cache.h).
+    const std::vector<uint32_t>& part = batch.parts[c].second;
+    uint64_t now = 0;
+    uint64_t cur = 0;
+    std::string_view verdicts;
+    if (!ParseGenAnswer(answers[c], &now, &cur, &verdicts) || verdicts.size() != part.size()) {
+      return Status::Corruption(options_.address.ToString() + ": " + What() + ": shard " +
+                                std::to_string(shards[c]) + " answered \"" +
+                                answers[c].substr(0, 80) + "\" for " +
+                                std::to_string(part.size()) + " keys");
+    }
+    for (size_t j = 0; j < part.size(); ++j) {
+      const char verdict = verdicts[j];
+      is_new[part[j]] = verdict == '1';
+      const uint64_t age = verdict >= 'A' ? static_cast<uint64_t>(verdict - 'A') : 0;
+      if (cache_ == nullptr || age > cur) continue;
+      const uint64_t end = (cur - age + parameters_.generations + 1) * span_ms();
+      if (end <= now) continue;
+      cache_->Insert(hashes[part[j]], batch.sent_ms + (end - now), epoch);
+    }
+  }
+  for (size_t c = 0; c < shards.size() && !generational(); ++c) {
     const std::vector<uint32_t>& part = batch.parts[c].second;
     const std::string& answer = answers[c];
     if (answer.size() != part.size()) {
@@ -862,10 +1044,135 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
     }
     for (size_t j = 0; j < part.size(); ++j) is_new[part[j]] = answer[j] == '1';
   }
-  if (cache_ != nullptr) {
+  if (cache_ != nullptr && !generational()) {
     for (const auto& [shard, part] : batch.parts) {
-      for (uint32_t i : part) cache_->Insert(hashes[i]);
+      for (uint32_t i : part) cache_->Insert(hashes[i], RedisFrontCache::kForever, epoch);
     }
+  }
+  return Status::Ok();
+}
+
+uint64_t RedisSeenSet::Impl::LocalNowMs() const {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  if (options_.clock != nullptr) {
+    return static_cast<uint64_t>(
+        duration_cast<milliseconds>(options_.clock->WallNow().time_since_epoch()).count());
+  }
+  return static_cast<uint64_t>(
+      duration_cast<milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+Result<uint64_t> RedisSeenSet::Impl::ReadEpoch(RedisClient& client) {
+  auto reply = client.Run(Command({"GET", EpochKey()}));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!reply.ok()) return reply.status();
+  if (reply->is_error()) return RedisErrorStatus(client.server(), "GET " + EpochKey(), *reply);
+  if (reply->type == RedisReply::Type::kNil) return uint64_t{0};
+  uint64_t epoch = 0;
+  if (!ParseUint(reply->str, &epoch)) {
+    return Status::Corruption(client.server() + ": " + EpochKey() + " holds \"" +
+                              reply->str.substr(0, 40) + "\", not a forgetting epoch");
+  }
+  return epoch;
+}
+
+Status RedisSeenSet::Impl::Forget(std::span<const KeyHash> hashes, std::span<bool> forgotten) {
+  const size_t n = hashes.size();
+  if (forgotten.size() != n) {
+    return Status::InvalidArgument(What() + ": keys, hashes and answers differ in size");
+  }
+  std::fill(forgotten.begin(), forgotten.end(), false);
+  if (routed_) {
+    return Status::InvalidArgument(What() + " is routed (a crawl cluster's): it cannot forget");
+  }
+  if (!can_forget()) {
+    return Status::Unsupported(options_.address.ToString() + ": " + What() +
+                               " cannot forget a key: it is a plain Bloom filter, which cannot "
+                               "delete one; create the set in exact mode (--exact) or with a "
+                               "counting filter (--deletable)");
+  }
+  if (n == 0) return Status::Ok();
+  if (options_.read_only) return Status::FailedPrecondition(What() + " is open read-only");
+  auto acquired = Acquire();
+  if (!acquired.ok()) {
+    return Status(acquired.status().code(),
+                  "forgetting keys in " + What() + ": " + acquired.status().message());
+  }
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  const XXH128_hash_t digest = XXH3_128bits_withSeed(hashes.data(), n * sizeof(KeyHash),
+                                                     forget_seed_);
+  PendingBatch batch;
+  if (!TakePending(digest, &batch)) {
+    batch.digest = digest;
+    batch.sent_ms = LocalNowMs();
+    std::vector<std::pair<uint32_t, uint32_t>> order;
+    for (size_t i = 0; i < n; ++i) {
+      order.emplace_back(RedisShardOf(hashes[i], shards_), static_cast<uint32_t>(i));
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [shard, i] : order) {
+      if (batch.parts.empty() || batch.parts.back().first != shard)
+        batch.parts.push_back({shard, {}});
+      batch.parts.back().second.push_back(i);
+    }
+    batch.token = pooled->token;
+    batch.seq = ++pooled->seq;
+  }
+  const std::string seq = std::to_string(batch.seq);
+  const std::string now_arg = options_.clock != nullptr ? std::to_string(batch.sent_ms) : "";
+  std::vector<uint32_t> shards;
+  for (const auto& part : batch.parts) shards.push_back(part.first);
+  auto build = [&](size_t c) {
+    const uint32_t s = shards[c];
+    const uint32_t provided = generational() ? 1 : Provided(s, 0);
+    RedisCommand command;
+    command.key_index = 3;
+    if (generational()) {
+      command.argv = {"FCALL", kRedisSeenForgetGen, "1", CountKey(s),
+                      parameters_.exact ? "1" : "0", batch.token, seq, now_arg};
+    } else {
+      command.argv = {"FCALL", kRedisSeenForget, "1", CountKey(s),
+                      parameters_.exact ? "1" : "0", batch.token, seq, std::to_string(provided)};
+    }
+    for (uint32_t i : batch.parts[c].second) {
+      AppendRedisKeyArguments(hashes[i], layers_, provided, parameters_.exact, nullptr,
+                              &command.argv, unit());
+    }
+    return command;
+  };
+  std::vector<std::string> answers;
+  Status status = RunShardCalls(*pooled, shards, build, &answers);
+  if (status.ok()) {
+    // Every front cache must stop answering these keys: the epoch moves after the deletions.
+    auto bumped = pooled->client->Run(Command({"INCR", EpochKey()}));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    if (!bumped.ok()) {
+      status = bumped.status();
+    } else if (bumped->is_error()) {
+      status = RedisErrorStatus(pooled->client->server(), "INCR " + EpochKey(), *bumped);
+    }
+  }
+  if (!status.ok()) {
+    // Some calls may have run: kept for the caller's retry (answered as they were), and this
+    // connection's next calls go under a new token.
+    batch.failed_at = std::chrono::steady_clock::now();
+    pooled->token = NewToken();
+    pooled->seq = 0;
+    RememberPending(std::move(batch));
+    Release(std::move(pooled));
+    return Status(status.code(), "forgetting keys in " + What() + ": " + status.message());
+  }
+  Release(std::move(pooled));
+  for (size_t c = 0; c < shards.size(); ++c) {
+    const std::vector<uint32_t>& part = batch.parts[c].second;
+    if (answers[c].size() != part.size()) {
+      return Status::Corruption(options_.address.ToString() + ": " + What() + ": shard " +
+                                std::to_string(shards[c]) + " answered " +
+                                std::to_string(answers[c].size()) + " verdicts for " +
+                                std::to_string(part.size()) + " keys to forget");
+    }
+    for (size_t j = 0; j < part.size(); ++j) forgotten[part[j]] = answers[c][j] == '1';
   }
   return Status::Ok();
 }
@@ -875,24 +1182,29 @@ Result<bool> RedisSeenSet::Impl::ContainsHashed(const KeyHash& hash) {
     // Its shard is the caller's (the partition of the key's host), unknown here.
     return Status::InvalidArgument(What() + " is routed: a lookup needs the key's shard");
   }
-  if (cache_ != nullptr && cache_->Contains(hash)) return true;
+  // A set that can forget is asked every time: another process may have forgotten the key.
+  if (cache_ != nullptr && !can_forget() && cache_->Contains(hash, LocalNowMs())) return true;
   auto acquired = Acquire();
   if (!acquired.ok()) return acquired.status();
   std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
   const uint32_t shard = RedisShardOf(hash, shards_);
   keys_sent_.fetch_add(1, std::memory_order_relaxed);
+  const std::string now_arg = options_.clock != nullptr ? std::to_string(LocalNowMs()) : "";
   auto build = [&](size_t) {
     const auto provided =
-        std::clamp<uint32_t>(hints_[shard].layers.load(), 1, static_cast<uint32_t>(layers_.size()));
+        generational() ? 1
+                       : std::clamp<uint32_t>(hints_[shard].layers.load(), 1,
+                                              static_cast<uint32_t>(layers_.size()));
     RedisCommand command;
     command.key_index = 3;
     command.argv = {"FCALL",
-                    kRedisSeenContains,
+                    generational() ? kRedisSeenContainsGen : kRedisSeenContains,
                     "1",
                     CountKey(shard),
                     parameters_.exact ? "1" : "0",
-                    std::to_string(provided)};
-    AppendRedisKeyArguments(hash, layers_, provided, parameters_.exact, nullptr, &command.argv);
+                    generational() ? now_arg : std::to_string(provided)};
+    AppendRedisKeyArguments(hash, layers_, provided, parameters_.exact, nullptr, &command.argv,
+                            unit());
     return command;
   };
   std::vector<std::string> answers;
@@ -991,7 +1303,33 @@ SeenStats RedisSeenSet::Impl::Stats() {
   };
   std::vector<LayerLoad> loads;
   commands.clear();
-  for (uint32_t s = 0; s < shards_; ++s) {
+  // A generational set: the live generations' counts (fields g<index> of the newest G + 1 a
+  // shard has), each a filter of the one geometry.
+  for (uint32_t s = 0; s < shards_ && generational(); ++s) {
+    auto state = AsMap(states[s]);
+    uint64_t value = 0;
+    if (ParseUint(state["maybe"], &value)) stats.maybe_lookups += value;
+    if (ParseUint(state["fp"], &value)) stats.false_positives += value;
+    std::map<uint64_t, uint64_t> gens;
+    for (const auto& [name, text] : state) {
+      uint64_t index = 0;
+      if (name.size() > 1 && name[0] == 'g' && ParseUint(name.substr(1), &index) &&
+          ParseUint(text, &value)) {
+        gens[index] = value;
+      }
+    }
+    if (gens.empty()) continue;
+    const uint64_t newest = gens.rbegin()->first;
+    uint32_t live = 0;
+    for (const auto& [index, count] : gens) {
+      if (index + parameters_.generations < newest) continue;
+      ++live;
+      loads.push_back({s, 0, count});
+      commands.push_back(Command({"BITCOUNT", ShardPrefix(s) + "gen:" + std::to_string(index)}));
+    }
+    stats.bloom_layers = std::max(stats.bloom_layers, live);
+  }
+  for (uint32_t s = 0; s < shards_ && !generational(); ++s) {
     auto state = AsMap(states[s]);
     uint64_t layers = 0;
     uint64_t count = 0;
@@ -1023,7 +1361,7 @@ SeenStats RedisSeenSet::Impl::Stats() {
     const RedisBloomLayer& layer = layers_[loads[i].layer];
     stats.bloom_inserted += loads[i].count;
     stats.bloom_capacity += layer.capacity;
-    stats.bloom_bytes += layer.blocks * 64;
+    stats.bloom_bytes += layer.blocks * 64 * unit();
     if (i < bitcounts.size() && bitcounts[i].type == RedisReply::Type::kInteger) {
       set_bits += static_cast<uint64_t>(bitcounts[i].integer);
     }
@@ -1032,7 +1370,7 @@ SeenStats RedisSeenSet::Impl::Stats() {
     layout.bits_per_line = layer.bits;
     shard_pass[loads[i].shard] *= 1 - BlockedFalsePositiveRate(layout, loads[i].count);
   }
-  if (stats.bloom_bytes > 0) {
+  if (stats.bloom_bytes > 0 && unit() == 1) {  // (a counting filter's BITCOUNT is no fill)
     stats.bloom_fill_ratio = static_cast<double>(set_bits) / (stats.bloom_bytes * 8.0);
   }
   double fp = 0;
@@ -1055,10 +1393,12 @@ Result<RedisSeenSetUsage> RedisSeenSet::Impl::Usage() {
   // Every key the set may have: its metadata, and per shard its state, layers, buckets and claim
   // log. (The function's per-connection answer records, `done:<token>`, expire within 300 s and
   // are not counted.)
-  std::vector<std::string> names = {MetaKey()};
+  std::vector<std::string> names = {MetaKey(), EpochKey()};
   std::vector<RedisCommand> commands;
-  for (uint32_t s = 0; s < shards_; ++s)
-    commands.push_back(Command({"HGET", CountKey(s), "layers"}));
+  for (uint32_t s = 0; s < shards_; ++s) {
+    commands.push_back(generational() ? Command({"HKEYS", CountKey(s)})
+                                      : Command({"HGET", CountKey(s), "layers"}));
+  }
   status = client.Pipeline(commands, &replies);
   round_trips_.fetch_add(1, std::memory_order_relaxed);
   if (!status.ok()) return status;
@@ -1066,6 +1406,20 @@ Result<RedisSeenSetUsage> RedisSeenSet::Impl::Usage() {
     const std::string prefix = ShardPrefix(s);
     names.push_back(prefix + "count");
     if (has_claim_log()) names.push_back(prefix + "claims:" + options_.claim_log);
+    // A generational shard: the generations its counts name (an expired one is no key).
+    for (const RedisReply& field : generational() ? replies[s].elements
+                                                  : std::vector<RedisReply>()) {
+      uint64_t index = 0;
+      if (field.str.size() < 2 || field.str[0] != 'g' || !ParseUint(field.str.substr(1), &index)) {
+        continue;
+      }
+      const std::string gen = prefix + "gen:" + std::to_string(index);
+      names.push_back(gen);
+      for (uint64_t b = 0; parameters_.exact && b < layers_[0].buckets; ++b) {
+        names.push_back(gen + ":fp:" + std::to_string(b));
+      }
+    }
+    if (generational()) continue;
     uint64_t layers = 0;
     if (!ParseUint(replies[s].str, &layers)) continue;
     layers = std::min<uint64_t>(layers, layers_.size());
@@ -1174,6 +1528,14 @@ Status RedisSeenSet::InsertRouted(std::span<const uint32_t> shards,
                                    " is not routed: InsertRouted is for a set opened routed");
   }
   return impl_->Insert(shards, keys, hashes, payloads, is_new);
+}
+
+Status RedisSeenSet::ForgetHashed(std::span<const std::string_view> keys,
+                                  std::span<const KeyHash> hashes, std::span<bool> forgotten) {
+  if (keys.size() != hashes.size()) {
+    return Status::InvalidArgument(impl_->What() + ": keys and hashes differ in size");
+  }
+  return impl_->Forget(hashes, forgotten);
 }
 
 Result<std::vector<std::string>> RedisSeenSet::UncommittedClaims() const {

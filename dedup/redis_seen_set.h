@@ -25,6 +25,38 @@
 //                                   consumer group "crawl"; made with the shard's first new key.
 //   urlsieve:{NAME:s}:done:TOKEN    string, 300 s: the last answer of one pooled connection
 //                                   ("<seq>|<verdicts>"), for retries (below).
+//   urlsieve:{NAME:s}:gen:G         a generational set (revisit_after) instead of layers: the
+//                                   filter of generation G (unix ms / span), one geometry for all,
+//                                   made at full size by the first insert that needs it, expiring
+//                                   by itself when G ages out (PX); :gen:G:fp:B its exact buckets.
+//   urlsieve:{NAME}:forgets         string: the forgetting epoch, INCR by every Forget, read by
+//                                   front caches of sets that can forget (below).
+// A deletable set's strings hold a 4-bit saturating counter per position (BITFIELD u4, OVERFLOW
+// SAT) instead of a bit: 4 times the bytes. Sets with generations or counters are meta version
+// 2, which earlier builds refuse; others stay version 1.
+//
+// Generations (docs/design.md, "The Redis seen set"): revisit_after T, G generations of span
+// L = T/G; generation index floor(t / L). The live ones are the current one and the G before it;
+// a key held by any is seen (nothing written), any other goes into the current one and is new.
+// So a key told new at t is seen until between t+T and t+T+L. Each generation is sized for
+// capacity/G keys at ε/(G+1), so the union over the G+1 live ones stays ≤ ε (a generation past
+// its capacity takes further keys, its ε rising). t is the server's TIME, read inside the
+// Function, so all clients agree (on a Cluster each shard's master's clock: a key lives in one
+// shard); with RedisSeenSetOptions::clock, the client's clock, sent with each call: then a client
+// whose clock is off by d puts keys into a generation others consider d older or newer, so they
+// come back new up to d early or late, and a generation's keys expire (PX, counted from the call)
+// up to d early or late; keep client clocks within a small part of L. (The Function also tests
+// the G generations after the caller's current one, so a client behind still sees what a client
+// ahead inserted: skew never makes a key new twice.)
+//
+// Forgetting (ForgetHashed): exact mode deletes the key's record from every layer's (or live
+// generation's) bucket; a deletable set decrements its counters in the layer or generation it was
+// inserted into (the oldest holding it), never a saturated one, so forgetting gives no false
+// negative. Forgetting a key never inserted that the filter holds falsely (probability ε)
+// decrements other keys' counters: that can make them new again. A plain set is Unsupported,
+// naming exact mode and --deletable. After the deletions the forgetting epoch is bumped, and a
+// front cache over a set that can forget reads the epoch before each batch (one more round trip
+// per batch), so no process answers a forgotten key "seen" from its cache.
 // A key's shard and its bits come from its 128-bit hash (KeyHash): the shard from hash.high's top
 // bits, the block from hash.low, the bit positions from hash.high. Each shard's part of a batch is
 // one call of a Redis Function (redis_seen_function.h; loaded by Open with FUNCTION LOAD REPLACE,
@@ -72,6 +104,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/status.h"
 #include "dedup/redis_address.h"
 #include "dedup/redis_connection.h"
@@ -110,6 +143,13 @@ struct RedisSeenSetOptions {
   // (the key's shard is the caller's to name). The inboxes are the cluster's: the set creates
   // and appends to them, never reads, trims or deletes them (Usage counts them apart).
   bool routed = false;
+  // Time and forgetting (docs/design.md, "The Redis seen set", "Generations" and "Forgetting"):
+  // requested.revisit_after_s / generations make a generational set, requested.deletable a
+  // counting one; both stored in the meta, an existing set keeps its own. `clock` (null: none)
+  // makes the client's clock (its WallNow) the time of the generations instead of the server's
+  // TIME; tests pass a ManualClock. Must outlive the set. A routed set takes neither
+  // (InvalidArgument).
+  const Clock* clock = nullptr;
 };
 
 // The prefix of every key of shard `shard` of the set `name`: "urlsieve:{NAME:s}:", whose Redis
@@ -158,6 +198,11 @@ class RedisSeenSet final : public SeenSet {
                       std::span<bool> is_new);
   Result<std::vector<std::string>> UncommittedClaims() const override;
   Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const override;
+  // Exact or deletable sets (see Forgetting above); Unsupported for a plain one, InvalidArgument
+  // for a routed one. A call that returns an error may have forgotten some keys: retried
+  // unchanged within 4 minutes it is answered as its first run was (and decrements nothing twice).
+  Status ForgetHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
+                      std::span<bool> forgotten) override;
   // Reads every shard's counters and BITCOUNTs every layer (O(filter bytes) inside Redis). When
   // Redis cannot answer, only the stored parameters are filled in.
   SeenStats Stats() const override;

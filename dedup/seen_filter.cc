@@ -70,9 +70,6 @@ Status CheckRevisitOptions(const SeenFilterOptions& options) {
         "revisit_after with exact mode is not supported yet: use a Bloom-only filter (drop "
         "--exact) to revisit");
   }
-  if (!options.redis_url.empty()) {
-    return Status::Unsupported("revisit_after with a Redis seen set is not supported yet");
-  }
   return Status::Ok();
 }
 
@@ -89,6 +86,7 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
     return Status::InvalidArgument("fp_rate must be in (0, 1)");
   }
   URLSIEVE_RETURN_IF_ERROR(CheckRedisOptions(options));
+  if (!options.redis_url.empty()) return OpenRedis(options);  // RedisSeenSet checks the rest
   URLSIEVE_RETURN_IF_ERROR(CheckRevisitOptions(options));
   if (options.deletable && options.revisit_after.count() > 0) {
     return Status::InvalidArgument(
@@ -100,10 +98,6 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
         "deletable is for a Bloom-only filter: exact mode forgets without it (the exact store "
         "deletes the key)");
   }
-  if (options.deletable && !options.redis_url.empty()) {
-    return Status::Unsupported("a deletable (counting) Redis seen set is not built yet");
-  }
-  if (!options.redis_url.empty()) return OpenRedis(options);
   if (options.state_dir.empty() && (options.exact || options.checkpointed)) {
     return Status::InvalidArgument("exact and checkpointed modes need a state directory");
   }
@@ -171,6 +165,10 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::OpenRedis(const SeenFilterOption
   set_options.address = std::move(*address);
   set_options.name = options.redis_name;
   set_options.requested = {options.capacity, options.fp_rate, options.exact, options.canonicalize};
+  set_options.requested.revisit_after_s = static_cast<uint64_t>(options.revisit_after.count());
+  set_options.requested.generations = options.generations;
+  set_options.requested.deletable = options.deletable;
+  set_options.clock = options.clock;
   set_options.front_cache_keys = options.redis_front_cache_keys;
   set_options.read_only = options.read_only;
   auto set = RedisSeenSet::Open(set_options, &filter->notices_);
@@ -182,6 +180,9 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::OpenRedis(const SeenFilterOption
   filter->options_.fp_rate = stored.fp_rate;
   filter->options_.exact = stored.exact;
   filter->options_.canonicalize = stored.canonicalize;
+  filter->options_.revisit_after = std::chrono::seconds(stored.revisit_after_s);
+  filter->options_.generations = stored.generations;
+  filter->options_.deletable = stored.deletable;
   filter->canonicalizer_ = UrlCanonicalizer(stored.canonicalize);
   filter->owned_set_ = std::move(*set);
   filter->set_ = filter->owned_set_.get();

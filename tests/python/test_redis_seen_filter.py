@@ -107,3 +107,49 @@ def test_a_killed_server_raises_never_answers_seen(redis_server):
         f.insert_if_new("http://k.example/1")
     with pytest.raises(urlsieve.Error):
         f.insert_many(["http://k.example/2"])
+
+
+def _has_keyword(name):
+    """The revisit_after / deletable keywords and forget() come with the local parts (helpers gen
+    and forget); these tests run once the module has them."""
+    try:
+        urlsieve.SeenFilter(**{name: 0 if name == "revisit_after" else False}).close()
+        return hasattr(urlsieve.SeenFilter, "forget") or name == "revisit_after"
+    except Exception:  # an unknown keyword, or the local set's "not built yet"
+        return False
+
+
+@pytest.mark.skipif(not _has_keyword("revisit_after"), reason="no revisit_after keyword yet")
+def test_revisit_after_over_redis_makes_a_key_new_again(redis_server):
+    import time
+    # The server's TIME ages the generations: 2 s in 2 generations, polled with a deadline.
+    f = urlsieve.SeenFilter(redis=redis_server.url, name="revisit", capacity=1000,
+                            revisit_after=2, generations=2)
+    assert f.insert_if_new("http://r.example/a") is True
+    assert f.insert_if_new("http://r.example/a") is False
+    deadline = time.monotonic() + 60
+    while "http://r.example/a" in f and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "http://r.example/a" not in f, "still seen a minute after revisit_after = 2 s"
+    assert f.insert_if_new("http://r.example/a") is True
+    # Reopened asking for no time: the set keeps its own, with a notice.
+    again = urlsieve.SeenFilter(redis=redis_server.url, name="revisit", capacity=1000)
+    assert any("revisit_after" in n for n in again.notices)
+    assert again.insert_if_new("http://r.example/a") is False
+
+
+@pytest.mark.skipif(not _has_keyword("deletable"), reason="no deletable keyword / forget() yet")
+def test_forget_over_redis_deletable_and_exact_and_a_plain_set_refuses(redis_server):
+    for name, kwargs in (("deletable", dict(deletable=True)), ("exact", dict(exact=True))):
+        a = urlsieve.SeenFilter(redis=redis_server.url, name=name, capacity=1000, **kwargs)
+        b = urlsieve.SeenFilter(redis=redis_server.url, name=name, capacity=1000, **kwargs)
+        assert a.insert_if_new("http://f.example/x") is True
+        assert b.insert_if_new("http://f.example/x") is False  # b's front cache knows it now
+        assert a.forget("http://F.example/x") is True          # canonicalized like an insert
+        assert b.insert_if_new("http://f.example/x") is True   # b's cache heard of the forget
+        assert a.forget("http://f.example/never") is False
+    plain = urlsieve.SeenFilter(redis=redis_server.url, name="plain", capacity=1000)
+    assert plain.insert_if_new("http://f.example/x") is True
+    with pytest.raises(urlsieve.Error, match="--deletable"):
+        plain.forget("http://f.example/x")
+    assert plain.insert_if_new("http://f.example/x") is False

@@ -819,6 +819,8 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
         revisit.date = record.time;
         revisit.request = r.request_headers;
         revisit.response_head = r.response_headers;
+        // The head's Content-Encoding no longer describes the stored (decoded) payload.
+        revisit.payload_decoded = !r.content_encoding.empty();
         revisit.refers_to = has_original ? &known->warc : nullptr;
         status = warc_->WriteRevisit(revisit);
       } else {

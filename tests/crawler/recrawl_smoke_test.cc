@@ -5,8 +5,10 @@
 // in the server's log and the WARC checked independently, are tests/crawler/crawl_recrawl_test.cc.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -216,6 +218,40 @@ TEST_F(RecrawlSmokeTest, ARecrawlRecordsWhatChanged) {
   EXPECT_EQ(records["/goes"].status, 404);
   EXPECT_EQ(records["/new"].interval_s, 0) << "revisit_after 0: no interval";
   for (const auto& [path, record] : records) EXPECT_FALSE(record.queued) << path;
+}
+
+TEST_F(RecrawlSmokeTest, WithWarcTheSamePayloadsAreRevisitRecordsReferringToTheOriginals) {
+  CrawlConfig config = Config();
+  config.output.warc = true;
+  ASSERT_TRUE(Crawl(config).ok());
+  site_->version = 2;
+  config.crawl.recrawl = true;
+  config.recrawl.revisit_after = std::chrono::seconds(0);
+  Result<CrawlSummary> second = Crawl(config);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  // The independent checker: syntax, digests, and each revisit's WARC-Refers-To naming a response
+  // record of the file whose target, date and payload digest it repeats.
+  const fs::path listing = dir_.path() / "warc.txt";
+  const std::string command = "python3 " + std::string(URLSIEVE_SOURCE_DIR) +
+                              "/tests/crawler/warc_check.py " + (out() / "crawl.warc.gz").string() +
+                              " > " + listing.string() + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(listing).rdbuf();
+  std::ifstream in(listing);
+  std::map<std::string, std::vector<std::string>> by_type;
+  std::string offset, type, uri;
+  while (in >> offset >> type >> uri) {
+    if (uri.starts_with(server_->origin())) uri.erase(0, server_->origin().size());
+    by_type[type].push_back(uri);
+  }
+  std::vector<std::string> revisits = by_type["revisit"];
+  std::sort(revisits.begin(), revisits.end());
+  EXPECT_EQ(revisits, (std::vector<std::string>{"/", "/same", "/validated"}));
+  EXPECT_EQ(by_type["response"].size(), 5u + 3u) << "the first crawl, /changes, /goes and /new";
+  EXPECT_EQ(by_type["request"].size(), by_type["response"].size() + revisits.size());
+  // The fetch records of the revisited pages still name their original response records.
+  for (const auto& [path, record] : Records()) {
+    EXPECT_FALSE(record.warc.record_id.empty()) << path;
+  }
 }
 
 TEST_F(RecrawlSmokeTest, AStoppedRecrawlContinuesWithResume) {

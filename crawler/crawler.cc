@@ -44,6 +44,20 @@ namespace fs = std::filesystem;
 
 constexpr auto kMonitorTick = std::chrono::milliseconds(250);
 
+// The progress line's sample, with a re-crawl's re-fetches by what they found.
+ProgressSample Progress(const CrawlStatsSnapshot& s, uint64_t queued, uint64_t hosts,
+                        uint64_t errors) {
+  ProgressSample sample{s.pages, queued, hosts, errors};
+  auto count = [&](std::string_view result) {
+    auto it = s.refetches.find(std::string(result));
+    return it == s.refetches.end() ? uint64_t{0} : it->second;
+  };
+  sample.not_modified = count(RefetchResultName(RefetchResult::kNotModified));
+  sample.unchanged = count(RefetchResultName(RefetchResult::kUnchanged));
+  sample.changed = count(RefetchResultName(RefetchResult::kChanged));
+  return sample;
+}
+
 bool IsRedirect(long status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -571,7 +585,7 @@ Result<CrawlSummary> Crawler::Run() {
         const ClusterStatus totals = coordinator_->Totals();
         progress.Update({totals.pages, totals.pending, f.keys, totals.errors});
       } else {
-        progress.Update({s.pages, f.pending, f.keys, errors});
+        progress.Update(Progress(s, f.pending, f.keys, errors));
       }
       if (config_.crawl.checkpoint_interval_s > 0 && clock_.Now() >= next_checkpoint) {
         Status status = Checkpoint();
@@ -614,7 +628,7 @@ Result<CrawlSummary> Crawler::Run() {
   const FrontierStats f = frontier_->Stats();
   summary.pending = f.pending + f.in_flight;
   summary.stopped = coordinator_ ? !cluster_finished : stop_requested_.load();
-  progress.Finish({summary.stats.pages, summary.pending, f.keys, 0});
+  progress.Finish(Progress(summary.stats, summary.pending, f.keys, 0));
   nlohmann::json stats_json = summary.stats.ToJson();
   stats_json["tls_verification"] = config_.fetch.verify_tls;
   if (coordinator_) {

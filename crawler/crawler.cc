@@ -860,11 +860,16 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     const DoneDecision decision = frontier_->Done(lease, outcome);
     LogDecision(lease, r, decision);
     // The URL's fetch record, with the page's outputs in the next checkpoint. A response to be
-    // fetched again (a back-off) leaves it as it was; a failure that is given up is rejected
+    // fetched again (a back-off) leaves it as it was; a failure that is given up is also rejected
     // (AppendRejections unqueues its record).
-    if (answered && decision.action != DoneDecision::Action::kRetry) {
-      records_->Put(
-          UpdatedRecord(known, lease, r, digest, refetch, record.time, std::move(archived)));
+    if (decision.action != DoneDecision::Action::kRetry) {
+      if (answered) {
+        records_->Put(
+            UpdatedRecord(known, lease, r, digest, refetch, record.time, std::move(archived)));
+      } else if (known) {
+        // Done without an answer to record (a body past the cap): the record stays as it was.
+        records_->Unqueue(lease.url);
+      }
     }
     // Recorded (unless it is to be fetched again): its inbox entry can be acknowledged.
     if (feed_ && decision.action != DoneDecision::Action::kRetry) {

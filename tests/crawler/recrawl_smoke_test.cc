@@ -61,7 +61,11 @@ class ChangingSite : public site::Site {
                             "<a href=/same>s</a> <a href=/validated>v</a> "
                             "<a href=/changes>c</a> <a href=/goes>g</a>");
     }
-    if (r == "/same") return site::HtmlPage("same", "always the same");
+    if (r == "/same") {
+      // Version 3: past the crawl's body cap (Config: 64 KiB).
+      return site::HtmlPage("same",
+                            version == 3 ? std::string(100 * 1024, 'x') : "always the same");
+    }
     if (r == "/validated") {
       if (version == 2) {
         site::SiteResponse not_modified = site::PlainStatus(304, "");
@@ -114,6 +118,7 @@ class RecrawlSmokeTest : public ::testing::Test {
     c.crawl.checkpoint_interval_s = 3600;  // only the final checkpoint
     c.politeness.delay_ms = 0;
     c.politeness.obey_robots = false;
+    c.fetch.max_body_bytes = 64 * 1024;
     c.output.progress = false;
     c.output.log_level = LogLevel::kQuiet;
     return c;
@@ -304,6 +309,25 @@ TEST_F(RecrawlSmokeTest, AStoppedRecrawlContinuesWithResume) {
   EXPECT_EQ(resumed->stats.pages, 11u) << "5 + each known page once + /new";
   EXPECT_EQ(server_->log().Count(0, "/same"), 1u);
   EXPECT_EQ(server_->log().Count(0, "/new"), 1u);
+}
+
+TEST_F(RecrawlSmokeTest, AReFetchWithNothingToRecordKeepsItsRecordAndIsNotQueuedAgain) {
+  ASSERT_TRUE(Crawl(Config()).ok());
+  const FetchRecord before = Records()["/same"];
+  site_->version = 3;
+  CrawlConfig recrawl = Config();
+  recrawl.crawl.recrawl = true;
+  recrawl.recrawl.revisit_after = std::chrono::seconds(0);
+  Result<CrawlSummary> second = Crawl(recrawl);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  const std::map<std::string, nlohmann::json> pages = Pages(5);
+  ASSERT_TRUE(pages.contains("/same"));
+  EXPECT_NE(pages.at("/same")["error"], nullptr) << "the body passed the cap";
+  std::map<std::string, FetchRecord> records = Records();
+  EXPECT_FALSE(records["/same"].queued);
+  EXPECT_EQ(records["/same"].fetch_time, before.fetch_time);
+  EXPECT_EQ(records["/same"].payload_digest, before.payload_digest);
+  EXPECT_EQ(records["/same"].interval_s, before.interval_s);
 }
 
 TEST_F(RecrawlSmokeTest, ARecrawlOfADirectoryWithoutACrawlIsAnError) {

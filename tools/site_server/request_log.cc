@@ -20,17 +20,34 @@ Status RequestLog::MirrorToFile(const std::string& path) {
   return Status::Ok();
 }
 
-void RequestLog::Add(LoggedRequest request) {
+uint64_t RequestLog::Add(LoggedRequest request) {
   std::lock_guard lock(mu_);
+  entries_.push_back(std::move(request));
+  added_.notify_all();
+  return cleared_ + entries_.size() - 1;
+}
+
+void RequestLog::Answered(uint64_t id, int status, uint64_t body_bytes) {
+  std::lock_guard lock(mu_);
+  if (id < cleared_ || id - cleared_ >= entries_.size()) return;
+  LoggedRequest& request = entries_[id - cleared_];
+  request.status = status;
+  request.body_bytes = body_bytes;
   if (file_ != nullptr) {
+    // A tab inside a header value would shift the columns.
+    auto field = [](const std::optional<std::string>& value) {
+      std::string out = value.value_or("-");
+      for (char& c : out) c = c == '\t' ? ' ' : c;
+      return out;
+    };
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(request.time - start_).count();
-    std::fprintf(file_, "%lld\t%d\t%d\t%s\t%s\t%s\n", static_cast<long long>(ms), request.host,
-                 request.port, request.method.c_str(), request.host_header.c_str(),
-                 request.target.c_str());
+    std::fprintf(file_, "%lld\t%d\t%d\t%s\t%s\t%s\t%d\t%llu\t%s\t%s\n", static_cast<long long>(ms),
+                 request.host, request.port, request.method.c_str(), request.host_header.c_str(),
+                 request.target.c_str(), status, static_cast<unsigned long long>(body_bytes),
+                 field(request.if_none_match).c_str(), field(request.if_modified_since).c_str());
     std::fflush(file_);
   }
-  entries_.push_back(std::move(request));
   added_.notify_all();
 }
 
@@ -59,6 +76,7 @@ size_t RequestLog::size() const {
 
 void RequestLog::Clear() {
   std::lock_guard lock(mu_);
+  cleared_ += entries_.size();
   entries_.clear();
 }
 

@@ -14,6 +14,7 @@
 
 namespace urlsieve::site {
 
+// A Site never sees conditional headers: SiteServer evaluates them on the Site's answer.
 struct SiteRequest {
   int host = 0;          // index of the listening port (one port = one host)
   std::string method;    // "GET", "HEAD"...
@@ -23,7 +24,9 @@ struct SiteRequest {
 struct SiteResponse {
   int status = 200;
   std::string content_type = "text/html; charset=utf-8";
-  std::vector<std::pair<std::string, std::string>> headers;  // extra headers (Location, ...)
+  // Extra headers (Location, ...). With an ETag or Last-Modified among them, SiteServer answers a
+  // matching conditional GET with 304 (tools/site_server/conditional.h).
+  std::vector<std::pair<std::string, std::string>> headers;
   std::string body;  // sent exactly as is: no compression is added on top
   // Wait this long before answering (a slow server). Cut short when the server stops.
   std::chrono::milliseconds delay{0};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "tools/site_server/conditional.h"
 #include "tools/site_server/self_signed_cert.h"
 
 namespace urlsieve::site {
@@ -14,6 +15,19 @@ namespace {
 std::string ResourceOf(const httplib::Request& req) {
   const size_t q = req.target.find('?');
   return q == std::string::npos ? req.path : req.path + req.target.substr(q);
+}
+
+// The values of request header `name`, joined with ", " as one field (RFC 9110 §5.3); nullopt
+// when absent.
+std::optional<std::string> HeaderValues(const httplib::Request& req, const char* name) {
+  const size_t count = req.get_header_value_count(name);
+  if (count == 0) return std::nullopt;
+  std::string joined;
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0) joined.append(", ");
+    joined.append(req.get_header_value(name, i));
+  }
+  return joined;
 }
 
 }  // namespace
@@ -57,17 +71,24 @@ Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& o
     self->origins_.push_back(scheme + "://127.0.0.1:" + std::to_string(port));
     svr->Get(".*", [self, h, port](const httplib::Request& req, httplib::Response& res) {
       const std::string resource = ResourceOf(req);
-      self->log_.Add({std::chrono::steady_clock::now(), h, port, req.method, req.target, resource,
-                      req.get_header_value("Host"), req.get_header_value("User-Agent")});
+      const Preconditions preconditions{HeaderValues(req, "If-None-Match"),
+                                        HeaderValues(req, "If-Modified-Since")};
+      const uint64_t id = self->log_.Add(
+          {std::chrono::steady_clock::now(), h, port, req.method, req.target, resource,
+           req.get_header_value("Host"), req.get_header_value("User-Agent"),
+           preconditions.if_none_match, preconditions.if_modified_since});
       SiteResponse reply = self->site_->Handle({h, req.method, resource});
+      if (NotModified(req.method, preconditions, reply)) reply = NotModifiedResponse(reply);
       if (reply.delay.count() > 0 && !self->WaitUnlessStopping(reply.delay)) {
         res.status = 503;  // shutting down
+        self->log_.Answered(id, res.status, 0);
         return;
       }
       res.status = reply.status;
       for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+      self->log_.Answered(id, reply.status, req.method == "HEAD" ? 0 : reply.body.size());
       if (reply.body.empty()) {
-        res.set_header("Content-Type", reply.content_type);
+        if (!reply.content_type.empty()) res.set_header("Content-Type", reply.content_type);
         return;
       }
       // A content provider, not set_content: httplib would otherwise compress the body again on

@@ -2,8 +2,10 @@
 //
 // HTTP/1.1, or HTTPS with a self-signed certificate. One listening port per host (ports differ, so
 // for a crawler they are different origins). Every request is recorded in a RequestLog before the
-// Site answers it. Slow and trickling responses wait on the server's stop signal, so Stop() never
-// waits for them. Only 127.0.0.1 is ever bound.
+// Site answers it, and completed with the answer's status and body size. A conditional GET (If-None-
+// Match, If-Modified-Since) on an answer with validators gets 304 as an origin server sends it
+// (tools/site_server/conditional.h). Slow and trickling responses wait on the server's stop
+// signal, so Stop() never waits for them. Only 127.0.0.1 is ever bound.
 //
 // Thread-safety: thread-safe. Requests are handled on worker threads (threads_per_host per host;
 // each open keep-alive connection holds one).

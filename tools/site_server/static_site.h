@@ -1,6 +1,8 @@
 // StaticSite: serves a directory as one host — the bundled demo site (tools/demo_site/).
 //
-// "/dir/" serves dir/index.html; the content type comes from the file extension. A `_redirects`
+// "/dir/" serves dir/index.html; the content type comes from the file extension. A file is sent
+// with an ETag (a hash of its content) and a Last-Modified (its mtime), so SiteServer answers
+// conditional GETs on it with 304 while it is unchanged. A `_redirects`
 // file at the root lists redirects, one per line: `<from path> <to location> [status]` (status
 // 301 by default; '#' starts a comment). Paths escaping the root ("..") and unknown files get a 404
 // page (404.html of the root when present).

@@ -907,7 +907,11 @@ FetchRecord Crawler::UpdatedRecord(const std::optional<FetchRecord>& known, cons
     next.status = static_cast<int>(r.status);
     next.payload_digest = digest;
   }
-  if (archived) next.warc = std::move(*archived);
+  if (archived) {
+    next.warc = std::move(*archived);
+  } else if (!refetch || *refetch == RefetchResult::kChanged) {
+    next.warc = WarcRecordRef{};  // a new payload not archived (no --warc): nothing to refer to
+  }
   next.interval_s =
       refetch ? schedule_->NextInterval(known->interval_s, *refetch) : schedule_->InitialInterval();
   return next;

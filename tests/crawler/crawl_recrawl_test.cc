@@ -88,8 +88,11 @@ class CrawlRecrawlTest : public ::testing::Test {
 
   fs::path Out() const { return dir_.path() / "out"; }
   fs::path Err() const { return dir_.path() / "crawl.err"; }
+  // A crawl of the seeds (the index) into Out(); the re-crawl too takes the seeds (its scope).
   std::vector<std::string> Args(int delay_ms, std::vector<std::string> extra) const {
-    std::vector<std::string> args = {"--out",
+    std::vector<std::string> args = {"--seeds",
+                                     (dir_.path() / "seeds.txt").string(),
+                                     "--out",
                                      Out().string(),
                                      "--threads",
                                      "2",
@@ -113,7 +116,7 @@ class CrawlRecrawlTest : public ::testing::Test {
   // The first crawl, then round 1 of the site. Returns where the re-crawl's requests start in
   // the server log.
   void FirstCrawl() {
-    CrawlChild first(Err(), Args(0, {"--seeds", (dir_.path() / "seeds.txt").string()}));
+    CrawlChild first(Err(), Args(0, {}));
     ASSERT_EQ(first.Wait(), 0) << first.err();
     first_requests_ = server_->log().size();
     first_pages_ = ReadJsonLines(Out() / "pages.jsonl").size();
@@ -271,11 +274,18 @@ TEST_F(CrawlRecrawlTest, PagesJsonlRecordsNotModifiedChangedGoneAndNewPages) {
     if (kGone.count(i)) {
       EXPECT_EQ(record["status"], 404) << record;
       EXPECT_FALSE(not_modified(record)) << record;
-    } else if (kChanged.count(i) || kRevalidated.count(i) || !validators) {
+      EXPECT_EQ(record.value("refetch", ""), "changed") << record;  // a new status
+    } else if (kChanged.count(i)) {
       EXPECT_EQ(record["status"], 200) << record;
       EXPECT_FALSE(not_modified(record)) << record;
+      EXPECT_EQ(record.value("refetch", ""), "changed") << record;
+    } else if (kRevalidated.count(i) || !validators) {
+      EXPECT_EQ(record["status"], 200) << record;
+      EXPECT_FALSE(not_modified(record)) << record;
+      EXPECT_EQ(record.value("refetch", ""), "unchanged") << record;  // the same payload
     } else {
       EXPECT_TRUE(not_modified(record)) << record;
+      EXPECT_EQ(record.value("refetch", ""), "not_modified") << record;
     }
   }
   ASSERT_TRUE(records.count(Url("/")));
@@ -285,6 +295,7 @@ TEST_F(CrawlRecrawlTest, PagesJsonlRecordsNotModifiedChangedGoneAndNewPages) {
     ASSERT_TRUE(it != records.end()) << ChangingSite::NewPagePath(i, 1);
     EXPECT_EQ(it->second["status"], 200);
     EXPECT_EQ(it->second["parent"], Url(PagePath(i))) << it->second;
+    EXPECT_FALSE(it->second.contains("refetch")) << it->second;  // a first fetch
   }
 }
 
@@ -356,6 +367,32 @@ TEST_F(CrawlRecrawlTest, WarcRevisitRecordsReferToTheirOriginals) {
   for (int i : kChanged) expect_response(ChangingSite::NewPagePath(i, 1), 200);
 }
 
+TEST_F(CrawlRecrawlTest, AThirdCrawlSendsTheLatestValidatorsEvenThoseA304DidNotRepeat) {
+  FirstCrawlAndRecrawl();
+  if (HasFatalFailure()) return;
+  // The site stays as it is in round 1. A 304 carries the ETag only (RFC 9110 §15.4.5), so a page
+  // with both validators must keep its stored Last-Modified; a changed page's record has the new
+  // validators.
+  first_requests_ = server_->log().size();
+  CrawlChild third(Err(), RecrawlArgs(0));
+  ASSERT_EQ(third.Wait(), 0) << third.err();
+  const auto requests = RecrawlRequests();
+  ChangingSite round1(options_);
+  round1.SetRound(1);
+  for (int i = 0; i < kPages; ++i) {
+    if (kGone.count(i)) continue;  // a 404 may be retried or not: its record has no validators
+    SCOPED_TRACE(i);
+    auto it = requests.find(PagePath(i));
+    ASSERT_TRUE(it != requests.end()) << "not fetched by the third crawl";
+    const LoggedRequest& r = it->second.front();
+    const site::SiteResponse latest = round1.Handle({0, "GET", PagePath(i)});
+    EXPECT_EQ(r.if_none_match, site::HeaderOf(latest, "ETag"));
+    EXPECT_EQ(r.if_modified_since, site::HeaderOf(latest, "Last-Modified"));
+    const bool validators = ChangingSite::ValidatorsOf(i) != site::Validators::kNone;
+    EXPECT_EQ(r.status, validators ? 304 : 200);
+  }
+}
+
 TEST_F(CrawlRecrawlTest, AStoppedRecrawlResumesAndFetchesEachDuePageOnce) {
   FirstCrawl();
   if (HasFatalFailure()) return;
@@ -372,7 +409,7 @@ TEST_F(CrawlRecrawlTest, AStoppedRecrawlResumesAndFetchesEachDuePageOnce) {
   }
   const size_t stopped_at = server_->log().size();
   ASSERT_LT(stopped_at, first_requests_ + kPages) << "the re-crawl ended before it was stopped";
-  CrawlChild resumed(Err(), RecrawlArgs(0, {"--resume"}));
+  CrawlChild resumed(Err(), Args(0, {"--resume"}));
   ASSERT_EQ(resumed.Wait(), 0) << resumed.err();
 
   // Between the two sessions, every page was fetched again, each once (a page in flight at the

@@ -88,7 +88,7 @@ done
 [[ -n $base ]] || { echo "urlsieve-demo-site did not start:" >&2; cat "$tmp/server.err" >&2; exit 1; }
 echo "$base/index.html" > "$tmp/seeds.txt"
 
-common=(--out "$tmp/out" --threads "$threads" --per-host "$threads" --delay-ms 0 --max-depth 100
+common=(--seeds "$tmp/seeds.txt" --out "$tmp/out" --threads "$threads" --per-host "$threads" --delay-ms 0 --max-depth 100
   --ignore-robots ${warc[@]+"${warc[@]}"})
 
 # crawl NAME ARGS...: runs one crawl, prints its wall time in seconds.
@@ -107,7 +107,7 @@ crawl() {
 }
 
 echo "full crawl ..."
-full_s=$(crawl full --seeds "$tmp/seeds.txt" "${common[@]}")
+full_s=$(crawl full "${common[@]}")
 full_rows=$(wc -l < "$log")
 
 # Change P % of the pages (every k-th by path, deterministic): a paragraph more, mtime + 1 day.

@@ -58,6 +58,11 @@ std::vector<nlohmann::json> ReadJsonLines(const fs::path& path) {
   return lines;
 }
 
+// A string field of a record, "" when it is null or absent.
+std::string Field(const nlohmann::json& record, const char* key) {
+  return record.contains(key) && record[key].is_string() ? record[key].get<std::string>() : "";
+}
+
 // Runs `command`, returns its exit code; its stdout goes to `out`.
 int RunCommand(const std::string& command, const fs::path& out) {
   return std::system((command + " > " + out.string() + " 2>&1").c_str());
@@ -177,6 +182,26 @@ class CrawlRecrawlTest : public ::testing::Test {
               0)
         << testing::ReadFile(listing);
     return ReadJsonLines(listing);
+  }
+
+  // The WARC files pass the independent checker (which follows every revisit record's
+  // WARC-Refers-To to a response record of these files), and every revisit record refers to the
+  // latest response record of its URL before it: the payload a replay would serve.
+  void ExpectWarcConsistent() const {
+    const fs::path listing = dir_.path() / "check.txt";
+    EXPECT_EQ(RunCommand("python3 " + std::string(URLSIEVE_SOURCE_DIR) +
+                             "/tests/crawler/warc_check.py" + WarcFileList(),
+                         listing),
+              0)
+        << testing::ReadFile(listing);
+    std::map<std::string, std::string> latest;  // target URI -> id of its latest response record
+    for (const nlohmann::json& r : WarcRecords()) {
+      const std::string target = Field(r, "target");
+      if (r["type"] == "response") latest[target] = Field(r, "id");
+      if (r["type"] != "revisit") continue;
+      EXPECT_TRUE(latest.count(target)) << "a revisit before any response: " << r;
+      EXPECT_EQ(Field(r, "refers_to"), latest[target]) << r;
+    }
   }
 
   static std::string PagePath(int i) { return ChangingSite::PagePath(i); }
@@ -302,25 +327,18 @@ TEST_F(CrawlRecrawlTest, PagesJsonlRecordsNotModifiedChangedGoneAndNewPages) {
 TEST_F(CrawlRecrawlTest, WarcRevisitRecordsReferToTheirOriginals) {
   FirstCrawlAndRecrawl();
   if (HasFatalFailure()) return;
-  // The WARC files pass the independent checker, which follows every revisit record's
-  // WARC-Refers-To to a response record of these files.
-  const fs::path listing = dir_.path() / "check.txt";
-  EXPECT_EQ(RunCommand("python3 " + std::string(URLSIEVE_SOURCE_DIR) +
-                           "/tests/crawler/warc_check.py" + WarcFileList(),
-                       listing),
-            0)
-      << testing::ReadFile(listing);
+  ExpectWarcConsistent();
 
   // The first crawl's response records are the originals.
   std::map<std::string, nlohmann::json> originals;  // by target URI
   std::set<std::string> first_ids;
   for (const nlohmann::json& r : first_warc_) {
-    first_ids.insert(r.value("id", ""));
+    first_ids.insert(Field(r, "id"));
     if (r["type"] == "response") originals[r["target"]] = r;
   }
   std::map<std::string, std::vector<nlohmann::json>> second;  // the re-crawl's, by target URI
   for (const nlohmann::json& r : WarcRecords()) {
-    if (first_ids.count(r.value("id", ""))) continue;
+    if (first_ids.count(Field(r, "id"))) continue;
     if (r["type"] == "response" || r["type"] == "revisit") second[r["target"]].push_back(r);
   }
 
@@ -332,7 +350,7 @@ TEST_F(CrawlRecrawlTest, WarcRevisitRecordsReferToTheirOriginals) {
     ASSERT_EQ(second[url].size(), 1u);
     const nlohmann::json& revisit = second[url].front();
     EXPECT_EQ(revisit["type"], "revisit") << revisit;
-    EXPECT_TRUE(revisit.value("profile", "").ends_with(profile)) << revisit;
+    EXPECT_TRUE(Field(revisit, "profile").ends_with(profile)) << revisit;
     EXPECT_EQ(revisit["refers_to"], original["id"]) << revisit;
     EXPECT_EQ(revisit["refers_to_target"], url) << revisit;
     EXPECT_EQ(revisit["refers_to_date"], original["date"]) << revisit;
@@ -391,6 +409,8 @@ TEST_F(CrawlRecrawlTest, AThirdCrawlSendsTheLatestValidatorsEvenThoseA304DidNotR
     const bool validators = ChangingSite::ValidatorsOf(i) != site::Validators::kNone;
     EXPECT_EQ(r.status, validators ? 304 : 200);
   }
+  // A page changed in round 1 has its re-crawl's response as its original now.
+  ExpectWarcConsistent();
 }
 
 TEST_F(CrawlRecrawlTest, AStoppedRecrawlResumesAndFetchesEachDuePageOnce) {
@@ -426,6 +446,7 @@ TEST_F(CrawlRecrawlTest, AStoppedRecrawlResumesAndFetchesEachDuePageOnce) {
   size_t twice = 0;
   for (const auto& [path, list] : requests) twice += list.size() > 1;
   EXPECT_LE(twice, 2u) << "more pages fetched twice than the threads had in flight";
+  ExpectWarcConsistent();
   // The resumed session did not start over: it fetched fewer pages than a whole re-crawl.
   EXPECT_LT(server_->log().size() - stopped_at, due.size());
 }

@@ -27,6 +27,6 @@ for r in runs:
     eps = 1 / int(name[1])
     label = "static" if name[0] == "BM_StaticBloom" else f"generational G={name[2]}"
     print(f"{label:<28}{eps:>8.0e}{r['bits_per_url']:>10.1f}"
-          f"{r['bits_per_url'] / s['bits_per_url']:>7.2f}x{r['ns_per_insert']:>11.1f}"
+          f"{r['bits_per_url'] / s['bits_per_url']:>7.3f}x{r['ns_per_insert']:>11.1f}"
           f"{r['ns_per_insert'] / s['ns_per_insert']:>7.2f}x")
 PY

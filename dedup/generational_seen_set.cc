@@ -95,15 +95,13 @@ struct GenerationalSeenSet::Generation {
   }
 };
 
-Status GenerationalSeenSet::CheckOptions(std::chrono::seconds revisit_after,
-                                         uint32_t generations) {
+Status GenerationalSeenSet::CheckOptions(std::chrono::seconds revisit_after, uint32_t generations) {
   if (revisit_after.count() <= 0) {
     return Status::InvalidArgument("revisit_after must be positive for a generational seen set");
   }
   if (generations < 1 || generations > kMaxGenerations) {
-    return Status::InvalidArgument("generations must be in [1, " +
-                                   std::to_string(kMaxGenerations) + "], not " +
-                                   std::to_string(generations));
+    return Status::InvalidArgument("generations must be in [1, " + std::to_string(kMaxGenerations) +
+                                   "], not " + std::to_string(generations));
   }
   return Status::Ok();
 }
@@ -123,7 +121,8 @@ GenerationalSeenSet::GenerationalSeenSet(StateDir* dir, const GenerationalOption
 GenerationalSeenSet::~GenerationalSeenSet() = default;
 
 int64_t GenerationalSeenSet::ClockGeneration() const {
-  const Clock::WallTime now = clock_ != nullptr ? clock_->WallNow() : std::chrono::system_clock::now();
+  const Clock::WallTime now =
+      clock_ != nullptr ? clock_->WallNow() : std::chrono::system_clock::now();
   const int64_t ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   return FloorDiv(ms, length_ms_);
@@ -141,7 +140,11 @@ std::string GenerationalSeenSet::FilePath(int64_t index, uint64_t checkpoint) co
 }
 
 Result<std::unique_ptr<ScalableBloomFilter>> GenerationalSeenSet::NewFilter() const {
-  return ScalableBloomFilter::Create({generation_capacity_, generation_fp_rate_});
+  BloomOptions options;
+  options.capacity = generation_capacity_;
+  options.fp_rate = generation_fp_rate_;
+  options.first_layer_share = kFirstLayerShare;
+  return ScalableBloomFilter::Create(options);
 }
 
 Result<std::unique_ptr<GenerationalSeenSet>> GenerationalSeenSet::InMemory(
@@ -176,7 +179,8 @@ Result<std::unique_ptr<GenerationalSeenSet>> GenerationalSeenSet::Open(
   options.clock = set_options.clock;
   Status valid = CheckOptions(options.revisit_after, options.generations);
   if (!valid.ok()) return Status::Corruption(dir->DbPath() + ": " + valid.message());
-  std::unique_ptr<GenerationalSeenSet> set(new GenerationalSeenSet(dir, options, set_options.saves));
+  std::unique_ptr<GenerationalSeenSet> set(
+      new GenerationalSeenSet(dir, options, set_options.saves));
   URLSIEVE_RETURN_IF_ERROR(set->Load());
   return set;
 }
@@ -215,10 +219,9 @@ Status GenerationalSeenSet::Load() {
     auto loaded = ScalableBloomFilter::Load(path, &file_checkpoint, &file_identity);
     if (!loaded.ok()) {
       if (loaded.status().code() == StatusCode::kNotFound) {
-        return Status::Corruption(path + " is missing but " + db_path +
-                                  " lists it (generation " + std::to_string(index) +
-                                  " as of checkpoint " + std::to_string(checkpoint) + ")" +
-                                  std::string(kNoRebuild));
+        return Status::Corruption(path + " is missing but " + db_path + " lists it (generation " +
+                                  std::to_string(index) + " as of checkpoint " +
+                                  std::to_string(checkpoint) + ")" + std::string(kNoRebuild));
       }
       return Status(loaded.status().code(), loaded.status().message() + std::string(kNoRebuild));
     }
@@ -230,7 +233,8 @@ Status GenerationalSeenSet::Load() {
                                 ": they are not from one checkpoint" + std::string(kNoRebuild));
     }
     const BloomOptions& o = (*loaded)->options();
-    if (o.capacity != generation_capacity_ || o.fp_rate != generation_fp_rate_) {
+    if (o.capacity != generation_capacity_ || o.fp_rate != generation_fp_rate_ ||
+        o.first_layer_share != kFirstLayerShare) {
       return Status::Corruption(path + " holds a filter for " + std::to_string(o.capacity) +
                                 " keys at " + std::to_string(o.fp_rate) + ", but " + db_path +
                                 "'s generations are sized for " +
@@ -271,7 +275,8 @@ Status GenerationalSeenSet::RemoveStrayFiles() const {
         kFilePrefix.size(), name.size() - kFilePrefix.size() - kFileSuffix.size());
     if (!ParseIndexAndCheckpoint(middle, &index, &checkpoint)) continue;
     auto listed = committed_files_.find(index);
-    if (listed == committed_files_.end() || listed->second != checkpoint) stray.push_back(it->path());
+    if (listed == committed_files_.end() || listed->second != checkpoint)
+      stray.push_back(it->path());
   }
   if (ec) return Status::IoError("listing " + dir_->path() + ": " + ec.message());
   for (const fs::path& path : stray) {
@@ -287,9 +292,8 @@ Status GenerationalSeenSet::TurnLocked(int64_t now) {
   if (!bloom.ok()) return bloom.status();
   current_ = now;
   const int64_t oldest_live = now - static_cast<int64_t>(options_.generations);
-  std::erase_if(generations_, [&](const std::unique_ptr<Generation>& g) {
-    return g->index < oldest_live;
-  });
+  std::erase_if(generations_,
+                [&](const std::unique_ptr<Generation>& g) { return g->index < oldest_live; });
   auto generation = std::make_unique<Generation>();
   generation->index = now;
   generation->bloom = std::move(*bloom);

@@ -48,6 +48,10 @@
 //                         generation equals the database's is promoted (the crash hit after the
 //                         commit); one at the next generation is discarded (the commit never
 //                         happened). Anything else is an error, and the file is left alone.
+//   DIR/bloom-gen-<index>.<checkpoint>.snap
+//                         A state with revisit_after: one Bloom snapshot per live generation, named
+//                         by urlsieve_meta `bloom_generations`, instead of bloom.snap/.delta (the
+//                         rules: generational_seen_set.h).
 // A Checkpoint of generation g+1 usually appends the keys new since g to bloom.delta (and
 // fdatasyncs it), then COMMITs g+1 with the log's new committed length: its cost is proportional
 // to the keys new since the last checkpoint. A record past the committed length is a checkpoint
@@ -174,7 +178,9 @@ class SeenFilter {
  public:
   // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir or
   // Redis, capacity 0, fp_rate outside (0, 1), a bad redis_url, redis_url without redis_name or
-  // the reverse, redis_url with state_dir, checkpointed or rebuild_bloom); FailedPrecondition when
+  // the reverse, redis_url with state_dir, checkpointed or rebuild_bloom; revisit_after < 0, with
+  // exact, or generations outside [1, 256]; Unsupported: revisit_after over Redis, for now);
+  // FailedPrecondition when
   // another process has the state directory open (naming its pid), or for a missing snapshot;
   // Corruption for a foreign, mixed-up or damaged state; IoError. Over Redis, the errors of
   // RedisSeenSet::Open, naming the server: kUnavailable (no server), kFailedPrecondition (a wrong

@@ -48,6 +48,7 @@ struct CrawlConfig {
     bool rebuild_bloom = false;  // flag only (--rebuild, with --resume --exact): rebuild the
                                  // Bloom filter from the exact store (dedup/seen_filter.h)
     bool exact = false;     // confirm Bloom "maybe" answers in SQLite: no false "seen"
+    bool deletable = false;  // a counting Bloom filter, so that `urlsieve forget` can delete
     uint64_t expected_urls = 10'000'000;  // Bloom filter capacity before it grows a layer
     double false_positive_rate = 1e-6;    // Bloom filter target
     int checkpoint_interval_s = 2;        // state + outputs made consistent on disk this often

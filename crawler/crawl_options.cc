@@ -208,6 +208,9 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
                  "Regex that rejects a canonical URL (repeatable)"),
       Bool(OPTION_KEY(crawl, exact), "--exact", true,
            "Confirm Bloom hits in SQLite (no false 'seen')"),
+      Bool(OPTION_KEY(crawl, deletable), "--deletable", true,
+           "Bloom-only: 4-bit counters (4x the memory), so that `urlsieve forget` works on "
+           "OUT/state (a new crawl only)"),
       Bool(OPTION_KEY(output, warc), "--warc", true, "Also write <out>/crawl.warc.gz"),
       Bool(OPTION_KEY(crawl, resume), "--resume", true,
            "Continue the crawl whose state is in --out"),

@@ -89,6 +89,9 @@ Result<std::unique_ptr<CrawlState>> CrawlState::Open(const CrawlStateOptions& op
       return Status::InvalidArgument(
           "--rebuild rebuilds a local exact seen set; this crawl's seen set is in Redis");
     }
+    if (options.deletable) {
+      return Status::Unsupported("--deletable is for a local seen set; this crawl's is in Redis");
+    }
     Result<RedisAddress> address = RedisAddress::Parse(url);
     if (!address.ok()) return address.status();
     redis_options.address = *address;
@@ -127,6 +130,7 @@ Result<std::unique_ptr<CrawlState>> CrawlState::Open(const CrawlStateOptions& op
   StateDir::Options dir_options;
   dir_options.path = options.dir;
   dir_options.requested = {options.capacity, options.fp_rate, options.exact, options.canonicalize};
+  dir_options.requested.deletable = options.deletable && !options.exact;
   dir_options.checkpointed = true;
   std::vector<SeenNotice> dir_notices;
   auto dir = StateDir::Open(dir_options, &dir_notices);

@@ -74,6 +74,7 @@ struct CrawlStateOptions {
   uint64_t capacity = 0;  // the seen set's, for a new state (an existing one keeps its own)
   double fp_rate = 0;     // ditto
   bool exact = false;     // ditto
+  bool deletable = false;  // ditto: a counting Bloom filter (docs/design.md, "Forgetting")
   CanonicalizeOptions canonicalize;  // ditto: the rules the seen set's keys are made with
   bool rebuild_bloom = false;        // rebuild the Bloom filter from the exact store (--rebuild)
   // A seen set shared in Redis instead of the local one (see above): the server

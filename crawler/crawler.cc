@@ -157,6 +157,7 @@ Status Crawler::Open() {
   state_options.capacity = config_.crawl.expected_urls;
   state_options.fp_rate = config_.crawl.false_positive_rate;
   state_options.exact = config_.crawl.exact;
+  state_options.deletable = config_.crawl.deletable;
   state_options.canonicalize = config_.canonicalize;
   state_options.rebuild_bloom = config_.crawl.rebuild_bloom;
   state_options.seen_redis_url = config_.crawl.seen_redis;

@@ -43,8 +43,8 @@ uint64_t HeaderChecksum(std::string header) {
 }
 
 // Streams one layer's words (read atomically: inserts may be running) to `fd` at `offset`, with
-// the lock bits of a plain layer cleared, and returns the XXH3-64 of what was written.
-Result<uint64_t> WriteLayerWords(int fd, std::span<const uint64_t> words, bool clear_lock_bits,
+// the blocks' lock bits cleared, and returns the XXH3-64 of what was written.
+Result<uint64_t> WriteLayerWords(int fd, std::span<const uint64_t> words, size_t words_per_block,
                                  uint64_t offset, const std::string& path) {
   std::vector<uint64_t> buffer(std::min(words.size(), kChunkWords));
   XXH3_state_t* state = XXH3_createState();
@@ -56,7 +56,7 @@ Result<uint64_t> WriteLayerWords(int fd, std::span<const uint64_t> words, bool c
     for (size_t i = 0; i < count; ++i) {
       uint64_t w = std::atomic_ref<uint64_t>(const_cast<uint64_t&>(words[start + i]))
                        .load(std::memory_order_relaxed);
-      if (clear_lock_bits && (start + i) % kWordsPerBlock == 0) w &= ~uint64_t{1};  // the lock
+      if ((start + i) % words_per_block == 0) w &= ~uint64_t{1};  // the block's lock
       buffer[i] = ToLittle(w);
     }
     const size_t bytes = count * sizeof(uint64_t);
@@ -83,8 +83,10 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
       return Status::InvalidArgument("a bloom snapshot's layers must all be plain or all counting");
     }
     const BloomLayout& layout = counting ? layer.counting->layout() : layer.filter->layout();
-    auto checksum = counting ? WriteLayerWords(fd, layer.counting->words(), false, offset, tmp)
-                             : WriteLayerWords(fd, layer.filter->words(), true, offset, tmp);
+    auto checksum =
+        counting ? WriteLayerWords(fd, layer.counting->words(),
+                                   CountingBlockedBloomFilter::kWordsPerBlock, offset, tmp)
+                 : WriteLayerWords(fd, layer.filter->words(), kWordsPerBlock, offset, tmp);
     if (!checksum.ok()) return checksum.status();
     char* rec = header.data() + kFixedHeaderBytes + kLayerRecordBytes * i;
     Put64(rec, layer.capacity);
@@ -266,9 +268,11 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
       return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
                                 " checksum mismatch");
     }
+    const size_t words_per_block =
+        counting ? CountingBlockedBloomFilter::kWordsPerBlock : kWordsPerBlock;
     for (size_t w = 0; w < words.size(); ++w) {
       words[w] = ToLittle(words[w]);
-      if (!counting && w % kWordsPerBlock == 0) words[w] &= ~uint64_t{1};
+      if (w % words_per_block == 0) words[w] &= ~uint64_t{1};  // a lock bit is never data
     }
     const uint64_t inserted = Get64(rec + 16);
     snap.layers.push_back(BloomSnapshotLayer{Get64(rec), GetDouble(rec + 8), inserted,

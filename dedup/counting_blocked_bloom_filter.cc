@@ -17,16 +17,6 @@ constexpr uint64_t kNibbleLows = 0x1111111111111111ULL;
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kPage = 4096;
 
-// Bit i of the 16-bit `bits` moved to bit 4·i: the low bit of counter i in its word.
-inline uint64_t SpreadToNibbles(uint64_t bits) {
-  uint64_t x = bits & 0xFFFF;
-  x = (x | (x << 24)) & 0x000000FF000000FFULL;
-  x = (x | (x << 12)) & 0x000F000F000F000FULL;
-  x = (x | (x << 6)) & 0x0303030303030303ULL;
-  x = (x | (x << 3)) & kNibbleLows;
-  return x;
-}
-
 // The low bit of each counter of `word` that is zero / saturated.
 inline uint64_t ZeroNibbles(uint64_t w) { return ~(w | (w >> 1) | (w >> 2) | (w >> 3)) & kNibbleLows; }
 inline uint64_t FullNibbles(uint64_t w) { return w & (w >> 1) & (w >> 2) & (w >> 3) & kNibbleLows; }
@@ -35,10 +25,6 @@ inline uint64_t Load(const uint64_t& word) {
   return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(word)).load(std::memory_order_relaxed);
 }
 
-// The key's counters in counter word j (of 32) of a block: their low bits.
-inline uint64_t OnesIn(const BloomLineMask& mask, size_t j) {
-  return SpreadToNibbles(mask.words[j / 4] >> (16 * (j % 4)));
-}
 
 }  // namespace
 
@@ -90,16 +76,39 @@ void CountingBlockedBloomFilter::Prefetch(const KeyHash& key) const {
   }
 }
 
+// Each loop below visits the key's positions (the set bits of its mask, k per line): counter p
+// of a block is bits 4·(p mod 16) .. +3 of the block's word p / 16.
 bool CountingBlockedBloomFilter::MayContain(const KeyHash& key) const {
   for (uint32_t line = 0; line < layout_.lines_per_key; ++line) {
     const uint64_t* block = BlockOf(key, line);
     const BloomLineMask mask = MaskOf(key, line);
-    for (size_t j = 0; j < kWordsPerBlock; ++j) {
-      const uint64_t ones = OnesIn(mask, j);
-      if (ones != 0 && (ZeroNibbles(Load(block[j])) & ones) != 0) return false;
+    for (size_t w = 0; w < kBloomWordsPerLine; ++w) {
+      for (uint64_t bits = mask.words[w]; bits != 0; bits &= bits - 1) {
+        const uint32_t p = static_cast<uint32_t>(64 * w) + std::countr_zero(bits);
+        if (((Load(block[p / 16]) >> (4 * (p % 16))) & 15) == 0) return false;
+      }
     }
   }
   return true;
+}
+
+void CountingBlockedBloomFilter::LockKey(const KeyHash& key) {
+  uint64_t* first = BlockOf(key, 0);
+  if (layout_.lines_per_key == 1) return LockBloomLine(first);
+  uint64_t* second = BlockOf(key, 1);
+  if (second == first) return LockBloomLine(first);
+  LockBloomLine(first < second ? first : second);
+  LockBloomLine(first < second ? second : first);
+}
+
+void CountingBlockedBloomFilter::UnlockKey(const KeyHash& key) {
+  // Every writer of a block's first word holds its lock: a release store frees it.
+  uint64_t* first = BlockOf(key, 0);
+  UnlockBloomLine(first, /*exclusive_word=*/true);
+  if (layout_.lines_per_key == 2) {
+    uint64_t* second = BlockOf(key, 1);
+    if (second != first) UnlockBloomLine(second, /*exclusive_word=*/true);
+  }
 }
 
 bool CountingBlockedBloomFilter::Add(const KeyHash& key) {
@@ -107,17 +116,16 @@ bool CountingBlockedBloomFilter::Add(const KeyHash& key) {
   for (uint32_t line = 0; line < layout_.lines_per_key; ++line) {
     uint64_t* block = BlockOf(key, line);
     const BloomLineMask mask = MaskOf(key, line);
-    for (size_t j = 0; j < kWordsPerBlock; ++j) {
-      const uint64_t ones = OnesIn(mask, j);
-      if (ones == 0) continue;
-      std::atomic_ref<uint64_t> word(block[j]);
-      uint64_t old = word.load(std::memory_order_relaxed);
-      uint64_t add;
-      do {
-        add = ones & ~FullNibbles(old);  // no carry: those counters are below 15
-      } while (add != 0 &&
-               !word.compare_exchange_weak(old, old + add, std::memory_order_relaxed));
-      if ((ZeroNibbles(old) & ones) != 0) absent = true;
+    for (size_t w = 0; w < kBloomWordsPerLine; ++w) {
+      for (uint64_t bits = mask.words[w]; bits != 0; bits &= bits - 1) {
+        const uint32_t p = static_cast<uint32_t>(64 * w) + std::countr_zero(bits);
+        std::atomic_ref<uint64_t> word(block[p / 16]);
+        const uint64_t old = word.load(std::memory_order_relaxed);
+        const uint32_t shift = 4 * (p % 16);
+        const uint64_t count = (old >> shift) & 15;
+        absent |= count == 0;
+        if (count != kMaxCount) word.store(old + (uint64_t{1} << shift), std::memory_order_relaxed);
+      }
     }
   }
   return absent;
@@ -128,17 +136,18 @@ bool CountingBlockedBloomFilter::Remove(const KeyHash& key) {
   for (uint32_t line = 0; line < layout_.lines_per_key; ++line) {
     uint64_t* block = BlockOf(key, line);
     const BloomLineMask mask = MaskOf(key, line);
-    for (size_t j = 0; j < kWordsPerBlock; ++j) {
-      const uint64_t ones = OnesIn(mask, j);
-      if (ones == 0) continue;
-      std::atomic_ref<uint64_t> word(block[j]);
-      uint64_t old = word.load(std::memory_order_relaxed);
-      uint64_t sub;
-      do {
-        // Zero (another remove raced this one) and saturated counters stay.
-        sub = ones & ~FullNibbles(old) & ~ZeroNibbles(old);
-      } while (sub != 0 &&
-               !word.compare_exchange_weak(old, old - sub, std::memory_order_relaxed));
+    for (size_t w = 0; w < kBloomWordsPerLine; ++w) {
+      for (uint64_t bits = mask.words[w]; bits != 0; bits &= bits - 1) {
+        const uint32_t p = static_cast<uint32_t>(64 * w) + std::countr_zero(bits);
+        std::atomic_ref<uint64_t> word(block[p / 16]);
+        const uint64_t old = word.load(std::memory_order_relaxed);
+        const uint32_t shift = 4 * (p % 16);
+        const uint64_t count = (old >> shift) & 15;
+        // Saturated counters stay; none is zero (the key was present, under the lock).
+        if (count != kMaxCount && count != 0) {
+          word.store(old - (uint64_t{1} << shift), std::memory_order_relaxed);
+        }
+      }
     }
   }
   return true;

@@ -14,13 +14,15 @@
 // absent (a false negative); kept at 15, it only leaves the key's other counters to forget it.
 // Remove is for a key the caller believes present: removing a key that was never added (a false
 // positive) decrements other keys' counters. Counter 0 of each block is never used (position 0
-// is the plain layer's lock bit).
+// is the plain layer's lock bit): bit 0 of a block's first word is the block's spin lock, as in
+// the plain layer (bloom_line.h).
 //
-// Thread-safety: every member may be called from many threads at once. Counters change by
-// compare-and-swap on their 64-bit word (relaxed), so Add and Remove may race with anything;
-// MayContain reads each word once with a relaxed load. Add's "was absent" is the answer for the
-// words it changed, not a test-and-set of the key as a whole: a caller that needs exactly one
-// "new" among racing inserts of a key serializes them (CountingBloomFilter's key locks).
+// Thread-safety: the locked discipline of the plain layer. Every write to a block happens under
+// its lock: LockKey takes the key's block locks (one, or two in address order), and Add and
+// Remove, called with them held, rewrite the counter words with plain (relaxed atomic) loads and
+// stores. MayContain, CountNonZero, CountSaturated and words() read without locks (relaxed
+// loads): a reader racing with a write may see a word before or after it. A single-threaded
+// caller (a test) may call Add and Remove without the locks.
 #ifndef URLSIEVE_DEDUP_COUNTING_BLOCKED_BLOOM_FILTER_H_
 #define URLSIEVE_DEDUP_COUNTING_BLOCKED_BLOOM_FILTER_H_
 
@@ -59,13 +61,16 @@ class CountingBlockedBloomFilter {
   uint64_t bytes() const { return BytesOf(layout_); }
 
   void Prefetch(const KeyHash& key) const;
+  // The key's block locks (bit 0 of each block's first word), taken in address order.
+  void LockKey(const KeyHash& key);
+  void UnlockKey(const KeyHash& key);
   // Every counter of the key is non-zero.
   bool MayContain(const KeyHash& key) const;
   // Increments the key's counters (saturated ones stay at 15). True if one of them was zero: the
-  // key was absent.
+  // key was absent. The caller holds the key's locks.
   bool Add(const KeyHash& key);
   // Decrements the key's counters that are neither zero nor saturated. True if the key was
-  // present (every counter non-zero) before.
+  // present (every counter non-zero) before. The caller holds the key's locks.
   bool Remove(const KeyHash& key);
 
   // Counters that are non-zero / saturated (counter 0 of each block excluded). Reads everything.

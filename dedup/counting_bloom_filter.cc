@@ -40,8 +40,7 @@ struct CountingBloomFilter::Layer {
   std::atomic<uint64_t> count;  // keys added, net of removals
 };
 
-CountingBloomFilter::CountingBloomFilter(const BloomOptions& options)
-    : options_(options), key_locks_(new KeyLock[kKeyLocks]) {}
+CountingBloomFilter::CountingBloomFilter(const BloomOptions& options) : options_(options) {}
 CountingBloomFilter::~CountingBloomFilter() = default;
 
 // As ScalableBloomFilter's layers (scalable_bloom_filter.h, "Error budget").
@@ -67,6 +66,7 @@ Result<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create(
   auto layer = CountingBlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
   if (!layer.ok()) return layer.status();
   f->layers_[0] = std::make_unique<Layer>(std::move(layer).value(), cap, rate, 0);
+  f->base_ = f->layers_[0]->filter.get();
   f->num_layers_.store(1, std::memory_order_release);
   return f;
 }
@@ -79,18 +79,29 @@ bool CountingBloomFilter::MayContain(const KeyHash& key) const {
   return false;
 }
 
-void CountingBloomFilter::AddLocked(const KeyHash& key) {
+bool CountingBloomFilter::AddLocked(const KeyHash& key, uint32_t* index) {
+  // Read under the key's lock: a previous holder's insert is in a layer below this count.
   const uint32_t n = num_layers_.load(std::memory_order_acquire);
+  *index = n - 1;
   Layer& layer = *layers_[n - 1];
-  layer.filter->Add(key);
-  if (layer.count.fetch_add(1, std::memory_order_relaxed) + 1 >= layer.capacity) Grow(n - 1);
+  if (n == 1) {
+    layer.filter->Add(key);  // the key's lock is this block's
+  } else {
+    layer.filter->LockKey(key);
+    layer.filter->Add(key);
+    layer.filter->UnlockKey(key);
+  }
+  return layer.count.fetch_add(1, std::memory_order_relaxed) + 1 >= layer.capacity;
 }
 
 bool CountingBloomFilter::InsertIfNew(const KeyHash& key) {
-  std::lock_guard<std::mutex> lock(LockOf(key));
-  if (MayContain(key)) return false;
-  AddLocked(key);
-  return true;
+  base_->LockKey(key);
+  const bool fresh = !MayContain(key);
+  uint32_t layer = 0;
+  const bool full = fresh && AddLocked(key, &layer);
+  base_->UnlockKey(key);
+  if (full) Grow(layer);
+  return fresh;
 }
 
 void CountingBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* is_new) {
@@ -108,25 +119,32 @@ void CountingBloomFilter::InsertIfNewBatch(std::span<const KeyHash> keys, bool* 
 
 void CountingBloomFilter::AddBatch(std::span<const KeyHash> keys) {
   for (const KeyHash& key : keys) {
-    std::lock_guard<std::mutex> lock(LockOf(key));
-    AddLocked(key);
+    base_->LockKey(key);
+    uint32_t layer = 0;
+    const bool full = AddLocked(key, &layer);
+    base_->UnlockKey(key);
+    if (full) Grow(layer);
   }
 }
 
 bool CountingBloomFilter::Remove(const KeyHash& key) {
-  std::lock_guard<std::mutex> lock(LockOf(key));
+  base_->LockKey(key);
   const uint32_t n = num_layers_.load(std::memory_order_acquire);
   bool removed = false;
   // Every layer that may hold it: the key is then absent whichever layer its insert reached (a
   // layer that tests present by a false positive pays with the caveat in the header).
   for (uint32_t i = 0; i < n; ++i) {
     Layer& layer = *layers_[i];
-    if (!layer.filter->Remove(key)) continue;
+    if (i > 0) layer.filter->LockKey(key);
+    const bool was_there = layer.filter->Remove(key);
+    if (i > 0) layer.filter->UnlockKey(key);
+    if (!was_there) continue;
     removed = true;
     uint64_t c = layer.count.load(std::memory_order_relaxed);
     while (c > 0 && !layer.count.compare_exchange_weak(c, c - 1, std::memory_order_relaxed)) {
     }
   }
+  base_->UnlockKey(key);
   return removed;
 }
 
@@ -217,6 +235,7 @@ Result<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Load(const std
     f->layers_[i] =
         std::make_unique<Layer>(std::move(src.counting), src.capacity, src.fp_rate, src.inserted);
   }
+  f->base_ = f->layers_[0]->filter.get();
   f->num_layers_.store(static_cast<uint32_t>(snap.layers.size()), std::memory_order_release);
   if (generation != nullptr) *generation = snap.meta.generation;
   if (identity != nullptr) *identity = snap.meta.identity;

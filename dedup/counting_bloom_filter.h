@@ -19,12 +19,15 @@
 // decrements other keys' counters and can make one of them absent. The seen set forgets only
 // what the caller names; exact mode (ExactSeenSet) has no such caveat.
 //
-// Thread-safety: all members may be called concurrently. InsertIfNew and Remove of one key are
-// serialized by a striped lock on the key's hash (kKeyLocks mutexes), so exactly one of several
-// concurrent inserts of a key is told "new", and a remove never interleaves with an insert of the
-// same key. Counters change by CAS (counting_blocked_bloom_filter.h), so keys of different stripes
-// sharing a counter word do not need a common lock. MayContain takes no lock. Growth as in
-// ScalableBloomFilter: under grow_mu_, published by a release store of the layer count.
+// Thread-safety: all members may be called concurrently. A key's lock is its block lock(s) in
+// layer 0, which exists for the filter's lifetime (as in ScalableBloomFilter): InsertIfNew and
+// Remove of one key hold it across the test and the update, so exactly one of several concurrent
+// inserts of a key is told "new", and a remove never interleaves with an insert of the same key.
+// Every write to a block holds that block's lock (counting_blocked_bloom_filter.h: a write to a
+// growth layer takes its blocks' locks too, always after layer 0's and one layer at a time, so
+// no cycle can form), and counters are rewritten with plain stores. MayContain takes no lock.
+// Growth as in ScalableBloomFilter: under grow_mu_, published by a release store of the layer
+// count.
 #ifndef URLSIEVE_DEDUP_COUNTING_BLOOM_FILTER_H_
 #define URLSIEVE_DEDUP_COUNTING_BLOOM_FILTER_H_
 
@@ -52,7 +55,6 @@ struct CountingBloomStats {
 class CountingBloomFilter {
  public:
   static constexpr uint32_t kMaxLayers = ScalableBloomFilter::kMaxLayers;
-  static constexpr size_t kKeyLocks = 1024;
 
   // InvalidArgument for options out of range (as ScalableBloomFilter::Create); IoError if memory
   // cannot be mapped.
@@ -87,24 +89,18 @@ class CountingBloomFilter {
 
  private:
   struct Layer;
-  struct alignas(64) KeyLock {
-    std::mutex mu;
-  };
   explicit CountingBloomFilter(const BloomOptions& options);
   uint64_t LayerCapacity(uint32_t index) const;
   double LayerFpRate(uint32_t index) const;
-  std::mutex& LockOf(const KeyHash& key) {
-    return key_locks_[(key.low ^ key.high) % kKeyLocks].mu;
-  }
-  // Adds to the newest layer; grows when it reaches its capacity. Under the key's lock.
-  void AddLocked(const KeyHash& key);
+  // Adds to the newest layer, under the key's lock (layer 0's); true when that layer is full.
+  bool AddLocked(const KeyHash& key, uint32_t* layer);
   void Grow(uint32_t full_index);
 
   BloomOptions options_;
   std::array<std::unique_ptr<Layer>, kMaxLayers> layers_;
   std::atomic<uint32_t> num_layers_{0};
+  CountingBlockedBloomFilter* base_ = nullptr;  // layers_[0]'s: its block locks are the keys'
   std::mutex grow_mu_;
-  std::unique_ptr<KeyLock[]> key_locks_;
 };
 
 }  // namespace urlsieve

@@ -23,6 +23,9 @@
 // unknown); the block is the response head only (application/http;msgtype=response), rewritten as
 // above except Content-Length, which still describes the original payload. WARC-Truncated is not
 // used: nothing was cut, the payload is elsewhere by design.
+// Cost (docs/design.md, "Outputs"): each member is compressed by libdeflate (level 1 by default)
+// with a compressor and buffers per thread; the payload is hashed once (the block digest) when
+// the caller passes the payload digest, else both digests are computed in one pass.
 // Thread-safety: all methods are safe to call concurrently; compression happens outside the lock.
 #ifndef URLSIEVE_CRAWLER_WARC_WRITER_H_
 #define URLSIEVE_CRAWLER_WARC_WRITER_H_

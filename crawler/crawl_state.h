@@ -5,7 +5,8 @@
 // and are given it only inside Restore() and Checkpoint():
 //   - the seen set (SeenSet, opened here, with the SeenFilter the crawler asks for URLs);
 //   - the frontier's pending set (Frontier::Checkpoint / Restore);
-//   - the outputs' sizes and checksums and the crawl's counters (crawl_checkpoint.h).
+//   - the outputs' sizes and checksums and the crawl's counters (crawl_checkpoint.h);
+//   - the fetch record of each URL fetched, for a re-crawl (fetch_record.h).
 //
 // Checkpoint protocol (invariants 2 and 4). A transaction on state.db is always open. Under the
 // gate held exclusively (no fetcher is between a seen-insert and its page's Done()):

@@ -44,6 +44,20 @@ namespace fs = std::filesystem;
 
 constexpr auto kMonitorTick = std::chrono::milliseconds(250);
 
+// The progress line's sample, with a re-crawl's re-fetches by what they found.
+ProgressSample Progress(const CrawlStatsSnapshot& s, uint64_t queued, uint64_t hosts,
+                        uint64_t errors) {
+  ProgressSample sample{s.pages, queued, hosts, errors};
+  auto count = [&](std::string_view result) {
+    auto it = s.refetches.find(std::string(result));
+    return it == s.refetches.end() ? uint64_t{0} : it->second;
+  };
+  sample.not_modified = count(RefetchResultName(RefetchResult::kNotModified));
+  sample.unchanged = count(RefetchResultName(RefetchResult::kUnchanged));
+  sample.changed = count(RefetchResultName(RefetchResult::kChanged));
+  return sample;
+}
+
 bool IsRedirect(long status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -571,7 +585,7 @@ Result<CrawlSummary> Crawler::Run() {
         const ClusterStatus totals = coordinator_->Totals();
         progress.Update({totals.pages, totals.pending, f.keys, totals.errors});
       } else {
-        progress.Update({s.pages, f.pending, f.keys, errors});
+        progress.Update(Progress(s, f.pending, f.keys, errors));
       }
       if (config_.crawl.checkpoint_interval_s > 0 && clock_.Now() >= next_checkpoint) {
         Status status = Checkpoint();
@@ -614,7 +628,7 @@ Result<CrawlSummary> Crawler::Run() {
   const FrontierStats f = frontier_->Stats();
   summary.pending = f.pending + f.in_flight;
   summary.stopped = coordinator_ ? !cluster_finished : stop_requested_.load();
-  progress.Finish({summary.stats.pages, summary.pending, f.keys, 0});
+  progress.Finish(Progress(summary.stats, summary.pending, f.keys, 0));
   nlohmann::json stats_json = summary.stats.ToJson();
   stats_json["tls_verification"] = config_.fetch.verify_tls;
   if (coordinator_) {
@@ -819,6 +833,8 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
         revisit.date = record.time;
         revisit.request = r.request_headers;
         revisit.response_head = r.response_headers;
+        // The head's Content-Encoding no longer describes the stored (decoded) payload.
+        revisit.payload_decoded = !r.content_encoding.empty();
         revisit.refers_to = has_original ? &known->warc : nullptr;
         status = warc_->WriteRevisit(revisit);
       } else {
@@ -844,11 +860,16 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     const DoneDecision decision = frontier_->Done(lease, outcome);
     LogDecision(lease, r, decision);
     // The URL's fetch record, with the page's outputs in the next checkpoint. A response to be
-    // fetched again (a back-off) leaves it as it was; a failure that is given up is rejected
+    // fetched again (a back-off) leaves it as it was; a failure that is given up is also rejected
     // (AppendRejections unqueues its record).
-    if (answered && decision.action != DoneDecision::Action::kRetry) {
-      records_->Put(
-          UpdatedRecord(known, lease, r, digest, refetch, record.time, std::move(archived)));
+    if (decision.action != DoneDecision::Action::kRetry) {
+      if (answered) {
+        records_->Put(
+            UpdatedRecord(known, lease, r, digest, refetch, record.time, std::move(archived)));
+      } else if (known) {
+        // Done without an answer to record (a body past the cap): the record stays as it was.
+        records_->Unqueue(lease.url);
+      }
     }
     // Recorded (unless it is to be fetched again): its inbox entry can be acknowledged.
     if (feed_ && decision.action != DoneDecision::Action::kRetry) {
@@ -886,7 +907,11 @@ FetchRecord Crawler::UpdatedRecord(const std::optional<FetchRecord>& known, cons
     next.status = static_cast<int>(r.status);
     next.payload_digest = digest;
   }
-  if (archived) next.warc = std::move(*archived);
+  if (archived) {
+    next.warc = std::move(*archived);
+  } else if (!refetch || *refetch == RefetchResult::kChanged) {
+    next.warc = WarcRecordRef{};  // a new payload not archived (no --warc): nothing to refer to
+  }
   next.interval_s =
       refetch ? schedule_->NextInterval(known->interval_s, *refetch) : schedule_->InitialInterval();
   return next;

@@ -116,7 +116,8 @@ class Crawler {
  public:
   // Validates the config, opens (or, with crawl.resume, reopens) the output directory and reads
   // the seeds. Errors: InvalidArgument (bad config, no valid seed), FailedPrecondition (an existing
-  // crawl without --resume, or --resume without one), Corruption / IoError (state files).
+  // crawl without --resume or --recrawl, or --resume or --recrawl without one), Corruption /
+  // IoError (state files).
   static Result<std::unique_ptr<Crawler>> Create(const CrawlConfig& config);
   ~Crawler();
   Crawler(const Crawler&) = delete;

@@ -38,6 +38,12 @@ void ProgressReporter::Print(const ProgressSample& s, Clock::TimePoint now) {
                static_cast<unsigned long long>(s.pages), rate_,
                static_cast<unsigned long long>(s.queued), static_cast<unsigned long long>(s.hosts),
                static_cast<unsigned long long>(s.errors));
+  if (s.not_modified + s.unchanged + s.changed > 0) {
+    std::fprintf(out_, "%llu not modified  %llu unchanged  %llu changed   ",
+                 static_cast<unsigned long long>(s.not_modified),
+                 static_cast<unsigned long long>(s.unchanged),
+                 static_cast<unsigned long long>(s.changed));
+  }
   std::fflush(out_);
   printed_ = true;
 }

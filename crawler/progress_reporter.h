@@ -1,9 +1,10 @@
 // ProgressReporter: the one-line progress display of a running crawl.
 //
 // The crawl loop calls Update() as often as it likes (e.g. after every fetch); a line
-// "\r<pages> pages  <rate> pages/s  <queued> queued  <hosts> hosts  <errors> errors" is printed at
-// most once per interval, only when enabled — by default when stderr is a terminal, so logs and
-// pipes never fill with carriage returns. Finish() ends the line.
+// "\r<pages> pages  <rate> pages/s  <queued> queued  <hosts> hosts  <errors> errors" (and, in a
+// re-crawl, "  <n> not modified  <n> unchanged  <n> changed") is printed at most once per interval,
+// only when enabled — by default when stderr is a terminal, so logs and pipes never fill with
+// carriage returns. Finish() ends the line.
 // Thread-safety: all methods are safe to call concurrently.
 #ifndef URLSIEVE_CRAWLER_PROGRESS_REPORTER_H_
 #define URLSIEVE_CRAWLER_PROGRESS_REPORTER_H_
@@ -21,6 +22,10 @@ struct ProgressSample {
   uint64_t queued = 0;
   uint64_t hosts = 0;
   uint64_t errors = 0;
+  // A re-crawl's re-fetches by what they found (shown once any is counted).
+  uint64_t not_modified = 0;
+  uint64_t unchanged = 0;
+  uint64_t changed = 0;
 };
 
 class ProgressReporter {

@@ -371,3 +371,61 @@ TEST_F(CrawlFlagsTest, BadConfigFileIsReported) {
 
 }  // namespace
 }  // namespace urlsieve
+
+namespace urlsieve {
+namespace {
+
+TEST(CrawlConfigTest, RecrawlSectionReadsDurationsAndFactors) {
+  Result<CrawlConfig> c = ParseCrawlConfig(
+      "[crawl]\nseeds = \"s\"\n[recrawl]\nrevisit_after = \"12h\"\nmin_interval = \"90m\"\n"
+      "max_interval = \"2w\"\nunchanged_factor = 2\nchanged_factor = 0.25\n",
+      "r.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->recrawl.revisit_after, std::chrono::hours(12));
+  EXPECT_EQ(c->recrawl.min_interval, std::chrono::minutes(90));
+  EXPECT_EQ(c->recrawl.max_interval, std::chrono::hours(24 * 14));
+  EXPECT_EQ(c->recrawl.unchanged_factor, 2.0);
+  EXPECT_EQ(c->recrawl.changed_factor, 0.25);
+  EXPECT_FALSE(c->crawl.recrawl);
+  EXPECT_TRUE(c->Validate().ok());
+
+  // A duration is a string with a unit; each mistake names the key and its line.
+  const std::pair<const char*, const char*> kBad[] = {
+      {"revisit_after = 7", "must be a duration"},
+      {"revisit_after = \"7 days\"", "bad duration"},
+      {"min_interval = \"0\"", "must be in [1s"},
+      {"changed_factor = 0", "must be in (0, 1000)"},
+  };
+  for (const auto& [line, why] : kBad) {
+    Result<CrawlConfig> bad = ParseCrawlConfig(
+        std::string("[crawl]\nseeds = \"s\"\n[recrawl]\n") + line + "\n", "r.toml");
+    ASSERT_FALSE(bad.ok()) << line;
+    EXPECT_NE(bad.status().message().find("recrawl."), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find(why), std::string::npos) << bad.status().message();
+    EXPECT_NE(bad.status().message().find("r.toml"), std::string::npos) << bad.status().message();
+  }
+  Result<CrawlConfig> crossed = ParseCrawlConfig(
+      "[crawl]\nseeds = \"s\"\n[recrawl]\nmin_interval = \"2d\"\nmax_interval = \"1d\"\n",
+      "r.toml");
+  Status valid = crossed.ok() ? crossed->Validate() : crossed.status();
+  ASSERT_FALSE(valid.ok());
+  EXPECT_NE(valid.message().find("recrawl.min_interval (2d)"), std::string::npos)
+      << valid.message();
+}
+
+TEST_F(CrawlFlagsTest, RecrawlIsAFlagAndRevisitAfterTakesADuration) {
+  Result<CrawlConfig> c = Run({"--seeds", "s.txt", "--recrawl", "--revisit-after", "0"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->crawl.recrawl);
+  EXPECT_EQ(c->recrawl.revisit_after, std::chrono::seconds(0));
+  c = Run({"--seeds", "s.txt", "--revisit-after", "3d"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->recrawl.revisit_after, std::chrono::hours(72));
+  Result<CrawlConfig> bad = Run({"--seeds", "s.txt", "--revisit-after", "3x"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("recrawl.revisit_after"), std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+}  // namespace urlsieve

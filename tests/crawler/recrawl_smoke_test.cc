@@ -5,8 +5,10 @@
 // in the server's log and the WARC checked independently, are tests/crawler/crawl_recrawl_test.cc.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -59,7 +61,11 @@ class ChangingSite : public site::Site {
                             "<a href=/same>s</a> <a href=/validated>v</a> "
                             "<a href=/changes>c</a> <a href=/goes>g</a>");
     }
-    if (r == "/same") return site::HtmlPage("same", "always the same");
+    if (r == "/same") {
+      // Version 3: past the crawl's body cap (Config: 64 KiB).
+      return site::HtmlPage("same",
+                            version == 3 ? std::string(100 * 1024, 'x') : "always the same");
+    }
     if (r == "/validated") {
       if (version == 2) {
         site::SiteResponse not_modified = site::PlainStatus(304, "");
@@ -112,6 +118,7 @@ class RecrawlSmokeTest : public ::testing::Test {
     c.crawl.checkpoint_interval_s = 3600;  // only the final checkpoint
     c.politeness.delay_ms = 0;
     c.politeness.obey_robots = false;
+    c.fetch.max_body_bytes = 64 * 1024;
     c.output.progress = false;
     c.output.log_level = LogLevel::kQuiet;
     return c;
@@ -218,6 +225,40 @@ TEST_F(RecrawlSmokeTest, ARecrawlRecordsWhatChanged) {
   for (const auto& [path, record] : records) EXPECT_FALSE(record.queued) << path;
 }
 
+TEST_F(RecrawlSmokeTest, WithWarcTheSamePayloadsAreRevisitRecordsReferringToTheOriginals) {
+  CrawlConfig config = Config();
+  config.output.warc = true;
+  ASSERT_TRUE(Crawl(config).ok());
+  site_->version = 2;
+  config.crawl.recrawl = true;
+  config.recrawl.revisit_after = std::chrono::seconds(0);
+  Result<CrawlSummary> second = Crawl(config);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  // The independent checker: syntax, digests, and each revisit's WARC-Refers-To naming a response
+  // record of the file whose target, date and payload digest it repeats.
+  const fs::path listing = dir_.path() / "warc.txt";
+  const std::string command = "python3 " + std::string(URLSIEVE_SOURCE_DIR) +
+                              "/tests/crawler/warc_check.py " + (out() / "crawl.warc.gz").string() +
+                              " > " + listing.string() + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << std::ifstream(listing).rdbuf();
+  std::ifstream in(listing);
+  std::map<std::string, std::vector<std::string>> by_type;
+  std::string offset, type, uri;
+  while (in >> offset >> type >> uri) {
+    if (uri.starts_with(server_->origin())) uri.erase(0, server_->origin().size());
+    by_type[type].push_back(uri);
+  }
+  std::vector<std::string> revisits = by_type["revisit"];
+  std::sort(revisits.begin(), revisits.end());
+  EXPECT_EQ(revisits, (std::vector<std::string>{"/", "/same", "/validated"}));
+  EXPECT_EQ(by_type["response"].size(), 5u + 3u) << "the first crawl, /changes, /goes and /new";
+  EXPECT_EQ(by_type["request"].size(), by_type["response"].size() + revisits.size());
+  // The fetch records of the revisited pages still name their original response records.
+  for (const auto& [path, record] : Records()) {
+    EXPECT_FALSE(record.warc.record_id.empty()) << path;
+  }
+}
+
 TEST_F(RecrawlSmokeTest, AStoppedRecrawlContinuesWithResume) {
   ASSERT_TRUE(Crawl(Config()).ok());
   site_->version = 2;
@@ -268,6 +309,25 @@ TEST_F(RecrawlSmokeTest, AStoppedRecrawlContinuesWithResume) {
   EXPECT_EQ(resumed->stats.pages, 11u) << "5 + each known page once + /new";
   EXPECT_EQ(server_->log().Count(0, "/same"), 1u);
   EXPECT_EQ(server_->log().Count(0, "/new"), 1u);
+}
+
+TEST_F(RecrawlSmokeTest, AReFetchWithNothingToRecordKeepsItsRecordAndIsNotQueuedAgain) {
+  ASSERT_TRUE(Crawl(Config()).ok());
+  const FetchRecord before = Records()["/same"];
+  site_->version = 3;
+  CrawlConfig recrawl = Config();
+  recrawl.crawl.recrawl = true;
+  recrawl.recrawl.revisit_after = std::chrono::seconds(0);
+  Result<CrawlSummary> second = Crawl(recrawl);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  const std::map<std::string, nlohmann::json> pages = Pages(5);
+  ASSERT_TRUE(pages.contains("/same"));
+  EXPECT_NE(pages.at("/same")["error"], nullptr) << "the body passed the cap";
+  std::map<std::string, FetchRecord> records = Records();
+  EXPECT_FALSE(records["/same"].queued);
+  EXPECT_EQ(records["/same"].fetch_time, before.fetch_time);
+  EXPECT_EQ(records["/same"].payload_digest, before.payload_digest);
+  EXPECT_EQ(records["/same"].interval_s, before.interval_s);
 }
 
 TEST_F(RecrawlSmokeTest, ARecrawlOfADirectoryWithoutACrawlIsAnError) {

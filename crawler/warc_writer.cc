@@ -1,10 +1,12 @@
 #include "crawler/warc_writer.h"
 
+#include <libdeflate.h>
 #include <nettle/sha1.h>
-#include <zlib.h>
 
+#include <array>
 #include <cstdio>
 #include <initializer_list>
+#include <memory>
 
 #include "crawler/page_record.h"
 
@@ -12,6 +14,7 @@ namespace urlsieve {
 namespace {
 
 constexpr std::string_view kCrlf = "\r\n";
+constexpr int kMaxCompressionLevel = 12;  // libdeflate's
 
 class Sha1 {
  public:
@@ -106,30 +109,87 @@ std::string NormalizeHead(std::string_view head, bool payload_decoded,
   return out;
 }
 
-// Compresses the concatenation of `parts` as one complete gzip member (RFC 1952).
-Status GzipMember(std::initializer_list<std::string_view> parts, int level, std::string* out) {
-  z_stream zs{};
-  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    return Status::IoError("deflateInit2 failed");
+// A libdeflate compressor per thread and level: one holds the match finder's tables (allocating
+// them costs more than compressing a page), and a compressor must not be shared between threads.
+libdeflate_compressor* ThreadCompressor(int level) {
+  struct Free {
+    void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+  };
+  thread_local std::array<std::unique_ptr<libdeflate_compressor, Free>, kMaxCompressionLevel + 1>
+      compressors;
+  auto& slot = compressors[static_cast<size_t>(level)];
+  if (slot == nullptr) slot.reset(libdeflate_alloc_compressor(level));
+  return slot.get();
+}
+
+// A buffer reused by each thread: a fresh one per record is page-faulted in again and again
+// (measured: the largest kernel cost of --warc). One that grew past kKeptScratch for a large body
+// is released after use. Holds: the uncompressed record (kInput), then the members (kMembers).
+class ScratchBuffer {
+ public:
+  enum Use { kInput, kMembers };
+  explicit ScratchBuffer(Use use) : buffer_(Buffers()[use]) { buffer_.clear(); }
+  ~ScratchBuffer() {
+    if (buffer_.capacity() > kKeptScratch) std::string().swap(buffer_);
   }
-  size_t total = 0;
-  for (std::string_view p : parts) total += p.size();
-  out->resize(deflateBound(&zs, total) + 64);
-  zs.next_out = reinterpret_cast<Bytef*>(out->data());
-  zs.avail_out = static_cast<uInt>(out->size());
-  size_t index = 0;
-  int rc = Z_OK;
-  for (std::string_view p : parts) {
-    ++index;
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p.data()));
-    zs.avail_in = static_cast<uInt>(p.size());
-    rc = deflate(&zs, index == parts.size() ? Z_FINISH : Z_NO_FLUSH);
-    if (rc == Z_STREAM_ERROR || zs.avail_in != 0) break;
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  std::string* get() { return &buffer_; }
+
+ private:
+  static constexpr size_t kKeptScratch = size_t{4} << 20;
+  static std::array<std::string, 2>& Buffers() {
+    thread_local std::array<std::string, 2> buffers;
+    return buffers;
   }
-  out->resize(zs.total_out);
-  deflateEnd(&zs);
-  if (rc != Z_STREAM_END) return Status::IoError("gzip compression of a WARC record failed");
+  std::string& buffer_;
+};
+
+// Appends to *out the concatenation of `parts` compressed as one complete gzip member (RFC 1952).
+// libdeflate compresses whole buffers, so the parts are first copied into one (a memcpy next to
+// the compression); docs/design.md, "Outputs".
+Status AppendGzipMember(std::initializer_list<std::string_view> parts, int level,
+                        std::string* out) {
+  libdeflate_compressor* compressor = ThreadCompressor(level);
+  if (compressor == nullptr) {
+    return Status::IoError("cannot allocate a gzip compressor for the WARC (out of memory)");
+  }
+  ScratchBuffer scratch(ScratchBuffer::kInput);
+  std::string& input = *scratch.get();
+  for (std::string_view p : parts) input.append(p);
+  const size_t start = out->size();
+  out->resize(start + libdeflate_gzip_compress_bound(compressor, input.size()));
+  const size_t written = libdeflate_gzip_compress(compressor, input.data(), input.size(),
+                                                  out->data() + start, out->size() - start);
+  if (written == 0) {
+    out->resize(start);
+    return Status::IoError("gzip compression of a WARC record of " + std::to_string(input.size()) +
+                           " bytes failed");
+  }
+  out->resize(start + written);
   return Status::Ok();
+}
+
+// The block digest of a response (head + payload) and, when `payload_digest` is not null, the
+// payload's, in one pass over the payload: chunk by chunk, both hashes read it while it is in
+// the L1 cache.
+std::string BlockDigest(std::string_view head, std::string_view payload,
+                        std::string* payload_digest) {
+  constexpr size_t kChunk = 16 << 10;
+  Sha1 block_sha;
+  block_sha.Update(head);
+  if (payload_digest == nullptr) {
+    block_sha.Update(payload);
+    return block_sha.WarcDigest();
+  }
+  Sha1 payload_sha;
+  for (size_t at = 0; at < payload.size(); at += kChunk) {
+    std::string_view chunk = payload.substr(at, kChunk);
+    block_sha.Update(chunk);
+    payload_sha.Update(chunk);
+  }
+  *payload_digest = payload_sha.WarcDigest();
+  return block_sha.WarcDigest();
 }
 
 // Header fields of one record, in order; WARC 1.1 §4.
@@ -177,8 +237,9 @@ std::string WarcSha1Digest(std::string_view data) {
 
 Result<std::unique_ptr<WarcWriter>> WarcWriter::Open(const std::string& path,
                                                      const WarcWriterOptions& options) {
-  if (options.compression_level < 1 || options.compression_level > 9) {
-    return Status::InvalidArgument("WARC compression level must be 1..9");
+  if (options.compression_level < 1 || options.compression_level > kMaxCompressionLevel) {
+    return Status::InvalidArgument("WARC compression level must be 1..12, not " +
+                                   std::to_string(options.compression_level));
   }
   return Start(path, options, AppendFile::Open(path, options.truncate_to));
 }
@@ -186,8 +247,9 @@ Result<std::unique_ptr<WarcWriter>> WarcWriter::Open(const std::string& path,
 Result<std::unique_ptr<WarcWriter>> WarcWriter::Open(const std::string& path,
                                                      const WarcWriterOptions& options,
                                                      VerifiedPrefix prefix) {
-  if (options.compression_level < 1 || options.compression_level > 9) {
-    return Status::InvalidArgument("WARC compression level must be 1..9");
+  if (options.compression_level < 1 || options.compression_level > kMaxCompressionLevel) {
+    return Status::InvalidArgument("WARC compression level must be 1..12, not " +
+                                   std::to_string(options.compression_level));
   }
   return Start(path, options, AppendFile::Open(path, std::move(prefix)));
 }
@@ -245,11 +307,11 @@ Status WarcWriter::WriteWarcinfo(const std::string& filename) {
                            .Add("Content-Type", "application/warc-fields")
                            .Add("WARC-Block-Digest", WarcSha1Digest(block))
                            .Finish(block.size());
-  std::string member;
+  ScratchBuffer member(ScratchBuffer::kMembers);
   URLSIEVE_RETURN_IF_ERROR(
-      GzipMember({header, block, "\r\n\r\n"}, options_.compression_level, &member));
+      AppendGzipMember({header, block, "\r\n\r\n"}, options_.compression_level, member.get()));
   std::lock_guard<std::mutex> lock(mu_);
-  return file_->Append(member);
+  return file_->Append(*member.get());
 }
 
 Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response) {
@@ -262,11 +324,11 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
 
   const std::string payload_length = std::to_string(ex.payload.size());
   const std::string head = NormalizeHead(ex.response_head, ex.payload_decoded, &payload_length);
-  const std::string payload_digest =
-      ex.payload_digest.empty() ? WarcSha1Digest(ex.payload) : std::string(ex.payload_digest);
-  Sha1 block_sha;
-  block_sha.Update(head);
-  block_sha.Update(ex.payload);
+  // One pass over the payload: the caller's digest when it has one (the crawl's fetch record),
+  // else computed next to the block digest; docs/design.md, "Outputs".
+  std::string payload_digest(ex.payload_digest);
+  const std::string block_digest =
+      BlockDigest(head, ex.payload, ex.payload_digest.empty() ? &payload_digest : nullptr);
   RecordHeader response_header;
   response_header.Add("WARC-Type", "response")
       .Add("WARC-Record-ID", response_id)
@@ -275,19 +337,19 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
       .Add("WARC-Warcinfo-ID", warcinfo_id_);
   if (!ex.ip_address.empty()) response_header.Add("WARC-IP-Address", ex.ip_address);
   response_header.Add("Content-Type", "application/http;msgtype=response")
-      .Add("WARC-Block-Digest", block_sha.WarcDigest())
+      .Add("WARC-Block-Digest", block_digest)
       .Add("WARC-Payload-Digest", payload_digest);
   if (ex.truncated) response_header.Add("WARC-Truncated", "length");
   std::string response_text = response_header.Finish(head.size() + ex.payload.size());
 
-  std::string request_member, response_member;
-  URLSIEVE_RETURN_IF_ERROR(GzipMember({request_text, ex.request, "\r\n\r\n"},
-                                      options_.compression_level, &request_member));
-  URLSIEVE_RETURN_IF_ERROR(GzipMember({response_text, head, ex.payload, "\r\n\r\n"},
-                                      options_.compression_level, &response_member));
+  // Both members, compressed outside the lock, go in with one append: adjacent in the file.
+  ScratchBuffer members(ScratchBuffer::kMembers);
+  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({request_text, ex.request, "\r\n\r\n"},
+                                            options_.compression_level, members.get()));
+  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({response_text, head, ex.payload, "\r\n\r\n"},
+                                            options_.compression_level, members.get()));
   std::lock_guard<std::mutex> lock(mu_);
-  URLSIEVE_RETURN_IF_ERROR(file_->Append(request_member));
-  URLSIEVE_RETURN_IF_ERROR(file_->Append(response_member));
+  URLSIEVE_RETURN_IF_ERROR(file_->Append(*members.get()));
   if (response != nullptr) {
     *response = WarcRecordRef{response_id, std::string(ex.target_uri), date, payload_digest};
   }
@@ -324,14 +386,13 @@ Status WarcWriter::WriteRevisit(const WarcRevisit& rv) {
     header.Add("WARC-Payload-Digest", ref->payload_digest);
   std::string revisit_text = header.Finish(head.size());
 
-  std::string request_member, revisit_member;
-  URLSIEVE_RETURN_IF_ERROR(GzipMember({request_text, rv.request, "\r\n\r\n"},
-                                      options_.compression_level, &request_member));
-  URLSIEVE_RETURN_IF_ERROR(
-      GzipMember({revisit_text, head, "\r\n\r\n"}, options_.compression_level, &revisit_member));
+  ScratchBuffer members(ScratchBuffer::kMembers);
+  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({request_text, rv.request, "\r\n\r\n"},
+                                            options_.compression_level, members.get()));
+  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({revisit_text, head, "\r\n\r\n"},
+                                            options_.compression_level, members.get()));
   std::lock_guard<std::mutex> lock(mu_);
-  URLSIEVE_RETURN_IF_ERROR(file_->Append(request_member));
-  return file_->Append(revisit_member);
+  return file_->Append(*members.get());
 }
 
 Result<OutputMark> WarcWriter::Sync() {

@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   libcurl4-openssl-dev libgumbo-dev libxxhash-dev libsqlite3-dev sqlite3 libidn2-dev libpsl-dev zlib1g-dev
-  nettle-dev python3
+  nettle-dev libdeflate-dev python3
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev
   clang libclang-rt-14-dev

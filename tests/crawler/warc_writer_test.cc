@@ -295,6 +295,105 @@ TEST_F(WarcWriterTest, ConcurrentWritersKeepPairsAdjacent) {
   }
 }
 
+TEST_F(WarcWriterTest, EveryCompressionLevelWritesReadableMembers) {
+  for (int level : {1, 2, 6, 9, 12}) {
+    SCOPED_TRACE(level);
+    std::filesystem::remove(path_);
+    WarcWriterOptions options;
+    options.compression_level = level;
+    auto w = WarcWriter::Open(path_, options);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    std::string body;
+    for (int i = 0; i < 2000; ++i) body += "<a href=\"/p" + std::to_string(i % 97) + "\">x</a>\n";
+    ASSERT_TRUE((*w)->WriteExchange(Exchange("http://127.0.0.1/l", body)).ok());
+    ASSERT_TRUE((*w)->Sync().ok());
+    std::vector<Record> records;
+    ASSERT_TRUE(ParseWarc(path_, &records));
+    ASSERT_EQ(records.size(), 3u);
+    EXPECT_EQ(records[2].headers.at("WARC-Payload-Digest"), WarcSha1Digest(body));
+  }
+  for (int level : {0, 13, -1}) {
+    WarcWriterOptions options;
+    options.compression_level = level;
+    auto w = WarcWriter::Open(path_, options);
+    ASSERT_FALSE(w.ok()) << level;
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(w.status().ToString().find("1..12"), std::string::npos) << w.status().ToString();
+  }
+}
+
+// The crawl passes the payload digest it computed for its fetch record; the writer does not hash
+// the payload again for it (it only computes the block digest).
+TEST_F(WarcWriterTest, PrecomputedPayloadDigestIsWrittenAsGiven) {
+  auto w = Open();
+  WarcExchange ex = Exchange("http://127.0.0.1/", "hello world");
+  const std::string given = WarcSha1Digest("hello world");
+  ex.payload_digest = given;
+  WarcRecordRef ref;
+  ASSERT_TRUE(w->WriteExchange(ex, &ref).ok());
+  // A digest that is not the payload's shows it is taken as given (the caller's contract).
+  WarcExchange other = Exchange("http://127.0.0.1/o", "other");
+  other.payload_digest = given;
+  ASSERT_TRUE(w->WriteExchange(other).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  EXPECT_EQ(ref.payload_digest, given);
+  std::vector<Record> records;
+  ASSERT_FALSE(ParseWarc(path_, &records));  // the second record's payload digest is wrong
+  ASSERT_EQ(records.size(), 4u);             // all but the last verified
+  EXPECT_EQ(records[2].headers.at("WARC-Payload-Digest"), given);
+}
+
+// The per-thread buffers grow for a large body and are released after it; the records after it
+// are intact.
+TEST_F(WarcWriterTest, LargeRecordBetweenSmallOnes) {
+  auto w = Open();
+  std::string large;
+  uint32_t x = 7;
+  for (int i = 0; i < (6 << 20); ++i) {
+    x = x * 1664525u + 1013904223u;
+    large.push_back(static_cast<char>('a' + (x >> 28)));
+  }
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/s1", "small one")).ok());
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/large", large)).ok());
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/s2", "small two")).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 7u);
+  EXPECT_EQ(records[4].headers.at("WARC-Payload-Digest"), WarcSha1Digest(large));
+  EXPECT_EQ(records[6].headers.at("WARC-Target-URI"), "http://127.0.0.1/s2");
+  EXPECT_EQ(records[6].block.substr(records[6].block.size() - 9), "small two");
+}
+
+// gzip(1) reads the file as the concatenation of its members: the records, in order.
+TEST_F(WarcWriterTest, GzipToolReadsEveryMember) {
+  if (std::system("command -v gzip >/dev/null 2>&1") != 0) GTEST_SKIP() << "gzip not available";
+  auto w = Open();
+  WarcRecordRef ref;
+  ASSERT_TRUE(w->WriteExchange(Exchange("http://127.0.0.1/", "hello world"), &ref).ok());
+  WarcRevisit rv;
+  rv.target_uri = "http://127.0.0.1/";
+  rv.request = "GET / HTTP/1.1\r\n\r\n";
+  rv.response_head = "HTTP/1.1 304 Not Modified\r\n\r\n";
+  rv.refers_to = &ref;
+  ASSERT_TRUE(w->WriteRevisit(rv).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  const std::string out = (dir_ / "zcat.txt").string();
+  ASSERT_EQ(std::system(("gzip -t " + path_ + " && gzip -dc " + path_ + " > " + out).c_str()), 0);
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  const std::string text = ReadFile(out);
+  size_t at = 0, count = 0;
+  while ((at = text.find("WARC/1.1\r\n", at)) != std::string::npos) {
+    ++count;
+    ++at;
+  }
+  EXPECT_EQ(count, records.size());
+  EXPECT_EQ(count, 5u);
+  EXPECT_EQ(text.rfind("WARC/1.1\r\n", 0), 0u);
+  EXPECT_EQ(text.substr(text.size() - 4), "\r\n\r\n");
+}
+
 // A second, independent reader (Python's zlib, hashlib and base64) agrees with the one above.
 TEST_F(WarcWriterTest, IndependentCheckerAcceptsTheFile) {
   if (std::system("command -v python3 >/dev/null 2>&1") != 0) {

@@ -355,6 +355,8 @@ TEST_F(CrawlRecrawlTest, WarcRevisitRecordsReferToTheirOriginals) {
     EXPECT_EQ(revisit["refers_to_target"], url) << revisit;
     EXPECT_EQ(revisit["refers_to_date"], original["date"]) << revisit;
     EXPECT_EQ(revisit["payload_digest"], original["payload_digest"]) << revisit;
+    // The block is the answer's HTTP head: the 304, or the 200 whose payload is the original's.
+    EXPECT_EQ(revisit["http_status"], profile == kNotModifiedProfile ? 304 : 200) << revisit;
   };
   auto expect_response = [&](const std::string& path, int status) {
     SCOPED_TRACE(path);

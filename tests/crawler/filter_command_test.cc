@@ -229,6 +229,40 @@ TEST_F(FilterCommandTest, CorruptStateFailsAndIsLeftUnchanged) {
   EXPECT_EQ(ReadFile(db), "this is not SQLite");
 }
 
+// --revisit-after (docs/design.md, "The generational seen set"): stored with the state like
+// --capacity, shown by stats, and a bad duration is a usage error. (Ageing under a fake clock:
+// tests/dedup/generational_seen_set_test.cc.)
+TEST_F(FilterCommandTest, RevisitAfterIsStoredAndShown) {
+  CommandRun first = Filter("http://a.example/\nhttp://b.example/\nhttp://a.example/\n",
+                            "--revisit-after 7d --generations 7 --capacity 1000");
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, "http://a.example/\nhttp://b.example/\n");
+  EXPECT_TRUE(fs::exists(fs::path(state_) / "state.db"));
+  EXPECT_FALSE(fs::exists(fs::path(state_) / "bloom.snap"));
+  CommandRun again = Filter("http://a.example/\nhttp://c.example/\n", "--revisit-after 1d");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "http://c.example/\n");
+  EXPECT_NE(again.err.find("stored revisit-after 7d in 7 generations"), std::string::npos)
+      << again.err;
+  CommandRun table = Urlsieve("stats", "", "--state '" + state_ + "'");
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("revisit after     7d in 7 generations"), std::string::npos)
+      << table.out;
+  CommandRun json = Urlsieve("stats", "", "--state '" + state_ + "' --json");
+  EXPECT_NE(json.out.find("\"revisit_after_seconds\":604800"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"keys\":3"), std::string::npos) << json.out;
+
+  const std::string other = "--state '" + (dir_ / "other").string() + "' ";
+  EXPECT_EQ(Urlsieve("filter", "", other + "--revisit-after 7 days").exit_code, 2);
+  EXPECT_EQ(Urlsieve("filter", "", other + "--revisit-after 0").exit_code, 2);
+  EXPECT_EQ(Urlsieve("filter", "", other + "--generations 4").exit_code, 2);  // needs the period
+  EXPECT_EQ(Urlsieve("filter", "", other + "--revisit-after 1d --generations 0").exit_code, 2);
+  CommandRun exact = Urlsieve("filter", "", other + "--revisit-after 1d --exact");
+  EXPECT_EQ(exact.exit_code, 2);
+  EXPECT_NE(exact.err.find("--revisit-after"), std::string::npos) << exact.err;
+  EXPECT_FALSE(fs::exists(dir_ / "other"));
+}
+
 TEST_F(FilterCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Urlsieve("filter", "", "").exit_code, 2);  // no --state
   EXPECT_EQ(Filter("", "--fp-rate 2").exit_code, 2);

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "dedup/bloom_math.h"
@@ -1106,12 +1107,20 @@ Status RedisSeenSet::Impl::Forget(std::span<const KeyHash> hashes, std::span<boo
   if (!TakePending(digest, &batch)) {
     batch.digest = digest;
     batch.sent_ms = LocalNowMs();
+    // A key twice in the batch is forgotten once (its second "forgotten" is false): a second
+    // decrement would take counts from other keys.
     std::vector<std::pair<uint32_t, uint32_t>> order;
     for (size_t i = 0; i < n; ++i) {
       order.emplace_back(RedisShardOf(hashes[i], shards_), static_cast<uint32_t>(i));
     }
-    std::sort(order.begin(), order.end());
-    for (const auto& [shard, i] : order) {
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      const KeyHash& x = hashes[a.second];
+      const KeyHash& y = hashes[b.second];
+      return std::tie(a.first, x.high, x.low, a.second) < std::tie(b.first, y.high, y.low, b.second);
+    });
+    for (size_t j = 0; j < order.size(); ++j) {
+      const auto [shard, i] = order[j];
+      if (j > 0 && hashes[order[j - 1].second] == hashes[i]) continue;
       if (batch.parts.empty() || batch.parts.back().first != shard)
         batch.parts.push_back({shard, {}});
       batch.parts.back().second.push_back(i);

@@ -49,32 +49,31 @@ Result<std::unique_ptr<SeenSet>> OpenTimed(StateDir* dir, bool saves, const Stat
 
 INSTANTIATE_TEST_SUITE_P(
     RedisTimed, SeenSetContractTest,
-    ::testing::Values(
-        SeenSetImplementation{"RedisGenerational", true, false,
-                              [](StateDir* d, bool s, const StateParameters& p) {
-                                return OpenTimed(d, s, p, 0, true, false);
-                              },
-                              true},
-        SeenSetImplementation{"RedisGenerationalCached", true, false,
-                              [](StateDir* d, bool s, const StateParameters& p) {
-                                return OpenTimed(d, s, p, 1 << 16, true, false);
-                              },
-                              true},
-        SeenSetImplementation{"RedisGenerationalExact", true, true,
-                              [](StateDir* d, bool s, const StateParameters& p) {
-                                return OpenTimed(d, s, p, 0, true, false);
-                              },
-                              true},
-        SeenSetImplementation{"RedisDeletable", true, false,
-                              [](StateDir* d, bool s, const StateParameters& p) {
-                                return OpenTimed(d, s, p, 0, false, true);
-                              },
-                              true},
-        SeenSetImplementation{"RedisDeletableCached", true, false,
-                              [](StateDir* d, bool s, const StateParameters& p) {
-                                return OpenTimed(d, s, p, 1 << 16, false, true);
-                              },
-                              true}),
+    ::testing::Values(SeenSetImplementation{"RedisGenerational", true, false,
+                                            [](StateDir* d, bool s, const StateParameters& p) {
+                                              return OpenTimed(d, s, p, 0, true, false);
+                                            },
+                                            true},
+                      SeenSetImplementation{"RedisGenerationalCached", true, false,
+                                            [](StateDir* d, bool s, const StateParameters& p) {
+                                              return OpenTimed(d, s, p, 1 << 16, true, false);
+                                            },
+                                            true},
+                      SeenSetImplementation{"RedisGenerationalExact", true, true,
+                                            [](StateDir* d, bool s, const StateParameters& p) {
+                                              return OpenTimed(d, s, p, 0, true, false);
+                                            },
+                                            true},
+                      SeenSetImplementation{"RedisDeletable", true, false,
+                                            [](StateDir* d, bool s, const StateParameters& p) {
+                                              return OpenTimed(d, s, p, 0, false, true);
+                                            },
+                                            true},
+                      SeenSetImplementation{"RedisDeletableCached", true, false,
+                                            [](StateDir* d, bool s, const StateParameters& p) {
+                                              return OpenTimed(d, s, p, 1 << 16, false, true);
+                                            },
+                                            true}),
     SeenSetImplementationName);
 
 std::string Url(int i) {
@@ -201,25 +200,25 @@ TEST_P(RedisSeenSetTimeTest, KeysAreNewAgainAfterRevisitAfterUnderAFakeClock) {
   EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 300);  // at t0: generation c
   EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 0);
   clock.Advance(seconds(2500));
-  EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 0);       // seen: nothing written
-  EXPECT_EQ(CountTrue(Insert(*set, 300, 600)), 300);   // at t0 + 2500: generation c + 2
-  clock.Advance(seconds(4999 - 2500));                 // t0 + 4999: c still live
+  EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 0);      // seen: nothing written
+  EXPECT_EQ(CountTrue(Insert(*set, 300, 600)), 300);  // at t0 + 2500: generation c + 2
+  clock.Advance(seconds(4999 - 2500));                // t0 + 4999: c still live
   EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 0);
   EXPECT_EQ(CountTrue(Insert(*set, 300, 600)), 0);
-  clock.Advance(seconds(1));                           // t0 + 5000: c aged out
+  clock.Advance(seconds(1));  // t0 + 5000: c aged out
   EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 300);
-  EXPECT_EQ(CountTrue(Insert(*set, 300, 600)), 0);     // c + 2 lives until t0 + 7000
+  EXPECT_EQ(CountTrue(Insert(*set, 300, 600)), 0);  // c + 2 lives until t0 + 7000
   clock.Advance(seconds(1999));
   EXPECT_EQ(CountTrue(Insert(*set, 300, 600)), 0);
   auto contained = set->Contains(Url(300));
   ASSERT_TRUE(contained.ok());
   EXPECT_TRUE(*contained);
-  clock.Advance(seconds(1));                           // t0 + 7000
+  clock.Advance(seconds(1));  // t0 + 7000
   contained = set->Contains(Url(300));
   ASSERT_TRUE(contained.ok());
   EXPECT_FALSE(*contained);
   EXPECT_EQ(CountTrue(Insert(*set, 300, 600)), 300);
-  EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 0);       // told new again at t0 + 5000
+  EXPECT_EQ(CountTrue(Insert(*set, 0, 300)), 0);  // told new again at t0 + 5000
 }
 
 // Two clients with their own (fake) clocks and caches: one's keys age out for the other too, and
@@ -262,8 +261,8 @@ TEST(RedisSeenSetServerTimeTest, GenerationKeysExpireByThemselvesAndKeysComeBack
   for (const std::string& key : keys) {
     auto ttl = (*client)->Run({{"PTTL", key}, 1});
     ASSERT_TRUE(ttl.ok());
-    EXPECT_GT(ttl->integer, 0) << key;      // expires by itself
-    EXPECT_LE(ttl->integer, 3000) << key;   // at the end of its liveness: (G + 1) · L at most
+    EXPECT_GT(ttl->integer, 0) << key;     // expires by itself
+    EXPECT_LE(ttl->integer, 3000) << key;  // at the end of its liveness: (G + 1) · L at most
   }
   // Poll: every key becomes new again within T + L; the first poll that finds Url(0) gone
   // inserts the batch, so each key's second "new" is counted once.
@@ -306,14 +305,14 @@ struct ForgetCase {
 
 class RedisSeenSetForgetTest : public ::testing::TestWithParam<ForgetCase> {};
 
-INSTANTIATE_TEST_SUITE_P(
-    Modes, RedisSeenSetForgetTest,
-    ::testing::Values(ForgetCase{"Exact", true, false, 0}, ForgetCase{"Deletable", false, true, 0},
-                      ForgetCase{"ExactGenerational", true, false, 3600},
-                      ForgetCase{"DeletableGenerational", false, true, 3600}),
-    [](const ::testing::TestParamInfo<ForgetCase>& param) {
-      return std::string(param.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(Modes, RedisSeenSetForgetTest,
+                         ::testing::Values(ForgetCase{"Exact", true, false, 0},
+                                           ForgetCase{"Deletable", false, true, 0},
+                                           ForgetCase{"ExactGenerational", true, false, 3600},
+                                           ForgetCase{"DeletableGenerational", false, true, 3600}),
+                         [](const ::testing::TestParamInfo<ForgetCase>& param) {
+                           return std::string(param.param.name);
+                         });
 
 TEST_P(RedisSeenSetForgetTest, AForgottenKeyIsNewAgainInAnotherProcess) {
   RedisServer* server = SharedRedisServer();
@@ -431,8 +430,8 @@ TEST(RedisSeenSetForgetSaturationTest, SaturatedCountersGiveNoFalseNegative) {
   }();
   ASSERT_FALSE(gen_key.empty());
   auto counter = [&] {
-    auto value = (*client)->Run(
-        {{"BITFIELD_RO", gen_key, "GET", "u4", std::to_string(target * 4)}, 1});
+    auto value =
+        (*client)->Run({{"BITFIELD_RO", gen_key, "GET", "u4", std::to_string(target * 4)}, 1});
     EXPECT_TRUE(value.ok());
     return value.ok() && !value->elements.empty() ? value->elements[0].integer : -1;
   };

@@ -806,9 +806,8 @@ int Main(int argc, char** argv) {
     else if (c == 'l')
       contenders.push_back(std::make_unique<LuaBloomContender>(address));
     else
-      Die("--contenders",
-          Status::InvalidArgument(std::string("unknown contender '") + c +
-                                  "' (c n s l r o g G d D)"));
+      Die("--contenders", Status::InvalidArgument(std::string("unknown contender '") + c +
+                                                  "' (c n s l r o g G d D)"));
   }
 
   std::map<char, std::vector<Row>> results;

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "dedup/bloom_math.h"
@@ -305,8 +306,7 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& m
   if (version == nullptr || (*version != kVersion && *version != kVersionTimed)) {
     return Status::Unsupported(where + " is a urlsieve seen set of format version " +
                                (version ? *version : std::string("(missing)")) +
-                               "; this build reads versions " + kVersion + " and " +
-                               kVersionTimed);
+                               "; this build reads versions " + kVersion + " and " + kVersionTimed);
   }
   auto bad = [&](const char* name) {
     return Status::Corruption(where + ": unreadable field '" + name + "'");
@@ -372,7 +372,8 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string>& m
   for (uint32_t l = 0; l < layers_.size(); ++l) layers_[l].fp_rate = RedisLayerFpRate(p.fp_rate, l);
   if (p.revisit_after_s > 0) {
     if (layers_.size() != 1 || routed) {
-      return Status::Corruption(where + ": a generational set has one generation geometry and "
+      return Status::Corruption(where +
+                                ": a generational set has one generation geometry and "
                                 "is not routed");
     }
     layers_[0].fp_rate = p.fp_rate / (p.generations + 1);
@@ -472,8 +473,8 @@ Status RedisSeenSet::Impl::InitShards(RedisClient& client, const std::vector<uin
   }
   std::vector<RedisCommand> commands;
   for (uint32_t s : shards) {
-    std::vector<std::string> init = {"FCALL",      kRedisSeenInit,    "1", CountKey(s),
-                                     layer_table_, identity_.ToHex()};
+    std::vector<std::string> init = {"FCALL",     kRedisSeenInit, "1",
+                                     CountKey(s), layer_table_,   identity_.ToHex()};
     if (unit() != 1 || generational()) init.push_back(std::to_string(unit()));
     if (generational()) {
       init.push_back(std::to_string(span_ms()));
@@ -513,8 +514,7 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
         " routed: a crawl cluster's set has no revisit_after and is not deletable (not built: "
         "its inboxes would need to forget too)");
   }
-  if (asked.revisit_after_s > 0 &&
-      (asked.generations < 1 || asked.generations > kMaxGenerations)) {
+  if (asked.revisit_after_s > 0 && (asked.generations < 1 || asked.generations > kMaxGenerations)) {
     return Status::InvalidArgument("opening " + What() + ": generations " +
                                    std::to_string(asked.generations) + " is outside 1.." +
                                    std::to_string(kMaxGenerations));
@@ -665,20 +665,19 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
   }
   if (parameters_.revisit_after_s != requested.revisit_after_s ||
       (requested.revisit_after_s > 0 && parameters_.generations != requested.generations)) {
-    notices->push_back(
-        {SeenNotice::Kind::kStoredParameters,
-         prefix + "using the stored revisit_after " +
-             std::to_string(parameters_.revisit_after_s) + " s in " +
-             std::to_string(parameters_.generations) + " generations (requested " +
-             std::to_string(requested.revisit_after_s) + " s in " +
-             std::to_string(requested.generations) + ")"});
+    notices->push_back({SeenNotice::Kind::kStoredParameters,
+                        prefix + "using the stored revisit_after " +
+                            std::to_string(parameters_.revisit_after_s) + " s in " +
+                            std::to_string(parameters_.generations) + " generations (requested " +
+                            std::to_string(requested.revisit_after_s) + " s in " +
+                            std::to_string(requested.generations) + ")"});
   }
   if (parameters_.deletable != requested.deletable && !(requested.exact && parameters_.exact)) {
-    notices->push_back({SeenNotice::Kind::kStoredParameters,
-                        prefix + (parameters_.deletable
-                                      ? "the set is deletable (counting): staying deletable"
-                                      : "the set was created without --deletable: it cannot "
-                                        "become a counting filter")});
+    notices->push_back(
+        {SeenNotice::Kind::kStoredParameters,
+         prefix + (parameters_.deletable ? "the set is deletable (counting): staying deletable"
+                                         : "the set was created without --deletable: it cannot "
+                                           "become a counting filter")});
   }
   hints_ = std::make_unique<ShardHint[]>(shards_);
   if (options_.front_cache_keys > 0) {
@@ -1020,8 +1019,8 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
     if (!ParseGenAnswer(answers[c], &now, &cur, &verdicts) || verdicts.size() != part.size()) {
       return Status::Corruption(options_.address.ToString() + ": " + What() + ": shard " +
                                 std::to_string(shards[c]) + " answered \"" +
-                                answers[c].substr(0, 80) + "\" for " +
-                                std::to_string(part.size()) + " keys");
+                                answers[c].substr(0, 80) + "\" for " + std::to_string(part.size()) +
+                                " keys");
     }
     for (size_t j = 0; j < part.size(); ++j) {
       const char verdict = verdicts[j];
@@ -1100,18 +1099,27 @@ Status RedisSeenSet::Impl::Forget(std::span<const KeyHash> hashes, std::span<boo
                   "forgetting keys in " + What() + ": " + acquired.status().message());
   }
   std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
-  const XXH128_hash_t digest = XXH3_128bits_withSeed(hashes.data(), n * sizeof(KeyHash),
-                                                     forget_seed_);
+  const XXH128_hash_t digest =
+      XXH3_128bits_withSeed(hashes.data(), n * sizeof(KeyHash), forget_seed_);
   PendingBatch batch;
   if (!TakePending(digest, &batch)) {
     batch.digest = digest;
     batch.sent_ms = LocalNowMs();
+    // A key twice in the batch is forgotten once (its second "forgotten" is false): a second
+    // decrement would take counts from other keys.
     std::vector<std::pair<uint32_t, uint32_t>> order;
     for (size_t i = 0; i < n; ++i) {
       order.emplace_back(RedisShardOf(hashes[i], shards_), static_cast<uint32_t>(i));
     }
-    std::sort(order.begin(), order.end());
-    for (const auto& [shard, i] : order) {
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      const KeyHash& x = hashes[a.second];
+      const KeyHash& y = hashes[b.second];
+      return std::tie(a.first, x.high, x.low, a.second) <
+             std::tie(b.first, y.high, y.low, b.second);
+    });
+    for (size_t j = 0; j < order.size(); ++j) {
+      const auto [shard, i] = order[j];
+      if (j > 0 && hashes[order[j - 1].second] == hashes[i]) continue;
       if (batch.parts.empty() || batch.parts.back().first != shard)
         batch.parts.push_back({shard, {}});
       batch.parts.back().second.push_back(i);
@@ -1129,11 +1137,23 @@ Status RedisSeenSet::Impl::Forget(std::span<const KeyHash> hashes, std::span<boo
     RedisCommand command;
     command.key_index = 3;
     if (generational()) {
-      command.argv = {"FCALL", kRedisSeenForgetGen, "1", CountKey(s),
-                      parameters_.exact ? "1" : "0", batch.token, seq, now_arg};
+      command.argv = {"FCALL",
+                      kRedisSeenForgetGen,
+                      "1",
+                      CountKey(s),
+                      parameters_.exact ? "1" : "0",
+                      batch.token,
+                      seq,
+                      now_arg};
     } else {
-      command.argv = {"FCALL", kRedisSeenForget, "1", CountKey(s),
-                      parameters_.exact ? "1" : "0", batch.token, seq, std::to_string(provided)};
+      command.argv = {"FCALL",
+                      kRedisSeenForget,
+                      "1",
+                      CountKey(s),
+                      parameters_.exact ? "1" : "0",
+                      batch.token,
+                      seq,
+                      std::to_string(provided)};
     }
     for (uint32_t i : batch.parts[c].second) {
       AppendRedisKeyArguments(hashes[i], layers_, provided, parameters_.exact, nullptr,
@@ -1191,10 +1211,10 @@ Result<bool> RedisSeenSet::Impl::ContainsHashed(const KeyHash& hash) {
   keys_sent_.fetch_add(1, std::memory_order_relaxed);
   const std::string now_arg = options_.clock != nullptr ? std::to_string(LocalNowMs()) : "";
   auto build = [&](size_t) {
-    const auto provided =
-        generational() ? 1
-                       : std::clamp<uint32_t>(hints_[shard].layers.load(), 1,
-                                              static_cast<uint32_t>(layers_.size()));
+    const auto provided = generational()
+                              ? 1
+                              : std::clamp<uint32_t>(hints_[shard].layers.load(), 1,
+                                                     static_cast<uint32_t>(layers_.size()));
     RedisCommand command;
     command.key_index = 3;
     command.argv = {"FCALL",
@@ -1407,8 +1427,8 @@ Result<RedisSeenSetUsage> RedisSeenSet::Impl::Usage() {
     names.push_back(prefix + "count");
     if (has_claim_log()) names.push_back(prefix + "claims:" + options_.claim_log);
     // A generational shard: the generations its counts name (an expired one is no key).
-    for (const RedisReply& field : generational() ? replies[s].elements
-                                                  : std::vector<RedisReply>()) {
+    for (const RedisReply& field :
+         generational() ? replies[s].elements : std::vector<RedisReply>()) {
       uint64_t index = 0;
       if (field.str.size() < 2 || field.str[0] != 'g' || !ParseUint(field.str.substr(1), &index)) {
         continue;

@@ -7,8 +7,12 @@
 //    transaction open; a checkpoint every 1M keys and at the end, timed), and the 2/1 ratios;
 //  - bytes per key on disk after --size-keys keys (1 thread, closed, WAL checkpointed): the store's
 //    files (v1 state.db, v2 seen-NN.db) and the whole directory but the Bloom snapshot.
+// Each rate also shows the CPU time per key (user + system, the whole process): on a loaded
+// machine the wall-clock ratio says how many cores were free, the CPU per key whether the second
+// thread added work (contention) of its own.
 // Usage: bench_exact_store [--scaling-keys N (2000000)] [--size-keys N (10000000)] [--dir D]
-//        [--only-scaling | --only-size]
+//        [--only-scaling | --only-size] [--version 1|2] [--threads 1|2] [--no-memstatus]
+// (--no-memstatus: SQLite's global allocation statistics off, to see what their mutex costs.)
 #include <sqlite3.h>
 
 #include <sys/resource.h>

@@ -7,8 +7,16 @@
 //    transaction open; a checkpoint every 1M keys and at the end, timed), and the 2/1 ratios;
 //  - bytes per key on disk after --size-keys keys (1 thread, closed, WAL checkpointed): the store's
 //    files (v1 state.db, v2 seen-NN.db) and the whole directory but the Bloom snapshot.
+// Each rate also shows the CPU time per key (user + system, the whole process): on a loaded
+// machine the wall-clock ratio says how many cores were free, the CPU per key whether the second
+// thread added work (contention) of its own.
 // Usage: bench_exact_store [--scaling-keys N (2000000)] [--size-keys N (10000000)] [--dir D]
-//        [--only-scaling | --only-size]
+//        [--only-scaling | --only-size] [--version 1|2] [--threads 1|2] [--no-memstatus]
+// (--no-memstatus: SQLite's global allocation statistics off, to see what their mutex costs.)
+#include <sqlite3.h>
+
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -69,6 +77,16 @@ class Store {
   virtual ~Store() = default;
   virtual void Insert(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
                       bool* is_new) = 0;
+  // Timed: the seconds spent in checkpoints go to checkpoint_seconds.
+  void TimedCheckpoint() {
+    const auto start = std::chrono::steady_clock::now();
+    Checkpoint();
+    checkpoint_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  double checkpoint_seconds = 0;
+
+ protected:
   virtual void Checkpoint() = 0;
 };
 
@@ -166,7 +184,16 @@ std::unique_ptr<Store> OpenStore(int version, const std::string& dir, uint64_t c
 }
 
 // New keys per second, `threads` threads sharing `total` keys.
-double MeasureRate(int version, const std::string& dir, uint64_t total, int threads) {
+// User + system CPU time of the process so far.
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double MeasureRate(int version, const std::string& dir, uint64_t total, int threads,
+                   double* cpu_per_key_ns, double* checkpoint_seconds) {
   fs::remove_all(dir);
   std::vector<Keys> keys;
   for (int t = 0; t < threads; ++t) keys.push_back(MakeKeys(100 + t, total / threads));
@@ -175,6 +202,7 @@ double MeasureRate(int version, const std::string& dir, uint64_t total, int thre
   std::atomic<uint64_t> done{0};
   std::mutex checkpoint_mu;
   uint64_t next_checkpoint = kCheckpointEvery;
+  const double cpu_start = CpuSeconds();
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
@@ -192,7 +220,7 @@ double MeasureRate(int version, const std::string& dir, uint64_t total, int thre
         if (done.fetch_add(n) + n >= next_checkpoint) {
           std::lock_guard lock(checkpoint_mu);
           if (done.load() >= next_checkpoint) {
-            store->Checkpoint();
+            store->TimedCheckpoint();
             next_checkpoint += kCheckpointEvery;
           }
         }
@@ -201,9 +229,11 @@ double MeasureRate(int version, const std::string& dir, uint64_t total, int thre
     });
   }
   for (auto& w : workers) w.join();
-  store->Checkpoint();
+  store->TimedCheckpoint();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  *cpu_per_key_ns = (CpuSeconds() - cpu_start) * 1e9 / static_cast<double>(total);
+  *checkpoint_seconds = store->checkpoint_seconds;
   if (fresh.load() != (total / threads) * threads) {
     std::fprintf(stderr, "v%d: %llu new of %llu\n", version,
                  static_cast<unsigned long long>(fresh.load()),
@@ -212,7 +242,27 @@ double MeasureRate(int version, const std::string& dir, uint64_t total, int thre
   }
   store.reset();
   fs::remove_all(dir);
-  return static_cast<double>(fresh.load()) / seconds;
+  // Inserts only: the checkpoints (during which no insert runs) are reported apart.
+  return static_cast<double>(fresh.load()) / (seconds - *checkpoint_seconds);
+}
+
+// What the machine gives 2 threads of pure computation (no shared data) against 1, at this
+// moment: the ceiling of any 2/1 ratio measured next to it (1.99 on an idle 2-core machine).
+double MachineRatio() {
+  const auto run = [](int threads) {
+    constexpr uint64_t kWork = 300'000'000;
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> spinners;
+    for (int t = 0; t < threads; ++t) {
+      spinners.emplace_back([threads] {
+        volatile uint64_t x = 0;
+        for (uint64_t i = 0; i < kWork / static_cast<uint64_t>(threads); ++i) x = x + i;
+      });
+    }
+    for (auto& s : spinners) s.join();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  return run(1) / run(2);
 }
 
 struct Size {
@@ -229,9 +279,9 @@ Size MeasureSize(int version, const std::string& dir, uint64_t total) {
     for (uint64_t at = 0; at < total; at += kBatch) {
       const Keys k = MakeKeys(seed++, std::min<uint64_t>(kBatch, total - at));
       store->Insert(k.views, k.hashes, is_new.get());
-      if ((at / kBatch) % (kCheckpointEvery / kBatch) == 0) store->Checkpoint();
+      if ((at / kBatch) % (kCheckpointEvery / kBatch) == 0) store->TimedCheckpoint();
     }
-    store->Checkpoint();
+    store->TimedCheckpoint();
   }
   Size size;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -255,6 +305,8 @@ int main(int argc, char** argv) {
   std::string dir = "/tmp/urlsieve_bench_exact_store_" + std::to_string(getpid());
   bool scaling = true;
   bool size = true;
+  int only_version = 0;  // 0: both
+  int only_threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--scaling-keys" && i + 1 < argc) {
@@ -265,6 +317,12 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     } else if (arg == "--only-scaling") {
       size = false;
+    } else if (arg == "--version" && i + 1 < argc) {
+      only_version = std::atoi(argv[++i]);
+    } else if (arg == "--threads" && i + 1 < argc) {
+      only_threads = std::atoi(argv[++i]);
+    } else if (arg == "--no-memstatus") {
+      sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);  // before any connection
     } else if (arg == "--only-size") {
       scaling = false;
     } else {
@@ -278,16 +336,26 @@ int main(int argc, char** argv) {
     double rate[3][3] = {};
     for (int version : {1, 2}) {
       for (int threads : {1, 2}) {
-        rate[version][threads] = MeasureRate(version, dir, scaling_keys, threads);
-        std::printf("v%d %d thread%s: %.0f new keys/s (%llu keys)\n", version, threads,
-                    threads == 1 ? " " : "s", rate[version][threads],
-                    static_cast<unsigned long long>(scaling_keys));
+        if ((only_version != 0 && version != only_version) ||
+            (only_threads != 0 && threads != only_threads)) {
+          continue;
+        }
+        double cpu_ns = 0;
+        double checkpoint_s = 0;
+        rate[version][threads] =
+            MeasureRate(version, dir, scaling_keys, threads, &cpu_ns, &checkpoint_s);
+        std::printf("v%d %d thread%s: %.0f new keys/s (%llu keys; %.0f ns CPU per key; "
+                    "checkpoints %.2f s, not in the rate)\n",
+                    version, threads, threads == 1 ? " " : "s", rate[version][threads],
+                    static_cast<unsigned long long>(scaling_keys), cpu_ns, checkpoint_s);
         std::fflush(stdout);
       }
     }
     std::printf("2/1 threads: v1 %.2fx, v2 %.2fx; v2/v1 at 1 thread %.2fx, at 2 threads %.2fx\n",
                 rate[1][2] / rate[1][1], rate[2][2] / rate[2][1], rate[2][1] / rate[1][1],
                 rate[2][2] / rate[1][2]);
+    std::printf("the machine now: 2/1 threads of pure computation %.2fx (the ceiling)\n",
+                MachineRatio());
   }
   if (size) {
     for (int version : {1, 2}) {

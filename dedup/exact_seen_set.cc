@@ -98,15 +98,22 @@ Status ExactSeenSet::InShard(
     uint32_t shard_number, std::span<const uint32_t> positions,
     const std::function<Status(ExactShard&, std::span<const uint32_t>)>& work) {
   ExactShard& shard = store_->shard(shard_number);
+  // A failed batch leaves no row behind (its keys were not answered, so a row would make one
+  // "seen" that nobody was told is new): standalone it is its own transaction; checkpointed, a
+  // savepoint inside the open one. Index entries of rolled-back rows, and Bloom bits already set,
+  // are harmless: those keys look "maybe seen" and the store, which lacks them, calls them new.
   const bool own_transaction = !dir_->checkpointed();
-  if (own_transaction) URLSIEVE_RETURN_IF_ERROR(shard.Begin());
+  URLSIEVE_RETURN_IF_ERROR(own_transaction ? shard.Begin() : shard.Savepoint());
+  const uint64_t rows = shard.rows();
   Status status = work(shard, positions);
+  if (status.ok()) status = own_transaction ? shard.Commit() : shard.Release();
+  if (status.ok()) return status;
   if (own_transaction) {
-    if (status.ok()) status = shard.Commit();
-    // Index entries of rolled-back rows, and Bloom bits already set, are harmless: those keys
-    // look "maybe seen" and the store, which lacks them, calls them new.
-    if (!status.ok() && shard.InTransaction()) shard.Rollback();
-  } else if (!status.ok() && !shard.InTransaction()) {
+    if (shard.InTransaction()) shard.Rollback();  // else SQLite rolled it back already
+    shard.RestoreRows(rows);
+  } else if (shard.InTransaction()) {
+    if (shard.RollbackToSavepoint().ok()) shard.RestoreRows(rows);
+  } else {
     // SQLite rolled the whole open transaction back (a full disk): rows of the pending
     // generation the set already answered for are gone.
     store_->SetBroken(status);

@@ -94,9 +94,17 @@ class ExactShard {
   Status Begin() { return db_->Begin("starting a transaction of the exact store"); }
   Status Commit() { return db_->Commit("committing the exact store"); }
   Status Rollback() { return db_->Rollback(); }
+  // A savepoint inside the open transaction (a checkpointed state's batch).
+  Status Savepoint() { return db_->Exec("SAVEPOINT batch", "starting a batch of the exact store"); }
+  Status Release() { return db_->Exec("RELEASE batch", "finishing a batch of the exact store"); }
+  Status RollbackToSavepoint() {
+    return db_->Exec("ROLLBACK TO batch; RELEASE batch", "undoing a batch of the exact store");
+  }
   bool InTransaction() const;
 
   uint64_t rows() const { return rows_.load(std::memory_order_relaxed); }  // stored keys (any thread)
+  // After a rollback: the count as it was before the rolled-back writes.
+  void RestoreRows(uint64_t rows) { rows_.store(rows, std::memory_order_relaxed); }
   size_t index_bytes() const { return slots_.size() * sizeof(Slot); }
   const std::string& path() const { return db_->path(); }
   SqliteDb& db() { return *db_; }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -267,6 +268,44 @@ TEST_F(ExactSeenSetTest, AMissingEmptyOrForeignShardIsRefusedAndNothingChanges) 
   auto s = MustOpen(Options(true));
   ASSERT_NE(s, nullptr);
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(Has(*s->set, i)) << i;
+}
+
+TEST_F(ExactSeenSetTest, AFullShardFailsTheBatchNamingTheFileAndLeavesNothingBehind) {
+  for (bool checkpointed : {false, true}) {
+    SCOPED_TRACE(checkpointed);
+    fs::remove_all(dir_);
+    auto s = MustOpen(Options(checkpointed));
+    ASSERT_NE(s, nullptr);
+    ASSERT_EQ(InsertRange(*s->set, 0, 100), 100);
+    ASSERT_TRUE(checkpointed ? s->Checkpoint().ok() : s->set->Save().ok());
+    auto* exact = dynamic_cast<ExactSeenSet*>(s->set.get());
+    ASSERT_NE(exact, nullptr);
+    // Shard 0 may not grow: a batch with enough of its keys to need a new page fails.
+    ASSERT_TRUE(exact->store().shard(0).db().Exec("PRAGMA max_page_count = 1").ok());
+    std::vector<std::string> keys;
+    for (int i = 1000; i < 5000; ++i) keys.push_back(Key(i));
+    std::vector<std::string_view> views(keys.begin(), keys.end());
+    std::vector<uint8_t> is_new;
+    Status status = s->set->InsertKeysIfNew(views, &is_new);
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.message().find(Shard(0)), std::string::npos) << status.ToString();
+    EXPECT_NE(status.message().find("full"), std::string::npos) << status.ToString();
+    // The disk has room again: every key of the failed batch is new once, the earlier ones seen.
+    ASSERT_TRUE(exact->store().shard(0).db().Exec("PRAGMA max_page_count = 1000000").ok());
+    if (checkpointed) {
+      // SQLite rolled back the whole open transaction of the shard: the set refuses to answer
+      // until the state is reopened at its last checkpoint.
+      Status broken = s->set->InsertKeysIfNew(views, &is_new);
+      EXPECT_NE(broken.message().find("reopen the state"), std::string::npos) << broken.ToString();
+      s.reset();
+      s = MustOpen(Options(checkpointed));
+      ASSERT_NE(s, nullptr);
+    }
+    ASSERT_TRUE(s->set->InsertKeysIfNew(views, &is_new).ok());
+    EXPECT_EQ(std::count(is_new.begin(), is_new.end(), 1), 4000);
+    EXPECT_EQ(InsertRange(*s->set, 0, 100), 0);
+    EXPECT_EQ(s->set->Stats().stored_keys, 4100u);
+  }
 }
 
 TEST_F(ExactSeenSetTest, ASecondWriterIsRefusedByTheLock) {

@@ -107,7 +107,7 @@ std::unique_ptr<BloomDeltaLog> BloomSeenSet::DetachedLog() const {
                     : BloomDeltaLog::Detached(DeltaLogPath(), dir_->identity(), *bloom_);
 }
 
-Status BloomSeenSet::OpenStore(bool) { return Status::Ok(); }
+Status BloomSeenSet::OpenStore(bool, std::vector<SeenNotice>*) { return Status::Ok(); }
 
 Status BloomSeenSet::Load(std::vector<SeenNotice>* notices) {
   maybe_lookups_ = dir_->StoredNumber("maybe_lookups").value_or(0);
@@ -143,7 +143,7 @@ Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
                                         "(it has no exact store to rebuild it from)");
     }
     URLSIEVE_RETURN_IF_ERROR(NewBloom());
-    URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true));
+    URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true, notices));
     notices->push_back({SeenNotice::Kind::kRebuilt,
                         "rebuilt the Bloom filter from " + std::to_string(StoredKeysLocked()) +
                             " keys in the exact store, as requested; the next save replaces " +
@@ -192,7 +192,7 @@ Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
     // A fresh state, or one that never reached its first checkpoint or Save: in exact mode the
     // store holds every key there is, so filling the filter from it loses nothing.
     URLSIEVE_RETURN_IF_ERROR(NewBloom());
-    return exact() ? OpenStore(/*refill=*/true) : Status::Ok();
+    return exact() ? OpenStore(/*refill=*/true, notices) : Status::Ok();
   }
   uint64_t snap_generation = 0;
   StateIdentity snap_identity;
@@ -219,14 +219,14 @@ Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
     delta_log_ = std::move(*log);
     snapshot_current_ = true;
     snapshot_unstamped_ = snap_identity.IsZero() && !use_next;
-    return exact() ? OpenStore(/*refill=*/false) : Status::Ok();
+    return exact() ? OpenStore(/*refill=*/false, notices) : Status::Ok();
   }
   if (exact() && superseded_snapshot_ && *superseded_snapshot_ == bloom_generation &&
       generation == bloom_generation + 1) {
     // Rows were committed after this snapshot and the database recorded so (a standalone exact
     // filter that was not saved): the rows are the truth, and the filter is refilled from them.
     URLSIEVE_RETURN_IF_ERROR(NewBloom());
-    URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true));
+    URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true, notices));
     notices->push_back({SeenNotice::Kind::kRebuilt,
                         "rebuilt the Bloom filter from " + std::to_string(StoredKeysLocked()) +
                             " keys in the exact store: rows were committed after " + file +
@@ -338,7 +338,8 @@ Status BloomSeenSet::CheckpointCommitted(uint64_t generation) {
 }
 
 Status BloomSeenSet::PrepareLocked(uint64_t generation) {
-  Status status = dir_->WriteMeta("maybe_lookups", std::to_string(maybe_lookups_.load()));
+  Status status = PrepareStoreLocked(generation);
+  if (status.ok()) status = dir_->WriteMeta("maybe_lookups", std::to_string(maybe_lookups_.load()));
   if (status.ok())
     status = dir_->WriteMeta("false_positives", std::to_string(false_positives_.load()));
   // Usually the keys new since the last checkpoint go to the delta log; now and then (see

@@ -91,10 +91,15 @@ class BloomSeenSet : public SeenSet {
                double fp_rate, bool deletable = false);
 
   // Exact mode (ExactSeenSet): opens the store, refilling the (empty) Bloom filter from its rows
-  // when `refill`; the rows it holds.
+  // when `refill` (notices: a migration); the rows it holds; its part of a checkpoint's prepare
+  // step, before the Bloom filter's (mu_ held exclusively).
   virtual bool exact() const { return false; }
-  virtual Status OpenStore(bool refill);
+  virtual Status OpenStore(bool refill, std::vector<SeenNotice>* notices);
   virtual uint64_t StoredKeysLocked() const { return 0; }
+  virtual Status PrepareStoreLocked(uint64_t generation) {
+    (void)generation;
+    return Status::Ok();
+  }
   Status ReadOnlyError() const;
 
   StateDir* const dir_;  // null in memory

@@ -1,112 +1,135 @@
 #include "dedup/exact_store.h"
 
-#include <algorithm>
-#include <limits>
-#include <string>
+#include <bit>
+#include <cstdio>
+
+#include "dedup/exact_store_migration.h"
+#include "dedup/state_dir.h"
 
 namespace urlsieve {
 
-Result<std::unique_ptr<ExactStore>> ExactStore::Open(
-    SqliteDb* db, const std::function<void(std::string_view key)>& on_row) {
-  URLSIEVE_RETURN_IF_ERROR(
-      db->Exec("CREATE TABLE IF NOT EXISTS seen_urls(id INTEGER PRIMARY KEY, hash INTEGER NOT "
-               "NULL, url TEXT NOT NULL)"));
-  auto insert = db->Prepare("INSERT INTO seen_urls(hash, url) VALUES(?, ?)");
-  if (!insert.ok()) return insert.status();
-  auto fetch = db->Prepare("SELECT url FROM seen_urls WHERE id = ?");
-  if (!fetch.ok()) return fetch.status();
-  std::unique_ptr<ExactStore> store(new ExactStore(db, std::move(*insert), std::move(*fetch)));
-  store->slots_.assign(1024, Slot{0, 0});
+ExactStore::~ExactStore() = default;
 
-  auto scan = db->Prepare(on_row ? "SELECT id, hash, url FROM seen_urls"
-                                 : "SELECT id, hash FROM seen_urls");
-  if (!scan.ok()) return scan.status();
-  for (;;) {
-    Result<bool> row = scan->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    URLSIEVE_RETURN_IF_ERROR(
-        store->AddToIndex(static_cast<uint64_t>(scan->ColumnInt64(1)), scan->ColumnInt64(0)));
-    if (on_row) on_row(scan->ColumnText(2));
+std::string ExactStore::ShardPath(const std::string& dir, uint32_t shard) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "/seen-%02u.db", shard);
+  return dir + name;
+}
+
+Result<std::unique_ptr<ExactStore>> ExactStore::Open(
+    StateDir* dir, bool checkpointed, const std::function<void(const KeyHash&)>& on_key,
+    std::vector<SeenNotice>* notices) {
+  std::unique_ptr<ExactStore> store(new ExactStore());
+  std::optional<uint64_t> count = dir->StoredNumber(kMetaKey);
+  bool create = false;
+  if (!count) {
+    auto format1 = HasFormat1ExactStore(dir->db());
+    if (!format1.ok()) return format1.status();
+    if (*format1) {
+      if (dir->read_only()) return Format1ReadOnlyError(*dir);
+      // The shards are stamped with the state's identity, so a version-1 state gets one first.
+      URLSIEVE_RETURN_IF_ERROR(dir->Upgrade(notices));
+      auto migrated = MigrateFormat1ExactStore(dir, kDefaultShards, notices);
+      if (!migrated.ok()) return migrated.status();
+      count = *migrated;
+    } else if (dir->StoredNumber("version").value_or(0) < 3) {
+      // Every exact state of format 2 or older has the table; without it the keys are gone.
+      return Status::Corruption(dir->DbPath() +
+                                ": an exact state without its exact store (no seen_urls table, "
+                                "no exact_shards): restore state.db from a backup");
+    } else if (dir->read_only()) {
+      return store;  // a new state whose first open did not get as far as the shards: no keys
+    } else {
+      URLSIEVE_RETURN_IF_ERROR(dir->Upgrade(notices));
+      count = kDefaultShards;
+      create = true;  // a new state (or one whose creation was interrupted before the marker)
+    }
   }
+  if (*count == 0 || *count > 256 || !std::has_single_bit(*count)) {
+    return Status::Corruption(dir->DbPath() + ": bad exact_shards " + std::to_string(*count) +
+                              " in urlsieve_meta (a power of two up to 256)");
+  }
+  const uint32_t n = static_cast<uint32_t>(*count);
+  store->shift_ = 64 - static_cast<uint32_t>(std::countr_zero(n));
+  store->locks_.reset(new Lock[n]);
+  for (uint32_t i = 0; i < n; ++i) {
+    ExactShard::Options options;
+    options.path = ShardPath(dir->path(), i);
+    options.identity = dir->identity();
+    options.number = i;
+    options.count = n;
+    options.read_only = dir->read_only();
+    options.create = create;
+    options.sync_commits = checkpointed;
+    options.committed_generation = dir->generation();
+    auto shard = ExactShard::Open(options, on_key);
+    if (!shard.ok()) return shard.status();
+    store->shards_.push_back(std::move(*shard));
+  }
+  if (create) {
+    // Every shard exists and is stamped: from now on they are the store.
+    SqliteDb& db = dir->db();
+    URLSIEVE_RETURN_IF_ERROR(db.Begin("recording the exact store's shards"));
+    Status status = dir->WriteMeta(kMetaKey, std::to_string(n));
+    if (status.ok()) status = db.Commit("recording the exact store's shards");
+    if (!status.ok()) {
+      db.Rollback();
+      return status;
+    }
+  }
+  if (checkpointed && !dir->read_only()) URLSIEVE_RETURN_IF_ERROR(store->BeginAll());
   return store;
 }
 
-void ExactStore::Place(Slot slot) {
-  const size_t mask = slots_.size() - 1;
-  size_t i = slot.tag & mask;
-  while (slots_[i].id != 0) i = (i + 1) & mask;
-  slots_[i] = slot;
-}
-
-Status ExactStore::AddToIndex(uint64_t hash, int64_t id) {
-  if (id <= 0 || id > std::numeric_limits<uint32_t>::max()) {
-    return Status::Unsupported("exact store row id " + std::to_string(id) +
-                               " is outside the index's 32-bit range");
-  }
-  if ((used_ + 1) * 4 > slots_.size() * 3) {
-    std::vector<Slot> old(slots_.size() * 2, Slot{0, 0});
-    old.swap(slots_);
-    for (const Slot& s : old) {
-      if (s.id != 0) Place(s);
-    }
-  }
-  Place(Slot{Tag(hash), static_cast<uint32_t>(id)});
-  ++used_;
-  ++rows_;
-  return Status::Ok();
-}
-
-Result<bool> ExactStore::Lookup(uint64_t hash, std::string_view key) {
-  const uint32_t tag = Tag(hash);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = tag & mask; slots_[i].id != 0; i = (i + 1) & mask) {
-    if (slots_[i].tag != tag) continue;
-    // A candidate: another key may share the tag (or the whole hash), so compare the URL.
-    URLSIEVE_RETURN_IF_ERROR(fetch_.BindInt64(1, slots_[i].id));
-    Result<bool> row = fetch_.Step();
-    const bool same = row.ok() && *row && fetch_.ColumnText(0) == key;
-    fetch_.Reset();
-    if (!row.ok()) return row.status();
-    if (same) return true;
-  }
-  return false;
-}
-
-Status ExactStore::InsertIfAbsent(std::span<const Entry> entries, std::vector<uint8_t>* inserted) {
-  inserted->assign(entries.size(), 0);
-  order_.clear();
-  order_.reserve(entries.size());
-  for (uint32_t i = 0; i < entries.size(); ++i) {
-    order_.emplace_back(static_cast<int64_t>(entries[i].hash), i);
-  }
-  // Hash order groups the occurrences of a key, and the position breaks ties: the first occurrence
-  // of a key repeated in the batch is inserted (reported new) and the later ones find it. (Rows
-  // are appended whatever the order; sorting only serves this grouping.)
-  std::sort(order_.begin(), order_.end());
-  bool first = true;
-  int64_t previous = 0;
-  for (const auto& [hash, i] : order_) {
-    const Entry& e = entries[i];
-    // After an entry with the same hash the caller's hint no longer holds: that entry may have
-    // just been inserted.
-    const bool probe = e.maybe_present || (!first && hash == previous);
-    first = false;
-    previous = hash;
-    if (probe) {
-      Result<bool> found = Lookup(e.hash, e.key);
-      if (!found.ok()) return found.status();
-      if (*found) continue;
-    }
-    URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(1, hash));
-    URLSIEVE_RETURN_IF_ERROR(insert_.BindText(2, e.key, /*static_until_reset=*/true));
-    URLSIEVE_RETURN_IF_ERROR(insert_.Run());
-    URLSIEVE_RETURN_IF_ERROR(AddToIndex(e.hash, db_->LastInsertRowId()));
-    (*inserted)[i] = 1;
+Status ExactStore::BeginAll() {
+  for (auto& shard : shards_) {
+    if (!shard->InTransaction()) URLSIEVE_RETURN_IF_ERROR(shard->Begin());
   }
   return Status::Ok();
 }
 
-Result<bool> ExactStore::Contains(uint64_t hash, std::string_view key) { return Lookup(hash, key); }
+Status ExactStore::broken() const {
+  if (!is_broken_.load(std::memory_order_acquire)) return Status::Ok();
+  std::lock_guard lock(broken_mu_);
+  return broken_;
+}
+
+void ExactStore::SetBroken(Status status) {
+  std::lock_guard lock(broken_mu_);
+  if (!broken_.ok()) return;
+  broken_ = Status(status.code(), status.message() +
+                                      " (the exact store lost the keys of that transaction: "
+                                      "reopen the state)");
+  is_broken_.store(true, std::memory_order_release);
+}
+
+Status ExactStore::CommitAll() {
+  URLSIEVE_RETURN_IF_ERROR(broken());
+  for (auto& shard : shards_) {
+    if (shard->InTransaction()) {
+      Status status = shard->Commit();
+      if (!status.ok()) {
+        // SQLite rolls some failed COMMITs back (a full disk, an I/O error): those rows are gone
+        // while the index and the Bloom filter still count them.
+        if (!shard->InTransaction()) SetBroken(status);
+        return status;
+      }
+    }
+    URLSIEVE_RETURN_IF_ERROR(shard->Begin());
+  }
+  return Status::Ok();
+}
+
+uint64_t ExactStore::rows() const {
+  uint64_t total = 0;
+  for (const auto& shard : shards_) total += shard->rows();
+  return total;
+}
+
+size_t ExactStore::index_bytes() const {
+  size_t total = 0;
+  for (const auto& shard : shards_) total += shard->index_bytes();
+  return total;
+}
 
 }  // namespace urlsieve

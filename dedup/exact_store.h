@@ -1,89 +1,103 @@
-// ExactStore: the exact, durable record of seen canonical URLs: one SQLite row per key, found
-// through an in-memory hash index.
+// ExactStore: the exact, durable record of the seen keys of a state (docs/design.md, "The exact
+// store"): their 128-bit fingerprints (KeyHash, XXH3-128), never their text, sharded over
+// DIR/seen-00.db ... seen-NN.db (ExactShard, exact_shard.h) by the fingerprint's top bits, so that
+// threads inserting keys of different shards write different SQLite files at once.
 //
-// Table `seen_urls(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, url TEXT NOT NULL)`, hash = the
-// low 64 bits of the key's XXH3-128 (as a signed int64). Rows are appended in arrival order, so
-// recording a key writes only the table's last page. The index maps hash -> row id in memory
-// (open addressing, 8 bytes per slot: the hash's high 32 bits as a tag, which also picks the home
-// slot so the table can grow without the rest of the hash, and a 32-bit row id); it is rebuilt
-// from the table on open. A lookup is one index probe, then one read of the candidate row by id and
-// a comparison of the full canonical URL, so answers are exact even when two keys share a hash.
+// Fingerprints, not URLs. Two distinct keys share a 128-bit fingerprint with probability at most
+// n^2 / 2^129 over n keys (the birthday bound): ~1.5e-21 at 1e9 keys, ~1.5e-23 at 1e8. Such a
+// collision would make the second key "seen": exact mode is exact up to that bound, which is far
+// below the rate of undetected hardware errors. In exchange a key costs ~34 bytes on disk whatever
+// its length (a format-1 store kept the URL: ~82 bytes), and the Bloom filter can be rebuilt from
+// the fingerprints alone (--rebuild).
 //
-// Why not an SQL index on hash (or a table keyed by (hash, url)): batches of random hashes dirty
-// one index page per key, so every commit rewrote thousands of pages, and once the index outgrew
-// the page cache each insert also read one. Measured, 1e7 new URLs in one transaction through
-// SeenFilter: 74 s CPU with the SQL index, 22.5 s with this one (committing every 4096 keys, the
-// SQL index fell to ~30 k keys/s already at 1e6). The price is ~13 bytes of RAM per stored key and
-// a scan of the table on open; at most 2^32 rows.
+// Layout in the state: urlsieve_meta `exact_shards` = N (a power of two, 16 for a new state)
+// says that the shards are the store; it is committed only once all N files exist and are stamped
+// (a new state), or hold every key of the format-1 table (a migration, exact_store_migration.h),
+// so a crash before it leaves nothing that counts. After it, a missing, empty, corrupt, truncated
+// or foreign shard is an error naming the file, never a fresh empty shard.
 //
-// The store never begins or commits transactions: its owner (ExactSeenSet) decides whether a batch
-// is its own transaction or part of a crawl checkpoint, because the same database also holds the
-// frontier's tables. An index entry whose row was rolled back is harmless: its row id then holds
-// no row or another URL, and the comparison rejects it.
+// Transactions (the owner, ExactSeenSet, decides): standalone, each batch commits the shards it
+// wrote; checkpointed, every shard keeps a transaction open, committed by CommitAll() inside the
+// owner's checkpoint just before state.db's COMMIT, rows tagged with the generation that COMMIT
+// makes; a crash between them leaves rows of an uncommitted generation, which the next open
+// deletes (exact_shard.h).
 //
-// Thread-safety: none, like SqliteDb. The owner serializes all calls.
+// Thread-safety: each shard is guarded by its own mutex (mutex(i)): the caller holds it around
+// every call on shard(i). CommitAll and the accessors of the whole store need all shards quiet
+// (ExactSeenSet holds its lock exclusively). rows() may be read from any thread.
 #ifndef URLSIEVE_DEDUP_EXACT_STORE_H_
 #define URLSIEVE_DEDUP_EXACT_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <span>
+#include <mutex>
+#include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
-#include "base/sqlite_db.h"
 #include "base/status.h"
+#include "dedup/exact_shard.h"
+#include "dedup/key_hash_value.h"
+#include "dedup/seen_set.h"
 
 namespace urlsieve {
 
+class StateDir;
+
 class ExactStore {
  public:
-  struct Entry {
-    uint64_t hash;         // low 64 bits of HashKey(key)
-    std::string_view key;  // the canonical URL
-    // False only when the caller knows the key is not stored (the Bloom filter, which holds every
-    // stored key, said "new"): the store then skips its lookup.
-    bool maybe_present = true;
-  };
+  static constexpr uint32_t kDefaultShards = 16;
+  static constexpr std::string_view kMetaKey = "exact_shards";  // in urlsieve_meta
 
-  // Creates the table if it is missing, prepares the statements and loads the index; calls
-  // on_row(key) for every stored key while doing so (null: skip). `db` must outlive the store.
+  // Opens the store of `dir` (whose lock it relies on), creating the shards of a new state and
+  // migrating a format-1 store (a kUpgraded notice; a version-1 state is upgraded first); a
+  // read-only open of a format-1 store is FailedPrecondition naming the command that converts it.
+  // Calls on_key(hash) for every stored key (null: skip). `checkpointed`: see above.
   static Result<std::unique_ptr<ExactStore>> Open(
-      SqliteDb* db, const std::function<void(std::string_view key)>& on_row = nullptr);
+      StateDir* dir, bool checkpointed, const std::function<void(const KeyHash&)>& on_key,
+      std::vector<SeenNotice>* notices);
+  ~ExactStore();
 
-  // Records every entry that is not yet stored. (*inserted)[i] is 1 when entries[i] was added (it
-  // was new), 0 when the store already held it (or an earlier entry of this batch added it).
-  // Entries are handled in (hash, position) order.
-  Status InsertIfAbsent(std::span<const Entry> entries, std::vector<uint8_t>* inserted);
+  // DIR/seen-NN.db.
+  static std::string ShardPath(const std::string& dir, uint32_t shard);
 
-  // Is the key stored?
-  Result<bool> Contains(uint64_t hash, std::string_view key);
+  uint32_t shard_count() const { return static_cast<uint32_t>(shards_.size()); }
+  uint32_t ShardOf(const KeyHash& hash) const {
+    return shift_ >= 64 ? 0 : static_cast<uint32_t>(hash.high >> shift_);
+  }
+  // Empty only read-only, for a state whose shards were never created (it has no keys).
+  bool empty() const { return shards_.empty(); }
+  ExactShard& shard(uint32_t i) { return *shards_[i]; }
+  std::mutex& mutex(uint32_t i) { return locks_[i].mu; }
 
-  uint64_t rows() const { return rows_; }  // rows indexed (inserted or loaded)
-  size_t index_bytes() const { return slots_.size() * sizeof(Slot); }
+  // Checkpointed: commits every shard's open transaction and begins the next. On an error the
+  // shards not yet committed keep their transaction for the next attempt; a shard whose COMMIT
+  // failed and rolled back its rows makes the store broken() (the set's answers about those keys
+  // are lost until it is reopened).
+  Status CommitAll();
+  // Checkpointed: opens every shard's first transaction.
+  Status BeginAll();
+  // Ok, or why the store lost keys it had answered for (then every call fails with it).
+  Status broken() const;
+  void SetBroken(Status status);
+
+  uint64_t rows() const;
+  size_t index_bytes() const;
 
  private:
-  struct Slot {
-    uint32_t tag;  // hash bits 32..63
-    uint32_t id;   // row id; 0 marks an empty slot (SQLite row ids start at 1)
+  struct alignas(64) Lock {
+    std::mutex mu;
   };
+  ExactStore() = default;
 
-  ExactStore(SqliteDb* db, SqliteStatement insert, SqliteStatement fetch)
-      : db_(db), insert_(std::move(insert)), fetch_(std::move(fetch)) {}
-  Result<bool> Lookup(uint64_t hash, std::string_view key);
-  Status AddToIndex(uint64_t hash, int64_t id);
-  void Place(Slot slot);
-  static uint32_t Tag(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
-
-  SqliteDb* db_;
-  SqliteStatement insert_;
-  SqliteStatement fetch_;    // SELECT url ... WHERE id = ?
-  std::vector<Slot> slots_;  // power-of-two size, linear probing, load <= 3/4
-  uint64_t used_ = 0;
-  uint64_t rows_ = 0;
-  std::vector<std::pair<int64_t, uint32_t>> order_;  // reused between batches
+  std::vector<std::unique_ptr<ExactShard>> shards_;
+  std::unique_ptr<Lock[]> locks_;
+  uint32_t shift_ = 64;  // 64 - log2(shards)
+  std::atomic<bool> is_broken_{false};
+  mutable std::mutex broken_mu_;
+  Status broken_;  // guarded by broken_mu_
 };
 
 }  // namespace urlsieve

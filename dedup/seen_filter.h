@@ -34,8 +34,12 @@
 //                         capacity, fp_rate, exact, canonicalizer options, generation, counters,
 //                         `bloom_delta` (which part of bloom.delta is committed: "<snapshot
 //                         generation> <bytes>").
-//                         In exact mode also `seen_urls` (see exact_store.h). In checkpointed mode
-//                         other layers add their own tables.
+//                         In exact mode also `exact_shards` (format version 3; format 1 of the
+//                         exact store, table `seen_urls`, is migrated on the first writable open:
+//                         exact_store_migration.h). In checkpointed mode other layers add tables.
+//   DIR/seen-NN.db        Exact mode: the exact store's shards (exact_store.h, exact_shard.h),
+//                         SQLite files of 128-bit fingerprints with their times, each stamped with
+//                         the identity; a missing, empty, foreign or damaged one is an error.
 //   DIR/bloom.snap        The Bloom filter snapshot (bloom_snapshot.h), stamped with the state's
 //                         identity and the generation of the database commit it matches.
 //   DIR/bloom.delta       The Bloom delta log (bloom_delta_log.h): per checkpoint since bloom.snap,

@@ -36,6 +36,7 @@
 #define URLSIEVE_DEDUP_SEEN_SET_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,13 @@ struct SeenNotice {
   std::string text;
 };
 
+// A key's times, in a set that keeps them (exact mode, dedup/exact_store.h): unix seconds, 0 when
+// unknown (a key migrated from a store that had no times) or never recorded.
+struct SeenKeyTimes {
+  int64_t first_seen = 0;    // when the key was told new (last told new, after a forget)
+  int64_t last_fetched = 0;  // the last RecordFetchedHashed
+};
+
 struct SeenStats {
   uint64_t capacity = 0;  // as stored
   double fp_rate = 0;     // as stored
@@ -76,7 +84,7 @@ struct SeenStats {
   double bloom_expected_fp_rate = 0;
   // The exact store (exact mode). The lookup counters are cumulative over the state's lifetime as
   // of the last checkpoint, plus this session.
-  uint64_t stored_keys = 0;      // rows in seen_urls
+  uint64_t stored_keys = 0;      // keys in the exact store
   uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
   uint64_t false_positives = 0;  // ... of which the key was in fact new
 };
@@ -127,6 +135,22 @@ class SeenSet {
   // as inserts are (Save(), or the owner's next checkpoint).
   virtual Status ForgetHashed(std::span<const std::string_view> keys,
                               std::span<const KeyHash> hashes, std::span<bool> forgotten);
+
+  // Per-key times (docs/design.md, "The exact store"). The crawl calls RecordFetchedHashed after
+  // fetching keys' pages (fetched_at: unix seconds); it is kept with the keys in the set, durable
+  // as inserts are (a crash may keep a time recorded after the last checkpoint: it is only a
+  // time). Keys not in the set are skipped. A set that keeps no times ignores the call (Ok).
+  virtual Status RecordFetchedHashed(std::span<const std::string_view> keys,
+                                     std::span<const KeyHash> hashes, int64_t fetched_at) {
+    (void)keys, (void)hashes, (void)fetched_at;
+    return Status::Ok();
+  }
+  // The key's times; nullopt when the key is not in the set. Unsupported for a set that keeps none.
+  virtual Result<std::optional<SeenKeyTimes>> KeyTimesHashed(std::string_view key,
+                                                             const KeyHash& hash) const {
+    (void)key, (void)hash;
+    return Status::Unsupported("this seen set keeps no per-key times (exact mode does)");
+  }
 
   // Is the key in the set? (does not record it).
   virtual Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const = 0;

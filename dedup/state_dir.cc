@@ -5,14 +5,18 @@
 #include <filesystem>
 #include <system_error>
 
-#include "dedup/exact_store.h"
 
 namespace urlsieve {
 namespace {
 
 constexpr std::string_view kFormat = "urlsieve-state";
 // 2: an identity in urlsieve_meta and in every state file (dedup/state_identity.h).
-constexpr int64_t kFormatVersion = 2;
+// 3: the exact store is 128-bit fingerprints sharded over seen-NN.db (dedup/exact_store.h), not
+//    seen_urls; an exact state is created (or migrated) at 3, so that an older build refuses it
+//    rather than finding no seen_urls and starting with an empty store. A Bloom-only state is
+//    created at 2, which every build since identities reads.
+constexpr int64_t kFormatVersion = 3;
+constexpr int64_t kBloomOnlyFormatVersion = 2;
 
 std::string FormatDouble(double v) {
   char buf[32];
@@ -38,7 +42,7 @@ Status CheckStateDbIsThere(const std::string& dir, const std::string& db_path) {
   const uintmax_t wal_size =
       fs::exists(db_path + "-wal", ec) ? fs::file_size(db_path + "-wal", ec) : 0;
   if (exists && !ec && wal_size > 0) return Status::Ok();  // every page is still in the WAL
-  for (const char* name : {"bloom.snap", "bloom.snap.next"}) {
+  for (const char* name : {"bloom.snap", "bloom.snap.next", "seen-00.db"}) {
     const std::string other = dir + "/" + name;
     if (!fs::exists(other, ec)) continue;
     const std::string what = db_path + (exists ? " is empty (0 bytes)" : " is missing");
@@ -203,7 +207,8 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
     URLSIEVE_RETURN_IF_ERROR(
         db_->Exec("CREATE TABLE urlsieve_meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID"));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("format", std::string(kFormat)));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta("version", std::to_string(kFormatVersion)));
+    URLSIEVE_RETURN_IF_ERROR(WriteMeta(
+        "version", std::to_string(requested.exact ? kFormatVersion : kBloomOnlyFormatVersion)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("identity", identity->ToHex()));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("capacity", std::to_string(requested.capacity)));
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("fp_rate", FormatDouble(requested.fp_rate)));
@@ -213,10 +218,8 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("generation", "0"));
     // Only when set: a state without the row is a plain one, readable by older builds.
     if (requested.deletable) URLSIEVE_RETURN_IF_ERROR(WriteMeta("deletable", "1"));
-    if (requested.exact) {
-      auto store = ExactStore::Open(db_.get());
-      if (!store.ok()) return store.status();
-    }
+    // An exact state's shards are created by the seen set, once this commit gave it an identity
+    // (exact_store.h).
     URLSIEVE_RETURN_IF_ERROR(db_->Commit("creating the state"));
   }
 
@@ -328,7 +331,8 @@ Status StateDir::Upgrade(std::vector<SeenNotice>* notices) {
   const uint64_t at = generation();
   URLSIEVE_RETURN_IF_ERROR(db_->Begin("upgrading the state to format version 2"));
   Status status = WriteMeta("identity", identity->ToHex());
-  if (status.ok()) status = WriteMeta("version", std::to_string(kFormatVersion));
+  // 2, not 3: an exact store still in seen_urls is migrated next, which sets 3 (exact_store.h).
+  if (status.ok()) status = WriteMeta("version", std::to_string(kBloomOnlyFormatVersion));
   if (status.ok()) status = WriteMeta("upgraded_at_generation", std::to_string(at));
   if (status.ok()) status = db_->Commit("upgrading the state to format version 2");
   if (!status.ok()) {

@@ -434,7 +434,7 @@ static urlsieve_filter* OpenExactWithUrls(const char* dir, int count) {
   return f;
 }
 
-/* A page in the middle of state.db overwritten with garbage: the error names the file. */
+/* A page of an exact-store shard overwritten with garbage: the error names the file. */
 static void TestDamagedStateDbMessageNamesTheFile(void) {
   char* root = MakeTempDir();
   char db[600];
@@ -445,12 +445,13 @@ static void TestDamagedStateDbMessageNamesTheFile(void) {
   urlsieve_error e;
   if (f == NULL) return;
   CHECK_OK(close(f, &e_));
-  snprintf(db, sizeof(db), "%s/state.db", root);
+  /* The exact store's rows are in its shards: page 3 of seen-00.db. */
+  snprintf(db, sizeof(db), "%s/seen-00.db", root);
   fp = fopen(db, "r+b");
   CHECK(fp != NULL);
   if (fp == NULL) return;
   memset(garbage, 0x5a, sizeof(garbage));
-  CHECK(fseek(fp, 4096L * 8, SEEK_SET) == 0);
+  CHECK(fseek(fp, 4096L * 2, SEEK_SET) == 0);
   CHECK(fwrite(garbage, 1, sizeof(garbage), fp) == sizeof(garbage));
   fclose(fp);
   urlsieve_options_init(&o);

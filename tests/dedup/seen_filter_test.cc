@@ -16,6 +16,7 @@
 
 #include "base/sqlite_db.h"
 #include "dedup/scalable_bloom_filter.h"
+#include "tests/dedup/format1_state.h"
 #include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"
 
@@ -600,12 +601,18 @@ TEST_F(SeenFilterTest, Version1StateIsUpgradedAndLosesNothing) {
   const fs::path snap = dir_ / "bloom.snap";
   auto make_version1 = [&]() {
     fs::remove_all(dir_);
+    std::vector<std::string> keys(30);
     {
       auto f = MustOpen(Persistent(true, /*checkpointed=*/true));
-      for (int i = 0; i < 30; ++i) Insert(*f, Url(i));
+      for (int i = 0; i < 30; ++i) {
+        Insert(*f, Url(i));
+        ASSERT_TRUE(f->canonicalizer().CanonicalizeTo(Url(i), &keys[i]).ok());
+      }
       ASSERT_TRUE(f->Checkpoint().ok());
     }
-    // As version 1 wrote it: no identity in state.db, a snapshot without one.
+    // As version 1 wrote it: no identity in state.db, a snapshot without one, the exact store's
+    // URLs in seen_urls (migrated by the upgrade).
+    testing::MakeFormat1ExactStore(dir_, keys);
     auto db = SqliteDb::Open((dir_ / "state.db").string());
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)

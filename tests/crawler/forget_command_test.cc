@@ -88,6 +88,20 @@ TEST_F(ForgetCommandTest, ForgetsEachUrlReportsInvalidLinesAndTheFilterPrintsThe
   EXPECT_NE(quiet.err.find("1 forgotten, 0 absent, 0 invalid"), std::string::npos) << quiet.err;
 }
 
+TEST_F(ForgetCommandTest, AnExactStateForgets) {
+  ASSERT_EQ(Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\n",
+                     "--exact --state '" + State() + "'")
+                .exit_code,
+            0);
+  CommandRun forgot = Urlsieve("forget", "http://a.example/2\nhttp://a.example/3\n",
+                               "--state '" + State() + "'");
+  EXPECT_EQ(forgot.exit_code, 0) << forgot.err;
+  EXPECT_EQ(forgot.out, "forgotten\thttp://a.example/2\nabsent\thttp://a.example/3\n");
+  EXPECT_EQ(Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\n", "--state '" + State() + "'")
+                .out,
+            "http://a.example/2\n");
+}
+
 TEST_F(ForgetCommandTest, APlainBloomStateIsRefusedAndUnchanged) {
   ASSERT_EQ(Urlsieve("filter", "http://a.example/1\n", "--state '" + State() + "'").exit_code, 0);
   const std::string db_before = ReadFile(dir_.path() / "state" / "bloom.snap");
@@ -120,10 +134,12 @@ TEST_F(ForgetCommandTest, ALockedStateNamesTheHolderAndAMissingOneIsAnError) {
   EXPECT_EQ(Urlsieve("forget", "", "").exit_code, 2);  // neither --state nor --redis
 }
 
-// A crawl with --deletable, then `urlsieve forget --state OUT`, then --resume: the forgotten seed
-// is queued again (seeds are offered to the seen set on every run) and fetched, and so is the
-// forgotten page it links to; the page that was not forgotten is not fetched again.
-TEST_F(ForgetCommandTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
+// A crawl with --deletable or --exact, then `urlsieve forget --state OUT`, then --resume: the
+// forgotten seed is queued again (seeds are offered to the seen set on every run) and fetched, and
+// so is the forgotten page it links to; the page that was not forgotten is not fetched again.
+class ForgetCrawlTest : public ForgetCommandTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ForgetCrawlTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   fs::create_directories(dir_.path() / "site");
   std::ofstream(dir_.path() / "site" / "index.html") << "<a href=a.html>a</a> <a href=b.html>b</a>";
   std::ofstream(dir_.path() / "site" / "a.html") << "<a href=index.html>home</a>";
@@ -142,7 +158,8 @@ TEST_F(ForgetCommandTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   c.crawl.out_dir = (dir_.path() / "out").string();
   c.crawl.threads = 2;
   c.crawl.expected_urls = 1000;
-  c.crawl.deletable = true;
+  c.crawl.deletable = !GetParam();
+  c.crawl.exact = GetParam();
   c.politeness.delay_ms = 10;
   c.fetch.timeout_ms = 5000;
   c.output.progress = false;
@@ -178,6 +195,11 @@ TEST_F(ForgetCommandTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   std::map<std::string, int> last = fetches();
   for (const char* page : {"/index.html", "/a.html", "/b.html"}) EXPECT_EQ(last[page], after[page]);
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, ForgetCrawlTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return std::string(param.param ? "Exact" : "Deletable");
+                         });
 
 }  // namespace
 }  // namespace urlsieve

@@ -228,6 +228,28 @@ TEST_F(SeenFilterForgetTest, OwnerCheckpointCarriesTheRemovals) {
   ExpectForgotten(*(*state)->filter, 0, 1000, 2);
 }
 
+// Exact mode (the exact store deletes the record; ExactSeenSet): the Bloom filter still says
+// "maybe", the store "no", and the URL is new — in memory of the process and after a reopen.
+TEST_F(SeenFilterForgetTest, ExactModeForgetsByDeletingTheRecord) {
+  SeenFilterOptions o = Options(/*deletable=*/false);
+  o.exact = true;
+  {
+    auto f = MustOpen(o);
+    ASSERT_NE(f, nullptr);
+    InsertRange(*f, 0, 1000);
+    ForgetEvery(*f, 0, 1000, 3);
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_EQ(*f->Contains(Url(i)), i % 3 != 0) << Url(i);  // exact: no false positive
+    }
+    EXPECT_FALSE(*f->Forget(Url(0)));  // already forgotten
+    ASSERT_TRUE(f->Save().ok());
+  }
+  auto f = MustOpen(o);
+  ASSERT_NE(f, nullptr);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(*f->Contains(Url(i)), i % 3 != 0) << Url(i);
+  for (int i = 0; i < 1000; i += 3) ASSERT_TRUE(*f->InsertIfNew(Url(i))) << Url(i);
+}
+
 TEST_F(SeenFilterForgetTest, DamagedFilesAreCorruptionNamingTheFile) {
   const fs::path state = dir_.path() / "state";
   {

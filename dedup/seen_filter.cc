@@ -93,11 +93,6 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
         "deletable and revisit_after do not combine: a time-aware filter forgets by ageing its "
         "generations; choose one");
   }
-  // Until the Redis set counts (helper rgen's branch): then this line goes.
-  if (options.deletable && !options.redis_url.empty()) {
-    return Status::Unsupported("a deletable (counting) Redis seen set is not built yet");
-  }
-  if (!options.redis_url.empty()) return OpenRedis(options);
   if (options.deletable && options.exact) {
     return Status::InvalidArgument(
         "deletable is for a Bloom-only filter: exact mode forgets without it (the exact store "

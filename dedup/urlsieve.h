@@ -93,14 +93,14 @@ typedef struct urlsieve_options {
   /* Appended with re-crawls; a caller compiled before it gets 0 and 4. Time (docs/design.md,
    * "The generational seen set"): a URL told new longer ago than revisit_after_seconds is new
    * again (at most revisit_after_seconds / generations later), and capacity counts URLs per
-   * period. 0: never. Bloom-only for now: INVALID_ARGUMENT with exact, UNSUPPORTED over Redis.
-   * Stored with a new state; an existing one keeps its own. */
+   * period. 0: never. A local state: Bloom-only (INVALID_ARGUMENT with exact); a Redis set also
+   * in exact mode. Stored with a new state; an existing one keeps its own. */
   uint64_t revisit_after_seconds;
   uint32_t generations; /* the period is cut into (1-256); urlsieve_options_init: 4 */
   /* Appended with forgetting (docs/design.md, "Forgetting"); a caller compiled before it gets 0.
    * Nonzero: a Bloom-only filter keeps 4-bit counters (4x the memory) so that urlsieve_forget
-   * works. Stored with a state directory (an existing one keeps its own). INVALID_ARGUMENT with
-   * exact (which forgets without it), UNSUPPORTED over Redis. 0 */
+   * works, locally or over Redis. Stored with the state (an existing one keeps its own).
+   * INVALID_ARGUMENT with exact (which forgets without it). 0 */
   int deletable;
 } urlsieve_options;
 

@@ -424,11 +424,6 @@ TEST_F(GenerationalStateTest, BadOptionsAreRefused) {
   o.revisit_after = seconds(-1);
   EXPECT_EQ(SeenFilter::Open(o).status().code(), StatusCode::kInvalidArgument);
   o = Options();
-  o.state_dir.clear();
-  o.redis_url = "redis://127.0.0.1:1";
-  o.redis_name = "x";
-  EXPECT_EQ(SeenFilter::Open(o).status().code(), StatusCode::kUnsupported);
-  o = Options();
   o.rebuild_bloom = true;
   MakeState();
   EXPECT_EQ(SeenFilter::Open(o).status().code(), StatusCode::kFailedPrecondition);

@@ -133,7 +133,7 @@ TEST_F(SeenFilterForgetTest, PlainBloomFilterRefusesNamingTheOptions) {
   }
 }
 
-TEST_F(SeenFilterForgetTest, DeletableIsStoredAndRefusedWithExactAndRedis) {
+TEST_F(SeenFilterForgetTest, DeletableIsStoredAndRefusedWithExact) {
   {
     auto f = MustOpen(Options());
     ASSERT_NE(f, nullptr);
@@ -158,13 +158,6 @@ TEST_F(SeenFilterForgetTest, DeletableIsStoredAndRefusedWithExactAndRedis) {
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(fs::exists(dir_.path() / "exact" / "state.db"));
 
-  SeenFilterOptions redis = Options();
-  redis.state_dir.clear();
-  redis.redis_url = "redis://127.0.0.1:1";
-  redis.redis_name = "x";
-  auto redis_refused = SeenFilter::Open(redis);
-  ASSERT_FALSE(redis_refused.ok());
-  EXPECT_EQ(redis_refused.status().code(), StatusCode::kUnsupported);
 }
 
 TEST_F(SeenFilterForgetTest, ForgettingIsDurableUnderSaveAndReopen) {

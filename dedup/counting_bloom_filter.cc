@@ -43,26 +43,12 @@ struct CountingBloomFilter::Layer {
 CountingBloomFilter::CountingBloomFilter(const BloomOptions& options) : options_(options) {}
 CountingBloomFilter::~CountingBloomFilter() = default;
 
-// As ScalableBloomFilter's layers (scalable_bloom_filter.h, "Error budget").
-uint64_t CountingBloomFilter::LayerCapacity(uint32_t index) const {
-  const uint32_t shift = std::min<uint32_t>(index, 63 - std::bit_width(options_.capacity));
-  return options_.capacity << shift;
-}
-
-double CountingBloomFilter::LayerFpRate(uint32_t index) const {
-  const double eps = options_.fp_rate;
-  const double share = options_.first_layer_share;
-  const double r = options_.tightening;
-  if (index == 0) return eps * share;
-  return eps * (1 - share) * (1 - r) * std::pow(r, index - 1);
-}
-
 Result<std::unique_ptr<CountingBloomFilter>> CountingBloomFilter::Create(
     const BloomOptions& options) {
   URLSIEVE_RETURN_IF_ERROR(ValidateOptions(options));
   std::unique_ptr<CountingBloomFilter> f(new CountingBloomFilter(options));
-  const uint64_t cap = f->LayerCapacity(0);
-  const double rate = f->LayerFpRate(0);
+  const uint64_t cap = options.LayerCapacity(0);
+  const double rate = options.LayerFpRate(0);
   auto layer = CountingBlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
   if (!layer.ok()) return layer.status();
   f->layers_[0] = std::make_unique<Layer>(std::move(layer).value(), cap, rate, 0);
@@ -156,8 +142,8 @@ void CountingBloomFilter::Grow(uint32_t full_index) {
   std::lock_guard<std::mutex> lock(grow_mu_);
   const uint32_t n = num_layers_.load(std::memory_order_relaxed);
   if (full_index + 1 != n || n == kMaxLayers) return;
-  const uint64_t cap = LayerCapacity(n);
-  const double rate = LayerFpRate(n);
+  const uint64_t cap = options_.LayerCapacity(n);
+  const double rate = options_.LayerFpRate(n);
   auto filter = CountingBlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
   if (!filter.ok()) return;  // out of memory: keep filling the current layer
   layers_[n] = std::make_unique<Layer>(std::move(filter).value(), cap, rate, 0);

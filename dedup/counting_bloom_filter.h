@@ -90,8 +90,6 @@ class CountingBloomFilter {
  private:
   struct Layer;
   explicit CountingBloomFilter(const BloomOptions& options);
-  uint64_t LayerCapacity(uint32_t index) const;
-  double LayerFpRate(uint32_t index) const;
   // Adds to the newest layer, under the key's lock (layer 0's); true when that layer is full.
   bool AddLocked(const KeyHash& key, uint32_t* layer);
   void Grow(uint32_t full_index);

@@ -68,16 +68,16 @@ struct ScalableBloomFilter::Layer {
 ScalableBloomFilter::ScalableBloomFilter(const BloomOptions& options) : options_(options) {}
 ScalableBloomFilter::~ScalableBloomFilter() = default;
 
-uint64_t ScalableBloomFilter::LayerCapacity(uint32_t index) const {
+uint64_t BloomOptions::LayerCapacity(uint32_t index) const {
   // Doubling saturates rather than overflows (capacity ≤ 2^48); such layers are out of reach.
-  const uint32_t shift = std::min<uint32_t>(index, 63 - std::bit_width(options_.capacity));
-  return options_.capacity << shift;
+  const uint32_t shift = std::min<uint32_t>(index, 63 - std::bit_width(capacity));
+  return capacity << shift;
 }
 
-double ScalableBloomFilter::LayerFpRate(uint32_t index) const {
-  const double eps = options_.fp_rate;
-  const double share = options_.first_layer_share;
-  const double r = options_.tightening;
+double BloomOptions::LayerFpRate(uint32_t index) const {
+  const double eps = fp_rate;
+  const double share = first_layer_share;
+  const double r = tightening;
   if (index == 0) return eps * share;
   return eps * (1 - share) * (1 - r) * std::pow(r, index - 1);
 }
@@ -86,8 +86,8 @@ Result<std::unique_ptr<ScalableBloomFilter>> ScalableBloomFilter::Create(
     const BloomOptions& options) {
   URLSIEVE_RETURN_IF_ERROR(ValidateOptions(options));
   std::unique_ptr<ScalableBloomFilter> f(new ScalableBloomFilter(options));
-  const uint64_t cap = f->LayerCapacity(0);
-  const double rate = f->LayerFpRate(0);
+  const uint64_t cap = options.LayerCapacity(0);
+  const double rate = options.LayerFpRate(0);
   auto layer = BlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
   if (!layer.ok()) return layer.status();
   f->layers_[0] = std::make_unique<Layer>(std::move(layer).value(), cap, rate);
@@ -208,8 +208,8 @@ void ScalableBloomFilter::Grow(uint32_t full_index) {
   // Already grown by another inserter, or out of layers (the newest then fills past capacity and
   // Stats shows the rising expected rate).
   if (full_index + 1 != n || n == kMaxLayers) return;
-  const uint64_t cap = LayerCapacity(n);
-  const double rate = LayerFpRate(n);
+  const uint64_t cap = options_.LayerCapacity(n);
+  const double rate = options_.LayerFpRate(n);
   auto filter = BlockedBloomFilter::Create(ChooseBloomLayout(cap, rate));
   if (!filter.ok()) return;  // out of memory: keep filling the current layer, as above
   layers_[n] = std::make_unique<Layer>(std::move(filter).value(), cap, rate);

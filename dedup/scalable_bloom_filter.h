@@ -50,6 +50,10 @@ struct BloomOptions {
   double fp_rate = 1e-3;           // bound on the false-positive rate at any fill
   double first_layer_share = 0.9;  // ε0 = fp_rate · first_layer_share
   double tightening = 0.5;         // r: each growth layer's ε is r times the previous one's
+
+  // The capacity and ε of layer `index` (the error budget above; shared by CountingBloomFilter).
+  uint64_t LayerCapacity(uint32_t index) const;
+  double LayerFpRate(uint32_t index) const;
 };
 
 struct BloomStats {
@@ -106,9 +110,6 @@ class ScalableBloomFilter {
   struct Layer;
   explicit ScalableBloomFilter(const BloomOptions& options);
 
-  // The capacity and ε of layer `index` under options_.
-  uint64_t LayerCapacity(uint32_t index) const;
-  double LayerFpRate(uint32_t index) const;
   // Records `count` keys newly inserted into layer `index`; grows when it is full.
   inline void CountInserts(uint32_t index, uint64_t count);
   // Adds completed chunks of inserts to layer `index`'s growth counter; grows when it is full.

@@ -118,6 +118,8 @@ Status WriteCrawlCounters(SqliteDb& db, const CrawlStatsSnapshot& counters) {
   for (const auto& [result, n] : counters.refetches) {
     URLSIEVE_RETURN_IF_ERROR(row("refetch", result, n));
   }
+  for (const auto& [name, n] : counters.encodings) URLSIEVE_RETURN_IF_ERROR(row("encoding", name, n));
+  for (const auto& [name, n] : counters.sitemaps) URLSIEVE_RETURN_IF_ERROR(row("sitemap", name, n));
   for (const auto& [reason, n] : counters.rejections) {
     URLSIEVE_RETURN_IF_ERROR(row("rejection", reason, n));
   }
@@ -159,6 +161,10 @@ Result<CrawlStatsSnapshot> ReadCrawlCounters(SqliteDb& db) {
       counters.rejections[name] = value;
     } else if (family == "refetch") {
       counters.refetches[name] = value;
+    } else if (family == "encoding") {
+      counters.encodings[name] = value;
+    } else if (family == "sitemap") {
+      counters.sitemaps[name] = value;
     }
   }
   if (!any) return Status::NotFound("the crawl state has no crawl counters");

@@ -34,6 +34,8 @@ nlohmann::json CrawlStatsSnapshot::ToJson() const {
       {"sessions", sessions},
       {"session", {{"pages", session_pages}, {"duration_s", session_duration_s}}},
       {"refetches", std::move(refetches_json)},
+      {"encodings", encodings},
+      {"sitemaps", sitemaps},
   };
 }
 
@@ -60,6 +62,8 @@ std::string CrawlStatsSnapshot::SummaryTable() const {
   for (const auto& [kind, n] : errors) row("error " + kind, std::to_string(n));
   for (const auto& [reason, n] : rejections) row("rejected " + reason, std::to_string(n));
   for (const auto& [result, n] : refetches) row("re-fetched, " + result, std::to_string(n));
+  for (const auto& [name, n] : encodings) row("encoding " + name, std::to_string(n));
+  for (const auto& [counter, n] : sitemaps) row("sitemap " + counter, std::to_string(n));
   return out;
 }
 
@@ -84,6 +88,12 @@ void CrawlStats::RecordPage(const PageRecord& r) {
   ++totals_.status[r.status];
   if (r.error) ++totals_.errors[kind.empty() ? "error" : kind];
   if (r.refetch) ++totals_.refetches[*r.refetch];
+  if (!r.encoding.empty()) ++totals_.encodings[r.encoding];
+}
+
+void CrawlStats::RecordSitemap(std::string_view counter, uint64_t count) {
+  std::lock_guard<std::mutex> lock(mu_);
+  totals_.sitemaps[std::string(counter)] += count;
 }
 
 void CrawlStats::RecordError(std::string_view kind) {

@@ -46,6 +46,10 @@ struct CrawlStatsSnapshot {
   // Re-fetches of a re-crawl by what they found (RefetchResultName: "not_modified", "unchanged",
   // "changed"; docs/design.md, "Re-crawl"), from PageRecord::refetch.
   std::map<std::string, uint64_t> refetches;
+  // Parsed HTML pages by the encoding they were decoded from (PageRecord::encoding).
+  std::map<std::string, uint64_t> encodings;
+  // Sitemap counters by name (docs/design.md, "Sitemaps"; CrawlStats::RecordSitemap).
+  std::map<std::string, uint64_t> sitemaps;
 
   void AddRejections(const std::vector<std::pair<std::string_view, uint64_t>>& counts);
   double pages_per_s() const { return duration_s > 0 ? pages / duration_s : 0; }
@@ -53,7 +57,8 @@ struct CrawlStatsSnapshot {
   // {"pages", "bytes", "links_found", "links_new", "duration_s", "pages_per_s", "bytes_per_s",
   //  "status": {"200": n, ...}, "errors": {kind: n}, "rejections": {reason: n}, "sessions",
   //  "session": {"pages", "duration_s"}, "refetches": {"not_modified": n, "unchanged": n,
-  //  "changed": n} (each 0 when nothing was re-fetched)}: every count is over the whole crawl;
+  //  "changed": n} (each 0 when nothing was re-fetched), "encodings": {name: pages},
+  //  "sitemaps": {counter: n}}: every count is over the whole crawl;
   //  duration_s is the sum of the sessions' running times and the rates are over it; "session" is
   //  this run's part.
   nlohmann::json ToJson() const;
@@ -74,6 +79,8 @@ class CrawlStats {
   // A failed fetch that has no PageRecord (robots.txt), counted in `errors` under `kind`.
   void RecordError(std::string_view kind);
   void RecordRejection(std::string_view reason, uint64_t count = 1);
+  // A sitemap counter ("fetched", "urls", ...: docs/design.md, "Sitemaps") grows by `count`.
+  void RecordSitemap(std::string_view counter, uint64_t count = 1);
   CrawlStatsSnapshot Snapshot() const;
 
  private:

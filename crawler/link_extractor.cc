@@ -321,7 +321,8 @@ std::optional<std::string_view> ParseMetaRefresh(std::string_view s) {
 LinkExtractor::LinkExtractor(const UrlCanonicalizer* canonicalizer, Options options)
     : canonicalizer_(canonicalizer), options_(options) {}
 
-PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_url) const {
+PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_url,
+                                 const TextEncoding* encoding) const {
   GumboOptions gopts = kGumboDefaultOptions;
   gopts.allocator = GumboAlloc;
   gopts.deallocator = GumboFree;
@@ -345,11 +346,11 @@ PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_ur
   // RFC 3986 §5.1.1: a base URI embedded in the content, itself resolved against the page URL;
   // an unusable one is ignored (HTML's fallback base URL).
   if (c.base) {
-    Result<std::string> base = canonicalizer_->Resolve(page_url, TrimC0(*c.base));
+    Result<std::string> base = canonicalizer_->Resolve(page_url, TrimC0(*c.base), encoding);
     if (base.ok() && IsHttpUrl(*base)) page.base = std::move(*base);
   }
   if (c.canonical) {
-    Result<std::string> canonical = canonicalizer_->Resolve(page.base, TrimC0(*c.canonical));
+    Result<std::string> canonical = canonicalizer_->Resolve(page.base, TrimC0(*c.canonical), encoding);
     if (canonical.ok() && IsHttpUrl(*canonical)) page.canonical = std::move(*canonical);
   }
 
@@ -379,7 +380,7 @@ PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_ur
       drop(LinkDropReason::kTooMany);
       continue;
     }
-    Result<std::string> url = canonicalizer_->Resolve(page.base, ref);
+    Result<std::string> url = canonicalizer_->Resolve(page.base, ref, encoding);
     if (!url.ok() || !IsHttpUrl(*url)) {
       drop(LinkDropReason::kUnresolvable);
       continue;

@@ -92,7 +92,11 @@ class LinkExtractor {
 
   // `html` is the body as received (any bytes; gumbo treats it as UTF-8 and replaces invalid
   // sequences); `page_url` is the absolute URL it was fetched from (after redirects).
-  PageLinks Extract(std::string_view html, std::string_view page_url) const;
+  // `encoding` is the document's encoding (the body itself is already UTF-8: the caller decoded
+  // it, crawler/page_decoder.h); references are resolved with it (UrlCanonicalizer::Resolve), so
+  // their queries are sent as a browser sends them. nullptr means UTF-8.
+  PageLinks Extract(std::string_view html, std::string_view page_url,
+                    const TextEncoding* encoding = nullptr) const;
 
   const Options& options() const { return options_; }
 

@@ -31,10 +31,14 @@ struct PageRecord {
   // record, RefetchResultName: "not_modified" (a 304), "unchanged" (the same status and payload
   // digest), "changed"; nullopt for a first fetch.
   std::optional<std::string> refetch;
+  // The encoding the body was decoded from (TextEncoding::name, docs/design.md, "Character
+  // encodings") for an HTML page that was parsed; empty otherwise -> absent.
+  std::string encoding;
 };
 
 // {"url", "final_url", "status", "content_type", "bytes", "depth", "parent", "fetch_ms", "time",
-//  "links_found", "links_new", "error"} always, "noindex": true and "canonical" only when present.
+//  "links_found", "links_new", "error"} always, "noindex": true and "canonical" only when present,
+// "encoding" ("UTF-8", "GBK", ...) for an HTML page that was parsed.
 // A re-fetch (--recrawl) adds "refetch": "not_modified" | "unchanged" | "changed", and a 304
 // also "not_modified": true (its "status" is 304, "bytes" 0, and its links are not extracted again:
 // "links_found" and "links_new" are 0, as for an "unchanged" page).

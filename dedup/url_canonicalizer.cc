@@ -618,8 +618,9 @@ Result<CanonicalUrl> UrlCanonicalizer::Canonicalize(std::string_view url) const 
   return result;
 }
 
-Result<std::string> UrlCanonicalizer::Resolve(std::string_view base,
-                                              std::string_view reference) const {
+Result<std::string> UrlCanonicalizer::Resolve(std::string_view base, std::string_view reference,
+                                              const TextEncoding* document_encoding) const {
+  (void)document_encoding;  // TODO(query): percent-encode the query in the output encoding
   const size_t max = options_.max_length;
   if (base.size() > max) return TooLong(base.size(), max);
   if (reference.size() > max) return TooLong(reference.size(), max);

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "base/text_encoding.h"
 
 namespace urlsieve {
 
@@ -114,7 +115,12 @@ class UrlCanonicalizer {
   // Resolves `reference` against the absolute URL `base` (RFC 3986 §5.2, with the browser leniencies
   // for http(s): surrounding whitespace, tab/CR/LF, '\' as '/'). Returns the absolute URL to fetch,
   // without a fragment; it is not canonicalized (pass it to Canonicalize for the key).
-  Result<std::string> Resolve(std::string_view base, std::string_view reference) const;
+  // `document_encoding` is the encoding of the document the reference was found in: as the WHATWG
+  // URL Standard's parser does for http(s), non-ASCII in the reference's query is percent-encoded
+  // in OutputEncoding(*document_encoding), the path always in UTF-8 (docs/design.md, "Character
+  // encodings"). nullptr means UTF-8.
+  Result<std::string> Resolve(std::string_view base, std::string_view reference,
+                              const TextEncoding* document_encoding = nullptr) const;
 
   const CanonicalizeOptions& options() const { return options_; }
 

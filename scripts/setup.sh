@@ -14,6 +14,7 @@ packages=(
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev
   clang libclang-rt-14-dev
   pybind11-dev python3-dev python3-pytest python3-scrapy libunistring-dev
+  python3-venv python3-pip python3-setuptools python3-prometheus-client libexpat1-dev
   libhiredis-dev redis-server redis-tools
 )
 if [[ "${1:-}" == "--bench" ]]; then

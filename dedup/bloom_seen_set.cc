@@ -294,6 +294,7 @@ SeenStats BloomSeenSet::Stats() const {
   s.capacity = capacity_;
   s.fp_rate = fp_rate_;
   s.exact = exact();
+  s.deletable = deletable_;
   {
     std::shared_lock lock(mu_);
     if (dir_ != nullptr) {

@@ -1301,6 +1301,7 @@ SeenStats RedisSeenSet::Impl::Stats() {
   stats.capacity = parameters_.capacity;
   stats.fp_rate = parameters_.fp_rate;
   stats.exact = parameters_.exact;
+  stats.deletable = parameters_.deletable;
   stats.identity = identity_;
   stats.generation = has_claim_log() ? building_generation_.load() - 1 : 0;
   auto acquired = Acquire();

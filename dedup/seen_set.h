@@ -72,6 +72,7 @@ struct SeenStats {
   uint64_t capacity = 0;  // as stored
   double fp_rate = 0;     // as stored
   bool exact = false;
+  bool deletable = false;   // a counting filter: ForgetHashed works (docs/design.md, "Forgetting")
   uint64_t generation = 0;  // of the last commit/checkpoint
   StateIdentity identity;   // of the state directory (zero: in memory, or a version-1 state
                             // opened read-only)

@@ -42,6 +42,10 @@ double PerKey(uint64_t bytes, uint64_t keys) {
   return keys ? static_cast<double>(bytes) / static_cast<double>(keys) : 0.0;
 }
 
+const char* BloomMode(const SeenStats& s) {
+  return s.deletable ? "Bloom only, deletable (4-bit counters)" : "Bloom only";
+}
+
 // Where the set is, its parameters and counts, and for a Redis set (usage non-null) what it costs
 // there: a table, or one JSON object.
 int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOptions& canonicalize,
@@ -58,6 +62,7 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
       j["state_dir"] = flags.state_dir;
     }
     j["mode"] = s.exact ? "exact" : "bloom";
+    j["deletable"] = s.deletable;
     j["capacity"] = s.capacity;
     j["fp_rate"] = s.fp_rate;
     j["canonicalize"] = canon;
@@ -97,10 +102,10 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
   if (redis) {
     printf("redis             %s\n", RedisAddress::Parse(flags.redis_url)->ToString().c_str());
     printf("name              %s\n", flags.redis_name.c_str());
-    printf("mode              %s\n", s.exact ? "exact (Bloom + fingerprints)" : "Bloom only");
+    printf("mode              %s\n", s.exact ? "exact (Bloom + fingerprints)" : BloomMode(s));
   } else {
     printf("state directory   %s\n", flags.state_dir.c_str());
-    printf("mode              %s\n", s.exact ? "exact (Bloom + SQLite)" : "Bloom only");
+    printf("mode              %s\n", s.exact ? "exact (Bloom + SQLite)" : BloomMode(s));
   }
   printf("capacity          %llu\n", static_cast<unsigned long long>(s.capacity));
   printf("fp rate bound     %g\n", s.fp_rate);

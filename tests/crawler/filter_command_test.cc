@@ -210,6 +210,21 @@ TEST_F(FilterCommandTest, StatsReportsTheExactStore) {
   EXPECT_FALSE(fs::exists(dir_ / "nowhere"));
 }
 
+// A deletable state says so: `urlsieve forget` works on it and it costs 4x the bits.
+TEST_F(FilterCommandTest, StatsSaysWhetherTheSetIsDeletable) {
+  ASSERT_EQ(Filter("http://a.example/\n", "--deletable").exit_code, 0);
+  CommandRun table = Urlsieve("stats", "", "--state '" + state_ + "'");
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("Bloom only, deletable"), std::string::npos) << table.out;
+  CommandRun json = Urlsieve("stats", "", "--state '" + state_ + "' --json");
+  EXPECT_NE(json.out.find("\"deletable\":true"), std::string::npos) << json.out;
+
+  const std::string plain = "--state '" + (dir_ / "plain").string() + "'";
+  ASSERT_EQ(Urlsieve("filter", "http://a.example/\n", plain).exit_code, 0);
+  json = Urlsieve("stats", "", plain + " --json");
+  EXPECT_NE(json.out.find("\"deletable\":false"), std::string::npos) << json.out;
+}
+
 TEST_F(FilterCommandTest, CorruptStateFailsAndIsLeftUnchanged) {
   ASSERT_EQ(Filter("http://a.example/\n").exit_code, 0);
   const fs::path snap = fs::path(state_) / "bloom.snap";

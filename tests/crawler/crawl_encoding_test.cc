@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "crawler/fetcher.h"
 #include "tests/crawler/crawl_process.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
@@ -71,8 +72,6 @@ class CrawlEncodingTest : public ::testing::Test {
 
   // Generates the site and the expectations (encoded_site.py), then serves the site.
   void SetUp() override {
-    // TODO(enctest): remove once branches charset and query are merged.
-    GTEST_SKIP() << "needs page decoding (branch charset) and query encoding (branch query)";
     const fs::path generated = dir_.path() / "generated";
     const fs::path log = dir_.path() / "generator.log";
     std::string generate = "/usr/bin/python3 '";
@@ -123,9 +122,47 @@ class CrawlEncodingTest : public ::testing::Test {
   std::unique_ptr<SiteServer> server_;
 };
 
+// The oracle and the site agree, whatever the crawler does: a client that sends the expected
+// targets byte for byte (libcurl sends a URL's path and query as given) gets each one with 200,
+// and the issue's mangled spelling, or the right bytes with the query in another encoding, a 404.
+TEST_F(CrawlEncodingTest, TheSiteServesExactlyTheExpectedTargets) {
+  // The issue's own example, computed independently of it by encoded_site.py.
+  ASSERT_TRUE(
+      expected_["requests"].contains("/%E6%90%9C%E7%B4%A2/%E9%A1%B5%E9%9D%A2.html?q=%D6%D0%CE%C4"));
+  FetcherOptions options;
+  options.accepted_content_types.clear();  // every type
+  auto fetcher = Fetcher::Create(options, nullptr);
+  ASSERT_TRUE(fetcher.ok()) << fetcher.status().ToString();
+  for (const auto& [target, encoding] : expected_["requests"].items()) {
+    EXPECT_EQ((*fetcher)->Fetch(server_->Url(target)).status, 200) << target;
+  }
+  const std::vector<std::string> wrong = {
+      // What urlsieve requested before issue 15 (the GBK bytes read as UTF-8).
+      "/%EF%BF%BD%EF%BF%BD%EF%BF%BD%EF%BF%BD/%D2%B3%EF%BF%BD%EF%BF%BD.html?q=%EF%BF%BD%EF%BF%BD"
+      "%EF%BF%BD%EF%BF%BD",
+      // The right path, the query in UTF-8 rather than in the page's GBK.
+      "/gbk/%E5%AD%90%E9%A1%B5.html?q=%E4%B8%AD%E6%96%87&%E9%A1%B5=2",
+      // An unrepresentable code point as "&%23233;" ('&' and ';' raw, as quote(s.encode(enc,
+      // 'xmlcharrefreplace')) would have it) instead of %26%23233%3B.
+      "/%D0%BF%D0%BE%D0%B8%D1%81%D0%BA/caf%C3%A9.html?%E3%EE%F0%EE%E4=%CC%EE%F1%EA%E2%E0&%E7%ED%E0"
+      "%EA=&%23233;&%E1%F3%EA%E2%E0=%C6",
+  };
+  for (const std::string& target : wrong) {
+    EXPECT_EQ((*fetcher)->Fetch(server_->Url(target)).status, 404) << target;
+  }
+  std::vector<std::string> sent;
+  for (const LoggedRequest& r : server_->log().Snapshot()) sent.push_back(r.target);
+  std::vector<std::string> targets;
+  for (const auto& [target, encoding] : expected_["requests"].items()) targets.push_back(target);
+  targets.insert(targets.end(), wrong.begin(), wrong.end());
+  EXPECT_EQ(sent, targets);  // as sent, byte for byte
+}
+
 // From the server's log: every target a browser requests, byte for byte, each once and answered
 // 200 (the site has nothing under any other spelling), and nothing else; never a U+FFFD.
 TEST_F(CrawlEncodingTest, RequestsExactlyWhatABrowserRequests) {
+  // TODO(enctest): remove once branches charset and query are merged.
+  GTEST_SKIP() << "needs page decoding (branch charset) and query encoding (branch query)";
   ASSERT_NO_FATAL_FAILURE(Crawl());
   std::map<std::string, std::vector<int>> statuses;  // raw target -> the status of each request
   for (const LoggedRequest& r : server_->log().Snapshot()) {
@@ -151,6 +188,8 @@ TEST_F(CrawlEncodingTest, RequestsExactlyWhatABrowserRequests) {
 
 // pages.jsonl records the encoding each page was read in; stats.json counts pages by encoding.
 TEST_F(CrawlEncodingTest, RecordsEachPagesEncoding) {
+  // TODO(enctest): remove once branches charset and query are merged.
+  GTEST_SKIP() << "needs page decoding (branch charset) and query encoding (branch query)";
   ASSERT_NO_FATAL_FAILURE(Crawl());
   std::map<std::string, std::string> recorded;  // url -> "encoding" ("" when absent)
   std::ifstream in(Out() / "pages.jsonl");
@@ -174,6 +213,8 @@ TEST_F(CrawlEncodingTest, RecordsEachPagesEncoding) {
 // `urlsieve canon --encoding LABEL --base BASE` resolves references with the same rule (the
 // path in UTF-8, the query in the encoding).
 TEST_F(CrawlEncodingTest, CanonEncodesTheQueryInTheGivenEncoding) {
+  // TODO(enctest): remove once branches charset and query are merged.
+  GTEST_SKIP() << "needs page decoding (branch charset) and query encoding (branch query)";
   for (const nlohmann::json& c : expected_["canon"]) {
     const fs::path in = dir_.path() / "canon.in";
     const fs::path out = dir_.path() / "canon.out";

@@ -233,5 +233,43 @@ TEST_F(CrawlEncodingTest, CanonEncodesTheQueryInTheGivenEncoding) {
   }
 }
 
+// EncodedSite serves each listed resource byte for byte with its Content-Type, 404s the rest, and
+// refuses a manifest it cannot read with the file and line.
+TEST(EncodedSiteTest, ServesListedResourcesExactlyAndNamesABadManifestLine) {
+  ScratchDir dir("urlsieve_encoded_site");
+  fs::create_directories(dir.path() / "bodies");
+  testing::WriteFile(dir.path() / "bodies/a", std::string("\xff\xfe"
+                                                          "A\0",
+                                                          4));
+  testing::WriteFile(dir.path() / "manifest.tsv",
+                     "/a\xc3\xa9?q=%D6\ttext/html\tbodies/a\n/b\ttext/plain\tbodies/a\n");
+  auto site = EncodedSite::Open(dir.path());
+  ASSERT_TRUE(site.ok()) << site.status().ToString();
+  const site::SiteResponse a = (*site)->Handle({0, "GET", "/a\xc3\xa9?q=%D6"});
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.content_type, "text/html");
+  EXPECT_EQ(a.body, std::string("\xff\xfe"
+                                "A\0",
+                                4));
+  EXPECT_EQ((*site)->Handle({0, "GET", "/b"}).content_type, "text/plain");
+  EXPECT_EQ((*site)->Handle({0, "GET", "/a\xc3\xa9?q=%d6"}).status, 404);
+  EXPECT_EQ((*site)->Handle({0, "GET", "/a\xc3\xa9"}).status, 404);
+
+  const std::pair<std::string, std::string> bad[] = {
+      {"/a\ttext/html\tbodies/a\n/b text/html bodies/a\n", ":2: expected"},
+      {"/a\ttext/html\tbodies/missing\n", ":1: cannot open"},
+      {"/a\ttext/html\tbodies/a\n/a\ttext/html\tbodies/a\n", ":2: resource listed twice"},
+      {"", ": no resource"},
+  };
+  for (const auto& [manifest, error] : bad) {
+    testing::WriteFile(dir.path() / "manifest.tsv", manifest);
+    auto refused = EncodedSite::Open(dir.path());
+    ASSERT_FALSE(refused.ok()) << manifest;
+    EXPECT_NE(refused.status().message().find("manifest.tsv" + error), std::string::npos)
+        << refused.status().ToString();
+  }
+  EXPECT_FALSE(EncodedSite::Open(dir.path() / "nowhere").ok());
+}
+
 }  // namespace
 }  // namespace urlsieve

@@ -9,13 +9,17 @@
 #ifndef URLSIEVE_BASE_TEXT_ENCODING_H_
 #define URLSIEVE_BASE_TEXT_ENCODING_H_
 
+#include <span>
 #include <string_view>
 
 namespace urlsieve {
 
 struct TextEncoding {
-  std::string_view name;        // the Encoding Standard's name: "UTF-8", "windows-1252", "GBK"
-  std::string_view iconv_name;  // what glibc's iconv_open calls it ("" for "replacement")
+  std::string_view name;  // the Encoding Standard's name: "UTF-8", "windows-1252", "GBK"
+  // What glibc's iconv_open calls it: the closest glibc encoding ("" for "replacement" and
+  // "x-user-defined", which glibc lacks; base/text_encoding.cc names the differences). The
+  // decoder (base/text_decoder.h) corrects the few bytes that glibc maps otherwise.
+  std::string_view iconv_name;
 };
 
 // The encoding a label names (§4.2 "get an encoding": ASCII whitespace trimmed, ASCII
@@ -24,6 +28,14 @@ const TextEncoding* EncodingForLabel(std::string_view label);
 
 const TextEncoding& Utf8Encoding();
 const TextEncoding& Windows1252Encoding();  // the HTML default for an undeclared page
+const TextEncoding& Utf16BeEncoding();
+const TextEncoding& Utf16LeEncoding();
+const TextEncoding& ReplacementEncoding();  // ISO-2022-KR, HZ, ...: decodes to one U+FFFD
+const TextEncoding& XUserDefinedEncoding();
+
+// The 40 encodings of the Encoding Standard, in its order; EncodingForLabel returns pointers
+// into this span.
+std::span<const TextEncoding> AllEncodings();
 
 // §4.3 "get an output encoding": the encoding a URL's query is percent-encoded in for a document
 // in `encoding` — UTF-8 for "replacement", "UTF-16BE" and "UTF-16LE", else `encoding` itself.

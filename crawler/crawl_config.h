@@ -55,6 +55,9 @@ struct CrawlConfig {
                                           // (0: after every page; bench/checkpoint_cost.sh)
     uint64_t max_pending_in_memory = 1'000'000;  // pending URLs past this wait in SQLite
     bool obey_nofollow = true;  // rel=nofollow and <meta name=robots content=nofollow|none>
+    // The encoding of an HTML page that declares none (docs/design.md, "Character encodings"):
+    // an Encoding Standard label, checked by Validate.
+    std::string default_encoding = "windows-1252";
     // A seen set shared in Redis instead of the one in out_dir/state (crawler/crawl_state.h):
     // redis://[[user]:password@]host:port[/db] and the set's name there; both or neither.
     std::string seen_redis;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/duration.h"
+#include "base/text_encoding.h"
 #include "crawler/crawl_config.h"
 
 namespace urlsieve {
@@ -161,6 +162,33 @@ CrawlOptionSpec Duration(OptionKey<Access> key, std::string_view flag, std::stri
   return spec;
 }
 
+// crawl.default_encoding: a label of the Encoding Standard that names an encoding a page
+// without a declaration can be read in (docs/design.md, "Character encodings").
+std::string CheckDefaultEncoding(std::string_view label) {
+  const TextEncoding* encoding = EncodingForLabel(label);
+  std::string why;
+  if (encoding == nullptr) {
+    why = "\"";
+    why += label;
+    why += "\" is not an encoding label of the WHATWG Encoding Standard (e.g. windows-1252, "
+           "utf-8, gbk, shift_jis, iso-8859-2)";
+  } else if (encoding == &ReplacementEncoding() || encoding == &Utf16BeEncoding() ||
+             encoding == &Utf16LeEncoding()) {
+    // An undeclared page is read as ASCII-compatible text, as the HTML prescan assumes.
+    why = "\"";
+    why += label;
+    why += "\" names ";
+    why += encoding->name;
+    why += ", which cannot be a default: it does not read ASCII as ASCII";
+  }
+  return why;
+}
+
+CrawlOptionSpec Checked(CrawlOptionSpec spec, std::string (*check)(std::string_view)) {
+  spec.check = check;
+  return spec;
+}
+
 CrawlOptionSpec FlagOnly(CrawlOptionSpec spec) {
   spec.in_file = false;
   return spec;
@@ -226,6 +254,10 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
                std::chrono::seconds(0), kMaxDuration),
       Bool(OPTION_KEY(crawl, obey_nofollow), "--ignore-nofollow", false,
            "Follow rel=nofollow and meta nofollow"),
+      Checked(String(OPTION_KEY(crawl, default_encoding), "--default-encoding",
+                     "Encoding of an HTML page that declares none (no BOM, HTTP charset or "
+                     "<meta charset>): a WHATWG Encoding Standard label"),
+              CheckDefaultEncoding),
       Bool(OPTION_KEY(politeness, obey_robots), "--ignore-robots", false,
            "Do not fetch or obey robots.txt"),
       String(OPTION_KEY(fetch, user_agent), "--user-agent",
@@ -387,8 +419,12 @@ std::string CheckOptionValue(const CrawlOptionSpec& spec, const OptionValue& val
       message += *v;
       return message;
     }
+    case OptionType::kString: {
+      const std::string* v = std::get_if<std::string>(&value);
+      if (v == nullptr) return "must be a string";
+      return spec.check != nullptr ? spec.check(*v) : "";
+    }
     case OptionType::kBool:
-    case OptionType::kString:
     case OptionType::kStringList:
       return "";
   }

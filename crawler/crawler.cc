@@ -24,6 +24,7 @@
 #include "crawler/fetcher.h"
 #include "crawler/jsonl_writer.h"
 #include "crawler/link_extractor.h"
+#include "crawler/page_decoder.h"
 #include "crawler/progress_reporter.h"
 #include "crawler/recrawl_schedule.h"
 #include "crawler/scope.h"
@@ -256,6 +257,11 @@ Status Crawler::Open() {
   LinkExtractor::Options link_options;
   link_options.obey_nofollow = config_.crawl.obey_nofollow;
   extractor_ = std::make_unique<LinkExtractor>(fetch_form_.get(), link_options);
+  default_encoding_ = EncodingForLabel(config_.crawl.default_encoding);
+  if (default_encoding_ == nullptr) {
+    return Status::InvalidArgument("crawl.default_encoding: \"" + config_.crawl.default_encoding +
+                                   "\" is not an encoding label (--default-encoding)");
+  }
 
   Result<std::unique_ptr<CurlShare>> share = CurlShare::Create();
   if (!share.ok()) return share.status();
@@ -777,7 +783,20 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     }
   } else if (r.ok() && r.status >= 200 && r.status < 300 && r.content_type_accepted &&
              !r.body_skipped) {
-    links = extractor_->Extract(r.body, lease.url);
+    // docs/design.md, "Character encodings": the page is read in its encoding (BOM, HTTP
+    // charset, <meta> prescan, default), as UTF-8; its links' queries are encoded in it.
+    DecodeLimits limits;  // at most 3 bytes per byte: a bound the decoder never reaches
+    limits.max_output_bytes = 3 * r.body.size() + 16;
+    Result<DecodedPage> page =
+        DecodedPage::Decode(r.body, r.content_type, *default_encoding_, limits);
+    if (page.ok()) {
+      record.encoding = std::string(page->encoding().name);
+      if (page->truncated()) record.error = "decode: the decoded page was cut at 3x its size";
+      links = extractor_->Extract(page->html(), lease.url, &page->encoding());
+    } else {
+      record.error = "decode: " + page.status().message();  // read as UTF-8, as gumbo does
+      links = extractor_->Extract(r.body, lease.url);
+    }
     targets.reserve(links.links.size());
     for (ExtractedLink& link : links.links) targets.push_back(std::move(link.url));
     record.noindex = links.noindex;

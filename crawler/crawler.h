@@ -72,6 +72,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/text_encoding.h"
 #include "crawler/crawl_checkpoint.h"
 #include "crawler/crawl_config.h"
 #include "crawler/crawl_stats.h"
@@ -209,6 +210,8 @@ class Crawler {
   std::unique_ptr<UrlRouter> router_;  // seen stage → frontier
   std::unique_ptr<Scope> scope_;
   std::unique_ptr<LinkExtractor> extractor_;
+  // config.crawl.default_encoding, looked up once (docs/design.md, "Character encodings").
+  const TextEncoding* default_encoding_ = nullptr;
   std::unique_ptr<CurlShare> share_;
   std::unique_ptr<JsonlWriter> pages_;
   std::unique_ptr<JsonlWriter> rejected_;

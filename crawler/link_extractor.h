@@ -8,8 +8,10 @@
 // <base href>, HTML §4.2.3 / RFC 3986 §5.1.1), noindex and nofollow from <meta name=robots>
 // (none = both), rel=canonical. Every reference that is not kept is counted by reason (non-http(s)
 // scheme, same-document, unresolvable, nofollow, too long, too many), never silently lost.
-// Bodies are parsed as UTF-8; invalid bytes become U+FFFD (gumbo does not transcode other
-// charsets, so non-ASCII bytes in URLs of e.g. Latin-1 pages are replaced).
+// The html given is UTF-8: the crawler decodes each page from its own encoding first
+// (crawler/page_decoder.h; docs/design.md, "Character encodings"), since gumbo reads UTF-8 only
+// (it would replace the non-ASCII bytes of a GBK or Latin-1 page with U+FFFD). The document's
+// encoding comes along, for the queries of the links.
 // Thread-safety: immutable after construction; Extract may run on many threads at once.
 #ifndef URLSIEVE_CRAWLER_LINK_EXTRACTOR_H_
 #define URLSIEVE_CRAWLER_LINK_EXTRACTOR_H_
@@ -90,8 +92,8 @@ class LinkExtractor {
   // `canonicalizer` resolves references; it must outlive the extractor.
   LinkExtractor(const UrlCanonicalizer* canonicalizer, Options options);
 
-  // `html` is the body as received (any bytes; gumbo treats it as UTF-8 and replaces invalid
-  // sequences); `page_url` is the absolute URL it was fetched from (after redirects).
+  // `html` is the body as UTF-8 (any bytes are safe: gumbo replaces invalid sequences);
+  // `page_url` is the absolute URL it was fetched from (after redirects).
   // `encoding` is the document's encoding (the body itself is already UTF-8: the caller decoded
   // it, crawler/page_decoder.h); references are resolved with it (UrlCanonicalizer::Resolve), so
   // their queries are sent as a browser sends them. nullptr means UTF-8.

@@ -358,7 +358,7 @@ class PySeenFilter {
 PYBIND11_MODULE(_core, m) {
   using urlsieve::PySeenFilter;
   m.doc() = "urlsieve's URL-seen test (canonicalizer + Bloom filter + optional SQLite exact store)";
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = URLSIEVE_VERSION;  // the CMake project's version (python/CMakeLists.txt)
   static py::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);
   urlsieve::g_error = error.ptr();
   urlsieve::g_unavailable = PyErr_NewExceptionWithDoc(

@@ -116,6 +116,7 @@ class Prescan {
   size_t pos_ = 0;
 };
 
+// §13.2.3.2 "get an attribute", step by step.
 bool Prescan::GetAttribute(Attribute* attribute) {
   attribute->name.clear();
   attribute->value.clear();
@@ -193,7 +194,7 @@ const TextEncoding* Prescan::Meta() {
     }
   }
   if (AtEnd()) return nullptr;  // ran out of bytes inside the tag
-  // Processing.
+  // §13.2.3.2 "Processing".
   if (need_pragma == Need::kNull) return nullptr;
   if (need_pragma == Need::kTrue && !got_pragma) return nullptr;
   if (charset == nullptr) return nullptr;
@@ -201,17 +202,19 @@ const TextEncoding* Prescan::Meta() {
 }
 
 const TextEncoding* Prescan::Run() {
-  // The UTF-16 XML declarations ("<?x" in UTF-16LE or BE): the page is UTF-16 whatever it says.
+  // §13.2.3.2 "prescan for UTF-16 XML declarations": "<?x" in UTF-16LE or BE is UTF-16.
   if (b_.substr(0, 6) == std::string_view("<\0?\0x\0", 6)) return &Utf16LeEncoding();
   if (b_.substr(0, 6) == std::string_view("\0<\0?\0x", 6)) return &Utf16BeEncoding();
   for (; pos_ < b_.size(); ++pos_) {
     if (LooksAt("<!--")) {
-      // A comment ends at the first "-->" whose '>' comes after the "<!--" ("<!-->" is one).
+      // §13.2.3.2 "<!--": the comment ends at the first "-->" whose '>' comes after the "<!--"
+      // ("<!-->" is one).
       const size_t end = b_.find("-->", pos_ + 2);
       if (end == std::string_view::npos) return nullptr;
       pos_ = end + 2;
     } else if (LooksAt("<meta") && pos_ + 5 < b_.size() &&
                (IsAsciiWhitespace(b_[pos_ + 5]) || b_[pos_ + 5] == '/')) {
+      // §13.2.3.2 "<meta" followed by whitespace or '/'.
       pos_ += 5;
       const TextEncoding* found = Meta();
       if (found != nullptr) return found;
@@ -220,14 +223,15 @@ const TextEncoding* Prescan::Run() {
     } else if (pos_ + 1 < b_.size() && At() == '<' &&
                (IsAsciiAlpha(b_[pos_ + 1]) ||
                 (b_[pos_ + 1] == '/' && pos_ + 2 < b_.size() && IsAsciiAlpha(b_[pos_ + 2])))) {
-      // Another start or end tag: skip its name, then its attributes (a '>' inside a quoted
-      // value does not end it).
+      // §13.2.3.2 "<", optionally "/", then a letter: another start or end tag. Its name is
+      // skipped, then its attributes (a '>' inside a quoted value does not end it).
       while (!AtEnd() && !IsAsciiWhitespace(At()) && At() != '>') ++pos_;
       Attribute ignored;
       while (GetAttribute(&ignored)) {
       }
       if (AtEnd()) return nullptr;
     } else if (LooksAt("<!") || LooksAt("</") || LooksAt("<?")) {
+      // §13.2.3.2 "<!", "</", "<?": skipped to the first '>' after the '<'.
       ++pos_;
       if (!SkipTo('>')) return nullptr;
     }

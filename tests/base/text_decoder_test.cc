@@ -123,7 +123,23 @@ TEST(TextDecoderTest, HugeOutputStopsAtTheLimitOnACharacterBoundary) {
     EXPECT_GE(decoded->utf8.size(), limits.max_output_bytes - 3) << label;
     EXPECT_EQ(ValidUtf8Prefix(decoded->utf8), decoded->utf8.size()) << label;
   }
-  // Valid text is cut the same way.
+  // Valid text is cut the same way, in every kind of decoder: a valid UTF-8 run, an ASCII run,
+  // a single-byte table, glibc.
+  for (std::string_view label : {"utf-8", "windows-1252", "koi8-r", "gbk"}) {
+    DecodeLimits limits;
+    limits.max_output_bytes = 100'001;
+    const std::string ascii(200'000, 'a');
+    Result<DecodedText> decoded = DecodeToUtf8(ascii, *EncodingForLabel(label), limits);
+    ASSERT_TRUE(decoded.ok()) << label;
+    EXPECT_TRUE(decoded->truncated) << label;
+    EXPECT_EQ(decoded->utf8, std::string(100'001, 'a')) << label;
+  }
+  DecodeLimits five;
+  five.max_output_bytes = 5;
+  Result<DecodedText> utf8 = DecodeToUtf8("中文中文", Utf8Encoding(), five);
+  ASSERT_TRUE(utf8.ok());
+  EXPECT_EQ(utf8->utf8, "中");
+  EXPECT_TRUE(utf8->truncated);
   DecodeLimits limits;
   limits.max_output_bytes = 10;
   Result<DecodedText> cut =

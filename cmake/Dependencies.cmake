@@ -19,6 +19,7 @@ pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # tools/ site server
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for WARC digests
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # WARC gzip members
+pkg_check_modules(EXPAT REQUIRED IMPORTED_TARGET expat)  # crawler/sitemap_parser: sitemaps (XML)
 find_package(OpenSSL REQUIRED)  # tools/ site server: HTTPS with a self-signed certificate
 if(URLSIEVE_BUILD_TESTS)
   find_package(GTest REQUIRED)

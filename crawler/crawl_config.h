@@ -2,11 +2,11 @@
 //
 // Each option is declared once, in the table of crawler/crawl_options.h (key, flag, rule, help);
 // configs/default.toml documents it. The file's sections map one-to-one onto the nested structs
-// below ([crawl], [politeness], [scope], [output], [fetch], [recrawl], [canonicalize]). Loading is
-// strict: an unknown section or key, or a value of the wrong type or range, is an error naming the
-// file, the key and the line, because a typo in a crawl config silently crawling with defaults is
-// worse than refusing to start. Precedence: built-in defaults < config file < command-line flags.
-// Thread-safety: a plain value; load it once, then share it read-only.
+// below ([crawl], [politeness], [scope], [output], [fetch], [recrawl], [sitemaps], [canonicalize]).
+// Loading is strict: an unknown section or key, or a value of the wrong type or range, is an error
+// naming the file, the key and the line, because a typo in a crawl config silently crawling with
+// defaults is worse than refusing to start. Precedence: built-in defaults < config file <
+// command-line flags. Thread-safety: a plain value; load it once, then share it read-only.
 #ifndef URLSIEVE_CRAWLER_CRAWL_CONFIG_H_
 #define URLSIEVE_CRAWLER_CRAWL_CONFIG_H_
 
@@ -112,6 +112,14 @@ struct CrawlConfig {
     double unchanged_factor = 1.5;  // the interval of a URL found unchanged is multiplied by it
     double changed_factor = 0.5;    // and of one found changed
   } recrawl;
+
+  // Sitemaps (docs/design.md, "Sitemaps"): besides these, the Sitemap: lines of every robots.txt
+  // the crawl fetches.
+  struct Sitemaps {
+    std::vector<std::string> urls;  // --sitemap URL (repeatable): fetched at nesting level 0
+    int max_total = 10'000;         // sitemaps fetched per crawl, all sources and levels
+    int max_nesting = 4;            // an index's children are one level deeper; past this: cut
+  } sitemaps;
 
   CanonicalizeOptions canonicalize;
 

@@ -296,6 +296,12 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
               "Partitions of the URL space (by politeness key) for a new cluster", 1, 65536),
       Integer(OPTION_KEY(cluster, lease_ttl_s), "--lease-ttl",
               "Seconds a node's partition lease lasts without a heartbeat", 1, 3600),
+      StringList(OPTION_KEY(sitemaps, urls), "--sitemap",
+                 "A sitemap (or sitemap index) URL to read URLs from (repeatable); the Sitemap: "
+                 "lines of robots.txt are read too"),
+      Integer(OPTION_KEY(sitemaps, max_total), "--max-sitemaps",
+              "Most sitemaps fetched in a crawl (robots.txt, --sitemap and index children)", 0,
+              kMaxInt),
       Choice(OPTION_KEY(output, log_level), "--log-level",
              "quiet | info (retries and back-offs, the default) | debug (every fetch)", kLogLevels),
 
@@ -336,6 +342,9 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
                          "A URL found unchanged has its interval multiplied by this", 0, 1000));
   specs.push_back(Number(OPTION_KEY(recrawl, changed_factor), "",
                          "A URL found changed has its interval multiplied by this", 0, 1000));
+  // [sitemaps] (docs/design.md, "Sitemaps").
+  specs.push_back(Integer(OPTION_KEY(sitemaps, max_nesting), "",
+                          "Deepest sitemap index nesting followed (0: no index child)", 0, 64));
   AddCanonicalizeRuleOptions(&specs, std::make_index_sequence<std::size(kCanonicalizeRules)>());
   specs.push_back(Integer(OPTION_KEY(canonicalize, max_length), "",
                           "Longer URLs are rejected before canonicalization", 16, 1 << 20));

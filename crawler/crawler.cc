@@ -29,6 +29,7 @@
 #include "crawler/recrawl_schedule.h"
 #include "crawler/scope.h"
 #include "crawler/seen_retry.h"
+#include "crawler/sitemap_store.h"
 #include "crawler/url_router.h"
 #include "crawler/warc_writer.h"
 #include "dedup/redis_address.h"
@@ -217,6 +218,7 @@ Status Crawler::Open() {
   schedule_options.changed_factor = config_.recrawl.changed_factor;
   schedule_ = std::make_unique<RecrawlSchedule>(schedule_options);
   records_ = std::make_unique<FetchRecordStore>();
+  sitemaps_ = std::make_unique<SitemapStore>();
   std::vector<FetchRecord> due;
   if (continuing) {
     Status restored = state_->Restore([&](SqliteDb& db) -> Status {
@@ -227,6 +229,7 @@ Status Crawler::Open() {
       counters = std::move(record->counters);
       // The re-fetches a stopped re-crawl left pending (the frontier holds them again).
       URLSIEVE_RETURN_IF_ERROR(records_->LoadQueued(db));
+      URLSIEVE_RETURN_IF_ERROR(sitemaps_->Load(db, config_.crawl.recrawl));
       if (config_.crawl.recrawl) {
         const int64_t now =
             std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
@@ -314,7 +317,8 @@ Status Crawler::Open() {
     feed_options.low_water = std::max<size_t>(256, 32 * static_cast<size_t>(config_.crawl.threads));
     feed_ = std::make_unique<ClusterFeed>(std::move(parts), feed_options);
   }
-  return QueueSeeds(std::move(seeds));
+  URLSIEVE_RETURN_IF_ERROR(QueueSeeds(std::move(seeds)));
+  return QueueUserSitemaps();
 }
 
 const std::string& Crawler::node_id() const {
@@ -692,6 +696,8 @@ void Crawler::FetcherLoop() {
     if (feed_ && !feed_->Admit(lease)) continue;
     if (lease.kind == Lease::Kind::kRobots) {
       HandleRobots(**fetcher, lease);
+    } else if (lease.kind == Lease::Kind::kSitemap) {
+      HandleSitemap(**fetcher, lease);
     } else {
       HandlePage(**fetcher, lease);
     }
@@ -735,6 +741,10 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
                           {}};
     Status status = warc_->WriteExchange(exchange);
     if (!status.ok()) Fail(status);
+  }
+  // docs/design.md, "Sitemaps": its Sitemap: lines, queued before Done so the crawl is not over.
+  if (outcome.http_status >= 200 && outcome.http_status < 300 && target.empty()) {
+    QueueRobotsSitemaps(r.body, lease.url);
   }
   LogDecision(lease, r, frontier_->Done(lease, outcome));
   RecordRejections();
@@ -986,7 +996,18 @@ void Crawler::RecordRejections() {
 Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
   Status first_error;
   for (const Rejection& rejection : rejections) {
-    stats_->RecordRejection(RejectReasonName(rejection.reason));
+    if (rejection.sitemap) {
+      // A sitemap the frontier rejected (robots.txt disallows it, given up...): done, counted
+      // with the sitemaps, not the pages (docs/design.md, "Sitemaps").
+      stats_->RecordSitemap(rejection.reason == RejectReason::kRobotsDisallowed ? "disallowed"
+                                                                                : "rejected");
+      sitemaps_->Done(rejection.url, 0, "", 0,
+                      std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count());
+    } else {
+      stats_->RecordRejection(RejectReasonName(rejection.reason));
+    }
     // A re-fetch the frontier rejected keeps its record as it was, no longer queued.
     records_->Unqueue(rejection.url);
     Status status = rejected_->Append(rejection);
@@ -1032,6 +1053,7 @@ Status Crawler::Checkpoint() {
     URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, *marks));
     // The fetch records of the pages these outputs hold (docs/design.md, "Re-crawl").
     URLSIEVE_RETURN_IF_ERROR(records_->Checkpoint(db));
+    URLSIEVE_RETURN_IF_ERROR(sitemaps_->Checkpoint(db));
     // The gate is held exclusively: these counters describe exactly what the outputs hold.
     CrawlStatsSnapshot counters = stats_->Snapshot();
     counters.AddRejections(scope_->Rejections());

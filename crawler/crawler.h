@@ -97,6 +97,7 @@ class LinkExtractor;
 class Scope;
 class SeenFilter;
 class SeenRetry;
+class SitemapStore;
 class SqliteDb;
 class UrlCanonicalizer;
 class UrlRouter;
@@ -154,6 +155,17 @@ class Crawler {
   void FetcherLoop();
   void HandleRobots(Fetcher& fetcher, const Lease& lease);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
+  // Sitemaps (crawler_sitemap.cc; docs/design.md, "Sitemaps"). HandleSitemap: a sitemap lease —
+  // fetch, parse, queue an index's children as sitemaps and a urlset's URLs as links.
+  bool SitemapsEnabled() const;
+  void HandleSitemap(Fetcher& fetcher, const Lease& lease);
+  // Claims (at most once per crawl, within sitemaps.max_total and max_nesting) and queues sitemap
+  // URLs named by `parent` at nesting level `nesting`. Requires the checkpoint gate (shared).
+  void QueueSitemaps(const std::vector<std::string>& urls, uint32_t nesting,
+                     const std::string& parent);
+  // The Sitemap: lines of a robots.txt body. Requires the checkpoint gate (shared).
+  void QueueRobotsSitemaps(std::string_view robots_body, const std::string& robots_url);
+  Status QueueUserSitemaps();  // --sitemap, when the crawl opens
   // Deduplicates fetch-form URLs (under the configured rules) and routes the new ones to the
   // frontier, leaving only those in *urls; returns how many were new. Requires the checkpoint gate
   // (shared). A shared seen set is asked with claims (each URL's depth and parent), and again with
@@ -220,6 +232,7 @@ class Crawler {
   // The fetch records (state.db, written in each checkpoint) and the re-crawl schedule.
   std::unique_ptr<FetchRecordStore> records_;
   std::unique_ptr<RecrawlSchedule> schedule_;
+  std::unique_ptr<SitemapStore> sitemaps_;  // the sitemaps claimed, and lastmods (state.db)
   OutputMarks recorded_marks_;  // of the checkpoint resumed (zero for a fresh crawl)
   std::unique_ptr<ClusterUrlRouter> cluster_router_;  // a node of a cluster: seen test + routing
   std::unique_ptr<ClusterSeeds> cluster_seeds_;       // a node of a cluster, scope host or domain

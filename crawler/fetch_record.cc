@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "crawler/sitemap_store.h"
+
 namespace urlsieve {
 namespace {
 
@@ -78,10 +80,15 @@ Status FetchRecordStore::LoadQueued(SqliteDb& db) {
 
 Result<std::vector<FetchRecord>> FetchRecordStore::TakeDue(SqliteDb& db, int64_t now,
                                                            int64_t revisit_after_s) {
+  // docs/design.md, "Sitemaps": a URL a sitemap says was modified after its last fetch is due
+  // too, whatever its interval.
+  URLSIEVE_RETURN_IF_ERROR(SitemapStore::CreateTables(db));
   Result<std::vector<FetchRecord>> records = Select(
       db,
       "WHERE queued = 0 AND (?2 = 0 OR fetch_time + "
-      "(CASE WHEN interval_s > 0 THEN interval_s ELSE ?2 END) <= ?1) ORDER BY fetch_time, url",
+      "(CASE WHEN interval_s > 0 THEN interval_s ELSE ?2 END) <= ?1 OR EXISTS (SELECT 1 FROM "
+      "crawl_sitemap_lastmod l WHERE l.url = crawl_fetch_records.url AND "
+      "l.lastmod > crawl_fetch_records.fetch_time)) ORDER BY fetch_time, url",
       {now, revisit_after_s});
   if (!records.ok()) return records.status();
   std::vector<FetchRecord> taken;

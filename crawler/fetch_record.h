@@ -58,7 +58,8 @@ class FetchRecordStore {
   Status LoadQueued(SqliteDb& db);
   // The records not queued yet that are due at `now` (unix seconds): fetch_time + interval <= now,
   // where a record without an interval takes revisit_after_s; every one when revisit_after_s is
-  // 0 (--revisit-after 0). Each is marked queued (written at the next checkpoint) and kept for
+  // 0 (--revisit-after 0); and those a sitemap gave a <lastmod> newer than their fetch_time
+  // (SitemapStore). Each is marked queued (written at the next checkpoint) and kept for
   // Find. In order of fetch time, oldest first.
   Result<std::vector<FetchRecord>> TakeDue(SqliteDb& db, int64_t now, int64_t revisit_after_s);
 

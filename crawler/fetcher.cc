@@ -174,6 +174,14 @@ FetchResult Fetcher::FetchRobots(const std::string& url) {
   return Perform(url, policy);
 }
 
+FetchResult Fetcher::FetchSitemap(const std::string& url, std::uint64_t max_bytes) {
+  Policy policy;
+  policy.max_body_bytes = max_bytes;
+  policy.truncate_at_cap = true;
+  policy.accept_all_types = true;
+  return Perform(url, policy);
+}
+
 FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
                              const ConditionalRequest* conditional) {
   FetchResult result;

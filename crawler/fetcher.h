@@ -100,7 +100,7 @@ struct FetchResult {
 
   bool content_type_accepted = false;  // media_type is in FetcherOptions::accepted_content_types
   bool body_skipped = false;           // not accepted, so the body was not downloaded
-  bool body_truncated = false;         // FetchRobots only: body cut at its cap (RFC 9309 §2.5)
+  bool body_truncated = false;  // FetchRobots, FetchSitemap: body cut at its cap (RFC 9309 §2.5)
   std::string body;                    // decoded (Content-Encoding removed)
 
   std::uint64_t body_wire_bytes = 0;  // body bytes as received, before decoding
@@ -140,6 +140,10 @@ class Fetcher {
   // (RFC 9309 §2.3.1: 2xx parse, 4xx allow all, 5xx or unreachable disallow all, a redirect is a
   // hop the frontier schedules).
   FetchResult FetchRobots(const std::string& url);
+
+  // GET a sitemap URL (docs/design.md, "Sitemaps"): accepts any content type and truncates the
+  // (decoded) body at max_bytes instead of failing (body_truncated); a redirect is returned.
+  FetchResult FetchSitemap(const std::string& url, std::uint64_t max_bytes);
 
   const FetcherOptions& options() const { return options_; }
 

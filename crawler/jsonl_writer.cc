@@ -5,9 +5,11 @@
 namespace urlsieve {
 
 nlohmann::json ToJson(const Rejection& rejection) {
-  return {{"url", rejection.url},
-          {"depth", rejection.depth},
-          {"reason", RejectReasonName(rejection.reason)}};
+  nlohmann::json line = {{"url", rejection.url},
+                         {"depth", rejection.depth},
+                         {"reason", RejectReasonName(rejection.reason)}};
+  if (rejection.sitemap) line["kind"] = "sitemap";  // "depth" is then its nesting level
+  return line;
 }
 
 Result<std::unique_ptr<JsonlWriter>> JsonlWriter::Open(const std::string& path,

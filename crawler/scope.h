@@ -82,6 +82,10 @@ class Scope {
   // the frontier's own rejections (frontier.h, RejectReason), not counted here.
   void Record(ScopeReason reason, uint64_t count = 1) const;
 
+  // The host rule alone (seed hosts, their domains, or any), not counted: what a sitemap must meet
+  // (docs/design.md, "Sitemaps"; the allow / deny patterns and the depth are for pages).
+  bool HostInScope(std::string_view host) const;
+
   uint64_t rejections(ScopeReason reason) const;
   // Non-zero rejection counts by name, for CrawlStatsSnapshot::AddRejections.
   std::vector<std::pair<std::string_view, uint64_t>> Rejections() const;
@@ -91,7 +95,6 @@ class Scope {
 
   explicit Scope(ScopeOptions options);
   ScopeReason Decide(const CanonicalUrl& url, int depth) const;
-  bool HostInScope(std::string_view host) const;
 
   const ScopeOptions options_;
   struct StringHash {

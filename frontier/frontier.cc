@@ -129,41 +129,61 @@ bool Frontier::Push(std::string_view url, uint32_t depth, std::string_view paren
   return accepted;
 }
 
+bool Frontier::PushSitemap(const CanonicalUrl& url, uint32_t nesting, std::string_view parent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool accepted = PushParts(PartsOf(url), nesting, parent, next_id_++, false, true);
+  if (accepted && waiters_ > 0) cv_.notify_one();
+  return accepted;
+}
+
+bool Frontier::PushSitemap(std::string_view url, uint32_t nesting, std::string_view parent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool accepted = PushLocked(url, nesting, parent, next_id_++, false, true);
+  if (accepted && waiters_ > 0) cv_.notify_one();
+  return accepted;
+}
+
 bool Frontier::PushLocked(std::string_view url, uint32_t depth, std::string_view parent,
-                          uint64_t id, bool from_restore) {
+                          uint64_t id, bool from_restore, bool sitemap) {
   UrlParts parts;
-  if (SplitUrl(url, &parts)) return PushParts(parts, depth, parent, id, from_restore);
+  if (SplitUrl(url, &parts)) return PushParts(parts, depth, parent, id, from_restore, sitemap);
   ++stats_.pushed;
   if (!from_restore && options_.checkpoints) {
-    ckpt_inserts_.push_back({id, std::string(url), depth, std::string(parent)});
+    ckpt_inserts_.push_back({id, std::string(url), depth, std::string(parent),
+                             sitemap ? PendingKind::kSitemap : PendingKind::kPage});
   }
-  Reject(std::string(url), depth, id, RejectReason::kInvalidUrl);
+  Reject(std::string(url), depth, id, RejectReason::kInvalidUrl, sitemap);
   return false;
 }
 
 bool Frontier::PushParts(const UrlParts& parts, uint32_t depth, std::string_view parent,
-                         uint64_t id, bool from_restore) {
+                         uint64_t id, bool from_restore, bool sitemap) {
   ++stats_.pushed;
   const std::string_view url = parts.url;
   if (!from_restore && options_.checkpoints) {
-    ckpt_inserts_.push_back({id, std::string(url), depth, std::string(parent)});
+    ckpt_inserts_.push_back({id, std::string(url), depth, std::string(parent),
+                             sitemap ? PendingKind::kSitemap : PendingKind::kPage});
   }
-  if (options_.max_depth && depth > *options_.max_depth) {
+  // A sitemap's depth is its nesting level, which the crawler bounds (see the header).
+  if (!sitemap && options_.max_depth && depth > *options_.max_depth) {
     Reject(std::string(url), depth, id, RejectReason::kMaxDepth);
     return false;
   }
   if (total_closed_) {
-    Reject(std::string(url), depth, id, RejectReason::kTotalBudget);
+    Reject(std::string(url), depth, id, RejectReason::kTotalBudget, sitemap);
     return false;
   }
   const uint32_t origin_id = InternOrigin(parts);
   const OriginState& origin = origins_[origin_id];
   KeyState& key = keys_[origin.key];
   if (key.closed || origin.denied) {
-    Reject(std::string(url), depth, id, key.closed ? key.close_reason : origin.deny_reason);
+    Reject(std::string(url), depth, id, key.closed ? key.close_reason : origin.deny_reason,
+           sitemap);
     return false;
   }
-  Enqueue(key, origin.key, QueuedUrl{id, origin_id, depth, 0, parts.rest, parents_.Ref(parent)});
+  QueuedUrl queued{id, origin_id, depth, 0, parts.rest, parents_.Ref(parent)};
+  queued.sitemap = sitemap;
+  Enqueue(key, origin.key, queued);
   Schedule(origin.key, clock_->Now());
   return true;
 }
@@ -339,8 +359,9 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
       PopAndReject(key, origin.deny_reason);
       continue;
     }
+    // The page budgets do not count sitemaps (see the header).
     if (options_.max_pages_per_key > 0 && key.pages_started >= options_.max_pages_per_key &&
-        head.retries == 0) {
+        head.retries == 0 && !head.sitemap) {
       CloseKey(key_id, RejectReason::kKeyBudget);
       return false;
     }
@@ -388,12 +409,12 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
       }
     }
     if (options_.max_total_pages > 0 && pages_started_ >= options_.max_total_pages &&
-        head.retries == 0) {
+        head.retries == 0 && !head.sitemap) {
       total_closed_ = true;
       for (uint32_t k = 0; k < keys_.size(); ++k) CloseKey(k, RejectReason::kTotalBudget);
       return false;
     }
-    lease->kind = Lease::Kind::kPage;
+    lease->kind = head.sitemap ? Lease::Kind::kSitemap : Lease::Kind::kPage;
     lease->url.assign(origin.name).append(head.rest);
     lease->depth = head.depth;
     lease->retries = head.retries;
@@ -406,13 +427,13 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
     parents_.Unref(head.parent);  // a retry takes a new reference from lease.parent
     --stats_.pending;
     --stats_.pending_in_memory;
-    if (head.retries == 0) {
+    if (head.retries == 0 && !head.sitemap) {
       ++key.pages_started;
       ++pages_started_;
     }
     ++key.in_flight;
     ++stats_.in_flight;
-    ++stats_.handed_out;
+    ++(head.sitemap ? stats_.sitemaps_handed_out : stats_.handed_out);
     // Invariant 3: the next start of this key comes no sooner than one delay from now (Done()
     // then adds the adaptive delay and jitter, counted from the end of this fetch).
     key.next_due = now + std::max(options_.delay, key.crawl_delay);
@@ -458,7 +479,7 @@ void Frontier::Abandon(const Lease& lease) {
     if (origin.robots == OriginState::Robots::kFetching)
       origin.robots = OriginState::Robots::kUnknown;
   } else {
-    if (lease.retries == 0) {
+    if (lease.retries == 0 && lease.kind == Lease::Kind::kPage) {
       --key.pages_started;
       --pages_started_;
     }
@@ -557,6 +578,8 @@ DoneDecision Frontier::FinishRobots(const Lease& lease, const FetchOutcome& outc
 
 DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcome,
                                   Clock::TimePoint now) {
+  // A sitemap lease is finished as a page is: same retries, back-off and rejections.
+  const bool sitemap = lease.kind == Lease::Kind::kSitemap;
   KeyState& key = keys_[lease.key];
   const int status = outcome.http_status;
   DoneDecision decision;
@@ -565,7 +588,7 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
   if (outcome.permanent_failure) {
     // Not the server's load: no back-off for the key, and no retry that would fail alike.
     key.next_due = std::max(key.next_due, now + KeyDelay(key));
-    Reject(lease.url, lease.depth, lease.id, *outcome.permanent_failure);
+    Reject(lease.url, lease.depth, lease.id, *outcome.permanent_failure, sitemap);
     DenyOrigin(origins_[lease.origin], *outcome.permanent_failure);
     decision.action = DoneDecision::Action::kRetired;
     decision.reason = *outcome.permanent_failure;
@@ -574,7 +597,7 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
   if (!IsBackoffStatus(status)) {
     key.failures = 0;
     key.last_fetch = outcome.fetch_time;
-    ++stats_.completed;
+    if (!sitemap) ++stats_.completed;
     if (options_.checkpoints) ckpt_deletes_.push_back(lease.id);
     key.next_due = std::max(key.next_due, now + KeyDelay(key));
     return decision;
@@ -587,7 +610,7 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
             ParseRetryAfter(outcome.retry_after, clock_->WallNow())) {
       if (*after > options_.max_retry_after) {
         // Waiting that long would stall the crawl on this key: retire it instead.
-        Reject(lease.url, lease.depth, lease.id, RejectReason::kRetryAfterTooLong);
+        Reject(lease.url, lease.depth, lease.id, RejectReason::kRetryAfterTooLong, sitemap);
         CloseKey(lease.key, RejectReason::kRetryAfterTooLong);
         decision.action = DoneDecision::Action::kRetired;
         decision.reason = RejectReason::kRetryAfterTooLong;
@@ -600,7 +623,7 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
   key.next_due = std::max(key.next_due, now + std::max(wait, KeyDelay(key)));
   decision.wait = key.next_due - now;
   if (key.failures >= options_.max_consecutive_failures) {
-    Reject(lease.url, lease.depth, lease.id, RejectReason::kKeyRetired);
+    Reject(lease.url, lease.depth, lease.id, RejectReason::kKeyRetired, sitemap);
     CloseKey(lease.key, RejectReason::kKeyRetired);
     decision.action = DoneDecision::Action::kRetired;
     decision.reason = RejectReason::kKeyRetired;
@@ -609,7 +632,7 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
   if (lease.retries >= options_.max_retries || key.closed) {
     decision.action = DoneDecision::Action::kGiveUp;
     decision.reason = key.closed ? key.close_reason : RejectReason::kFetchFailed;
-    Reject(lease.url, lease.depth, lease.id, decision.reason);
+    Reject(lease.url, lease.depth, lease.id, decision.reason, sitemap);
     return decision;
   }
   decision.action = DoneDecision::Action::kRetry;
@@ -618,21 +641,24 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
   // The lease's URL is its origin's name followed by the rest that was queued (HandOut).
   std::string_view rest = lease.url;
   rest.remove_prefix(std::min(rest.size(), origins_[lease.origin].name.size()));
-  Enqueue(key, lease.key,
-          QueuedUrl{lease.id, lease.origin, lease.depth, lease.retries + 1, rest,
-                    parents_.Ref(lease.parent)});
+  QueuedUrl retry{lease.id,          lease.origin, lease.depth,
+                  lease.retries + 1, rest,         parents_.Ref(lease.parent)};
+  retry.sitemap = sitemap;
+  Enqueue(key, lease.key, retry);
   return decision;
 }
 
-void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason) {
+void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason,
+                      bool sitemap) {
   ++stats_.rejected[static_cast<size_t>(reason)];
   if (options_.checkpoints) ckpt_deletes_.push_back(id);
-  rejections_.push_back({std::move(url), depth, reason});
+  rejections_.push_back({std::move(url), depth, reason, sitemap});
 }
 
 void Frontier::PopAndReject(KeyState& key, RejectReason reason) {
   const QueuedUrl head = key.queue.Front();
-  Reject(origins_[head.origin].name + std::string(head.rest), head.depth, head.id, reason);
+  Reject(origins_[head.origin].name + std::string(head.rest), head.depth, head.id, reason,
+         head.sitemap);
   key.queue.Pop();
   parents_.Unref(head.parent);
   --stats_.pending;
@@ -740,9 +766,10 @@ Status Frontier::Restore(SqliteDb& db) {
   if (stats_.pushed > 0 || pending_store_.used()) {
     return Status::FailedPrecondition("frontier: Restore needs a new frontier");
   }
-  Result<uint64_t> next_id = pending_store_.Load(
-      db, [this](uint64_t id, std::string_view url, uint32_t depth, std::string_view parent) {
-        PushLocked(url, depth, parent, id, true);
+  Result<uint64_t> next_id =
+      pending_store_.Load(db, [this](uint64_t id, std::string_view url, uint32_t depth,
+                                     std::string_view parent, PendingKind kind) {
+        PushLocked(url, depth, parent, id, true, kind == PendingKind::kSitemap);
         next_id_ = std::max(next_id_, id + 1);
       });
   if (!next_id.ok()) return next_id.status();

@@ -24,6 +24,13 @@
 // gives the politeness key (frontier/politeness_key.h) and the robots.txt origin, and the path
 // and query that a queue stores are views of it (frontier/url_parts.h).
 //
+// Sitemaps (docs/design.md, "Sitemaps"): PushSitemap queues a URL to be handed out as a Lease of
+// kind kSitemap, in its key's FIFO with the pages, so politeness and robots.txt apply to it as to a
+// page. Its depth is its nesting level (0 for a sitemap named by robots.txt or the user), not a
+// link depth: max_depth does not apply, and neither do the page budgets (max_pages_per_key,
+// max_total_pages) — the crawler bounds sitemaps itself. The kind travels with the URL through
+// RAM, the spill file, retries and checkpoints.
+//
 // Parents: every pending URL carries the URL of the page that linked to it (empty for seeds),
 // through RAM, the spill file, retries and checkpoints, and Next() returns it in Lease::parent.
 // RAM holds each parent string once (ParentTable, reference-counted), not once per child: a page
@@ -99,16 +106,18 @@ struct Rejection {
   std::string url;
   uint32_t depth = 0;
   RejectReason reason = RejectReason::kInvalidUrl;
+  bool sitemap = false;  // the URL was queued as a sitemap (PushSitemap)
 };
 
 // A URL handed out by Next(), to be returned through Done() exactly once.
 struct Lease {
-  enum class Kind : uint8_t { kPage, kRobots };
+  enum class Kind : uint8_t { kPage, kRobots, kSitemap };
   Kind kind = Kind::kPage;
   std::string url;  // kRobots: "<origin>/robots.txt"
-  uint32_t depth = 0;
+  uint32_t depth = 0;    // kSitemap: the nesting level
   uint32_t retries = 0;  // earlier failed attempts of this URL
-  std::string parent;    // kPage: the page that linked to url ("" for seeds); kRobots: ""
+  std::string parent;    // kPage: the page that linked to url ("" for seeds); kRobots: "";
+                         // kSitemap: the robots.txt or sitemap index that named it ("" = the user)
   Clock::TimePoint start{};
   // The frontier's bookkeeping; leave untouched.
   uint64_t id = 0;
@@ -168,6 +177,7 @@ struct FrontierStats {
   uint64_t in_flight = 0;   // leases not yet done (pages and robots)
   uint64_t handed_out = 0;  // page leases, including retries
   uint64_t robots_handed_out = 0;
+  uint64_t sitemaps_handed_out = 0;  // sitemap leases, including retries
   uint64_t completed = 0;  // page leases done without a retry or rejection
   uint64_t retried = 0;
   uint64_t abandoned = 0;  // leases forgotten through Abandon()
@@ -197,6 +207,9 @@ class Frontier {
   // The same for a URL held as a string (tests, tools): it is split (SplitUrl), not canonicalized,
   // and rejected (kInvalidUrl) when it has no scheme or no host.
   bool Push(std::string_view url, uint32_t depth, std::string_view parent = {});
+  // Queues a sitemap (see "Sitemaps" above) at nesting level `nesting`, named by `parent`.
+  bool PushSitemap(const CanonicalUrl& url, uint32_t nesting, std::string_view parent = {});
+  bool PushSitemap(std::string_view url, uint32_t nesting, std::string_view parent = {});
 
   // Blocks until a lease is due and fills *lease (true), or returns false after Stop() or when
   // the crawl is over: nothing pending and nothing in flight. Push the links a lease discovered
@@ -252,9 +265,9 @@ class Frontier {
   Frontier(const FrontierOptions& options, Clock* clock, std::unique_ptr<SpillStore> spill);
 
   bool PushLocked(std::string_view url, uint32_t depth, std::string_view parent, uint64_t id,
-                  bool from_restore);
+                  bool from_restore, bool sitemap = false);
   bool PushParts(const UrlParts& url, uint32_t depth, std::string_view parent, uint64_t id,
-                 bool from_restore);
+                 bool from_restore, bool sitemap = false);
   uint32_t InternOrigin(const UrlParts& url);
   void Enqueue(KeyState& key, uint32_t key_id, const QueuedUrl& url);
   bool EnsureHead(KeyState& key, uint32_t key_id);
@@ -266,7 +279,8 @@ class Frontier {
   DoneDecision FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
   DoneDecision FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
   void DenyOrigin(OriginState& origin, RejectReason reason);
-  void Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason);
+  void Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason,
+              bool sitemap = false);
   void PopAndReject(KeyState& key, RejectReason reason);
   void CloseKey(uint32_t key_id, RejectReason reason);
   void KeepStorageError(const Status& status, std::string_view doing);

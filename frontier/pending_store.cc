@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <string>
 #include <utility>
 
 namespace urlsieve {
 namespace {
 
-// Whether frontier_pending has the parent column: databases written before it existed do not.
-Result<bool> HasParentColumn(SqliteDb& db) {
-  Result<SqliteStatement> stmt =
-      db.Prepare("SELECT count(*) FROM pragma_table_info('frontier_pending') WHERE name='parent'");
+// Whether frontier_pending has the column `name` (parent, kind): databases written before it
+// existed do not.
+Result<bool> HasColumn(SqliteDb& db, const std::string& name) {
+  Result<SqliteStatement> stmt = db.Prepare(
+      "SELECT count(*) FROM pragma_table_info('frontier_pending') WHERE name='" + name + "'");
   if (!stmt.ok()) return stmt.status();
   Result<bool> row = stmt->Step();
   if (!row.ok()) return row.status();
@@ -23,12 +25,18 @@ Result<bool> HasParentColumn(SqliteDb& db) {
 Status PendingStore::Checkpoint(SqliteDb& db, const std::function<PendingDelta()>& take_delta) {
   URLSIEVE_RETURN_IF_ERROR(db.Exec(
       "CREATE TABLE IF NOT EXISTS frontier_pending(id INTEGER PRIMARY KEY, url TEXT NOT NULL,"
-      " depth INTEGER NOT NULL, parent TEXT);"
+      " depth INTEGER NOT NULL, parent TEXT, kind INTEGER NOT NULL DEFAULT 0);"
       "CREATE TABLE IF NOT EXISTS frontier_meta(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"));
-  Result<bool> has_parent = HasParentColumn(db);
+  Result<bool> has_parent = HasColumn(db, "parent");
   if (!has_parent.ok()) return has_parent.status();
   if (!*has_parent) {
     URLSIEVE_RETURN_IF_ERROR(db.Exec("ALTER TABLE frontier_pending ADD COLUMN parent TEXT"));
+  }
+  Result<bool> has_kind = HasColumn(db, "kind");
+  if (!has_kind.ok()) return has_kind.status();
+  if (!*has_kind) {
+    URLSIEVE_RETURN_IF_ERROR(
+        db.Exec("ALTER TABLE frontier_pending ADD COLUMN kind INTEGER NOT NULL DEFAULT 0"));
   }
   Result<SqliteStatement> read_seq =
       db.Prepare("SELECT value FROM frontier_meta WHERE name='checkpoint_seq'");
@@ -55,8 +63,9 @@ Status PendingStore::Checkpoint(SqliteDb& db, const std::function<PendingDelta()
     URLSIEVE_RETURN_IF_ERROR(db.Exec("DELETE FROM frontier_pending"));
   }
 
-  Result<SqliteStatement> insert =
-      db.Prepare("INSERT OR REPLACE INTO frontier_pending(id, url, depth, parent) VALUES(?,?,?,?)");
+  Result<SqliteStatement> insert = db.Prepare(
+      "INSERT OR REPLACE INTO frontier_pending(id, url, depth, parent, kind) "
+      "VALUES(?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   for (const PendingRow& row : unconfirmed_inserts_) {
     URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(1, static_cast<int64_t>(row.id)));
@@ -64,6 +73,7 @@ Status PendingStore::Checkpoint(SqliteDb& db, const std::function<PendingDelta()
     URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(3, row.depth));
     URLSIEVE_RETURN_IF_ERROR(row.parent.empty() ? insert->BindNull(4)
                                                 : insert->BindText(4, row.parent, true));
+    URLSIEVE_RETURN_IF_ERROR(insert->BindInt64(5, static_cast<int64_t>(row.kind)));
     URLSIEVE_RETURN_IF_ERROR(insert->Run());
   }
   Result<SqliteStatement> erase = db.Prepare("DELETE FROM frontier_pending WHERE id=?");
@@ -109,11 +119,16 @@ Result<uint64_t> PendingStore::Load(SqliteDb& db, const RowVisitor& row) {
     if (meta->ColumnText(0) == "checkpoint_seq") checkpoint_seq_ = value;
     if (meta->ColumnText(0) == "next_id") next_id = std::max(next_id, value);
   }
-  Result<bool> has_parent = HasParentColumn(db);
+  Result<bool> has_parent = HasColumn(db, "parent");
   if (!has_parent.ok()) return has_parent.status();
-  Result<SqliteStatement> rows =
-      db.Prepare(*has_parent ? "SELECT id, url, depth, parent FROM frontier_pending ORDER BY id"
-                             : "SELECT id, url, depth, NULL FROM frontier_pending ORDER BY id");
+  Result<bool> has_kind = HasColumn(db, "kind");
+  if (!has_kind.ok()) return has_kind.status();
+  std::string select = "SELECT id, url, depth, ";
+  select += *has_parent ? "parent" : "NULL";
+  select += ", ";
+  select += *has_kind ? "kind" : "0";
+  select += " FROM frontier_pending ORDER BY id";
+  Result<SqliteStatement> rows = db.Prepare(select);
   if (!rows.ok()) return rows.status();
   for (;;) {
     Result<bool> more = rows->Step();
@@ -121,8 +136,13 @@ Result<uint64_t> PendingStore::Load(SqliteDb& db, const RowVisitor& row) {
     if (!*more) break;
     const int64_t depth = rows->ColumnInt64(2);
     if (depth < 0 || depth > UINT32_MAX) return Status::Corruption("frontier_pending: bad depth");
+    const int64_t kind = rows->ColumnInt64(4);
+    if (kind != static_cast<int64_t>(PendingKind::kPage) &&
+        kind != static_cast<int64_t>(PendingKind::kSitemap)) {
+      return Status::Corruption("frontier_pending: bad kind " + std::to_string(kind));
+    }
     row(static_cast<uint64_t>(rows->ColumnInt64(0)), rows->ColumnText(1),
-        static_cast<uint32_t>(depth), rows->ColumnText(3));
+        static_cast<uint32_t>(depth), rows->ColumnText(3), static_cast<PendingKind>(kind));
   }
   used_ = true;
   replace_pending_set_ = false;

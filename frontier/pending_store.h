@@ -2,8 +2,9 @@
 // their schema and its migration, the delta each checkpoint writes, and the rows Restore reads.
 //
 // Tables: frontier_pending(id INTEGER PRIMARY KEY, url TEXT NOT NULL, depth INTEGER NOT NULL,
-// parent TEXT) — one row per URL queued or in flight, parent NULL for a seed (databases written
-// before the parent column existed get it on the next checkpoint) — and frontier_meta(name, value)
+// parent TEXT, kind INTEGER NOT NULL DEFAULT 0) — one row per URL queued or in flight, parent NULL
+// for a seed, kind 1 for a sitemap (PendingKind; databases written before the parent or kind
+// column existed get it on the next checkpoint) — and frontier_meta(name, value)
 // with "checkpoint_seq" and "next_id" (the frontier's next URL id).
 //
 // A checkpoint writes only the changes since the previous one, inside the caller's transaction,
@@ -29,12 +30,19 @@
 
 namespace urlsieve {
 
+// What a pending URL is fetched as: the kind column's values.
+enum class PendingKind : uint8_t {
+  kPage = 0,
+  kSitemap = 1,  // Lease::Kind::kSitemap; its depth is the sitemap's nesting level
+};
+
 // A URL that joined the pending set.
 struct PendingRow {
   uint64_t id;
   std::string url;
   uint32_t depth;
   std::string parent;  // "" → NULL
+  PendingKind kind;
 };
 
 // The frontier's changes since the previous checkpoint.
@@ -55,9 +63,9 @@ class PendingStore {
 
   // Calls `row` for each pending URL of `db`, in id order, and returns the next_id stored with
   // them (0 if none); an empty pending set when the tables do not exist. Corruption for a row
-  // whose depth is out of range. Call it before any Checkpoint, at most once.
+  // whose depth or kind is out of range. Call it before any Checkpoint, at most once.
   using RowVisitor = std::function<void(uint64_t id, std::string_view url, uint32_t depth,
-                                        std::string_view parent)>;
+                                        std::string_view parent, PendingKind kind)>;
   Result<uint64_t> Load(SqliteDb& db, const RowVisitor& row);
 
   // Whether a Checkpoint has been written or a Load has succeeded.

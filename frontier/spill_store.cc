@@ -17,17 +17,19 @@ Result<std::unique_ptr<SpillStore>> SpillStore::Open(const std::string& path) {
       "DROP TABLE IF EXISTS spill;"
       "CREATE TABLE spill(key INTEGER NOT NULL, seq INTEGER NOT NULL, id INTEGER NOT NULL,"
       " origin INTEGER NOT NULL, depth INTEGER NOT NULL, retries INTEGER NOT NULL,"
-      " parent INTEGER NOT NULL, rest BLOB NOT NULL, PRIMARY KEY(key, seq)) WITHOUT ROWID"));
+      " parent INTEGER NOT NULL, rest BLOB NOT NULL, sitemap INTEGER NOT NULL,"
+      " PRIMARY KEY(key, seq)) WITHOUT ROWID"));
   // One long transaction: a commit per URL would cost a write() per page touched. With no
   // journal, SQLite writes dirty pages back as its cache fills; Sync() commits now and then.
   URLSIEVE_RETURN_IF_ERROR(store->db_->Exec("BEGIN"));
   Result<SqliteStatement> insert = store->db_->Prepare(
-      "INSERT INTO spill(key, seq, id, origin, depth, retries, parent, rest) "
-      "VALUES(?,?,?,?,?,?,?,?)");
+      "INSERT INTO spill(key, seq, id, origin, depth, retries, parent, rest, sitemap) "
+      "VALUES(?,?,?,?,?,?,?,?,?)");
   if (!insert.ok()) return insert.status();
   store->insert_ = std::move(*insert);
   Result<SqliteStatement> select = store->db_->Prepare(
-      "SELECT id, origin, depth, retries, parent, rest FROM spill WHERE key=? AND seq>=? AND seq<? "
+      "SELECT id, origin, depth, retries, parent, rest, sitemap FROM spill WHERE key=? AND seq>=? "
+      "AND seq<? "
       "ORDER BY seq");
   if (!select.ok()) return select.status();
   store->select_ = std::move(*select);
@@ -47,6 +49,7 @@ Status SpillStore::Append(uint32_t key, uint64_t seq, const QueuedUrl& url) {
   URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(6, url.retries));
   URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(7, url.parent));
   URLSIEVE_RETURN_IF_ERROR(insert_.BindBlob(8, url.rest.data(), url.rest.size(), true));
+  URLSIEVE_RETURN_IF_ERROR(insert_.BindInt64(9, url.sitemap ? 1 : 0));
   URLSIEVE_RETURN_IF_ERROR(insert_.Run());
   return MaybeCommit();
 }
@@ -79,6 +82,7 @@ Status SpillStore::Load(uint32_t key, uint64_t from, uint64_t count, UrlQueue* q
     url.retries = static_cast<uint32_t>(select_.ColumnInt64(3));
     url.parent = static_cast<uint32_t>(select_.ColumnInt64(4));
     url.rest = select_.ColumnBlob(5);
+    url.sitemap = select_.ColumnInt64(6) != 0;
     queue->Push(url);
     ++loaded;
   }

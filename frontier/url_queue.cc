@@ -27,7 +27,7 @@ uint64_t GetVarint(const char*& p) {
 void UrlQueue::Push(const QueuedUrl& url) {
   PutVarint(&buf_, url.id);
   PutVarint(&buf_, url.origin);
-  PutVarint(&buf_, url.depth);
+  PutVarint(&buf_, uint64_t{url.depth} << 1 | (url.sitemap ? 1 : 0));
   PutVarint(&buf_, url.retries);
   PutVarint(&buf_, url.parent);
   PutVarint(&buf_, url.rest.size());
@@ -41,7 +41,9 @@ QueuedUrl UrlQueue::Front() const {
   QueuedUrl url;
   url.id = GetVarint(p);
   url.origin = static_cast<uint32_t>(GetVarint(p));
-  url.depth = static_cast<uint32_t>(GetVarint(p));
+  const uint64_t depth_and_kind = GetVarint(p);
+  url.depth = static_cast<uint32_t>(depth_and_kind >> 1);
+  url.sitemap = (depth_and_kind & 1) != 0;
   url.retries = static_cast<uint32_t>(GetVarint(p));
   url.parent = static_cast<uint32_t>(GetVarint(p));
   const size_t length = GetVarint(p);

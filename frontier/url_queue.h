@@ -1,7 +1,8 @@
 // UrlQueue: the compact FIFO of pending URLs of one politeness key.
 //
 // A frontier may hold millions of pending URLs, so each is packed into one byte buffer as
-// varint(id) varint(origin) varint(depth) varint(retries) varint(parent) varint(length) bytes —
+// varint(id) varint(origin) varint(depth << 1 | sitemap) varint(retries) varint(parent)
+// varint(length) bytes —
 // typically the URL's path and query plus 6–10 bytes — instead of a node with a std::string. The
 // parent (the page that linked to the URL) is an id into the frontier's ParentTable, not a string:
 // siblings share one copy, so it costs a byte or three per URL. Popping advances a
@@ -26,6 +27,7 @@ struct QueuedUrl {
   uint32_t retries = 0;   // failed fetches so far
   std::string_view rest;  // the URL after its origin; valid until the queue is modified
   uint32_t parent = 0;    // interned parent URL (ParentTable id), 0 = none
+  bool sitemap = false;   // a sitemap to fetch (Lease::Kind::kSitemap), not a page
 };
 
 class UrlQueue {

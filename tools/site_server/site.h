@@ -8,6 +8,8 @@
 #define URLSIEVE_TOOLS_SITE_SERVER_SITE_H_
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +34,11 @@ struct SiteResponse {
   std::chrono::milliseconds delay{0};
   // Send the body one byte per interval (a trickling server). Cut short when the server stops.
   std::chrono::milliseconds trickle_interval{0};
+  // A body too large to hold (a 100 MB sitemap): `generated_size` bytes, produced piece by piece
+  // as the client reads them by generate(offset, length), which returns `length` bytes (or fewer
+  // at the end). Used instead of `body` when generated_size > 0.
+  uint64_t generated_size = 0;
+  std::function<std::string(uint64_t offset, size_t length)> generate;
 };
 
 class Site {

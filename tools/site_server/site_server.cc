@@ -86,6 +86,17 @@ Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& o
       }
       res.status = reply.status;
       for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+      if (reply.generated_size > 0) {
+        // Produced as the client reads it: never held whole (tools/site_server/site.h).
+        self->log_.Answered(id, reply.status, req.method == "HEAD" ? 0 : reply.generated_size);
+        res.set_content_provider(
+            reply.generated_size, reply.content_type,
+            [generate = reply.generate](size_t offset, size_t length, httplib::DataSink& sink) {
+              const std::string piece = generate(offset, std::min<size_t>(length, 1 << 16));
+              return !piece.empty() && sink.write(piece.data(), piece.size());
+            });
+        return;
+      }
       self->log_.Answered(id, reply.status, req.method == "HEAD" ? 0 : reply.body.size());
       if (reply.body.empty()) {
         if (!reply.content_type.empty()) res.set_header("Content-Type", reply.content_type);

@@ -12,7 +12,7 @@ pkg_check_modules(IDN2 REQUIRED IMPORTED_TARGET libidn2)
 pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)  # dedup/: the Redis seen set
 pkg_check_modules(PSL REQUIRED IMPORTED_TARGET libpsl)
 pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # tools/ site server
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # tools/ site server, crawler/ metrics
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for WARC digests
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # WARC gzip members
 find_package(OpenSSL REQUIRED)  # tools/ site server: HTTPS with a self-signed certificate

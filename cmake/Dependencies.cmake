@@ -16,7 +16,7 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(tomlplusplus CONFIG REQUIRED)
 pkg_check_modules(PSL REQUIRED IMPORTED_TARGET libpsl)
 pkg_check_modules(GUMBO REQUIRED IMPORTED_TARGET gumbo)
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # tools/ site server
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # tools/ site server, crawler/ metrics
 pkg_check_modules(NETTLE REQUIRED IMPORTED_TARGET nettle)  # SHA-1 for WARC digests
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)  # WARC gzip members
 pkg_check_modules(EXPAT REQUIRED IMPORTED_TARGET expat)  # crawler/sitemap_parser: sitemaps (XML)

@@ -16,7 +16,8 @@ constexpr const char* kChecksumColumns[] = {"pages_xxh3", "rejected_xxh3", "warc
 
 // family "total": the scalar counters (duration in microseconds); "status": HTTP status -> count;
 // "error": error kind -> count; "rejection": reason -> count; "refetch": what a re-fetch found
-// (not_modified, unchanged, changed) -> count.
+// (not_modified, unchanged, changed) -> count; "encoding", "sitemap": their counters by name;
+// "status_class_bytes": body bytes by status class ("2xx", "none"...).
 constexpr const char* kCreateCounters =
     "CREATE TABLE IF NOT EXISTS crawl_counters(family TEXT NOT NULL, name TEXT NOT NULL,"
     " value INTEGER NOT NULL, PRIMARY KEY (family, name))";
@@ -109,6 +110,11 @@ Status WriteCrawlCounters(SqliteDb& db, const CrawlStatsSnapshot& counters) {
   URLSIEVE_RETURN_IF_ERROR(row("total", "links_found", counters.links_found));
   URLSIEVE_RETURN_IF_ERROR(row("total", "links_new", counters.links_new));
   URLSIEVE_RETURN_IF_ERROR(row("total", "sessions", counters.sessions));
+  URLSIEVE_RETURN_IF_ERROR(row("total", "seen_inserts", counters.seen_inserts));
+  URLSIEVE_RETURN_IF_ERROR(row("total", "seen_new", counters.seen_new));
+  for (const auto& [name, n] : counters.bytes_by_status_class) {
+    URLSIEVE_RETURN_IF_ERROR(row("status_class_bytes", name, n));
+  }
   URLSIEVE_RETURN_IF_ERROR(
       row("total", "duration_us", static_cast<uint64_t>(std::llround(counters.duration_s * 1e6))));
   for (const auto& [code, n] : counters.status) {
@@ -146,6 +152,8 @@ Result<CrawlStatsSnapshot> ReadCrawlCounters(SqliteDb& db) {
       if (name == "links_found") counters.links_found = value;
       if (name == "links_new") counters.links_new = value;
       if (name == "sessions") counters.sessions = value;
+      if (name == "seen_inserts") counters.seen_inserts = value;
+      if (name == "seen_new") counters.seen_new = value;
       if (name == "duration_us") counters.duration_s = static_cast<double>(value) / 1e6;
     } else if (family == "status") {
       int code = 0;
@@ -165,6 +173,8 @@ Result<CrawlStatsSnapshot> ReadCrawlCounters(SqliteDb& db) {
       counters.encodings[name] = value;
     } else if (family == "sitemap") {
       counters.sitemaps[name] = value;
+    } else if (family == "status_class_bytes") {
+      counters.bytes_by_status_class[name] = value;
     }
   }
   if (!any) return Status::NotFound("the crawl state has no crawl counters");

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/duration.h"
+#include "crawler/metrics_server.h"
 
 namespace urlsieve {
 
@@ -196,6 +197,18 @@ Status CrawlConfig::Validate() const {
     return Status::InvalidArgument("recrawl.min_interval (" + FormatDuration(recrawl.min_interval) +
                                    ") must not be longer than recrawl.max_interval (" +
                                    FormatDuration(recrawl.max_interval) + ")");
+  }
+  if (!output.metrics_listen.empty()) {
+    Result<MetricsAddress> address = MetricsAddress::Parse(output.metrics_listen);
+    if (!address.ok()) {
+      std::string message = "output.metrics_listen: ";
+      message += address.status().message();
+      return Status::InvalidArgument(std::move(message));
+    }
+  }
+  if (output.metrics_linger.count() > 0 && output.metrics_listen.empty()) {
+    return Status::InvalidArgument(
+        "output.metrics_linger: --metrics-linger needs --metrics-listen");
   }
   if (crawl.recrawl && cluster_mode()) {
     return Status::InvalidArgument(

@@ -90,6 +90,11 @@ struct CrawlConfig {
     bool progress = true;  // a progress line on stderr when it is a terminal
     // What stderr tells: warnings and every retry, back-off or host given up (kInfo).
     LogLevel log_level = LogLevel::kInfo;
+    // The Prometheus endpoint (docs/design.md, "Metrics"): HOST:PORT to serve GET /metrics on
+    // during the crawl ("" = none; port 0 = a free port, written to out_dir/metrics.addr), and
+    // how long it keeps serving the final figures after the crawl ends (a signal cuts it short).
+    std::string metrics_listen;
+    std::chrono::seconds metrics_linger{0};
   } output;
 
   struct Fetch {

@@ -304,6 +304,14 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
               kMaxInt),
       Choice(OPTION_KEY(output, log_level), "--log-level",
              "quiet | info (retries and back-offs, the default) | debug (every fetch)", kLogLevels),
+      // Checked by CrawlConfig::Validate, which parses the address (MetricsAddress).
+      String(OPTION_KEY(output, metrics_listen), "--metrics-listen",
+             "Serve Prometheus metrics at http://HOST:PORT/metrics during the crawl (port 0: a "
+             "free port, written to <out>/metrics.addr), e.g. 127.0.0.1:9100"),
+      Duration(OPTION_KEY(output, metrics_linger), "--metrics-linger",
+               "With --metrics-listen: keep serving the final metrics this long after the crawl "
+               "ends (a signal ends it sooner), e.g. 30s",
+               std::chrono::seconds(0), std::chrono::seconds(24 * 3600)),
 
       // Config-file keys only, section by section.
       Integer(OPTION_KEY(crawl, expected_urls), "",

@@ -15,6 +15,20 @@ void CrawlStatsSnapshot::AddRejections(
   }
 }
 
+std::map<std::string, uint64_t> CrawlStatsSnapshot::PagesByStatusClass() const {
+  std::map<std::string, uint64_t> classes;
+  for (const auto& [code, n] : status) classes[StatusClassName(code)] += n;
+  return classes;
+}
+
+std::string StatusClassName(int status) {
+  if (status == 0) return "none";
+  if (status < 100 || status > 599) return "other";
+  std::string name(1, static_cast<char>('0' + status / 100));
+  name += "xx";
+  return name;
+}
+
 nlohmann::json CrawlStatsSnapshot::ToJson() const {
   nlohmann::json status_json = nlohmann::json::object();
   for (const auto& [code, n] : status) status_json[std::to_string(code)] = n;
@@ -89,6 +103,13 @@ void CrawlStats::RecordPage(const PageRecord& r) {
   if (r.error) ++totals_.errors[kind.empty() ? "error" : kind];
   if (r.refetch) ++totals_.refetches[*r.refetch];
   if (!r.encoding.empty()) ++totals_.encodings[r.encoding];
+  totals_.bytes_by_status_class[StatusClassName(r.status)] += r.bytes;
+}
+
+void CrawlStats::RecordSeen(uint64_t asked, uint64_t fresh) {
+  std::lock_guard<std::mutex> lock(mu_);
+  totals_.seen_inserts += asked;
+  totals_.seen_new += fresh;
 }
 
 void CrawlStats::RecordSitemap(std::string_view counter, uint64_t count) {

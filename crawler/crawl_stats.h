@@ -50,8 +50,16 @@ struct CrawlStatsSnapshot {
   std::map<std::string, uint64_t> encodings;
   // Sitemap counters by name (docs/design.md, "Sitemaps"; CrawlStats::RecordSitemap).
   std::map<std::string, uint64_t> sitemaps;
+  // Body bytes by the status class of the fetch (StatusClassName: "2xx", "none"...).
+  std::map<std::string, uint64_t> bytes_by_status_class;
+  // The seen stage (CrawlStats::RecordSeen): keys asked (seeds, links in scope, queued claims and
+  // sitemap URLs) and of those, the keys told new.
+  uint64_t seen_inserts = 0;
+  uint64_t seen_new = 0;
 
   void AddRejections(const std::vector<std::pair<std::string_view, uint64_t>>& counts);
+  // `status` summed by class (StatusClassName).
+  std::map<std::string, uint64_t> PagesByStatusClass() const;
   double pages_per_s() const { return duration_s > 0 ? pages / duration_s : 0; }
 
   // {"pages", "bytes", "links_found", "links_new", "duration_s", "pages_per_s", "bytes_per_s",
@@ -81,6 +89,8 @@ class CrawlStats {
   void RecordRejection(std::string_view reason, uint64_t count = 1);
   // A sitemap counter ("fetched", "urls", ...: docs/design.md, "Sitemaps") grows by `count`.
   void RecordSitemap(std::string_view counter, uint64_t count = 1);
+  // One batch of the seen stage: `asked` keys, of which `fresh` were told new.
+  void RecordSeen(uint64_t asked, uint64_t fresh);
   CrawlStatsSnapshot Snapshot() const;
 
  private:
@@ -90,6 +100,10 @@ class CrawlStats {
   CrawlStatsSnapshot totals_;   // guarded by mu_, earlier sessions included; duration_s unused
   CrawlStatsSnapshot earlier_;  // guarded by mu_: what Resume() restored
 };
+
+// The class of an HTTP status as metrics and stats.json name it: "1xx" ... "5xx", "none" for no
+// response (0), "other" for a code outside 100-599.
+std::string StatusClassName(int status);
 
 // Writes `json` to `path` atomically (a temporary file renamed over it), pretty-printed.
 Status WriteJsonFile(const std::string& path, const nlohmann::json& json);

@@ -25,6 +25,7 @@
 #include "crawler/jsonl_writer.h"
 #include "crawler/link_extractor.h"
 #include "crawler/page_decoder.h"
+#include "crawler/metrics_server.h"
 #include "crawler/progress_reporter.h"
 #include "crawler/recrawl_schedule.h"
 #include "crawler/scope.h"
@@ -128,6 +129,7 @@ Result<std::unique_ptr<Crawler>> Crawler::Create(const CrawlConfig& config) {
 }
 
 Status Crawler::Open() {
+  URLSIEVE_RETURN_IF_ERROR(BindMetrics());  // docs/design.md, "Metrics": before anything is made
   const fs::path out(config_.crawl.out_dir);
   const fs::path state = out / "state";
   Result<bool> there = CrawlIsThere(out, state);
@@ -510,7 +512,11 @@ Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
   const size_t n = keys.size();
   std::vector<KeyHash> hashes(n);
   for (size_t i = 0; i < n; ++i) hashes[i] = SeenSet::Hash(keys[i]);
-  if (cluster_router_) return PushNewRouted(urls, keys, hashes, depth, parent);
+  if (cluster_router_) {
+    Result<int> fresh = PushNewRouted(urls, keys, hashes, depth, parent);
+    if (fresh.ok()) stats_->RecordSeen(n, static_cast<uint64_t>(*fresh));
+    return fresh;
+  }
   // The claims (SeenSet::InsertHashedIfNewClaiming): what a resumed crawl needs to queue a URL
   // again that a shared set told it new after its last checkpoint. A local set ignores them.
   std::vector<std::string> claims;
@@ -566,6 +572,7 @@ Result<int> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
     ++fresh;
   }
   urls->resize(fresh);
+  stats_->RecordSeen(n, fresh);
   URLSIEVE_RETURN_IF_ERROR(router_->Route(*urls, depth, parent));
   return static_cast<int>(fresh);
 }
@@ -576,6 +583,7 @@ Result<CrawlSummary> Crawler::Run() {
         "warning: --insecure: TLS certificates and host names are not verified (recorded "
         "in stats.json as \"tls_verification\": false)");
   }
+  if (Status serving = StartMetrics(); !serving.ok()) return serving;
   ProgressReporter progress(stderr, config_.output.progress && ProgressReporter::StderrIsTerminal(),
                             &clock_);
   std::thread monitor([this, &progress] {
@@ -641,6 +649,8 @@ Result<CrawlSummary> Crawler::Run() {
   summary.stopped = coordinator_ ? !cluster_finished : stop_requested_.load();
   progress.Finish(Progress(summary.stats, summary.pending, f.keys, 0));
   nlohmann::json stats_json = summary.stats.ToJson();
+  const MetricsSnapshot final_metrics = FinalMetrics(summary.stats);
+  AddMetricsJson(final_metrics, &stats_json);
   stats_json["tls_verification"] = config_.fetch.verify_tls;
   if (coordinator_) {
     stats_json["node_id"] = coordinator_->node_id();
@@ -650,6 +660,7 @@ Result<CrawlSummary> Crawler::Run() {
   }
   Status written =
       WriteJsonFile((fs::path(config_.crawl.out_dir) / "stats.json").string(), stats_json);
+  StopMetrics(final_metrics);  // serves them until the linger is over
   {
     std::lock_guard<std::mutex> lock(error_mu_);
     if (!first_error_.ok()) return first_error_;
@@ -1038,7 +1049,7 @@ Result<OutputMarks> Crawler::SyncOutputs() {
 }
 
 Status Crawler::Checkpoint() {
-  return state_->Checkpoint([&](SqliteDb& db) {
+  Status saved = state_->Checkpoint([&](SqliteDb& db) {
     // Invariant 2: the rejections the frontier made outside the gate come with its delta, so the
     // checkpoint that drops their URLs from the pending set also holds their rejected.jsonl lines.
     std::vector<Rejection> rejections;
@@ -1059,6 +1070,8 @@ Status Crawler::Checkpoint() {
     counters.AddRejections(scope_->Rejections());
     return WriteCrawlCounters(db, counters);
   });
+  if (saved.ok()) last_checkpoint_ = clock_.Now().time_since_epoch().count();  // metrics
+  return saved;
 }
 
 }  // namespace urlsieve

@@ -52,6 +52,11 @@
 // A stop during a Redis outage leaves the page it could not route unrecorded and its entry
 // pending. Budgets are per node.
 //
+// Metrics (docs/design.md, "Metrics"; crawler_metrics.cc): with output.metrics_listen, Open binds
+// the address and Run serves GET /metrics (MetricsServer) from MetricsNow() until the crawl ends,
+// then the final figures (those of stats.json) for output.metrics_linger; out_dir/metrics.addr
+// holds the bound address meanwhile.
+//
 // Thread-safety: Run() once, from one thread; RequestStop() from any thread (e.g. a signal
 // watcher), any number of times.
 #ifndef URLSIEVE_CRAWLER_CRAWLER_H_
@@ -78,6 +83,7 @@
 #include "crawler/crawl_stats.h"
 #include "crawler/fetch_record.h"
 #include "crawler/logger.h"
+#include "crawler/metrics_text.h"
 #include "crawler/recrawl_schedule.h"
 #include "dedup/key_hash_value.h"
 
@@ -94,6 +100,7 @@ class Fetcher;
 class Frontier;
 class JsonlWriter;
 class LinkExtractor;
+class MetricsServer;
 class Scope;
 class SeenFilter;
 class SeenRetry;
@@ -205,6 +212,18 @@ class Crawler {
   void MonitorLoop();
   Status Checkpoint();
 
+  // docs/design.md, "Metrics" (crawler_metrics.cc). BindMetrics: in Open, before anything is
+  // created (a bad address or a port in use fails the crawl there). StartMetrics: serves and
+  // writes out_dir/metrics.addr. FinalMetrics: the final snapshot (for stats.json).
+  // StopMetrics(final), once stats.json is written: serves `final`, waits out
+  // output.metrics_linger (unless a stop was requested), stops serving, removes metrics.addr.
+  Status BindMetrics();
+  Status StartMetrics();
+  MetricsSnapshot FinalMetrics(const CrawlStatsSnapshot& final_stats);
+  void StopMetrics(const MetricsSnapshot& final_metrics);
+  // The crawl's figures now, from thread-safe snapshots only (any thread: the server's).
+  MetricsSnapshot MetricsNow();
+
   const CrawlConfig config_;
   SystemClock clock_;
   std::vector<std::string> notices_;
@@ -244,6 +263,14 @@ class Crawler {
   bool fetchers_done_ = false;  // guarded by monitor_mu_
   std::mutex error_mu_;
   Status first_error_;  // guarded by error_mu_: a storage failure ends the crawl
+
+  // Metrics: when this run's last checkpoint committed (its start before the first), in
+  // clock_ ticks; the final snapshot, once the crawl has ended; the server, declared last so that
+  // it stops before anything it reads is destroyed.
+  std::atomic<Clock::Duration::rep> last_checkpoint_{0};
+  std::mutex metrics_mu_;
+  std::optional<MetricsSnapshot> final_metrics_;  // guarded by metrics_mu_
+  std::unique_ptr<MetricsServer> metrics_;
 };
 
 }  // namespace urlsieve

@@ -718,7 +718,16 @@ FrontierStats Frontier::Stats() {
   stats.origins = origins_.size();
   uint64_t bytes = keys_.capacity() * sizeof(KeyState) + origins_.capacity() * sizeof(OriginState) +
                    (ready_.size() + waiting_.size()) * sizeof(HeapEntry);
-  for (const KeyState& key : keys_) bytes += key.queue.allocated_bytes();
+  for (const KeyState& key : keys_) {
+    bytes += key.queue.allocated_bytes();
+    if (key.closed) {
+      ++stats.keys_retired;
+    } else if (key.in_flight > 0) {
+      ++stats.keys_active;
+    } else if (key.has_urls()) {
+      ++stats.keys_waiting;
+    }
+  }
   for (const OriginState& origin : origins_) bytes += origin.name.capacity() * 2 + 64;  // + maps
   bytes += parents_.memory_bytes();
   stats.parents = parents_.size();

@@ -182,6 +182,13 @@ struct FrontierStats {
   uint64_t retried = 0;
   uint64_t abandoned = 0;  // leases forgotten through Abandon()
   uint64_t keys = 0;
+  // The keys by state (docs/design.md, "Metrics"): active, with a lease in flight; waiting, with
+  // URLs pending and none in flight (due later, backing off, waiting for robots.txt, or ready);
+  // retired, closed to new URLs (given up after failures, or their page budget reached). Keys
+  // with nothing pending or in flight are in none of them.
+  uint64_t keys_active = 0;
+  uint64_t keys_waiting = 0;
+  uint64_t keys_retired = 0;
   uint64_t origins = 0;
   std::array<uint64_t, kRejectReasonCount> rejected{};
   uint64_t parents = 0;       // distinct parent URLs referenced by pending URLs (interned)

@@ -77,6 +77,7 @@ std::string CollectQuotedString(std::string_view s, size_t* pos) {
 // The prescan's meta rule: UTF-16 in a <meta> means UTF-8 (the bytes were read as ASCII, so the
 // page is not UTF-16) and x-user-defined means windows-1252 (§13.2.3.2, "Processing").
 const TextEncoding* MetaEncoding(const TextEncoding* encoding) {
+  if (encoding == nullptr) return nullptr;
   if (encoding == &Utf16BeEncoding() || encoding == &Utf16LeEncoding()) return &Utf8Encoding();
   if (encoding == &XUserDefinedEncoding()) return &Windows1252Encoding();
   return encoding;
@@ -347,7 +348,51 @@ const TextEncoding* EncodingFromMetaContent(std::string_view s) {
   }
 }
 
-const TextEncoding* PrescanForEncoding(std::string_view bytes) { return Prescan(bytes).Run(); }
+const TextEncoding* PrescanForEncoding(std::string_view bytes) {
+  // §13.2.3.2: a prescan that runs out of bytes (or reaches its end condition) without an answer
+  // returns "get an XML encoding" applied to the same bytes.
+  const TextEncoding* found = Prescan(bytes).Run();
+  return found != nullptr ? found : XmlDeclarationEncoding(bytes);
+}
+
+bool IsXmlMediaType(std::string_view content_type) {
+  std::string media;
+  for (char c : content_type.substr(0, content_type.find(';'))) {
+    if (!IsHttpWhitespace(c)) media += AsciiLower(c);
+  }
+  return media == "application/xhtml+xml" || media == "application/xml" || media == "text/xml" ||
+         (media.size() > 4 && media.compare(media.size() - 4, 4, "+xml") == 0);
+}
+
+const TextEncoding* XmlDeclarationEncoding(std::string_view bytes) {
+  // §13.2.3.2 "get an XML encoding".
+  if (bytes.substr(0, 5) != "<?xml") return nullptr;
+  const size_t declaration_end = bytes.find('>');
+  if (declaration_end == std::string_view::npos) return nullptr;
+  // The spec searches on from here without a bound; the declaration's '>' bounds it here, so
+  // that an "encoding" in the text after it is not taken for the declaration's.
+  const std::string_view decl = bytes.substr(0, declaration_end);
+  size_t pos = decl.find("encoding");
+  if (pos == std::string_view::npos) return nullptr;
+  pos += 8;
+  auto skip_spaces_and_controls = [&] {
+    while (pos < decl.size() && static_cast<unsigned char>(decl[pos]) <= 0x20) ++pos;
+  };
+  skip_spaces_and_controls();
+  if (pos >= decl.size() || decl[pos] != '=') return nullptr;
+  ++pos;
+  skip_spaces_and_controls();
+  if (pos >= decl.size() || (decl[pos] != '"' && decl[pos] != '\'')) return nullptr;
+  const size_t close = decl.find(decl[pos], pos + 1);
+  if (close == std::string_view::npos) return nullptr;
+  const std::string_view label = decl.substr(pos + 1, close - pos - 1);
+  for (char c : label) {
+    if (static_cast<unsigned char>(c) <= 0x20) return nullptr;
+  }
+  const TextEncoding* encoding = EncodingForLabel(label);
+  if (encoding == &Utf16BeEncoding() || encoding == &Utf16LeEncoding()) return &Utf8Encoding();
+  return encoding;
+}
 
 PageEncoding SniffPageEncoding(std::string_view body, std::string_view content_type,
                                const TextEncoding& default_encoding) {
@@ -365,6 +410,15 @@ PageEncoding SniffPageEncoding(std::string_view body, std::string_view content_t
       result.source = EncodingSource::kHttp;
       return result;
     }
+  }
+  // An XML document (application/xhtml+xml) is read as an XML parser reads it (XML 1.0 §4.3.3,
+  // Appendix F): its XML declaration's encoding (read as the HTML prescan reads it), else UTF-8;
+  // no <meta> prescan, no default.
+  if (IsXmlMediaType(content_type)) {
+    result.encoding = XmlDeclarationEncoding(body.substr(0, kPrescanBytes));
+    result.source = result.encoding != nullptr ? EncodingSource::kMeta : EncodingSource::kDefault;
+    if (result.encoding == nullptr) result.encoding = &Utf8Encoding();
+    return result;
   }
   // Step 5: the prescan of the first 1024 bytes.
   if (const TextEncoding* meta = PrescanForEncoding(body.substr(0, kPrescanBytes))) {

@@ -5,8 +5,11 @@
 //   1. a byte order mark (UTF-8, UTF-16BE, UTF-16LE) — it wins over everything;
 //   2. the HTTP Content-Type charset parameter, when its label names an encoding;
 //   3. the prescan of the first 1024 bytes (§13.2.3.2) for <meta charset> or
-//      <meta http-equiv=content-type content="...; charset=...">;
+//      <meta http-equiv=content-type content="...; charset=...">, else an XML declaration's
+//      encoding (<?xml ... encoding="...">, even in text/html);
 //   4. the crawl's default (crawl option default_encoding; windows-1252 unless set).
+// An XML document (application/xhtml+xml, */*+xml, text/xml) is read as an XML parser reads it:
+// 1, 2, then the encoding of its XML declaration (XML 1.0 §4.3.3), else UTF-8.
 // An unknown label at 2 or 3 is no answer: the next step decides. A page is decoded once, with
 // the answer (docs/design.md, "Character encodings"); a <meta> past the first 1024 bytes, which
 // makes a browser parse the page again, is not looked at.
@@ -24,6 +27,8 @@
 
 namespace urlsieve {
 
+// kMeta: a <meta> found by the prescan, or the XML declaration of an XML document; kDefault: the
+// crawl's default, or UTF-8 for an XML document.
 enum class EncodingSource : uint8_t { kBom, kHttp, kMeta, kDefault };
 std::string_view EncodingSourceName(EncodingSource source);  // "bom", "http", "meta", "default"
 
@@ -52,8 +57,17 @@ std::optional<std::string> ContentTypeCharset(std::string_view content_type);
 
 // §13.2.3.2 "prescan a byte stream to determine its encoding" over `bytes` (the caller passes the
 // first kPrescanBytes): the encoding a <meta> declares, UTF-16 read as UTF-8 and x-user-defined as
-// windows-1252 as the spec says; nullptr when none is found.
+// windows-1252 as the spec says, else that of an XML declaration ("get an XML encoding"); nullptr
+// when none is found.
 const TextEncoding* PrescanForEncoding(std::string_view bytes);
+
+// Whether a Content-Type names an XML media type (application/xhtml+xml, application/xml,
+// text/xml, anything +xml), whose documents an XML parser reads.
+bool IsXmlMediaType(std::string_view content_type);
+
+// §13.2.3.2 "get an XML encoding": the encoding an XML declaration at the start of `bytes`
+// names (<?xml version="1.0" encoding="gbk"?>), UTF-16 read as UTF-8; nullptr when none.
+const TextEncoding* XmlDeclarationEncoding(std::string_view bytes);
 
 // The HTML Standard's "algorithm for extracting a character encoding from a meta element" over
 // the content attribute of <meta http-equiv=content-type> ("text/html; charset=gbk"), or nullptr.

@@ -64,6 +64,30 @@ TEST(PageEncodingTest, AnUnknownLabelFallsThrough) {
   EXPECT_EQ(custom.source, EncodingSource::kDefault);
 }
 
+TEST(PageEncodingTest, AnXmlDocumentIsReadAsAnXmlParserReadsIt) {
+  const std::string_view xhtml = "application/xhtml+xml";
+  EXPECT_EQ(Sniffed("<?xml version=\"1.0\" encoding=\"gbk\"?><html>", xhtml), "GBK from meta");
+  EXPECT_EQ(Sniffed("<?xml version='1.0' encoding = 'Shift_JIS' ?>", "text/xml"),
+            "Shift_JIS from meta");
+  // No declaration: UTF-8, not the crawl's default, and no <meta> prescan.
+  EXPECT_EQ(Sniffed("<html><meta charset=gbk></html>", xhtml), "UTF-8 from default");
+  EXPECT_EQ(Sniffed("<?xml version=\"1.0\"?><html>", xhtml), "UTF-8 from default");
+  EXPECT_EQ(Sniffed("<?xml version=\"1.0\" encoding=\"utf-16\"?>", xhtml), "UTF-8 from meta");
+  EXPECT_EQ(
+      Sniffed("<?xml version=\"1.0\" encoding=\"gbk\"?>", "application/xhtml+xml; charset=big5"),
+      "Big5 from http");
+  EXPECT_EQ(Sniffed("\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"gbk\"?>", xhtml),
+            "UTF-8 from bom");
+  EXPECT_EQ(Sniffed("<?xml version=\"1.0\" encoding=\"gbk\"", xhtml), "UTF-8 from default");
+  // In text/html, an XML declaration counts when no <meta> does (§13.2.3.2).
+  EXPECT_EQ(Sniffed("<?xml version=\"1.0\" encoding=\"gbk\"?><html>", "text/html"),
+            "GBK from meta");
+  EXPECT_TRUE(IsXmlMediaType("application/rss+xml; charset=utf-8"));
+  EXPECT_TRUE(IsXmlMediaType(" Application/XHTML+XML"));
+  EXPECT_FALSE(IsXmlMediaType("text/html"));
+  EXPECT_FALSE(IsXmlMediaType(""));
+}
+
 TEST(PageEncodingTest, ContentTypeCharsetFollowsTheMimeTypeParser) {
   EXPECT_EQ(Charset("text/html; charset=GBK"), "GBK");
   EXPECT_EQ(Charset("text/html;charset=\"shift_jis\""), "shift_jis");
@@ -132,6 +156,15 @@ TEST(PrescanTest, Utf16AndXUserDefinedInAMetaAreReadAsTheSpecSays) {
   // A UTF-16 XML declaration, without a BOM, is UTF-16.
   EXPECT_EQ(Prescanned(std::string_view("<\0?\0x\0m\0l\0", 10)), "UTF-16LE");
   EXPECT_EQ(Prescanned(std::string_view("\0<\0?\0x\0m\0l", 10)), "UTF-16BE");
+}
+
+TEST(PrescanTest, AnXmlDeclarationAnswersWhenNoMetaDoes) {
+  EXPECT_EQ(Prescanned("<?xml version=\"1.0\" encoding=\"euc-kr\"?><html>"), "EUC-KR");
+  EXPECT_EQ(Prescanned("<?xml version=\"1.0\" encoding=\"euc-kr\"?><meta charset=gbk>"), "GBK");
+  EXPECT_EQ(Prescanned("<?xml encoding\t=\t'utf-16le'?>"), "UTF-8");
+  EXPECT_EQ(Prescanned("<?xml encoding=\"euc kr\"?>"), "(none)");  // a space in the label
+  EXPECT_EQ(Prescanned("<?xml version=\"1.0\"?><p>encoding=\"gbk\"</p>"), "(none)");
+  EXPECT_EQ(Prescanned(" <?xml version=\"1.0\" encoding=\"gbk\"?>"), "(none)");  // not first
 }
 
 TEST(PrescanTest, OnlyTheFirst1024BytesAreScanned) {

@@ -36,8 +36,8 @@ class TextEncoder {
     ~Sink() = default;
   };
 
-  // An encoder for `encoding`, which must have an iconv name (not "replacement"). Errors name the
-  // encoding when iconv does not know it.
+  // An encoder for `encoding`: through iconv, or by hand for x-user-defined. "replacement" has
+  // none (its output encoding is UTF-8). Errors name the encoding when iconv does not know it.
   static Result<std::unique_ptr<TextEncoder>> Open(const TextEncoding& encoding);
   ~TextEncoder();
   TextEncoder(const TextEncoder&) = delete;
@@ -59,9 +59,10 @@ class TextEncoder {
   bool ConvertOne(std::string_view utf8, Sink* sink);
   // Writes what returns a stateful encoding to its initial state.
   void Reset(Sink* sink);
+  void EncodeXUserDefined(std::string_view utf8, Sink* sink);
 
   std::string name_;
-  void* cd_;  // iconv_t
+  void* cd_;  // iconv_t; nullptr for x-user-defined, which glibc lacks
 };
 
 // This thread's encoder for `encoding` (opened on first use, kept until the thread ends).

@@ -72,6 +72,9 @@ class HtmlSink final : public TextEncoder::Sink {
 }  // namespace
 
 Result<std::unique_ptr<TextEncoder>> TextEncoder::Open(const TextEncoding& encoding) {
+  if (encoding.name == "x-user-defined") {  // glibc lacks it; its encoder is arithmetic
+    return std::unique_ptr<TextEncoder>(new TextEncoder(encoding.name, nullptr));
+  }
   if (encoding.iconv_name.empty()) {
     return Status::InvalidArgument("no encoder for the " + std::string(encoding.name) +
                                    " encoding");
@@ -87,7 +90,31 @@ Result<std::unique_ptr<TextEncoder>> TextEncoder::Open(const TextEncoding& encod
   return std::unique_ptr<TextEncoder>(new TextEncoder(encoding.name, cd));
 }
 
-TextEncoder::~TextEncoder() { iconv_close(Cd(cd_)); }
+TextEncoder::~TextEncoder() {
+  if (cd_ != nullptr) iconv_close(Cd(cd_));
+}
+
+// Encoding Standard §14.5.2 "x-user-defined encoder": ASCII as itself, U+F780..U+F7FF as the
+// bytes 0x80..0xFF (what its decoder makes of them), anything else an error.
+void TextEncoder::EncodeXUserDefined(std::string_view utf8, Sink* sink) {
+  std::string bytes;
+  while (!utf8.empty()) {
+    char32_t code_point;
+    size_t length;
+    if (!ReadUtf8(utf8, &code_point, &length)) code_point = 0xFFFD;
+    utf8.remove_prefix(length);
+    if (code_point < 0x80) {
+      bytes.push_back(static_cast<char>(code_point));
+    } else if (code_point >= 0xF780 && code_point <= 0xF7FF) {
+      bytes.push_back(static_cast<char>(code_point - 0xF780 + 0x80));
+    } else {
+      if (!bytes.empty()) sink->Bytes(bytes);
+      bytes.clear();
+      sink->Unmappable(code_point);
+    }
+  }
+  if (!bytes.empty()) sink->Bytes(bytes);
+}
 
 void TextEncoder::Reset(Sink* sink) {
   char buf[16];  // the longest shift sequence is three bytes ("ESC ( B")
@@ -109,6 +136,10 @@ bool TextEncoder::ConvertOne(std::string_view utf8, Sink* sink) {
 }
 
 Status TextEncoder::Encode(std::string_view utf8, Sink* sink) {
+  if (cd_ == nullptr) {
+    EncodeXUserDefined(utf8, sink);
+    return Status::Ok();
+  }
   iconv(Cd(cd_), nullptr, nullptr, nullptr, nullptr);  // the initial state, whatever came before
   char buf[1024];
   char* in = const_cast<char*>(utf8.data());

@@ -1,11 +1,12 @@
-// TextEncoder: UTF-8 text to the bytes of one encoding, through glibc's iconv.
+// TextEncoder: UTF-8 text to the bytes of one encoding (the WHATWG Encoding Standard's encoders),
+// through glibc's iconv.
 //
-// A browser writes text in a legacy encoding in two places a crawler must copy: the query of a link
-// (the WHATWG URL Standard's "percent-encode after encoding", docs/design.md, "Queries in the
-// document's encoding") and a submitted form. Both use the Encoding Standard's encoders with an
-// error mode for the code points the encoding cannot represent (§4.1 "process an item"): "html"
-// writes them as "&#N;" (N decimal); the URL parser writes "%26%23N%3B" itself, so Encode hands
-// them to the caller instead of writing anything.
+// A browser sends the query of a link found in a page in a legacy encoding in that encoding (the
+// URL Standard's "percent-encode after encoding", docs/design.md, "Queries in the document's
+// encoding"), and a crawler must send the same bytes. A code point the encoding cannot represent
+// is an encoder error (Encoding Standard §4.1 "process an item"): the "html" error mode writes it
+// as "&#N;" (N decimal, EncodeHtml); the URL parser writes "%26%23N%3B" itself, so Encode hands
+// it to the caller instead of writing anything.
 //
 // Input is UTF-8; a byte sequence that is not UTF-8 is read as U+FFFD, as the Encoding Standard's
 // UTF-8 decoder reads it (one U+FFFD per maximal invalid subpart), never an error.
@@ -36,8 +37,8 @@ class TextEncoder {
     ~Sink() = default;
   };
 
-  // An encoder for `encoding`, which must have an iconv name (not "replacement"). Errors name the
-  // encoding when iconv does not know it.
+  // An encoder for `encoding`: through iconv, or by hand for x-user-defined. "replacement" has
+  // none (its output encoding is UTF-8). Errors name the encoding when iconv does not know it.
   static Result<std::unique_ptr<TextEncoder>> Open(const TextEncoding& encoding);
   ~TextEncoder();
   TextEncoder(const TextEncoder&) = delete;
@@ -59,9 +60,10 @@ class TextEncoder {
   bool ConvertOne(std::string_view utf8, Sink* sink);
   // Writes what returns a stateful encoding to its initial state.
   void Reset(Sink* sink);
+  void EncodeXUserDefined(std::string_view utf8, Sink* sink);
 
   std::string name_;
-  void* cd_;  // iconv_t
+  void* cd_;  // iconv_t; nullptr for x-user-defined, which glibc lacks
 };
 
 // This thread's encoder for `encoding` (opened on first use, kept until the thread ends).

@@ -66,6 +66,17 @@ TEST(TextEncoderTest, Iso2022JpReturnsToAsciiBeforeReferences) {
   EXPECT_EQ(Html(kIso2022Jp, "ab"), "ab");
 }
 
+// x-user-defined (an HTTP charset may name it): glibc lacks it, the encoder is arithmetic.
+TEST(TextEncoderTest, XUserDefinedByHand) {
+  const TextEncoding x_user_defined{"x-user-defined", ""};
+  // U+F780 -> 0x80, U+F7FF -> 0xFF; anything else non-ASCII is a reference.
+  EXPECT_EQ(Html(x_user_defined, "a\uF780\uF7FFb"),
+            "a\x80\xFF"
+            "b");
+  EXPECT_EQ(Html(x_user_defined, "é\uF7A0中"), "&#233;\xA0&#20013;");
+  EXPECT_EQ(Html(x_user_defined, "\xFF"), "&#65533;");
+}
+
 // Output larger than the encoder's 1 KiB buffer, and an encoder used again after an error.
 TEST(TextEncoderTest, LongInputAndReuse) {
   std::string input, expected;

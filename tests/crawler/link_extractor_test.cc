@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text_encoding.h"
 #include "tests/crawler/link_invariants.h"
 #include "tests/support/fuzz_corpus.h"
 
@@ -41,6 +42,27 @@ TEST_F(LinkExtractorTest, AnchorsAndAreasResolvedAgainstPageUrl) {
   EXPECT_EQ(page.links[0].source, LinkSource::kA);
   EXPECT_EQ(page.links[1].source, LinkSource::kArea);
   EXPECT_EQ(page.base, "http://example.com/dir/page");
+}
+
+// The page's encoding reaches Resolve: on a GBK page the queries of links (and of <base>) are
+// sent in GBK, the paths in UTF-8 (docs/design.md, "Queries in the document's encoding").
+TEST_F(LinkExtractorTest, QueriesInThePageEncoding) {
+  const std::string html =
+      "<base href='/b/?q=中'><a href='/搜索/页面.html?q=中文'>a</a><a href='x?q=é‽'>b</a>";
+  LinkExtractor extractor(&canonicalizer_, {});
+  const PageLinks gbk = extractor.Extract(html, "http://example.com/", EncodingForLabel("gbk"));
+  EXPECT_EQ(gbk.base, "http://example.com/b/?q=%D6%D0");
+  EXPECT_THAT(
+      Urls(gbk),
+      ElementsAre("http://example.com/%E6%90%9C%E7%B4%A2/%E9%A1%B5%E9%9D%A2.html?q=%D6%D0%CE%C4",
+                  "http://example.com/b/x?q=%A8%A6%26%238253%3B"));
+  const PageLinks utf8 = extractor.Extract(html, "http://example.com/");
+  EXPECT_EQ(utf8.base, "http://example.com/b/?q=%E4%B8%AD");
+  EXPECT_THAT(
+      Urls(utf8),
+      ElementsAre(
+          "http://example.com/%E6%90%9C%E7%B4%A2/%E9%A1%B5%E9%9D%A2.html?q=%E4%B8%AD%E6%96%87",
+          "http://example.com/b/x?q=%C3%A9%E2%80%BD"));
 }
 
 TEST_F(LinkExtractorTest, FramesAndIframes) {

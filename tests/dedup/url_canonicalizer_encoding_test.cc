@@ -135,6 +135,13 @@ TEST(ResolveEncodingTest, LongQueryAndMaxLength) {
             "error: url too long ");
 }
 
+// x-user-defined (from an HTTP charset) is its own output encoding, encoded without iconv.
+TEST(ResolveEncodingTest, XUserDefined) {
+  const TextEncoding x_user_defined{"x-user-defined", ""};
+  EXPECT_EQ(Resolved("http://a/", "/é?q=\uF7E9é", &x_user_defined),
+            "http://a/%C3%A9?q=%E9%26%23233%3B");
+}
+
 // An encoding iconv does not know is an error that names it, never a UTF-8 fallback.
 TEST(ResolveEncodingTest, UnknownToIconvIsAnError) {
   const TextEncoding bogus{"x-bogus", "X-NO-SUCH-CHARSET"};

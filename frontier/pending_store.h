@@ -42,7 +42,7 @@ struct PendingRow {
   std::string url;
   uint32_t depth;
   std::string parent;  // "" → NULL
-  PendingKind kind;
+  PendingKind kind = PendingKind::kPage;
 };
 
 // The frontier's changes since the previous checkpoint.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,6 +44,39 @@ std::string Gzip(std::string_view data) {
   out.resize(zs.total_out);
   deflateEnd(&zs);
   return out;
+}
+
+// The whole content of a multi-member gzip file (a WARC, one member per record).
+std::string GunzipFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string gz((std::istreambuf_iterator<char>(in)), {});
+  std::string out;
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  EXPECT_EQ(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  zs.avail_in = static_cast<uInt>(gz.size());
+  std::string buffer(1 << 16, '\0');
+  while (zs.avail_in > 0) {
+    zs.next_out = reinterpret_cast<Bytef*>(buffer.data());
+    zs.avail_out = static_cast<uInt>(buffer.size());
+    const int ret = inflate(&zs, Z_NO_FLUSH);
+    out.append(buffer.data(), buffer.size() - zs.avail_out);
+    if (ret == Z_STREAM_END) {
+      if (inflateReset(&zs) != Z_OK) break;
+    } else if (ret != Z_OK) {
+      ADD_FAILURE() << path << ": gzip error " << ret;
+      break;
+    }
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 std::string Index(const std::vector<std::string>& locs) {
@@ -146,7 +180,9 @@ TEST_F(CrawlSitemapTest, ASiteReachableOnlyThroughItsSitemapIndexIsCrawledWhole)
   site_->Set("/sitemaps/a.xml.gz", "application/x-gzip", Gzip(Urlset(a)));
   site_->Set("/sitemaps/b.xml.gz", "application/x-gzip", Gzip(Urlset(b)));
 
-  const CrawlSummary summary = Crawl(Config());
+  CrawlConfig config = Config();
+  config.output.warc = true;
+  const CrawlSummary summary = Crawl(config);
   EXPECT_FALSE(summary.stopped);
   std::map<std::string, int> expected = {{"/robots.txt", 1},
                                          {"/", 1},
@@ -167,6 +203,21 @@ TEST_F(CrawlSitemapTest, ASiteReachableOnlyThroughItsSitemapIndexIsCrawledWhole)
   EXPECT_EQ(Counter(summary, "urls"), 9u);
   EXPECT_EQ(Counter(summary, "urls_new"), 8u);
   EXPECT_EQ(Counter(summary, "failed"), 0u);
+
+  // Each sitemap is archived once, like robots.txt (a request and a response record), as fetched.
+  const std::string warc = GunzipFile(Out() / "crawl.warc.gz");
+  for (const char* path : {"/sitemap_index.xml", "/sitemaps/a.xml.gz", "/sitemaps/b.xml.gz"}) {
+    EXPECT_EQ(Occurrences(warc, "WARC-Target-URI: " + Url(path) + "\r\n"), 2u) << path;
+  }
+  EXPECT_NE(warc.find(Gzip(Urlset(a))), std::string::npos) << "the gzip body, as served";
+  // No pages.jsonl line for a sitemap.
+  std::ifstream pages(Out() / "pages.jsonl");
+  const std::string jsonl((std::istreambuf_iterator<char>(pages)), {});
+  for (const char* path : {"/sitemap_index.xml", "/sitemaps/a.xml.gz", "/sitemaps/b.xml.gz"}) {
+    EXPECT_EQ(jsonl.find("\"url\":\"" + Url(path) + "\""), std::string::npos) << path;
+  }
+  // A page listed by a urlset has it as its parent.
+  EXPECT_NE(jsonl.find("\"parent\":\"" + Url("/sitemaps/a.xml.gz") + "\""), std::string::npos);
 
   // The lastmods are in state.db, by URL (fetch form), for the re-crawl.
   Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open((Out() / "state" / "state.db").string());

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/crawler/sitemap_invariants.h"
+#include "tests/support/fuzz_corpus.h"
+
 namespace urlsieve {
 namespace {
 
@@ -281,6 +284,15 @@ TEST(SitemapParserTest, FeedsByteByByte) {
   const SitemapParse parse = parser.Finish();
   EXPECT_EQ(parse.entries.size(), 5u);
   EXPECT_EQ(parse.bytes, xml.size());
+}
+
+// The fuzz_sitemap corpus (seeds and what the fuzzer found) keeps the fuzzer's invariants.
+TEST(SitemapParserTest, TheFuzzCorpusKeepsTheInvariants) {
+  const auto corpus = testing::FuzzCorpus("sitemap");
+  EXPECT_GE(corpus.size(), 6u);
+  for (const auto& [name, input] : corpus) {
+    EXPECT_EQ(testing::SitemapInvariantViolation(input), "") << name;
+  }
 }
 
 }  // namespace

@@ -41,10 +41,10 @@ class PendingStoreTest : public ::testing::Test {
   static std::vector<Row> Load(SqliteDb& db, uint64_t* next_id = nullptr) {
     PendingStore store;
     std::vector<Row> rows;
-    Result<uint64_t> loaded = store.Load(
-        db, [&](uint64_t id, std::string_view url, uint32_t depth, std::string_view parent) {
-          rows.emplace_back(id, std::string(url), depth, std::string(parent));
-        });
+    Result<uint64_t> loaded = store.Load(db, [&](uint64_t id, std::string_view url, uint32_t depth,
+                                                 std::string_view parent, PendingKind) {
+      rows.emplace_back(id, std::string(url), depth, std::string(parent));
+    });
     EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
     EXPECT_TRUE(store.used());
     if (next_id != nullptr) *next_id = loaded.ok() ? *loaded : 0;
@@ -122,7 +122,8 @@ TEST_F(PendingStoreTest, AFreshStoreReplacesThePendingSetItFinds) {
   // A store that loaded the set continues it.
   PendingStore resumed;
   ASSERT_TRUE(
-      resumed.Load(*db, [](uint64_t, std::string_view, uint32_t, std::string_view) {}).ok());
+      resumed.Load(*db, [](uint64_t, std::string_view, uint32_t, std::string_view, PendingKind) {})
+          .ok());
   ASSERT_TRUE(CheckpointAndCommit(resumed, *db,
                                   Delta({{2, "http://new.test/2", 1, "http://new.test/"}}, {}, 3))
                   .ok());
@@ -143,11 +144,34 @@ TEST_F(PendingStoreTest, ADepthOutOfRangeIsCorruption) {
   ASSERT_TRUE(db->Exec("UPDATE frontier_pending SET depth=-1").ok());
   PendingStore store;
   Result<uint64_t> loaded =
-      store.Load(*db, [](uint64_t, std::string_view, uint32_t, std::string_view) {});
+      store.Load(*db, [](uint64_t, std::string_view, uint32_t, std::string_view, PendingKind) {});
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.status().code(), StatusCode::kCorruption);
   EXPECT_EQ(loaded.status().message(), "frontier_pending: bad depth");
   EXPECT_FALSE(store.used());
+}
+
+TEST_F(PendingStoreTest, AKindIsKeptAndOneOutOfRangeIsCorruption) {
+  std::unique_ptr<SqliteDb> db = OpenDb();
+  PendingStore writer;
+  PendingDelta delta =
+      Delta({{1, "http://a.test/", 0, ""}, {2, "http://a.test/s.xml", 1, ""}}, {}, 3);
+  delta.inserts[1].kind = PendingKind::kSitemap;
+  ASSERT_TRUE(CheckpointAndCommit(writer, *db, std::move(delta)).ok());
+  std::vector<PendingKind> kinds;
+  PendingStore reader;
+  ASSERT_TRUE(reader
+                  .Load(*db, [&](uint64_t, std::string_view, uint32_t, std::string_view,
+                                 PendingKind kind) { kinds.push_back(kind); })
+                  .ok());
+  EXPECT_EQ(kinds, (std::vector<PendingKind>{PendingKind::kPage, PendingKind::kSitemap}));
+  ASSERT_TRUE(db->Exec("UPDATE frontier_pending SET kind=7 WHERE id=2").ok());
+  PendingStore store;
+  Result<uint64_t> loaded =
+      store.Load(*db, [](uint64_t, std::string_view, uint32_t, std::string_view, PendingKind) {});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(loaded.status().message(), "frontier_pending: bad kind 7");
 }
 
 }  // namespace

@@ -238,7 +238,7 @@ TEST_F(CrawlMetricsTest, ScrapedDuringTheCrawlAndMatchingStatsJsonAtTheEnd) {
   EXPECT_EQ(testing::Scrape(address).status, 0);
 }
 
-TEST_F(CrawlMetricsTest, AStopEndsTheEndpointWithoutTheLinger) {
+TEST_F(CrawlMetricsTest, AStopEndsTheEndpointWithoutTheLingerAndResumeContinuesTheCounters) {
   site_->Allow(2);
   std::vector<std::string> args = Args("localhost:0");
   args.insert(args.end(), {"--metrics-linger", "1h"});
@@ -267,6 +267,25 @@ TEST_F(CrawlMetricsTest, AStopEndsTheEndpointWithoutTheLinger) {
   EXPECT_EQ(stats["pages"].get<int>() + stats["frontier"]["pending"]["memory"].get<int>(),
             3 + kPages);
   EXPECT_EQ(stats["running"], 0);
+
+  // --resume continues the new counters from the checkpoint: the totals are those of one crawl
+  // (plus the seed, asked again by the second run).
+  std::vector<std::string> resume = Args("127.0.0.1:0");
+  resume.push_back("--resume");
+  CrawlChild resumed(err(), resume);
+  EXPECT_EQ(resumed.Wait(), 0) << resumed.err();
+  const nlohmann::json total = nlohmann::json::parse(testing::ReadFile(out() / "stats.json"));
+  EXPECT_EQ(total["sessions"], 2);
+  EXPECT_EQ(total["pages"], 3 + kPages);
+  EXPECT_EQ(total["pages_by_status_class"]["2xx"], 1 + kPages);
+  EXPECT_EQ(total["seen"]["new"], 1 + 2 + kPages);
+  EXPECT_EQ(total["seen"]["inserts"], 1 + 2 + kPages + 1 + kPages + 1);
+  uint64_t bytes = 0;
+  for (const auto& [status_class, n] : total["bytes_by_status_class"].items()) {
+    bytes += n.get<uint64_t>();
+  }
+  EXPECT_EQ(bytes, total["bytes"].get<uint64_t>());
+  EXPECT_FALSE(fs::exists(out() / "metrics.addr"));
 }
 
 TEST_F(CrawlMetricsTest, ABadAddressIsAUsageError) {

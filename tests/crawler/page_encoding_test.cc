@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -172,6 +173,29 @@ TEST(PrescanTest, OnlyTheFirst1024BytesAreScanned) {
   EXPECT_EQ(Sniffed(padding + "<meta charset=gbk>"), "GBK from meta");  // ends at byte 1024
   EXPECT_EQ(Sniffed(padding + " <meta charset=gbk>"), "windows-1252 from default");
   EXPECT_EQ(Sniffed(std::string(2000, ' ') + "<meta charset=gbk>"), "windows-1252 from default");
+}
+
+// Random markup-like bytes: every prefix is scanned without reading past it (ASan checks that),
+// and the answer, when there is one, is an encoding of the table.
+TEST(PrescanTest, ArbitraryBytesAreScannedSafely) {
+  const std::string alphabet = "<>!-/?=\"' \t\nmetaMETAcharsetCHARSEThttp-equivcontent;xml:gbk";
+  std::mt19937 random(13);
+  for (int round = 0; round < 2000; ++round) {
+    std::string bytes(random() % 200, ' ');
+    for (char& c : bytes) c = alphabet[random() % alphabet.size()];
+    if (round % 3 == 0) bytes.insert(0, "<meta charset=");
+    for (size_t cut = 0; cut <= bytes.size(); cut += 7) {
+      const std::string prefix = bytes.substr(0, cut);  // its own allocation: ASan sees its end
+      const TextEncoding* found = PrescanForEncoding(prefix);
+      if (found != nullptr) {
+        EXPECT_EQ(EncodingForLabel(found->name), found);
+      }
+      const PageEncoding page = SniffPageEncoding(prefix, prefix, Windows1252Encoding());
+      ASSERT_NE(page.encoding, nullptr);
+      EncodingFromMetaContent(prefix);
+      ContentTypeCharset(prefix);
+    }
+  }
 }
 
 TEST(PrescanTest, MetaContentExtraction) {

@@ -1,11 +1,12 @@
 // Throughput of the URL canonicalizer on one core: CanonicalizeTo (the hot path) over 100k
 // generated URLs with default options and with every crawler rule, the allocating Canonicalize,
-// and Resolve of relative links. items/s is URLs/s.
+// and Resolve of relative links (also with a non-ASCII query from a GBK page). items/s is URLs/s.
 #include <benchmark/benchmark.h>
 
 #include <string>
 #include <vector>
 
+#include "base/text_encoding.h"
 #include "bench/support_url_generator.h"
 #include "dedup/url_canonicalizer.h"
 
@@ -100,6 +101,25 @@ void BM_ResolveThenCanonicalize(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(refs.size()));
 }
 BENCHMARK(BM_ResolveThenCanonicalize)->Unit(benchmark::kMillisecond);
+
+// Links with a non-ASCII query, from a UTF-8 page (arg 0) and from a GBK page (arg 1), whose
+// queries go through iconv (docs/design.md, "Queries in the document's encoding").
+void BM_ResolveNonAsciiQuery(benchmark::State& state) {
+  std::vector<std::string> refs;
+  for (int i = 0; i < 10000; ++i) {
+    refs.push_back("/搜索/页面.html?q=中文" + std::to_string(i) + "&lang=zh&t=新闻");
+  }
+  const TextEncoding* encoding = state.range(0) == 1 ? EncodingForLabel("gbk") : nullptr;
+  const std::string base = "https://www.example.com/news/index.html";
+  const UrlCanonicalizer canonicalizer;
+  for (auto _ : state) {
+    for (const std::string& ref : refs) {
+      benchmark::DoNotOptimize(canonicalizer.Resolve(base, ref, encoding));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(refs.size()));
+}
+BENCHMARK(BM_ResolveNonAsciiQuery)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace urlsieve

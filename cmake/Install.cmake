@@ -31,7 +31,8 @@ set(URLSIEVE_PUBLIC_DEDUP_HEADERS
   dedup/url_canonicalizer.h  # UrlCanonicalizer, CanonicalizeOptions
   dedup/urlsieve.h)          # the C API
 set(URLSIEVE_PUBLIC_BASE_HEADERS
-  base/status.h)             # Status, Result<T>
+  base/status.h              # Status, Result<T>
+  base/text_encoding.h)      # TextEncoding (UrlCanonicalizer::Resolve's document encoding)
 list(TRANSFORM URLSIEVE_PUBLIC_DEDUP_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
 list(TRANSFORM URLSIEVE_PUBLIC_BASE_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
 install(FILES ${URLSIEVE_PUBLIC_DEDUP_HEADERS}

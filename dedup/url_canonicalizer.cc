@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text_encoder.h"
 #include "dedup/idna_host.h"
 #include "dedup/ipv4_host.h"
 #include "dedup/ipv6_host.h"
@@ -575,6 +576,67 @@ void AppendMinimallyEncoded(std::string_view text, uint16_t literal, std::string
   }
 }
 
+// Percent-encodes what a TextEncoder writes for a query (WHATWG URL Standard §1.3 "percent-encode
+// after encoding"): bytes outside `literal` as "%XX", a code point the encoding lacks as
+// "%26%23N%3B" (N decimal). A '%' the encoder writes (ISO-2022-JP can) is a byte of the text, so it
+// becomes "%25", never the start of a triplet.
+class QueryBytesSink final : public TextEncoder::Sink {
+ public:
+  QueryBytesSink(uint16_t literal, std::string* out) : literal_(literal), out_(out) {}
+  void Bytes(std::string_view bytes) override {
+    for (char c : bytes) {
+      const auto byte = static_cast<uint8_t>(c);
+      if (byte < 0x80 && Is(c, literal_)) {
+        out_->push_back(c);
+      } else {
+        const char encoded[3] = {'%', url_chars::kUpperHex[byte >> 4],
+                                 url_chars::kUpperHex[byte & 15]};
+        out_->append(encoded, 3);
+      }
+    }
+  }
+  void Unmappable(char32_t code_point) override {
+    out_->append("%26%23");
+    out_->append(std::to_string(static_cast<uint32_t>(code_point)));
+    out_->append("%3B");
+  }
+
+ private:
+  uint16_t literal_;
+  std::string* out_;
+};
+
+bool HasNonAscii(std::string_view text) {
+  for (char c : text) {
+    if (static_cast<uint8_t>(c) >= 0x80) return true;
+  }
+  return false;
+}
+
+// Appends a reference's query as a browser sends it from a document in `encoding` (an output
+// encoding other than UTF-8): ASCII as AppendMinimallyEncoded writes it (so "%XX" stays as
+// written), each run of non-ASCII encoded in `encoding` and percent-encoded (docs/design.md,
+// "Queries in the document's encoding"). Runs are encoded one by one, each ending in the
+// encoder's initial state: for ISO-2022-JP that may put an "ESC ( B" earlier than a browser would
+// (before ASCII after a "¥"), bytes that decode to the same text.
+Status AppendQueryInEncoding(std::string_view query, uint16_t literal, const TextEncoding& encoding,
+                             std::string* out) {
+  Result<TextEncoder*> encoder = ThreadEncoder(encoding);
+  if (!encoder.ok()) return encoder.status();
+  QueryBytesSink sink(literal, out);
+  size_t i = 0;
+  while (i < query.size()) {
+    size_t run = i;
+    while (run < query.size() && static_cast<uint8_t>(query[run]) < 0x80) ++run;
+    AppendMinimallyEncoded(query.substr(i, run - i), literal, out);
+    if (run == query.size()) break;
+    i = run;
+    while (i < query.size() && static_cast<uint8_t>(query[i]) >= 0x80) ++i;
+    URLSIEVE_RETURN_IF_ERROR((*encoder)->Encode(query.substr(run, i - run), &sink));
+  }
+  return Status::Ok();
+}
+
 // RFC 3986 §5.2.4 remove_dot_segments for an absolute path (or an empty one), appended to *out.
 void AppendWithoutDotSegments(std::string_view path, std::string* out) {
   if (path.empty()) return;
@@ -620,7 +682,6 @@ Result<CanonicalUrl> UrlCanonicalizer::Canonicalize(std::string_view url) const 
 
 Result<std::string> UrlCanonicalizer::Resolve(std::string_view base, std::string_view reference,
                                               const TextEncoding* document_encoding) const {
-  (void)document_encoding;  // TODO(query): percent-encode the query in the output encoding
   const size_t max = options_.max_length;
   if (base.size() > max) return TooLong(base.size(), max);
   if (reference.size() > max) return TooLong(reference.size(), max);
@@ -684,10 +745,18 @@ Result<std::string> UrlCanonicalizer::Resolve(std::string_view base, std::string
   if (query_from->has_query) {
     out.push_back('?');
     // The query as a browser sends it (see CanonicalizeImpl): '\'' encoded, from key version 2.
-    AppendMinimallyEncoded(
-        query_from->query,
-        options_.key_version >= 2 ? url_chars::kSpecialQueryLiteral : url_chars::kQueryLiteral,
-        &out);
+    const uint16_t literal =
+        options_.key_version >= 2 ? url_chars::kSpecialQueryLiteral : url_chars::kQueryLiteral;
+    // WHATWG URL Standard §4.4, query state: the reference's query is encoded in the document's
+    // output encoding (Encoding Standard §4.3); a query taken from the base is already a URL's.
+    const TextEncoding* query_encoding =
+        document_encoding != nullptr ? &OutputEncoding(*document_encoding) : nullptr;
+    if (query_from == &R && query_encoding != nullptr &&
+        query_encoding->name != Utf8Encoding().name && HasNonAscii(R.query)) {
+      URLSIEVE_RETURN_IF_ERROR(AppendQueryInEncoding(R.query, literal, *query_encoding, &out));
+    } else {
+      AppendMinimallyEncoded(query_from->query, literal, &out);
+    }
   }
   if (out.size() > max) return TooLong(out.size(), max);
   return out;

@@ -117,8 +117,10 @@ class UrlCanonicalizer {
   // without a fragment; it is not canonicalized (pass it to Canonicalize for the key).
   // `document_encoding` is the encoding of the document the reference was found in: as the WHATWG
   // URL Standard's parser does for http(s), non-ASCII in the reference's query is percent-encoded
-  // in OutputEncoding(*document_encoding), the path always in UTF-8 (docs/design.md, "Character
-  // encodings"). nullptr means UTF-8.
+  // in OutputEncoding(*document_encoding), a character that encoding lacks as "%26%23N%3B"
+  // ("&#N;"); the path is always UTF-8, and a query taken from the base is kept as it is
+  // (docs/design.md, "Queries in the document's encoding"). nullptr means UTF-8. An encoding
+  // glibc's iconv cannot encode to is an error naming it.
   Result<std::string> Resolve(std::string_view base, std::string_view reference,
                               const TextEncoding* document_encoding = nullptr) const;
 

@@ -1,7 +1,8 @@
 // libFuzzer target for UrlCanonicalizer: every input must either be rejected with
 // InvalidArgument or give a key that is a valid RFC 3986 URI and is its own key (idempotence).
 // The first byte picks the crawler rules; the rest is the URL, and also a reference resolved
-// against a fixed base. Any violation aborts, which libFuzzer reports as a crash.
+// against a fixed base, as from a UTF-8 page and from a GBK or Shift_JIS one. Any violation aborts,
+// which libFuzzer reports as a crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/text_encoding.h"
 #include "dedup/url_canonicalizer.h"
 #include "tests/dedup/uri_validator.h"
 
@@ -65,5 +67,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                   : "http://a/b/c/d;p?q";
   const urlsieve::Result<std::string> resolved = canonicalizer.Resolve(base, input);
   if (resolved.ok()) Check(canonicalizer, resolved.value());
+  // The same reference found on a page in a legacy encoding: its query is encoded in it
+  // (docs/design.md, "Queries in the document's encoding"); the result keeps the invariants.
+  static const urlsieve::TextEncoding* const kDocumentEncodings[] = {
+      urlsieve::EncodingForLabel("gbk"), urlsieve::EncodingForLabel("shift_jis")};
+  const urlsieve::Result<std::string> in_legacy =
+      canonicalizer.Resolve(base, input, kDocumentEncodings[(flags >> 7) & 1]);
+  if (in_legacy.ok()) {
+    Check(canonicalizer, in_legacy.value());
+  } else if (in_legacy.status().code() != urlsieve::StatusCode::kInvalidArgument ||
+             (resolved.ok() && in_legacy.status().message().rfind("url too long", 0) != 0)) {
+    // Only the length may differ: "&#N;" is longer than UTF-8, GBK shorter.
+    Fail("an encoding made Resolve fail", input, in_legacy.status().ToString());
+  }
   return 0;
 }

@@ -32,6 +32,7 @@ libdir=$prefix/${libdir#./}
 # Exactly the public headers (cmake/Install.cmake): none of the internal ones (bloom_line.h,
 # key_hash.h, sqlite_db.h, exact_store.h, state_dir.h ...), and none missing.
 expected_headers='base/status.h
+base/text_encoding.h
 dedup/key_hash_value.h
 dedup/seen_filter.h
 dedup/seen_set.h

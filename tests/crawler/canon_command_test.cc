@@ -124,6 +124,53 @@ TEST_F(CanonCommandTest, BaseResolvesEachLine) {
                             }));
 }
 
+// --encoding: the lines come from a page in that encoding; a browser sends their queries in it
+// (docs/design.md, "Queries in the document's encoding"). The path stays UTF-8, and the base's
+// own query is not re-encoded. Expectations from Python: urllib.parse.quote("中文".encode("gbk")).
+TEST_F(CanonCommandTest, EncodingAppliesToQueriesOfReferences) {
+  const std::string input =
+      "/搜索/页面.html?q=中文\n"
+      "?q=‽\n"
+      "#top\n"
+      "https://other.example/é?q=é\n";
+  const CanonRun gbk = Canon(input, "--base 'http://example.com/p?q=%E4%B8%AD' --encoding GB2312");
+  EXPECT_EQ(gbk.exit_code, 0);
+  EXPECT_EQ(Lines(gbk.out), (std::vector<std::string>{
+                                "http://example.com/%E6%90%9C%E7%B4%A2/%E9%A1%B5%E9%9D%A2.html"
+                                "?q=%D6%D0%CE%C4",
+                                "http://example.com/p?q=%26%238253%3B",  // GBK lacks U+203D
+                                "http://example.com/p?q=%E4%B8%AD",      // the base's query
+                                "https://other.example/%C3%A9?q=%A8%A6",
+                            }));
+  const CanonRun latin1 =
+      Canon(input, "--base 'http://example.com/p?q=%E4%B8%AD' --encoding latin1");
+  EXPECT_EQ(Lines(latin1.out)[3], "https://other.example/%C3%A9?q=%E9");
+  // Without --encoding (or in UTF-8, or for a UTF-16 page) the query is UTF-8.
+  for (const char* flag : {"", "--encoding utf-8", "--encoding ' UTF-16LE '"}) {
+    const CanonRun utf8 =
+        Canon(input, std::string("--base 'http://example.com/p?q=%E4%B8%AD' ") + flag);
+    EXPECT_EQ(utf8.exit_code, 0) << flag;
+    EXPECT_EQ(Lines(utf8.out), (std::vector<std::string>{
+                                   "http://example.com/%E6%90%9C%E7%B4%A2/%E9%A1%B5%E9%9D%A2.html"
+                                   "?q=%E4%B8%AD%E6%96%87",
+                                   "http://example.com/p?q=%E2%80%BD",
+                                   "http://example.com/p?q=%E4%B8%AD",
+                                   "https://other.example/%C3%A9?q=%C3%A9",
+                               }))
+        << flag;
+  }
+}
+
+TEST_F(CanonCommandTest, UnknownEncodingIsAUsageErrorNamingIt) {
+  const CanonRun run = Canon("?q=中\n", "--base http://a/ --encoding klingon-8", "2>&1");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "urlsieve canon: unknown --encoding label 'klingon-8'\n");
+  // --encoding applies to references resolved against --base: alone it is a usage error.
+  const CanonRun alone = Canon("http://a/?q=中\n", "--encoding gbk", "2>&1");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.out.find("--base"), std::string::npos) << alone.out;
+}
+
 TEST_F(CanonCommandTest, CrawlerRuleFlags) {
   const std::string url = "http://www.example.com//a//b;jsessionid=1?z=1&sid=2&a=3\n";
   EXPECT_EQ(Canon(url).out, "http://www.example.com//a//b;jsessionid=1?z=1&sid=2&a=3\n");

@@ -161,8 +161,6 @@ TEST_F(CrawlEncodingTest, TheSiteServesExactlyTheExpectedTargets) {
 // From the server's log: every target a browser requests, byte for byte, each once and answered
 // 200 (the site has nothing under any other spelling), and nothing else; never a U+FFFD.
 TEST_F(CrawlEncodingTest, RequestsExactlyWhatABrowserRequests) {
-  // TODO(enctest): remove once branch query is merged.
-  GTEST_SKIP() << "needs the query in the document's encoding (branch query)";
   ASSERT_NO_FATAL_FAILURE(Crawl());
   std::map<std::string, std::vector<int>> statuses;  // raw target -> the status of each request
   for (const LoggedRequest& r : server_->log().Snapshot()) {
@@ -188,8 +186,6 @@ TEST_F(CrawlEncodingTest, RequestsExactlyWhatABrowserRequests) {
 
 // pages.jsonl records the encoding each page was read in; stats.json counts pages by encoding.
 TEST_F(CrawlEncodingTest, RecordsEachPagesEncoding) {
-  // TODO(enctest): remove once branch query is merged.
-  GTEST_SKIP() << "needs the query in the document's encoding (branch query)";
   ASSERT_NO_FATAL_FAILURE(Crawl());
   std::map<std::string, nlohmann::json> recorded;  // url -> its pages.jsonl line
   std::ifstream in(Out() / "pages.jsonl");
@@ -221,8 +217,6 @@ TEST_F(CrawlEncodingTest, RecordsEachPagesEncoding) {
 // `urlsieve canon --encoding LABEL --base BASE` resolves references with the same rule (the
 // path in UTF-8, the query in the encoding).
 TEST_F(CrawlEncodingTest, CanonEncodesTheQueryInTheGivenEncoding) {
-  // TODO(enctest): remove once branch query is merged.
-  GTEST_SKIP() << "needs the query in the document's encoding (branch query)";
   for (const nlohmann::json& c : expected_["canon"]) {
     const fs::path in = dir_.path() / "canon.in";
     const fs::path out = dir_.path() / "canon.out";

@@ -1,7 +1,8 @@
 // Site: what a SiteServer serves — a pure function from request to response, with no networking,
 // so the same content can be served on real sockets (SiteServer) or inspected directly in tests.
 //
-// Implementations: GeneratedSite (the crawler trap site) and StaticSite (a directory, the demo).
+// Implementations: GeneratedSite (the crawler trap site), StaticSite (a directory, the demo),
+// ChangingSite (the re-crawl tests) and EncodedSite (pages in legacy encodings, byte for byte).
 // Thread-safety: Handle is called concurrently from the server's worker threads; implementations
 // must be thread-safe.
 #ifndef URLSIEVE_TOOLS_SITE_SERVER_SITE_H_

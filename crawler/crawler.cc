@@ -222,6 +222,7 @@ Status Crawler::Open() {
   records_ = std::make_unique<FetchRecordStore>();
   sitemaps_ = std::make_unique<SitemapStore>();
   std::vector<FetchRecord> due;
+  std::vector<SitemapRecord> sitemap_roots;  // a re-crawl reads them again
   if (continuing) {
     Status restored = state_->Restore([&](SqliteDb& db) -> Status {
       if (!coordinator_) URLSIEVE_RETURN_IF_ERROR(frontier_->Restore(db));
@@ -231,7 +232,7 @@ Status Crawler::Open() {
       counters = std::move(record->counters);
       // The re-fetches a stopped re-crawl left pending (the frontier holds them again).
       URLSIEVE_RETURN_IF_ERROR(records_->LoadQueued(db));
-      URLSIEVE_RETURN_IF_ERROR(sitemaps_->Load(db, config_.crawl.recrawl));
+      URLSIEVE_RETURN_IF_ERROR(sitemaps_->Load(db, config_.crawl.recrawl, &sitemap_roots));
       if (config_.crawl.recrawl) {
         const int64_t now =
             std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
@@ -320,7 +321,7 @@ Status Crawler::Open() {
     feed_ = std::make_unique<ClusterFeed>(std::move(parts), feed_options);
   }
   URLSIEVE_RETURN_IF_ERROR(QueueSeeds(std::move(seeds)));
-  return QueueUserSitemaps();
+  return QueueStartSitemaps(sitemap_roots);
 }
 
 const std::string& Crawler::node_id() const {

@@ -106,6 +106,7 @@ class SeenFilter;
 class SeenRetry;
 class SitemapStore;
 class SqliteDb;
+struct SitemapRecord;
 class UrlCanonicalizer;
 class UrlRouter;
 class WarcWriter;
@@ -172,7 +173,8 @@ class Crawler {
                      const std::string& parent);
   // The Sitemap: lines of a robots.txt body. Requires the checkpoint gate (shared).
   void QueueRobotsSitemaps(std::string_view robots_body, const std::string& robots_url);
-  Status QueueUserSitemaps();  // --sitemap, when the crawl opens
+  // When the crawl opens: --sitemap, and a re-crawl's `roots` (SitemapStore::Load).
+  Status QueueStartSitemaps(const std::vector<SitemapRecord>& roots);
   // Deduplicates fetch-form URLs (under the configured rules) and routes the new ones to the
   // frontier, leaving only those in *urls; returns how many were new. Requires the checkpoint gate
   // (shared). A shared seen set is asked with claims (each URL's depth and parent), and again with

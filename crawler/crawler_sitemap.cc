@@ -76,8 +76,8 @@ void Crawler::QueueSitemaps(const std::vector<std::string>& urls, uint32_t nesti
   }
 }
 
-Status Crawler::QueueUserSitemaps() {
-  if (!SitemapsEnabled() || config_.sitemaps.urls.empty()) return Status::Ok();
+Status Crawler::QueueStartSitemaps(const std::vector<SitemapRecord>& roots) {
+  if (!SitemapsEnabled() || (config_.sitemaps.urls.empty() && roots.empty())) return Status::Ok();
   std::shared_lock<std::shared_mutex> gate(state_->gate());
   std::vector<std::string> fresh;
   for (const std::string& url : config_.sitemaps.urls) {
@@ -89,6 +89,11 @@ Status Crawler::QueueUserSitemaps() {
     if (!sitemaps_->Claimed(canonical->key())) fresh.push_back(url);
   }
   QueueSitemaps(fresh, 0, "");
+  // A re-crawl's new pass reads the sitemaps of the earlier ones again, from their roots (those
+  // of robots.txt too: the origin may have nothing else due, so its robots.txt is not read).
+  for (const SitemapRecord& root : roots) {
+    if (!sitemaps_->Claimed(root.url)) QueueSitemaps({root.url}, 0, root.parent);
+  }
   RecordRejections();
   return Status::Ok();
 }

@@ -14,13 +14,14 @@ Status SitemapStore::CreateTables(SqliteDb& db) {
       "creating the sitemap tables");
 }
 
-Status SitemapStore::Load(SqliteDb& db, bool new_pass) {
+Status SitemapStore::Load(SqliteDb& db, bool new_pass, std::vector<SitemapRecord>* roots) {
   Result<std::vector<SitemapRecord>> rows = ReadAll(db);
   if (!rows.ok()) return rows.status();
   std::lock_guard<std::mutex> lock(mu_);
   for (SitemapRecord& row : *rows) {
     if (new_pass && row.fetched_at != 0) {
-      forgotten_.push_back(std::move(row.url));
+      forgotten_.push_back(row.url);
+      if (roots != nullptr && row.nesting == 0) roots->push_back(std::move(row));
       continue;
     }
     std::string url = row.url;

@@ -18,7 +18,8 @@
 // a cycle of indexes, the same URL in robots.txt and --sitemap — finds it claimed and is not
 // fetched again. --resume loads every claim (Load): nothing is fetched twice, and the pending ones
 // are in the restored frontier. --recrawl is a new pass: the sitemaps fetched by earlier passes
-// are fetched again (their lastmods and new URLs are what a re-crawl wants); pending ones stay.
+// are fetched again (their lastmods and new URLs are what a re-crawl wants), starting from their
+// roots; pending ones stay.
 //
 // Thread-safety: Claim, Done, PutLastmods and claimed() may be called concurrently (one mutex);
 // Load and Checkpoint are called with the database the checkpoint protocol lends.
@@ -55,8 +56,10 @@ class SitemapStore {
   SitemapStore& operator=(const SitemapStore&) = delete;
 
   // Loads the claims of a crawl being continued. new_pass (--recrawl): those already fetched are
-  // forgotten (deleted at the next checkpoint), so that this pass fetches them again.
-  Status Load(SqliteDb& db, bool new_pass);
+  // forgotten (deleted at the next checkpoint), so that this pass fetches them again; the roots
+  // among them (nesting 0: from robots.txt or --sitemap) are appended to *roots, for the crawl to
+  // queue again (an index's children are found again by reading it).
+  Status Load(SqliteDb& db, bool new_pass, std::vector<SitemapRecord>* roots = nullptr);
 
   enum class ClaimResult : uint8_t {
     kClaimed,     // the first time in this crawl: queue it

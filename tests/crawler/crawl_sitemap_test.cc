@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -359,6 +360,54 @@ TEST_F(CrawlSitemapTest, AResumedCrawlDoesNotFetchASitemapAgain) {
     EXPECT_GE(requested.count("/s/" + std::to_string(i) + ".html"), 1u) << i;
   }
   EXPECT_EQ(Counter(second, "fetched"), 1u);  // the counters are resumed, not fetched again
+}
+
+// docs/design.md, "Sitemaps": a re-crawl is a new pass that reads the sitemaps again (finding new
+// URLs and lastmods); a lastmod newer than a page's last fetch makes it due at the next --recrawl.
+TEST_F(CrawlSitemapTest, ARecrawlReadsSitemapsAgainAndALastmodMakesAPageDue) {
+  Robots("User-agent: *\nDisallow:\nSitemap: " + Url("/sm.xml") + "\n");
+  Page("/p.html", "p");
+  Page("/new.html", "new");
+  site_->Set("/sm.xml", "application/xml", Urlset({{Url("/p.html"), ""}}));
+  CrawlConfig config = Config();
+  Crawl(config);
+  EXPECT_EQ(Requested().at("/p.html"), 1);
+
+  // An hour later (the fetch record is moved back instead of waiting), the sitemap says /p.html
+  // changed half an hour ago, and lists a new page.
+  const auto db_path = (Out() / "state" / "state.db").string();
+  {
+    Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(db_path);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE((*db)->Exec("UPDATE crawl_fetch_records SET fetch_time = fetch_time - 3600").ok());
+  }
+  const std::time_t changed = std::time(nullptr) - 1800;
+  std::tm utc{};
+  gmtime_r(&changed, &utc);
+  char lastmod[32];
+  std::strftime(lastmod, sizeof(lastmod), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  site_->Set("/sm.xml", "application/xml",
+             Urlset({{Url("/p.html"), lastmod}, {Url("/new.html"), ""}}));
+
+  config.crawl.recrawl = true;  // revisit_after 7d: nothing is due by its interval
+  Crawl(config);
+  std::map<std::string, int> requested = Requested();
+  EXPECT_EQ(requested.at("/sm.xml"), 2);  // read again in the new pass
+  EXPECT_EQ(requested.at("/new.html"), 1);
+  EXPECT_EQ(requested.at("/p.html"), 1);  // its lastmod was learnt after the due URLs were taken
+  {
+    Result<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(db_path);
+    ASSERT_TRUE(db.ok());
+    Result<std::optional<int64_t>> stored = SitemapStore::ReadLastmod(**db, Url("/p.html"));
+    ASSERT_TRUE(stored.ok());
+    EXPECT_EQ(*stored, static_cast<int64_t>(changed));
+  }
+
+  Crawl(config);  // the next re-crawl: /p.html is due by its lastmod
+  requested = Requested();
+  EXPECT_EQ(requested.at("/p.html"), 2);
+  EXPECT_EQ(requested.at("/new.html"), 1);
+  EXPECT_EQ(requested.at("/sm.xml"), 3);
 }
 
 TEST_F(CrawlSitemapTest, HostileSitemapsAreBoundedAndCounted) {

@@ -71,8 +71,12 @@ TEST_F(SitemapStoreTest, ClaimsOnceWithinTheBudgetAndRemembersThroughAResume) {
 
   // --recrawl: a new pass fetches the fetched ones again; the pending ones stay claimed.
   SitemapStore pass;
-  ASSERT_TRUE(pass.Load(*db_, true).ok());
+  std::vector<SitemapRecord> roots;
+  ASSERT_TRUE(pass.Load(*db_, true, &roots).ok());
   EXPECT_EQ(pass.claimed(), 2u);
+  ASSERT_EQ(roots.size(), 1u);  // the fetched ones of nesting 0, to queue again
+  EXPECT_EQ(roots[0].url, "http://a.test/s.xml");
+  EXPECT_EQ(roots[0].parent, "http://a.test/robots.txt");
   EXPECT_EQ(pass.Claim("http://a.test/t.xml", 0, "", 10), Claim::kRepeated);
   EXPECT_EQ(pass.Claim("http://a.test/s.xml", 0, "", 10), Claim::kClaimed);
   Checkpoint(pass);

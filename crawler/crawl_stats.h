@@ -52,8 +52,9 @@ struct CrawlStatsSnapshot {
   std::map<std::string, uint64_t> sitemaps;
   // Body bytes by the status class of the fetch (StatusClassName: "2xx", "none"...).
   std::map<std::string, uint64_t> bytes_by_status_class;
-  // The seen stage (CrawlStats::RecordSeen): keys asked (seeds, links in scope, queued claims and
-  // sitemap URLs) and of those, the keys told new.
+  // The seen stage (CrawlStats::RecordSeen, from Crawler::PushNew): keys it answered (seeds, links
+  // in scope, sitemap URLs; not a batch a shared set never answered) and of those, the keys it
+  // told new.
   uint64_t seen_inserts = 0;
   uint64_t seen_new = 0;
 

@@ -79,7 +79,11 @@ Result<std::unique_ptr<TextEncoder>> TextEncoder::Open(const TextEncoding& encod
     return Status::InvalidArgument("no encoder for the " + std::string(encoding.name) +
                                    " encoding");
   }
-  const std::string iconv_name(encoding.iconv_name);
+  // Encoding Standard §12.1.2 "Big5 encoder": the decoder reads Big5-HKSCS, but the encoder never
+  // writes a pointer below (0xA1 - 0x81) * 157, the HKSCS lead bytes 0x81-0xA0; glibc's plain
+  // BIG5 has the same range and also U+20AC at 0xA3E1 (BIG5-HKSCS lacks it). HKSCS characters
+  // with lead bytes from 0xA1 on are written as references by it: a known difference.
+  const std::string iconv_name(encoding.name == "Big5" ? "BIG5" : encoding.iconv_name);
   const iconv_t cd = iconv_open(iconv_name.c_str(), "UTF-8");
   if (cd == reinterpret_cast<iconv_t>(-1)) {
     const int error = errno;

@@ -38,6 +38,12 @@ TEST(TextEncoderTest, EncodesMappedCharacters) {
   EXPECT_EQ(Html(Label("gbk"), ""), "");
 }
 
+// Big5's encoder writes no HKSCS lead byte (0x81-0xA0) and has the euro sign at 0xA3E1
+// (Encoding Standard §12.1.2), which its decoder (Big5-HKSCS) also reads back.
+TEST(TextEncoderTest, Big5WritesNoHkscsLeadBytes) {
+  EXPECT_EQ(Html(Label("big5"), "€中ü"), "\xA3\xE1\xA4\xA4&#252;");
+}
+
 // The Encoding Standard's html error mode: "&#N;", N decimal, for each code point not encoded.
 TEST(TextEncoderTest, HtmlErrorModeWritesDecimalReferences) {
   EXPECT_EQ(Html(Label("windows-1251"), "a中b"), "a&#20013;b");

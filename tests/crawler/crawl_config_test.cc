@@ -1,6 +1,7 @@
 #include "crawler/crawl_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -219,7 +220,7 @@ class CrawlFlagsTest : public ::testing::Test {
 };
 
 TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
-  const std::string path = ::testing::TempDir() + "/urlsieve_flags_test.toml";
+  const std::string path = ::testing::TempDir() + "/urlsieve_flags_test_" + std::to_string(getpid()) + ".toml";
   {
     std::ofstream out(path);
     out << "[crawl]\nseeds = \"file-seeds\"\nthreads = 2\nmax_depth = 4\n"
@@ -242,7 +243,7 @@ TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
 }
 
 TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {
-  const std::string ca = ::testing::TempDir() + "/urlsieve_flags_ca.pem";
+  const std::string ca = ::testing::TempDir() + "/urlsieve_flags_ca_" + std::to_string(getpid()) + ".pem";
   std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\n";  // readable is all Validate checks
   Result<CrawlConfig> c =
       Run({"--seeds", "s", "--backoff-ms", "10", "--robots-retries", "1", "--max-retry-after-s",

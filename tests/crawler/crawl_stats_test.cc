@@ -1,6 +1,7 @@
 #include "crawler/crawl_stats.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -124,7 +125,7 @@ TEST(CrawlStatsTest, ConcurrentRecording) {
 }
 
 TEST(CrawlStatsTest, WriteJsonFileIsAtomicAndReadable) {
-  const std::string path = ::testing::TempDir() + "/urlsieve_stats_test.json";
+  const std::string path = ::testing::TempDir() + "/urlsieve_stats_test_" + std::to_string(getpid()) + ".json";
   ASSERT_TRUE(WriteJsonFile(path, {{"pages", 3}}).ok());
   ASSERT_TRUE(WriteJsonFile(path, {{"pages", 4}}).ok());
   std::ifstream in(path);

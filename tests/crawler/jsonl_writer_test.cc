@@ -1,6 +1,7 @@
 #include "crawler/jsonl_writer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -18,7 +19,7 @@ namespace {
 class JsonlWriterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/pages_" +
+    path_ = ::testing::TempDir() + "/pages_" + std::to_string(getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl";
     std::filesystem::remove(path_);
   }

@@ -1,6 +1,7 @@
 #include "crawler/warc_writer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -98,8 +99,11 @@ struct Record {
 class WarcWriterTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The process id and the suite: two suites running at once (WarcWriterTest and
+    // WarcRevisitTest share test names; two checkouts' ctest runs) never share a directory.
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("warc_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("warc_" + std::to_string(getpid()) + "_" + test->test_suite_name() + "." + test->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     path_ = (dir_ / "crawl.warc.gz").string();

@@ -741,25 +741,27 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
   if (!r.ok()) stats_->RecordError(FetchErrorKindName(r.error_kind));
   std::shared_lock<std::shared_mutex> gate(state_->gate());
   // The WARC holds the response that decided (a hop of a redirect chain is not archived).
-  if (warc_ && r.status != 0 && target.empty()) {
-    WarcExchange exchange{r.url,
-                          r.primary_ip,
-                          started,
-                          r.request_headers,
-                          r.response_headers,
-                          r.body,
-                          !r.content_encoding.empty(),
-                          r.body_truncated,
-                          {}};
-    Status status = warc_->WriteExchange(exchange);
-    if (!status.ok()) Fail(status);
-  }
+  if (warc_ && r.status != 0 && target.empty()) ArchiveAsFetched(r, started);
   // docs/design.md, "Sitemaps": its Sitemap: lines, queued before Done so the crawl is not over.
   if (outcome.http_status >= 200 && outcome.http_status < 300 && target.empty()) {
     QueueRobotsSitemaps(r.body, lease.url);
   }
   LogDecision(lease, r, frontier_->Done(lease, outcome));
   RecordRejections();
+}
+
+void Crawler::ArchiveAsFetched(const FetchResult& r, std::chrono::system_clock::time_point started) {
+  WarcExchange exchange{r.url,
+                        r.primary_ip,
+                        started,
+                        r.request_headers,
+                        r.response_headers,
+                        r.body,
+                        !r.content_encoding.empty(),
+                        r.body_truncated,
+                        {}};
+  Status status = warc_->WriteExchange(exchange);
+  if (!status.ok()) Fail(status);
 }
 
 void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {

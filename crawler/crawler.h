@@ -162,6 +162,9 @@ class Crawler {
 
   void FetcherLoop();
   void HandleRobots(Fetcher& fetcher, const Lease& lease);
+  // Writes a response the crawl fetched for its own use (robots.txt, a sitemap) to the WARC as
+  // it came (a body cut at the cap says so); a write failure fails the crawl.
+  void ArchiveAsFetched(const FetchResult& r, std::chrono::system_clock::time_point started);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
   // Sitemaps (crawler_sitemap.cc; docs/design.md, "Sitemaps"). HandleSitemap: a sitemap lease —
   // fetch, parse, queue an index's children as sitemaps and a urlset's URLs as links.

@@ -183,19 +183,7 @@ void Crawler::HandleSitemap(Fetcher& fetcher, const Lease& lease) {
     }
     for (const auto& [url, lastmod] : lastmods) sitemaps_->PutLastmod(url, lastmod, lease.url);
     // Archived like robots.txt: the response as fetched (a body cut at the cap says so).
-    if (warc_ && r.status != 0) {
-      WarcExchange exchange{r.url,
-                            r.primary_ip,
-                            started,
-                            r.request_headers,
-                            r.response_headers,
-                            r.body,
-                            !r.content_encoding.empty(),
-                            r.body_truncated,
-                            {}};
-      Status status = warc_->WriteExchange(exchange);
-      if (!status.ok()) Fail(status);
-    }
+    if (warc_ && r.status != 0) ArchiveAsFetched(r, started);
     const DoneDecision decision = frontier_->Done(lease, outcome);
     LogDecision(lease, r, decision);
     if (decision.action != DoneDecision::Action::kRetry) {

@@ -20,6 +20,7 @@
 #include "crawler/crawler.h"
 #include "crawler/sitemap_store.h"
 #include "tests/crawler/crawl_watchdog.h"
+#include "tests/support/gzip.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/map_site.h"
 #include "tools/site_server/site_server.h"
@@ -29,23 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using site::LoggedRequest;
+using testing::Gzip;
 using site::MapSite;
 using site::SiteServer;
-
-std::string Gzip(std::string_view data) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 // The whole content of a multi-member gzip file (a WARC, one member per record).
 std::string GunzipFile(const fs::path& path) {

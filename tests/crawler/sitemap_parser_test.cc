@@ -11,24 +11,12 @@
 
 #include "tests/crawler/sitemap_invariants.h"
 #include "tests/support/fuzz_corpus.h"
+#include "tests/support/gzip.h"
 
 namespace urlsieve {
 namespace {
 
-std::string Gzip(std::string_view data) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+using testing::Gzip;
 
 // A gzip bomb: `prefix`, then `megabytes` MB of spaces, as gzip members of 1 MB each (RFC 1952
 // §2.2: concatenated members are one file), about a kilobyte per member on the wire.

@@ -14,9 +14,9 @@
 #include <mutex>
 #include <vector>
 
-#include "dedup/blocked_bloom_filter.h"
-#include "dedup/bloom_math.h"
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/blocked_bloom_filter.h"
+#include "dedup/bloom/bloom_math.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 
 namespace urlsieve {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "base/text_encoding.h"
+#include "base/encoding/text_encoding.h"
 #include "bench/support_url_generator.h"
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "dedup/counting_bloom_filter.h"
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/counting_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 
 namespace urlsieve {
 namespace {

@@ -1,6 +1,7 @@
 // bench_exact_store: the exact store v2 (128-bit fingerprints sharded over seen-NN.db,
 // dedup/exact_store.h, through ExactSeenSet) against v1 (one seen_urls table of URLs in state.db,
-// kept as bench/support_exact_store_v1.h, behind one lock as v1's ExactSeenSet held it), in one run:
+// kept as bench/support_exact_store_v1.h, behind one lock as v1's ExactSeenSet held it), in one
+// run:
 //  - new keys/s with 1 and 2 threads inserting distinct new canonical keys in batches of 4096
 //    (keys and their XXH3-128 made before the timed region; the timed work is the seen set's:
 //    Bloom test-and-set, confirmation, insert), in crawl mode (checkpointed: every shard keeps a
@@ -14,7 +15,6 @@
 //        [--only-scaling | --only-size] [--version 1|2] [--threads 1|2] [--no-memstatus]
 // (--no-memstatus: SQLite's global allocation statistics off, to see what their mutex costs.)
 #include <sqlite3.h>
-
 #include <sys/resource.h>
 
 #include <chrono>
@@ -30,9 +30,9 @@
 #include "base/sqlite_db.h"
 #include "bench/support_exact_store_v1.h"
 #include "bench/support_url_generator.h"
+#include "dedup/bloom/key_hash.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "dedup/bloom_seen_set.h"
-#include "dedup/key_hash.h"
-#include "dedup/scalable_bloom_filter.h"
 #include "dedup/state_dir.h"
 
 namespace urlsieve::bench {
@@ -118,7 +118,8 @@ class StoreV1 final : public Store {
     std::lock_guard lock(mu_);
     bloom_->InsertIfNewBatch(hashes, is_new);
     entries_.clear();
-    for (size_t i = 0; i < keys.size(); ++i) entries_.push_back({hashes[i].low, keys[i], !is_new[i]});
+    for (size_t i = 0; i < keys.size(); ++i)
+      entries_.push_back({hashes[i].low, keys[i], !is_new[i]});
     Check(store_->InsertIfAbsent(entries_, &inserted_), "v1 insert");
     for (size_t i = 0; i < keys.size(); ++i) is_new[i] = inserted_[i] != 0;
   }
@@ -326,8 +327,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--only-size") {
       scaling = false;
     } else {
-      std::fprintf(stderr, "usage: %s [--scaling-keys N] [--size-keys N] [--dir D] "
-                   "[--only-scaling|--only-size]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--scaling-keys N] [--size-keys N] [--dir D] "
+                   "[--only-scaling|--only-size]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -344,10 +347,11 @@ int main(int argc, char** argv) {
         double checkpoint_s = 0;
         rate[version][threads] =
             MeasureRate(version, dir, scaling_keys, threads, &cpu_ns, &checkpoint_s);
-        std::printf("v%d %d thread%s: %.0f new keys/s (%llu keys; %.0f ns CPU per key; "
-                    "checkpoints %.2f s, not in the rate)\n",
-                    version, threads, threads == 1 ? " " : "s", rate[version][threads],
-                    static_cast<unsigned long long>(scaling_keys), cpu_ns, checkpoint_s);
+        std::printf(
+            "v%d %d thread%s: %.0f new keys/s (%llu keys; %.0f ns CPU per key; "
+            "checkpoints %.2f s, not in the rate)\n",
+            version, threads, threads == 1 ? " " : "s", rate[version][threads],
+            static_cast<unsigned long long>(scaling_keys), cpu_ns, checkpoint_s);
         std::fflush(stdout);
       }
     }
@@ -360,11 +364,11 @@ int main(int argc, char** argv) {
   if (size) {
     for (int version : {1, 2}) {
       const Size s = MeasureSize(version, dir, size_keys);
-      std::printf("v%d at %llu keys: store %.1f bytes/key, whole directory but Bloom %.1f\n",
-                  version, static_cast<unsigned long long>(size_keys),
-                  static_cast<double>(s.store_bytes) / static_cast<double>(size_keys),
-                  static_cast<double>(s.store_bytes + s.other_bytes) /
-                      static_cast<double>(size_keys));
+      std::printf(
+          "v%d at %llu keys: store %.1f bytes/key, whole directory but Bloom %.1f\n", version,
+          static_cast<unsigned long long>(size_keys),
+          static_cast<double>(s.store_bytes) / static_cast<double>(size_keys),
+          static_cast<double>(s.store_bytes + s.other_bytes) / static_cast<double>(size_keys));
       std::fflush(stdout);
     }
   }

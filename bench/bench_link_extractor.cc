@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "bench/support_html_page.h"
-#include "crawler/html_guard.h"
-#include "crawler/link_extractor.h"
+#include "crawler/page/html_guard.h"
+#include "crawler/page/link_extractor.h"
 
 namespace urlsieve {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bench/support_html_page.h"
-#include "crawler/page_decoder.h"
+#include "crawler/page/page_decoder.h"
 
 namespace urlsieve {
 namespace {

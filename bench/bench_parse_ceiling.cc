@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench/support_html_page.h"
-#include "crawler/link_extractor.h"
+#include "crawler/page/link_extractor.h"
 
 namespace urlsieve {
 namespace {

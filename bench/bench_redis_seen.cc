@@ -48,10 +48,10 @@
 #include <vector>
 
 #include "bench/support_url_generator.h"
-#include "dedup/redis_client.h"
+#include "redis/redis_client.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_set.h"
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {

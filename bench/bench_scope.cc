@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "crawler/scope.h"
+#include "crawler/crawl/scope.h"
 
 namespace urlsieve {
 namespace {

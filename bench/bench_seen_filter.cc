@@ -21,7 +21,7 @@
 
 #include "bench/support_url_generator.h"
 #include "dedup/seen_filter.h"
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {

@@ -1,7 +1,7 @@
 # `cmake --install`: the embeddable seen stage (urlsieve::dedup), static and shared, its public
 # headers (the list below), a CMake package (find_package(urlsieve) -> urlsieve::dedup) and a
 # pkg-config file.
-#   <prefix>/include/urlsieve/{dedup,base}/*.h     (-I<prefix>/include/urlsieve)
+#   <prefix>/include/urlsieve/{base,url,dedup}/...  (-I<prefix>/include/urlsieve)
 #   <prefix>/<libdir>/liburlsieve_dedup.a, .so
 #   <prefix>/<libdir>/cmake/urlsieve/               urlsieveConfig.cmake, targets, version
 #   <prefix>/<libdir>/pkgconfig/urlsieve.pc
@@ -23,21 +23,25 @@ install(TARGETS urlsieve_dedup urlsieve_dedup_shared EXPORT urlsieveTargets
 # it, and it may change in any release. A public header includes only headers of this list;
 # scripts/test_install.sh checks the installed list exactly and compiles each header on its own
 # against the install.
-set(URLSIEVE_PUBLIC_DEDUP_HEADERS
-  dedup/key_hash_value.h     # KeyHash, the digest SeenSet takes with each key
-  dedup/seen_filter.h        # SeenFilter: canonicalizer + SeenSet
-  dedup/seen_set.h           # SeenSet, SeenStats, SeenNotice
-  dedup/state_identity.h     # StateIdentity (SeenStats::identity)
-  dedup/url_canonicalizer.h  # UrlCanonicalizer, CanonicalizeOptions
-  dedup/urlsieve.h)          # the C API
-set(URLSIEVE_PUBLIC_BASE_HEADERS
-  base/status.h              # Status, Result<T>
-  base/text_encoding.h)      # TextEncoding (UrlCanonicalizer::Resolve's document encoding)
-list(TRANSFORM URLSIEVE_PUBLIC_DEDUP_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
-list(TRANSFORM URLSIEVE_PUBLIC_BASE_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
-install(FILES ${URLSIEVE_PUBLIC_DEDUP_HEADERS}
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/dedup)
-install(FILES ${URLSIEVE_PUBLIC_BASE_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/base)
+set(URLSIEVE_PUBLIC_HEADERS
+  base/status.h                    # Status, Result<T>
+  base/encoding/text_encoding.h    # TextEncoding (UrlCanonicalizer::Resolve's document encoding)
+  url/url_canonicalizer.h          # UrlCanonicalizer, CanonicalizeOptions
+  dedup/bloom/key_hash_value.h     # KeyHash, the digest SeenSet takes with each key
+  dedup/state/state_identity.h     # StateIdentity (SeenStats::identity)
+  dedup/seen_filter.h              # SeenFilter: canonicalizer + SeenSet
+  dedup/seen_set.h                 # SeenSet, SeenStats, SeenNotice
+  dedup/urlsieve.h                 # the C API
+  # Forwarding headers of the public headers moved in 0.1 (removed in the next release).
+  base/text_encoding.h
+  dedup/key_hash_value.h
+  dedup/state_identity.h
+  dedup/url_canonicalizer.h)
+foreach(header ${URLSIEVE_PUBLIC_HEADERS})
+  get_filename_component(folder ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header}
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/urlsieve/${folder})
+endforeach()
 
 install(EXPORT urlsieveTargets NAMESPACE urlsieve:: DESTINATION ${URLSIEVE_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/urlsieveConfig.cmake.in

@@ -4,11 +4,11 @@
 #include <system_error>
 
 #include "base/sqlite_db.h"
-#include "dedup/bloom_delta_log.h"
-#include "dedup/counting_bloom_filter.h"
+#include "dedup/bloom/bloom_delta_log.h"
+#include "dedup/bloom/counting_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "dedup/exact_seen_set.h"
 #include "dedup/generational_seen_set.h"
-#include "dedup/scalable_bloom_filter.h"
 #include "dedup/state_dir.h"
 
 namespace urlsieve {
@@ -210,10 +210,11 @@ Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
   URLSIEVE_RETURN_IF_ERROR(dir_->CheckIdentity(file, snap_identity, snap_generation));
   // The snapshot plus the committed records of the delta log since it (bloom_delta_log.h).
   const std::string committed = dir_->StoredMeta(BloomDeltaLog::kMetaKey).value_or("");
-  auto log = deletable_ ? BloomDeltaLog::OpenAndReplay(DeltaLogPath(), dir_->identity(), committed,
-                                                       file, snap_generation, loaded->counting.get())
-                        : BloomDeltaLog::OpenAndReplay(DeltaLogPath(), dir_->identity(), committed,
-                                                       file, snap_generation, loaded->plain.get());
+  auto log = deletable_
+                 ? BloomDeltaLog::OpenAndReplay(DeltaLogPath(), dir_->identity(), committed, file,
+                                                snap_generation, loaded->counting.get())
+                 : BloomDeltaLog::OpenAndReplay(DeltaLogPath(), dir_->identity(), committed, file,
+                                                snap_generation, loaded->plain.get());
   if (!log.ok()) {
     if (log.status().code() != StatusCode::kCorruption) return log.status();
     return Status::Corruption(log.status().message() + RebuildAdvice(exact()));

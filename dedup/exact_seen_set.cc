@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "base/sqlite_db.h"
-#include "dedup/bloom_delta_log.h"
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/bloom_delta_log.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "dedup/state_dir.h"
 
 namespace urlsieve {

@@ -40,8 +40,8 @@
 
 #include "base/sqlite_db.h"
 #include "base/status.h"
-#include "dedup/key_hash_value.h"
-#include "dedup/state_identity.h"
+#include "dedup/bloom/key_hash_value.h"
+#include "dedup/state/state_identity.h"
 
 namespace urlsieve {
 
@@ -67,7 +67,7 @@ class ExactShard {
     bool maybe_present = true;
   };
   struct Times {
-    int64_t first_seen = 0;  // unix seconds; 0 = unknown (a key migrated from a version-1 store)
+    int64_t first_seen = 0;    // unix seconds; 0 = unknown (a key migrated from a version-1 store)
     int64_t last_fetched = 0;  // unix seconds; 0 = never recorded
   };
 
@@ -102,7 +102,9 @@ class ExactShard {
   }
   bool InTransaction() const;
 
-  uint64_t rows() const { return rows_.load(std::memory_order_relaxed); }  // stored keys (any thread)
+  uint64_t rows() const {
+    return rows_.load(std::memory_order_relaxed);
+  }  // stored keys (any thread)
   // After a rollback: the count as it was before the rolled-back writes.
   void RestoreRows(uint64_t rows) { rows_.store(rows, std::memory_order_relaxed); }
   size_t index_bytes() const { return slots_.size() * sizeof(Slot); }

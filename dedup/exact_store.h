@@ -39,7 +39,7 @@
 
 #include "base/status.h"
 #include "dedup/exact_shard.h"
-#include "dedup/key_hash_value.h"
+#include "dedup/bloom/key_hash_value.h"
 #include "dedup/seen_set.h"
 
 namespace urlsieve {

@@ -6,9 +6,9 @@
 #include <string>
 #include <system_error>
 
+#include "dedup/bloom/key_hash.h"
 #include "dedup/exact_shard.h"
 #include "dedup/exact_store.h"
-#include "dedup/key_hash.h"
 #include "dedup/state_dir.h"
 
 namespace urlsieve {
@@ -29,8 +29,8 @@ Status RemoveLeftoverShard(const ExactShard::Options& options) {
   for (const char* suffix : {"", "-wal", "-shm"}) {
     const std::string file = options.path + suffix;
     fs::remove(file, ec);
-    if (ec) return Status::IoError("remove " + file + " (" + std::string(kDoing) + "): " +
-                                   ec.message());
+    if (ec)
+      return Status::IoError("remove " + file + " (" + std::string(kDoing) + "): " + ec.message());
   }
   return Status::Ok();
 }
@@ -38,8 +38,8 @@ Status RemoveLeftoverShard(const ExactShard::Options& options) {
 }  // namespace
 
 Result<bool> HasFormat1ExactStore(SqliteDb& db) {
-  auto tables = db.Prepare(
-      "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'seen_urls'");
+  auto tables =
+      db.Prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'seen_urls'");
   if (!tables.ok()) return tables.status();
   auto row = tables->Step();
   if (!row.ok()) return row.status();
@@ -51,7 +51,8 @@ Status Format1ReadOnlyError(const StateDir& dir) {
       dir.DbPath() + " holds an exact store of format 1 (URLs in seen_urls), which this build " +
       "reads only after converting it to 128-bit fingerprints in " + dir.path() +
       "/seen-NN.db; a read-only open cannot convert it. Convert it once with: urlsieve filter "
-      "--state " + dir.path() + " < /dev/null");
+      "--state " +
+      dir.path() + " < /dev/null");
 }
 
 Result<uint64_t> MigrateFormat1ExactStore(StateDir* dir, uint32_t shards,
@@ -85,8 +86,7 @@ Result<uint64_t> MigrateFormat1ExactStore(StateDir* dir, uint32_t shards,
       const ExactShard::Entry entry{hash, /*maybe_present=*/true};
       uint8_t inserted = 0;
       ExactShard& shard = *files[shift >= 64 ? 0 : hash.high >> shift];
-      URLSIEVE_RETURN_IF_ERROR(
-          shard.InsertIfAbsent({&entry, 1}, generation, /*now=*/0, &inserted));
+      URLSIEVE_RETURN_IF_ERROR(shard.InsertIfAbsent({&entry, 1}, generation, /*now=*/0, &inserted));
       keys += inserted;
     }
   }
@@ -112,11 +112,12 @@ Result<uint64_t> MigrateFormat1ExactStore(StateDir* dir, uint32_t shards,
   Status vacuum = db.Exec("VACUUM", "reclaiming the space of the format-1 exact store");
   notices->push_back(
       {SeenNotice::Kind::kUpgraded,
-       "migrated the exact store of " + dir->path() + " to 128-bit fingerprints: " +
-           std::to_string(keys) + " keys from state.db's seen_urls into " +
-           ExactStore::ShardPath(dir->path(), 0) + " ... " +
-           ExactStore::ShardPath(dir->path(), shards - 1) + " (state format version 3)" +
-           (vacuum.ok() ? std::string() : "; state.db keeps the freed space: " + vacuum.message())});
+       "migrated the exact store of " + dir->path() +
+           " to 128-bit fingerprints: " + std::to_string(keys) +
+           " keys from state.db's seen_urls into " + ExactStore::ShardPath(dir->path(), 0) +
+           " ... " + ExactStore::ShardPath(dir->path(), shards - 1) + " (state format version 3)" +
+           (vacuum.ok() ? std::string()
+                        : "; state.db keeps the freed space: " + vacuum.message())});
   return uint64_t{shards};
 }
 

@@ -8,7 +8,7 @@
 
 #include "base/clock.h"
 #include "base/sqlite_db.h"
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "dedup/state_dir.h"
 
 namespace urlsieve {

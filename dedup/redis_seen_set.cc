@@ -16,11 +16,11 @@
 #include <tuple>
 #include <utility>
 
-#include "dedup/bloom_math.h"
-#include "dedup/redis_client.h"
-#include "dedup/redis_front_cache.h"
-#include "dedup/redis_seen_function.h"
-#include "dedup/redis_seen_layout.h"
+#include "dedup/bloom/bloom_math.h"
+#include "dedup/redis/redis_front_cache.h"
+#include "dedup/redis/redis_seen_function.h"
+#include "dedup/redis/redis_seen_layout.h"
+#include "redis/redis_client.h"
 
 namespace urlsieve {
 namespace {
@@ -162,7 +162,9 @@ class RedisSeenSet::Impl {
 
  private:
   std::string MetaKey() const { return "urlsieve:{" + options_.name + "}:meta"; }
-  std::string ShardPrefix(uint32_t shard) const { return RedisShardKeyPrefix(options_.name, shard); }
+  std::string ShardPrefix(uint32_t shard) const {
+    return RedisShardKeyPrefix(options_.name, shard);
+  }
   std::string CountKey(uint32_t shard) const { return ShardPrefix(shard) + "count"; }
   std::string InboxKey(uint32_t shard) const { return RedisInboxKey(options_.name, shard); }
   std::string EpochKey() const { return "urlsieve:{" + options_.name + "}:forgets"; }
@@ -1362,7 +1364,8 @@ SeenStats RedisSeenSet::Impl::Stats() {
     stats.bloom_layers = std::max<uint32_t>(stats.bloom_layers, static_cast<uint32_t>(layers));
     for (uint32_t l = 0; l < layers; ++l) {
       const bool newest = l + 1 == layers;
-      if (!ParseUint(state[newest ? std::string("count") : 'n' + std::to_string(l)], &count)) count = 0;
+      if (!ParseUint(state[newest ? std::string("count") : 'n' + std::to_string(l)], &count))
+        count = 0;
       loads.push_back({s, l, count});
       commands.push_back(Command({"BITCOUNT", ShardPrefix(s) + "bloom:" + std::to_string(l)}));
     }

@@ -106,8 +106,8 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "dedup/redis_address.h"
-#include "dedup/redis_connection.h"
+#include "redis/redis_address.h"
+#include "redis/redis_connection.h"
 #include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
 #include "dedup/state_dir.h"

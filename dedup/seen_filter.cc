@@ -1,8 +1,8 @@
 #include "dedup/seen_filter.h"
 
+#include "dedup/bloom/key_hash.h"
 #include "dedup/bloom_seen_set.h"
 #include "dedup/generational_seen_set.h"
-#include "dedup/key_hash.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/state_dir.h"
 
@@ -110,9 +110,9 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   std::unique_ptr<SeenFilter> filter(new SeenFilter(options));
   if (options.state_dir.empty()) {
     if (options.revisit_after.count() > 0) {
-      auto set = GenerationalSeenSet::InMemory({options.capacity, options.fp_rate,
-                                                options.revisit_after, options.generations,
-                                                options.clock});
+      auto set =
+          GenerationalSeenSet::InMemory({options.capacity, options.fp_rate, options.revisit_after,
+                                         options.generations, options.clock});
       if (!set.ok()) return set.status();
       filter->owned_set_ = std::move(*set);
       filter->set_ = filter->owned_set_.get();
@@ -144,7 +144,8 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   filter->options_.deletable = stored.deletable;
   filter->options_.canonicalize = stored.canonicalize;
   filter->options_.revisit_after = std::chrono::seconds(stored.revisit_after_s);
-  filter->options_.generations = stored.revisit_after_s > 0 ? stored.generations : options.generations;
+  filter->options_.generations =
+      stored.revisit_after_s > 0 ? stored.generations : options.generations;
   filter->canonicalizer_ = UrlCanonicalizer(stored.canonicalize);
   StateSeenSetOptions set_options;
   set_options.rebuild_bloom = options.rebuild_bloom;

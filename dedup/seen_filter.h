@@ -116,15 +116,15 @@
 
 #include "base/status.h"
 #include "dedup/seen_set.h"
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 
 class Clock;
 class StateDir;
 
-// Keys a process remembers as in a Redis set, to answer repeats without a round trip (up to ~32 bytes
-// of memory each: 32 MiB by default; see redis_front_cache.h).
+// Keys a process remembers as in a Redis set, to answer repeats without a round trip (up to ~32
+// bytes of memory each: 32 MiB by default; see redis_front_cache.h).
 inline constexpr uint64_t kDefaultRedisFrontCacheKeys = uint64_t{1} << 20;
 inline constexpr uint32_t kDefaultGenerations = 4;
 

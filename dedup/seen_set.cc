@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "dedup/key_hash.h"
+#include "dedup/bloom/key_hash.h"
 
 namespace urlsieve {
 namespace {

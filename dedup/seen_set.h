@@ -43,8 +43,8 @@
 #include <vector>
 
 #include "base/status.h"
-#include "dedup/key_hash_value.h"
-#include "dedup/state_identity.h"
+#include "dedup/bloom/key_hash_value.h"
+#include "dedup/state/state_identity.h"
 
 namespace urlsieve {
 

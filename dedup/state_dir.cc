@@ -11,7 +11,7 @@ namespace urlsieve {
 namespace {
 
 constexpr std::string_view kFormat = "urlsieve-state";
-// 2: an identity in urlsieve_meta and in every state file (dedup/state_identity.h).
+// 2: an identity in urlsieve_meta and in every state file (dedup/state/state_identity.h).
 // 3: the exact store is 128-bit fingerprints sharded over seen-NN.db (dedup/exact_store.h), not
 //    seen_urls; an exact state is created (or migrated) at 3, so that an older build refuses it
 //    rather than finding no seen_urls and starting with an empty store. A Bloom-only state is

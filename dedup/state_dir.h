@@ -1,10 +1,10 @@
 // StateDir: one open state directory (docs/design.md, "State files and the checkpoint protocol"):
 // its lock, state.db with its urlsieve_meta table, the state's identity, format version and
 // generation, the parameters it was created with, and the checkpoint transaction. A standalone
-// SeenFilter owns one; so does a crawl (CrawlState, crawler/crawl_state.h), whose other parts (the
-// frontier, the outputs, the counters) keep their tables in the same database. The seen set kept
-// in the directory (bloom_seen_set.h) is opened on top of it. The layout, the recovery rules and
-// the messages are described in seen_filter.h.
+// SeenFilter owns one; so does a crawl (CrawlState, crawler/state/crawl_state.h), whose other parts
+// (the frontier, the outputs, the counters) keep their tables in the same database. The seen set
+// kept in the directory (bloom_seen_set.h) is opened on top of it. The layout, the recovery rules
+// and the messages are described in seen_filter.h.
 //
 // What it does at Open, in order: creates the directory (writable), takes DIR/LOCK (state_lock.h:
 // exclusive, or shared when read-only), refuses a missing or empty state.db beside a Bloom
@@ -39,9 +39,9 @@
 #include "base/status.h"
 #include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
-#include "dedup/state_identity.h"
-#include "dedup/state_lock.h"
-#include "dedup/url_canonicalizer.h"
+#include "dedup/state/state_identity.h"
+#include "dedup/state/state_lock.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 

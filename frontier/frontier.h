@@ -22,7 +22,7 @@
 //
 // URLs arrive parsed (CanonicalUrl, in fetch form) and are not parsed again: the origin, which
 // gives the politeness key (frontier/politeness_key.h) and the robots.txt origin, and the path
-// and query that a queue stores are views of it (frontier/url_parts.h).
+// and query that a queue stores are views of it (url/url_parts.h).
 //
 // Sitemaps (docs/design.md, "Sitemaps"): PushSitemap queues a URL to be handed out as a Lease of
 // kind kSitemap, in its key's FIFO with the pages, so politeness and robots.txt apply to it as to a
@@ -69,14 +69,14 @@
 #include "base/clock.h"
 #include "base/sqlite_db.h"
 #include "base/status.h"
-#include "dedup/url_canonicalizer.h"
 #include "frontier/frontier_options.h"
 #include "frontier/parent_table.h"
 #include "frontier/pending_store.h"
 #include "frontier/robots_rules.h"
 #include "frontier/spill_store.h"
-#include "frontier/url_parts.h"
 #include "frontier/url_queue.h"
+#include "url/url_canonicalizer.h"
+#include "url/url_parts.h"
 
 namespace urlsieve {
 
@@ -113,7 +113,7 @@ struct Rejection {
 struct Lease {
   enum class Kind : uint8_t { kPage, kRobots, kSitemap };
   Kind kind = Kind::kPage;
-  std::string url;  // kRobots: "<origin>/robots.txt"
+  std::string url;       // kRobots: "<origin>/robots.txt"
   uint32_t depth = 0;    // kSitemap: the nesting level
   uint32_t retries = 0;  // earlier failed attempts of this URL
   std::string parent;    // kPage: the page that linked to url ("" for seeds); kRobots: "";
@@ -178,7 +178,7 @@ struct FrontierStats {
   uint64_t handed_out = 0;  // page leases, including retries
   uint64_t robots_handed_out = 0;
   uint64_t sitemaps_handed_out = 0;  // sitemap leases, including retries
-  uint64_t completed = 0;  // page leases done without a retry or rejection
+  uint64_t completed = 0;            // page leases done without a retry or rejection
   uint64_t retried = 0;
   uint64_t abandoned = 0;  // leases forgotten through Abandon()
   uint64_t keys = 0;

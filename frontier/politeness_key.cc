@@ -2,7 +2,7 @@
 
 #include <libpsl.h>
 
-#include "dedup/ipv4_host.h"
+#include "url/ipv4_host.h"
 
 namespace urlsieve {
 

@@ -1,6 +1,6 @@
 // The politeness key of an origin (FrontierOptions::key_kind): which URLs share one queue, one
 // delay and one concurrency limit; and the registrable domain it is built from, which the crawl's
-// scope (crawler/scope.h, ScopeMode::kDomain) uses as well, so both agree on every host.
+// scope (crawler/crawl/scope.h, ScopeMode::kDomain) uses as well, so both agree on every host.
 //
 // Thread-safety: pure functions (libpsl's built-in list is immutable). The kCustom key function is
 // the caller's (see FrontierOptions::key_function).
@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "frontier/frontier_options.h"
-#include "frontier/url_parts.h"
+#include "url/url_parts.h"
 
 namespace urlsieve {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "base/text_encoding.h"
-#include "dedup/url_canonicalizer.h"
+#include "base/encoding/text_encoding.h"
+#include "url/url_canonicalizer.h"
 #include "tests/dedup/uri_validator.h"
 
 namespace {

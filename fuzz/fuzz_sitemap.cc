@@ -1,6 +1,6 @@
-// libFuzzer target for sitemaps (crawler/sitemap_parser.h): any body — XML, text, gzip, garbage —
-// parses within its limits and keeps the invariants of tests/crawler/sitemap_invariants.h. Any
-// violation aborts, which libFuzzer reports as a crash.
+// libFuzzer target for sitemaps (crawler/sitemap/sitemap_parser.h): any body — XML, text, gzip,
+// garbage — parses within its limits and keeps the invariants of
+// tests/crawler/sitemap_invariants.h. Any violation aborts, which libFuzzer reports as a crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

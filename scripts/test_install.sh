@@ -31,14 +31,18 @@ libdir=$(cd "$prefix" && dirname "$(find . -name liburlsieve_dedup.a | head -1)"
 libdir=$prefix/${libdir#./}
 # Exactly the public headers (cmake/Install.cmake): none of the internal ones (bloom_line.h,
 # key_hash.h, sqlite_db.h, exact_store.h, state_dir.h ...), and none missing.
-expected_headers='base/status.h
+expected_headers='base/encoding/text_encoding.h
+base/status.h
 base/text_encoding.h
+dedup/bloom/key_hash_value.h
 dedup/key_hash_value.h
 dedup/seen_filter.h
 dedup/seen_set.h
+dedup/state/state_identity.h
 dedup/state_identity.h
 dedup/url_canonicalizer.h
-dedup/urlsieve.h'
+dedup/urlsieve.h
+url/url_canonicalizer.h'
 headers=$(cd "$prefix/include/urlsieve" && find . -type f | sed 's|^\./||' | LC_ALL=C sort)
 [[ "$headers" == "$expected_headers" ]] \
   || fail "installed headers differ from the public API:"$'\n'"$(
@@ -48,6 +52,12 @@ headers=$(cd "$prefix/include/urlsieve" && find . -type f | sed 's|^\./||' | LC_
 # Each public header compiles on its own with only the installed headers (and the C header as C);
 # none reaches <xxhash.h>.
 for h in $headers; do
+  # A public header includes public headers only (by its quoted includes, before compiling).
+  for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' \
+                 "$prefix/include/urlsieve/$h"); do
+    [[ -f "$prefix/include/urlsieve/$inc" ]] \
+      || fail "installed header $h includes $inc, which is not installed (cmake/Install.cmake)"
+  done
   printf '#include "%s"\n' "$h" > "$tmp/one_header.cc"
   c++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include/urlsieve" \
     "$tmp/one_header.cc" || fail "$h does not compile against the installed headers"

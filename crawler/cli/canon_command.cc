@@ -11,12 +11,12 @@
 #include <memory>
 #include <string>
 
-#include "base/text_encoding.h"
+#include "base/encoding/text_encoding.h"
 #include "crawler/cli/commands.h"
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "crawler/cli/option_flags.h"
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `urlsieve cluster status --cluster URL --cluster-name NAME [--json]`: the state of a crawl
-// cluster (crawler/cluster_coordinator.h, ReadClusterStatus) without joining it: its nodes (alive
-// or not, partitions held, pages and errors published), the partitions nobody owns, the URLs
+// cluster (crawler/cluster/cluster_coordinator.h, ReadClusterStatus) without joining it: its nodes
+// (alive or not, partitions held, pages and errors published), the partitions nobody owns, the URLs
 // pending in its inboxes and in flight, and the totals. Read-only. Exit 1, with a message naming
 // the server, when it does not answer or holds no such cluster.
 #include <cstdio>
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "crawler/cli/commands.h"
-#include "crawler/cluster_coordinator.h"
-#include "dedup/redis_address.h"
+#include "crawler/cluster/cluster_coordinator.h"
+#include "redis/redis_address.h"
 
 namespace urlsieve::cli {
 namespace {

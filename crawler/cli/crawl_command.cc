@@ -1,10 +1,11 @@
-// `urlsieve crawl`: runs a crawl from a seed list (crawler/crawler.h). SIGINT/SIGTERM stop it
+// `urlsieve crawl`: runs a crawl from a seed list (crawler/crawl/crawler.h). SIGINT/SIGTERM stop it
 // gracefully (finish in-flight fetches, checkpoint, exit 0); a second signal exits at once, leaving
 // the state of the last checkpoint for --resume. With --seen-redis URL --name NAME the seen set is
-// shared in Redis (crawler/crawl_state.h); a stop also ends the waits for a Redis that does not
-// answer (crawler/seen_retry.h). With --cluster URL --cluster-name NAME the crawl is one node of a
-// crawl cluster (crawler/crawler.h): it ends (exit 0) when the whole cluster's crawl is over, and
-// a signal hands its partitions back after its in-flight pages are recorded and acknowledged.
+// shared in Redis (crawler/state/crawl_state.h); a stop also ends the waits for a Redis that does
+// not answer (crawler/crawl/seen_retry.h). With --cluster URL --cluster-name NAME the crawl is one
+// node of a crawl cluster (crawler/crawl/crawler.h): it ends (exit 0) when the whole cluster's
+// crawl is over, and a signal hands its partitions back after its in-flight pages are recorded and
+// acknowledged.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -18,8 +19,9 @@
 
 #include "crawler/cli/commands.h"
 #include "crawler/cli/option_flags.h"
-#include "crawler/crawl_config.h"
-#include "crawler/crawler.h"
+#include "crawler/config/crawl_config.h"
+#include "crawler/crawl/crawler.h"
+#include "crawler/deploy/deployment_factory.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -87,7 +89,7 @@ int RunCrawl(const CrawlFlags& flags) {
         stderr);
     crawler->RequestStop();
   });
-  Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(*config);
+  Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(*config);
   if (!crawler.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", crawler.status().ToString().c_str());
     return crawler.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;

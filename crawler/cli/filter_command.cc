@@ -13,16 +13,16 @@
 // buffer. After a kill -9 the next run prints again the URLs printed since the last save or
 // checkpoint, and nothing is lost.
 //
-// The state directory is locked for the whole run (dedup/state_lock.h): a second `filter` on it
-// exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is left
-// as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
+// The state directory is locked for the whole run (dedup/state/state_lock.h): a second `filter` on
+// it exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is
+// left as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
 //
 // --redis URL --name NAME: the seen set is shared in Redis (dedup/redis_seen_set.h) instead of a
 // state directory, so any number of `filter` processes (and crawls, Scrapy spiders...) on the same
 // set print each URL once in total. Each batch is one call; while Redis does not answer
-// (kUnavailable) the same batch is asked again with back-off (crawler/seen_retry.h: stderr says so
-// once per outage and when it is back), and the set answers a retried batch as it answered the
-// first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
+// (kUnavailable) the same batch is asked again with back-off (crawler/crawl/seen_retry.h: stderr
+// says so once per outage and when it is back), and the set answers a retried batch as it answered
+// the first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
 // password, a name holding another type) ends the run (exit 1). Redis has every insert at once:
 // a kill -9 between a batch's insert and its output loses that batch's new URLs (they are seen,
 // never printed); a stop (SIGINT) while Redis is away, or an error mid-stream, prints the
@@ -43,14 +43,14 @@
 #include <string>
 #include <vector>
 
+#include "base/duration.h"
 #include "crawler/cli/commands.h"
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "crawler/cli/option_flags.h"
-#include "base/duration.h"
-#include "crawler/seen_retry.h"
-#include "dedup/redis_address.h"
+#include "crawler/crawl/seen_retry.h"
 #include "dedup/seen_filter.h"
+#include "redis/redis_address.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -328,16 +328,15 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
   cmd->callback(
       [flags, exit_code, exact, deletable, capacity, fp_rate, canon, state, redis, revisit_after] {
-    if (state->count() == 0 && redis->count() == 0) {
-      throw CLI::RequiredError("--state or --redis");
-    }
-    flags->parameters_given =
-        exact->count() + deletable->count() + capacity->count() + fp_rate->count() +
-            revisit_after->count() >
-        0;
-    for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
-    *exit_code = RunFilter(*flags);
-  });
+        if (state->count() == 0 && redis->count() == 0) {
+          throw CLI::RequiredError("--state or --redis");
+        }
+        flags->parameters_given = exact->count() + deletable->count() + capacity->count() +
+                                      fp_rate->count() + revisit_after->count() >
+                                  0;
+        for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
+        *exit_code = RunFilter(*flags);
+      });
 }
 
 }  // namespace urlsieve::cli

@@ -1,5 +1,5 @@
-// Command-line flags from the option tables: the crawl options (crawler/crawl_options.h) and the
-// opt-in canonicalization rules (kCanonicalizeRules in dedup/url_canonicalizer.h). The flag
+// Command-line flags from the option tables: the crawl options (crawler/config/crawl_options.h) and
+// the opt-in canonicalization rules (kCanonicalizeRules in url/url_canonicalizer.h). The flag
 // names, their help and their checks come from the tables; only CLI11 lives here.
 // Thread-safety: registration happens once, before parsing, on one thread.
 #ifndef URLSIEVE_CRAWLER_CLI_OPTION_FLAGS_H_
@@ -8,8 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <vector>
 
-#include "crawler/crawl_config.h"
-#include "dedup/url_canonicalizer.h"
+#include "crawler/config/crawl_config.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve::cli {
 

@@ -13,10 +13,10 @@
 
 #include "base/duration.h"
 #include "crawler/cli/commands.h"
-#include "dedup/redis_address.h"
+#include "redis/redis_address.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve::cli {
 namespace {

@@ -1,6 +1,6 @@
 // DecodeToUtf8 against expectations computed by Python's codecs (testdata/decode_cases.tsv, written
 // by testdata/make_decode_cases.py), and its bounds: bad input, cut-off input, huge input.
-#include "base/text_decoder.h"
+#include "base/encoding/text_decoder.h"
 
 #include <gtest/gtest.h>
 

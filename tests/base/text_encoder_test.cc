@@ -1,4 +1,4 @@
-#include "base/text_encoder.h"
+#include "base/encoding/text_encoder.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "base/text_encoding.h"
+#include "base/encoding/text_encoding.h"
 
 namespace urlsieve {
 namespace {

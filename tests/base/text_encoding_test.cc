@@ -1,5 +1,5 @@
 // The Encoding Standard's labels (§4.2) and the glibc converters behind them.
-#include "base/text_encoding.h"
+#include "base/encoding/text_encoding.h"
 
 #include <gtest/gtest.h>
 #include <iconv.h>

@@ -1,8 +1,8 @@
-// ClusterCoordinator and ReadClusterStatus (crawler/cluster_coordinator.h) against a real
+// ClusterCoordinator and ReadClusterStatus (crawler/cluster/cluster_coordinator.h) against a real
 // redis-server on a random loopback port, with small TTLs (lease 1 s, hand-over 100 ms). The
 // inboxes are filled as the routed seen set's Function does (XGROUP CREATE ... MKSTREAM, then
 // XADD <inbox> * c <payload>). Every wait is a poll with a deadline.
-#include "crawler/cluster_coordinator.h"
+#include "crawler/cluster/cluster_coordinator.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "crawler/cluster_keys.h"
-#include "crawler/rendezvous.h"
-#include "dedup/redis_client.h"
+#include "crawler/cluster/cluster_keys.h"
+#include "crawler/cluster/rendezvous.h"
+#include "redis/redis_client.h"
 #include "dedup/redis_seen_set.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"

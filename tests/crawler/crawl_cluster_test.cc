@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/redis_client.h"
+#include "redis/redis_client.h"
 #include "tests/crawler/cluster_crawl.h"
 #include "tests/crawler/cluster_site.h"
 #include "tests/crawler/crawl_process.h"

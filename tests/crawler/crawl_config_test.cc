@@ -1,4 +1,4 @@
-#include "crawler/crawl_config.h"
+#include "crawler/config/crawl_config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -21,8 +21,8 @@ std::string ErrorOf(const std::string& toml) {
   return c.ok() ? "" : c.status().message();
 }
 
-// Checkpoints write only what changed (dedup/bloom_delta_log.h), so they are cheap enough to take
-// every few seconds: a kill -9 then loses seconds of work, not half a minute
+// Checkpoints write only what changed (dedup/bloom/bloom_delta_log.h), so they are cheap enough to
+// take every few seconds: a kill -9 then loses seconds of work, not half a minute
 // (bench/checkpoint_cost.sh measures the cost).
 TEST(CrawlConfigTest, DefaultCheckpointIntervalIsAFewSeconds) {
   const CrawlConfig defaults;
@@ -220,7 +220,8 @@ class CrawlFlagsTest : public ::testing::Test {
 };
 
 TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
-  const std::string path = ::testing::TempDir() + "/urlsieve_flags_test_" + std::to_string(getpid()) + ".toml";
+  const std::string path =
+      ::testing::TempDir() + "/urlsieve_flags_test_" + std::to_string(getpid()) + ".toml";
   {
     std::ofstream out(path);
     out << "[crawl]\nseeds = \"file-seeds\"\nthreads = 2\nmax_depth = 4\n"
@@ -243,7 +244,8 @@ TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
 }
 
 TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {
-  const std::string ca = ::testing::TempDir() + "/urlsieve_flags_ca_" + std::to_string(getpid()) + ".pem";
+  const std::string ca =
+      ::testing::TempDir() + "/urlsieve_flags_ca_" + std::to_string(getpid()) + ".pem";
   std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\n";  // readable is all Validate checks
   Result<CrawlConfig> c =
       Run({"--seeds", "s", "--backoff-ms", "10", "--robots-retries", "1", "--max-retry-after-s",

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "crawler/fetcher.h"
+#include "crawler/fetch/fetcher.h"
 #include "tests/crawler/crawl_process.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "crawler/crawler.h"
+#include "crawler/crawl/crawler.h"
 #include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"

@@ -1,7 +1,7 @@
-// The table of crawl options (crawler/crawl_options.h) and the canonicalization rules
+// The table of crawl options (crawler/config/crawl_options.h) and the canonicalization rules
 // (kCanonicalizeRules): configs/default.toml agrees with the table, the table's rules fit the
 // fields they set, and the reader, Validate and the flags all follow it.
-#include "crawler/crawl_options.h"
+#include "crawler/config/crawl_options.h"
 
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "crawler/cli/option_flags.h"
-#include "crawler/crawl_config.h"
-#include "dedup/url_canonicalizer.h"
+#include "crawler/config/crawl_config.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {

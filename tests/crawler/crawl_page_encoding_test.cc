@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "crawler/crawl_config.h"
-#include "crawler/crawler.h"
+#include "crawler/config/crawl_config.h"
+#include "crawler/crawl/crawler.h"
 #include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/redis_client.h"
+#include "redis/redis_client.h"
 #include "tests/crawler/crawl_process.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"

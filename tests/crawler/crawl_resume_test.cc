@@ -21,7 +21,8 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
-#include "crawler/crawler.h"
+#include "crawler/crawl/crawler.h"
+#include "crawler/deploy/deployment_factory.h"
 #include "tests/crawler/crawl_child.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
@@ -98,7 +99,7 @@ class CrawlResumeTest : public ::testing::Test {
   // Runs one session of the crawl in this process. With stop_after, asks it to stop (as Ctrl-C
   // does) once the server has answered that many requests in all, unless it ends first.
   Result<CrawlSummary> RunSession(bool resume, size_t stop_after = 0) {
-    Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(Config(resume));
+    Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(Config(resume));
     if (!crawler.ok()) return crawler.status();
     std::atomic<bool> ended{false};
     std::thread stopper;
@@ -297,7 +298,7 @@ TEST_F(CrawlResumeTest, CheckpointWithoutChecksumsResumesWithANoticeAndRecordsTh
   WriteFile(Out() / "pages.jsonl", original);
 
   {
-    Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(Config(true));
+    Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(Config(true));
     ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
     std::string notices;
     for (const std::string& notice : (*crawler)->notices()) notices += notice + "\n";

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "crawler/crawler.h"
+#include "crawler/crawl/crawler.h"
 #include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"

@@ -17,8 +17,9 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
-#include "crawler/crawler.h"
-#include "crawler/sitemap_store.h"
+#include "crawler/crawl/crawler.h"
+#include "crawler/deploy/deployment_factory.h"
+#include "crawler/sitemap/sitemap_store.h"
 #include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/gzip.h"
 #include "tests/support/scratch_dir.h"
@@ -318,7 +319,7 @@ TEST_F(CrawlSitemapTest, AResumedCrawlDoesNotFetchASitemapAgain) {
   config.politeness.per_host_concurrency = 1;
   config.sitemaps.urls = {Url("/sitemap.xml")};
   {
-    Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(config);
+    Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(config);
     ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
     std::optional<Result<CrawlSummary>> ran;
     std::thread run([&] { ran.emplace((*crawler)->Run()); });

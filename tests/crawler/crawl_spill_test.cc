@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "crawler/crawler.h"
+#include "crawler/crawl/crawler.h"
+#include "crawler/deploy/deployment_factory.h"
 #include "tests/support/file_size_limit.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site.h"
@@ -76,7 +77,7 @@ class CrawlSpillTest : public ::testing::Test {
 
 TEST_F(CrawlSpillTest, ASpillFileThatCannotBeOpenedFailsTheCrawlBeforeItStarts) {
   fs::create_directories(spill_path());  // a directory where the file should be
-  Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(Config());
+  Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(Config());
   ASSERT_FALSE(crawler.ok());
   EXPECT_NE(crawler.status().message().find(spill_path()), std::string::npos)
       << crawler.status().ToString();
@@ -84,7 +85,7 @@ TEST_F(CrawlSpillTest, ASpillFileThatCannotBeOpenedFailsTheCrawlBeforeItStarts) 
 }
 
 TEST_F(CrawlSpillTest, ASpillFileThatCannotGrowFailsTheCrawl) {
-  Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(Config());
+  Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(Config());
   ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
   std::optional<Result<CrawlSummary>> summary;
   {

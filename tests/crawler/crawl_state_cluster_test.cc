@@ -1,5 +1,5 @@
-// CrawlState of a node of a crawl cluster (crawler/crawl_state.h, "A crawl cluster"), against a
-// real redis-server and the real ClusterCoordinator: the rows state.db records, the node id kept
+// CrawlState of a node of a crawl cluster (crawler/state/crawl_state.h, "A crawl cluster"), against
+// a real redis-server and the real ClusterCoordinator: the rows state.db records, the node id kept
 // for --resume, the routed seen set, and every resume that must be refused with the command that
 // works. A join refused for a new state leaves nothing behind.
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "crawler/cluster_coordinator.h"
-#include "crawler/crawl_state.h"
-#include "dedup/redis_client.h"
+#include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/state/crawl_state.h"
 #include "dedup/redis_seen_set.h"
+#include "redis/redis_client.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 
@@ -97,8 +97,9 @@ TEST_F(CrawlStateClusterTest, ANewNodeGetsAnIdThatResumeKeeps) {
     const size_t dash = node.rfind('-');
     ASSERT_NE(dash, std::string::npos) << node;
     EXPECT_TRUE(dash >= 1 && dash <= 50) << node;
-    EXPECT_EQ(node.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"),
-              std::string::npos)
+    EXPECT_EQ(
+        node.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"),
+        std::string::npos)
         << node;
     EXPECT_EQ(node.size() - dash - 1, 6u) << node;
     EXPECT_EQ(node.find_first_not_of("0123456789abcdef", dash + 1), std::string::npos) << node;

@@ -1,7 +1,7 @@
 // CrawlState: the crawl's state directory, its seen set and its checkpoint protocol, without a
 // crawl: the parts' rows and the seen set commit together, a crash returns both to the last
 // checkpoint, the checkpoint holds the gate exclusively, and the directory is locked.
-#include "crawler/crawl_state.h"
+#include "crawler/state/crawl_state.h"
 
 #include <gtest/gtest.h>
 

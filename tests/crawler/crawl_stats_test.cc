@@ -1,4 +1,4 @@
-#include "crawler/crawl_stats.h"
+#include "crawler/metrics/crawl_stats.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "crawler/progress_reporter.h"
+#include "crawler/metrics/progress_reporter.h"
 
 namespace urlsieve {
 namespace {
@@ -125,7 +125,8 @@ TEST(CrawlStatsTest, ConcurrentRecording) {
 }
 
 TEST(CrawlStatsTest, WriteJsonFileIsAtomicAndReadable) {
-  const std::string path = ::testing::TempDir() + "/urlsieve_stats_test_" + std::to_string(getpid()) + ".json";
+  const std::string path =
+      ::testing::TempDir() + "/urlsieve_stats_test_" + std::to_string(getpid()) + ".json";
   ASSERT_TRUE(WriteJsonFile(path, {{"pages", 3}}).ok());
   ASSERT_TRUE(WriteJsonFile(path, {{"pages", 4}}).ok());
   std::ifstream in(path);

@@ -9,12 +9,13 @@
 #include <mutex>
 #include <thread>
 
-#include "crawler/crawler.h"
+#include "crawler/crawl/crawler.h"
+#include "crawler/deploy/deployment_factory.h"
 
 namespace urlsieve::testing {
 
 inline Result<CrawlSummary> RunCrawlWithWatchdog(const CrawlConfig& config) {
-  auto crawler = Crawler::Create(config);
+  auto crawler = OpenCrawler(config);
   if (!crawler.ok()) return crawler.status();
   std::mutex mu;
   std::condition_variable cv;

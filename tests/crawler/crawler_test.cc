@@ -1,6 +1,6 @@
 // End-to-end crawls of the generated trap site (tools/site_server) on 127.0.0.1. Every assertion
 // about what was fetched is made from the server's own request log.
-#include "crawler/crawler.h"
+#include "crawler/crawl/crawler.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "crawler/deploy/deployment_factory.h"
 #include "tests/crawler/crawl_child.h"
 #include "tests/support/file_contents.h"
 #include "tools/site_server/generated_site.h"
@@ -154,7 +155,7 @@ class CrawlerTest : public ::testing::Test {
 };
 
 TEST_F(CrawlerTest, CrawlsTheTrapSiteOnceEachPolitelyAndEnds) {
-  auto crawler = Crawler::Create(Config());
+  auto crawler = OpenCrawler(Config());
   ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
   auto summary = (*crawler)->Run();
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
@@ -184,7 +185,7 @@ TEST_F(CrawlerTest, OptInCanonicalizationRulesChangeTheKeyNotTheUrlFetched) {
   config.canonicalize.sort_query = true;
   config.canonicalize.strip_session_ids = true;
   config.canonicalize.collapse_slashes = true;
-  auto crawler = Crawler::Create(config);
+  auto crawler = OpenCrawler(config);
   ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
   auto summary = (*crawler)->Run();
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
@@ -193,31 +194,31 @@ TEST_F(CrawlerTest, OptInCanonicalizationRulesChangeTheKeyNotTheUrlFetched) {
 
 TEST_F(CrawlerTest, ASecondRunOfAFinishedCrawlNeedsResumeAndFetchesNothingNew) {
   {
-    auto crawler = Crawler::Create(Config());
+    auto crawler = OpenCrawler(Config());
     ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
     ASSERT_TRUE((*crawler)->Run().ok());
   }
-  auto again = Crawler::Create(Config());
+  auto again = OpenCrawler(Config());
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
 
   const size_t before = server_->log().size();
   CrawlConfig resume = Config();
   resume.crawl.resume = true;
-  auto crawler = Crawler::Create(resume);
+  auto crawler = OpenCrawler(resume);
   ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
   ASSERT_TRUE((*crawler)->Run().ok());
   EXPECT_EQ(server_->log().size(), before);  // everything was seen already
 }
 
-// The crawl's state directory is locked like any other (dedup/state_lock.h): a second crawler on
-// the same --out is refused, naming the holder.
+// The crawl's state directory is locked like any other (dedup/state/state_lock.h): a second crawler
+// on the same --out is refused, naming the holder.
 TEST_F(CrawlerTest, ASecondCrawlerOnTheSameOutputIsRefused) {
-  auto first = Crawler::Create(Config());
+  auto first = OpenCrawler(Config());
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   CrawlConfig resume = Config();
   resume.crawl.resume = true;
-  auto second = Crawler::Create(resume);
+  auto second = OpenCrawler(resume);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(second.status().message().find("in use by process " + std::to_string(::getpid())),
@@ -232,7 +233,7 @@ TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
   CrawlConfig config = Config();
   config.crawl.exact = true;
   {
-    auto crawler = Crawler::Create(config);
+    auto crawler = OpenCrawler(config);
     ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
     ASSERT_TRUE((*crawler)->Run().ok());
   }
@@ -245,7 +246,7 @@ TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
 
   // The snapshot is lost: an error that says how to rebuild it, then a rebuild on request.
   fs::rename(state / "bloom.snap", dir_ / "bloom.snap.saved");
-  auto refused = Crawler::Create(resume);
+  auto refused = OpenCrawler(resume);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(refused.status().message().find("--rebuild"), std::string::npos)
@@ -253,7 +254,7 @@ TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
   CrawlConfig rebuild = resume;
   rebuild.crawl.rebuild_bloom = true;
   {
-    auto crawler = Crawler::Create(rebuild);
+    auto crawler = OpenCrawler(rebuild);
     ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
     ASSERT_TRUE((*crawler)->Run().ok());
   }
@@ -271,7 +272,7 @@ TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
       fs::resize_file(state / "state.db", 0);
     }
     for (const CrawlConfig& c : {config, resume}) {
-      auto crawler = Crawler::Create(c);
+      auto crawler = OpenCrawler(c);
       ASSERT_FALSE(crawler.ok());
       EXPECT_EQ(crawler.status().code(), StatusCode::kCorruption);
       EXPECT_NE(crawler.status().message().find((state / "state.db").string()), std::string::npos)
@@ -287,7 +288,7 @@ TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
 TEST_F(CrawlerTest, WarcOutputHasARequestAndResponseRecordPerFetch) {
   CrawlConfig config = Config();
   config.output.warc = true;
-  auto crawler = Crawler::Create(config);
+  auto crawler = OpenCrawler(config);
   ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
   auto summary = (*crawler)->Run();
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();

@@ -1,4 +1,4 @@
-#include "crawler/decision_message.h"
+#include "crawler/crawl/decision_message.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// FetchRecordStore (crawler/fetch_record.h): records written at a checkpoint are read back whole;
-// due selection; queued records are taken once, survive a reopen and are released by Put/Unqueue;
-// a failed checkpoint keeps its changes for the next one.
-#include "crawler/fetch_record.h"
+// FetchRecordStore (crawler/state/fetch_record.h): records written at a checkpoint are read back
+// whole; due selection; queued records are taken once, survive a reopen and are released by
+// Put/Unqueue; a failed checkpoint keeps its changes for the next one.
+#include "crawler/state/fetch_record.h"
 
 #include <gtest/gtest.h>
 

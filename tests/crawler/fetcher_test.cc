@@ -1,5 +1,5 @@
 // Fetcher against real HTTP servers on 127.0.0.1 (tools/site_server), no mocks.
-#include "crawler/fetcher.h"
+#include "crawler/fetch/fetcher.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "crawler/curl_share.h"
+#include "crawler/fetch/curl_share.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 

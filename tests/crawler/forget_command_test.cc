@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "crawler/crawler.h"
+#include "crawler/crawl/crawler.h"
 #include "dedup/seen_filter.h"
 #include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/file_contents.h"
@@ -63,12 +63,13 @@ class ForgetCommandTest : public ::testing::Test {
 };
 
 TEST_F(ForgetCommandTest, ForgetsEachUrlReportsInvalidLinesAndTheFilterPrintsThemAgain) {
-  CommandRun created = Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\nhttp://a.example/3\n",
-                                "--deletable --state '" + State() + "'");
+  CommandRun created =
+      Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\nhttp://a.example/3\n",
+               "--deletable --state '" + State() + "'");
   ASSERT_EQ(created.exit_code, 0) << created.err;
-  CommandRun forgot =
-      Urlsieve("forget", "HTTP://A.EXAMPLE/1\n\nnot a url\nhttp://b.example/never\nhttp://a.example/3#x\n",
-               "--state '" + State() + "'");
+  CommandRun forgot = Urlsieve(
+      "forget", "HTTP://A.EXAMPLE/1\n\nnot a url\nhttp://b.example/never\nhttp://a.example/3#x\n",
+      "--state '" + State() + "'");
   EXPECT_EQ(forgot.exit_code, 3) << forgot.err;  // some lines were invalid
   EXPECT_EQ(forgot.out,
             "forgotten\tHTTP://A.EXAMPLE/1\n"
@@ -77,8 +78,9 @@ TEST_F(ForgetCommandTest, ForgetsEachUrlReportsInvalidLinesAndTheFilterPrintsThe
   EXPECT_NE(forgot.err.find("line 3: "), std::string::npos) << forgot.err;
   EXPECT_NE(forgot.err.find("2 forgotten, 1 absent, 1 invalid"), std::string::npos) << forgot.err;
   // Durable: the next filter run prints exactly the forgotten URLs.
-  CommandRun again = Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\nhttp://a.example/3\n",
-                              "--state '" + State() + "'");
+  CommandRun again =
+      Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\nhttp://a.example/3\n",
+               "--state '" + State() + "'");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, "http://a.example/1\nhttp://a.example/3\n");
   // All valid: exit 0; --quiet prints the summary only.
@@ -93,13 +95,14 @@ TEST_F(ForgetCommandTest, AnExactStateForgets) {
                      "--exact --state '" + State() + "'")
                 .exit_code,
             0);
-  CommandRun forgot = Urlsieve("forget", "http://a.example/2\nhttp://a.example/3\n",
-                               "--state '" + State() + "'");
+  CommandRun forgot =
+      Urlsieve("forget", "http://a.example/2\nhttp://a.example/3\n", "--state '" + State() + "'");
   EXPECT_EQ(forgot.exit_code, 0) << forgot.err;
   EXPECT_EQ(forgot.out, "forgotten\thttp://a.example/2\nabsent\thttp://a.example/3\n");
-  EXPECT_EQ(Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\n", "--state '" + State() + "'")
-                .out,
-            "http://a.example/2\n");
+  EXPECT_EQ(
+      Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\n", "--state '" + State() + "'")
+          .out,
+      "http://a.example/2\n");
 }
 
 TEST_F(ForgetCommandTest, APlainBloomStateIsRefusedAndUnchanged) {
@@ -114,9 +117,9 @@ TEST_F(ForgetCommandTest, APlainBloomStateIsRefusedAndUnchanged) {
 }
 
 TEST_F(ForgetCommandTest, ALockedStateNamesTheHolderAndAMissingOneIsAnError) {
-  ASSERT_EQ(Urlsieve("filter", "http://a.example/1\n", "--deletable --state '" + State() + "'")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      Urlsieve("filter", "http://a.example/1\n", "--deletable --state '" + State() + "'").exit_code,
+      0);
   {
     SeenFilterOptions o;
     o.state_dir = State();
@@ -126,8 +129,8 @@ TEST_F(ForgetCommandTest, ALockedStateNamesTheHolderAndAMissingOneIsAnError) {
     EXPECT_EQ(forgot.exit_code, 1);
     EXPECT_NE(forgot.err.find(std::to_string(::getpid())), std::string::npos) << forgot.err;
   }
-  CommandRun missing =
-      Urlsieve("forget", "http://a.example/1\n", "--state '" + (dir_.path() / "nope").string() + "'");
+  CommandRun missing = Urlsieve("forget", "http://a.example/1\n",
+                                "--state '" + (dir_.path() / "nope").string() + "'");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("no state"), std::string::npos) << missing.err;
   EXPECT_FALSE(fs::exists(dir_.path() / "nope"));
@@ -176,9 +179,9 @@ TEST_P(ForgetCrawlTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   ASSERT_EQ(before["/a.html"], 1);
   ASSERT_EQ(before["/b.html"], 1);
 
-  CommandRun forgot = Urlsieve(
-      "forget", (*server)->Url("/index.html") + "\n" + (*server)->Url("/b.html") + "\n",
-      "--state '" + c.crawl.out_dir + "'");  // OUT, taken as OUT/state
+  CommandRun forgot =
+      Urlsieve("forget", (*server)->Url("/index.html") + "\n" + (*server)->Url("/b.html") + "\n",
+               "--state '" + c.crawl.out_dir + "'");  // OUT, taken as OUT/state
   ASSERT_EQ(forgot.exit_code, 0) << forgot.err;
   EXPECT_NE(forgot.err.find("2 forgotten, 0 absent"), std::string::npos) << forgot.err;
 

@@ -1,4 +1,4 @@
-#include "crawler/html_guard.h"
+#include "crawler/page/html_guard.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "crawler/link_extractor.h"
+#include "crawler/page/link_extractor.h"
 
 namespace urlsieve {
 namespace {

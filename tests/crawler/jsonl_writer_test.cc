@@ -1,4 +1,4 @@
-#include "crawler/jsonl_writer.h"
+#include "crawler/output/jsonl_writer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

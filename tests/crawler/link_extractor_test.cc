@@ -1,4 +1,4 @@
-#include "crawler/link_extractor.h"
+#include "crawler/page/link_extractor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "base/text_encoding.h"
+#include "base/encoding/text_encoding.h"
 #include "tests/crawler/link_invariants.h"
 #include "tests/support/fuzz_corpus.h"
 

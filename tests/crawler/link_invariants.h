@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "crawler/link_extractor.h"
-#include "dedup/url_canonicalizer.h"
+#include "crawler/page/link_extractor.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve::testing {
 

@@ -1,4 +1,4 @@
-#include "crawler/logger.h"
+#include "base/logger.h"
 
 #include <gtest/gtest.h>
 

@@ -17,8 +17,8 @@
 #include <optional>
 #include <string>
 
-#include "crawler/metrics_server.h"
-#include "crawler/metrics_text.h"
+#include "crawler/metrics/metrics_server.h"
+#include "crawler/metrics/metrics_text.h"
 #include "tests/support/file_contents.h"
 
 namespace urlsieve::testing {

@@ -1,7 +1,7 @@
 // The metrics (docs/design.md, "Metrics"): the exposition text of a snapshot, read back by a real
 // Prometheus parser (prometheus_client); the same figures in stats.json; the new counters through
 // a checkpoint; HOST:PORT parsing; the server's answers over real HTTP.
-#include "crawler/metrics_text.h"
+#include "crawler/metrics/metrics_text.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include <string>
 
 #include "base/sqlite_db.h"
-#include "crawler/crawl_checkpoint.h"
-#include "crawler/metrics_server.h"
+#include "crawler/state/crawl_checkpoint.h"
+#include "crawler/metrics/metrics_server.h"
 #include "tests/crawler/metrics_scrape.h"
 #include "tests/support/scratch_dir.h"
 

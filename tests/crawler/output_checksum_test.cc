@@ -1,4 +1,4 @@
-#include "crawler/output_checksum.h"
+#include "crawler/output/output_checksum.h"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>
@@ -9,8 +9,8 @@
 #include <string>
 
 #include "base/sqlite_db.h"
-#include "crawler/append_file.h"
-#include "crawler/crawl_checkpoint.h"
+#include "crawler/output/append_file.h"
+#include "crawler/state/crawl_checkpoint.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 

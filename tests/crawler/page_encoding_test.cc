@@ -1,5 +1,5 @@
 // The encoding sniffing algorithm (HTML §13.2.3.1-2) and DecodedPage, which reads a page with it.
-#include "crawler/page_encoding.h"
+#include "crawler/page/page_encoding.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "crawler/page_decoder.h"
+#include "crawler/page/page_decoder.h"
 
 namespace urlsieve {
 namespace {

@@ -1,7 +1,7 @@
-// RecrawlSchedule (crawler/recrawl_schedule.h): the adaptive interval (x unchanged_factor,
+// RecrawlSchedule (crawler/state/recrawl_schedule.h): the adaptive interval (x unchanged_factor,
 // x changed_factor, clamped to [min, max]), the initial interval, due times and what a re-fetch
 // found.
-#include "crawler/recrawl_schedule.h"
+#include "crawler/state/recrawl_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -20,8 +20,9 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
-#include "crawler/crawler.h"
-#include "crawler/fetch_record.h"
+#include "crawler/crawl/crawler.h"
+#include "crawler/deploy/deployment_factory.h"
+#include "crawler/state/fetch_record.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
 
@@ -126,7 +127,7 @@ class RecrawlSmokeTest : public ::testing::Test {
   fs::path out() const { return dir_.path() / "out"; }
 
   Result<CrawlSummary> Crawl(const CrawlConfig& config) {
-    Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(config);
+    Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(config);
     if (!crawler.ok()) return crawler.status();
     return (*crawler)->Run();
   }
@@ -270,7 +271,7 @@ TEST_F(RecrawlSmokeTest, AStoppedRecrawlContinuesWithResume) {
   // "/validated". The stop comes while /changes is in flight.
   site_->Hold();
   server_->log().Clear();
-  Result<std::unique_ptr<Crawler>> crawler = Crawler::Create(recrawl);
+  Result<std::unique_ptr<Crawler>> crawler = OpenCrawler(recrawl);
   ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
   std::thread stopper([&] {
     const bool reached = server_->log().WaitUntil(

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/redis_client.h"
+#include "redis/redis_client.h"
 #include "dedup/redis_seen_set.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"

@@ -1,6 +1,6 @@
-// Rendezvous hashing of partitions over nodes (crawler/rendezvous.h) and the partition of a
+// Rendezvous hashing of partitions over nodes (crawler/cluster/rendezvous.h) and the partition of a
 // politeness key (ClusterPartitionOf).
-#include "crawler/rendezvous.h"
+#include "crawler/cluster/rendezvous.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "crawler/cluster_coordinator.h"
+#include "crawler/cluster/cluster_coordinator.h"
 
 namespace urlsieve {
 namespace {

@@ -1,4 +1,4 @@
-#include "crawler/scope.h"
+#include "crawler/crawl/scope.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "crawler/seen_retry.h"
+#include "crawler/crawl/seen_retry.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "crawler/sitemap_parser.h"
+#include "crawler/sitemap/sitemap_parser.h"
 
 namespace urlsieve::testing {
 

@@ -1,6 +1,7 @@
-// SitemapParser and ParseSitemap (crawler/sitemap_parser.h): indexes, urlsets, text sitemaps,
-// gzip, lastmod, and every hostile input bounded and reported (docs/design.md, "Sitemaps").
-#include "crawler/sitemap_parser.h"
+// SitemapParser and ParseSitemap (crawler/sitemap/sitemap_parser.h): indexes, urlsets, text
+// sitemaps, gzip, lastmod, and every hostile input bounded and reported (docs/design.md,
+// "Sitemaps").
+#include "crawler/sitemap/sitemap_parser.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

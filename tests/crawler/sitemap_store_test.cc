@@ -1,7 +1,7 @@
-// SitemapStore (crawler/sitemap_store.h): claims at most once, within a budget, through
+// SitemapStore (crawler/sitemap/sitemap_store.h): claims at most once, within a budget, through
 // checkpoints, --resume and --recrawl; lastmods (the newest wins) and FetchRecordStore::TakeDue
 // taking a URL whose lastmod is newer than its last fetch as due.
-#include "crawler/sitemap_store.h"
+#include "crawler/sitemap/sitemap_store.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
-#include "crawler/fetch_record.h"
+#include "crawler/state/fetch_record.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "crawler/fetcher.h"
-#include "dedup/url_canonicalizer.h"
+#include "crawler/fetch/fetcher.h"
+#include "url/url_canonicalizer.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"

@@ -1,6 +1,6 @@
 // UrlRouter, the seam between the seen stage and the frontier: LocalUrlRouter hands every URL of a
 // batch, parsed, to a real Frontier (ManualClock), from any number of threads.
-#include "crawler/url_router.h"
+#include "crawler/crawl/url_router.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "crawler/warc_writer.h"
+#include "crawler/output/warc_writer.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -102,8 +102,9 @@ class WarcWriterTest : public ::testing::Test {
     // The process id and the suite: two suites running at once (WarcWriterTest and
     // WarcRevisitTest share test names; two checkouts' ctest runs) never share a directory.
     const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("warc_" + std::to_string(getpid()) + "_" + test->test_suite_name() + "." + test->name());
+    dir_ =
+        std::filesystem::path(::testing::TempDir()) /
+        ("warc_" + std::to_string(getpid()) + "_" + test->test_suite_name() + "." + test->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     path_ = (dir_ / "crawl.warc.gz").string();

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "tests/dedup/bloom_test_util.h"
 
 namespace urlsieve {

@@ -1,4 +1,4 @@
-#include "dedup/bloom_delta_log.h"
+#include "dedup/bloom/bloom_delta_log.h"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 

@@ -4,9 +4,9 @@
 #include <memory>
 #include <vector>
 
-#include "dedup/blocked_bloom_filter.h"
-#include "dedup/bloom_math.h"
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/blocked_bloom_filter.h"
+#include "dedup/bloom/bloom_math.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "tests/dedup/bloom_test_util.h"
 
 namespace urlsieve {

@@ -1,4 +1,4 @@
-#include "dedup/bloom_line.h"
+#include "dedup/bloom/bloom_line.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "dedup/blocked_bloom_filter.h"
+#include "dedup/bloom/blocked_bloom_filter.h"
 
 namespace urlsieve {
 namespace {

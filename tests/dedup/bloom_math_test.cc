@@ -1,4 +1,4 @@
-#include "dedup/bloom_math.h"
+#include "dedup/bloom/bloom_math.h"
 
 #include <gtest/gtest.h>
 

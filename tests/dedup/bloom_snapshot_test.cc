@@ -1,4 +1,4 @@
-#include "dedup/bloom_snapshot.h"
+#include "dedup/bloom/bloom_snapshot.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "tests/dedup/bloom_test_util.h"
 #include "tests/support/file_contents.h"
 

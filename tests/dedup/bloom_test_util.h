@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "dedup/key_hash.h"
+#include "dedup/bloom/key_hash.h"
 
 namespace urlsieve {
 

@@ -1,6 +1,8 @@
 // The counting Bloom filter (counting_blocked_bloom_filter.h, counting_bloom_filter.h): the same
 // answers as the plain filter at the same layout, removal, saturation without false negatives,
 // growth, exactly-one-new under threads, memory, and its snapshots.
+#include "dedup/bloom/counting_bloom_filter.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,11 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/blocked_bloom_filter.h"
-#include "dedup/bloom_math.h"
-#include "dedup/counting_blocked_bloom_filter.h"
-#include "dedup/counting_bloom_filter.h"
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/blocked_bloom_filter.h"
+#include "dedup/bloom/bloom_math.h"
+#include "dedup/bloom/counting_blocked_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "tests/dedup/bloom_test_util.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
@@ -40,7 +41,8 @@ std::unique_ptr<CountingBloomFilter> MustCreate(uint64_t capacity, double fp_rat
 // layer's, so the false-positive rate is too. One- and two-line layouts.
 TEST(CountingBlockedBloomFilterTest, AnswersAsThePlainLayerAtTheSameLayout) {
   uint64_t positives = 0;
-  for (const BloomLayout layout : {ChooseBloomLayout(20000, 1e-3), ChooseBloomLayout(20000, 1e-6)}) {
+  for (const BloomLayout layout :
+       {ChooseBloomLayout(20000, 1e-3), ChooseBloomLayout(20000, 1e-6)}) {
     auto plain = BlockedBloomFilter::Create(layout);
     ASSERT_TRUE(plain.ok());
     auto counting = MustCreateLayer(layout);
@@ -92,10 +94,12 @@ TEST(CountingBlockedBloomFilterTest, SaturatedCountersGiveNoFalseNegative) {
       ASSERT_LT(saturated, f->CountNonZero() / 2);
     }
     for (size_t i = 0; i < keys.size(); i += 2) f->Remove(keys[i]);
-    for (size_t i = 1; i < keys.size(); i += 2) ASSERT_TRUE(f->MayContain(keys[i])) << load << " " << i;
+    for (size_t i = 1; i < keys.size(); i += 2)
+      ASSERT_TRUE(f->MayContain(keys[i])) << load << " " << i;
     // And again after removing half of the rest: every remaining key is still present.
     for (size_t i = 1; i < keys.size(); i += 4) f->Remove(keys[i]);
-    for (size_t i = 3; i < keys.size(); i += 4) ASSERT_TRUE(f->MayContain(keys[i])) << load << " " << i;
+    for (size_t i = 3; i < keys.size(); i += 4)
+      ASSERT_TRUE(f->MayContain(keys[i])) << load << " " << i;
     // Saturated counters were never decremented.
     EXPECT_EQ(f->CountSaturated(), saturated);
   }
@@ -213,7 +217,8 @@ TEST(CountingBloomFilterTest, SnapshotRoundTripAndRefusals) {
   EXPECT_EQ(loaded_identity, identity);
   EXPECT_EQ((*loaded)->bytes(), f->bytes());
   EXPECT_EQ((*loaded)->Stats().bloom.inserted, f->Stats().bloom.inserted);
-  for (const KeyHash& k : RandomKeys(20000, 13)) ASSERT_EQ((*loaded)->MayContain(k), f->MayContain(k));
+  for (const KeyHash& k : RandomKeys(20000, 13))
+    ASSERT_EQ((*loaded)->MayContain(k), f->MayContain(k));
   for (size_t i = 1; i < keys.size(); i += 2) ASSERT_TRUE((*loaded)->MayContain(keys[i]));
 
   // A plain filter refuses the counting snapshot, and the counting filter a plain one.

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dedup/key_hash.h"
+#include "dedup/bloom/key_hash.h"
 #include "tests/dedup/format1_state.h"
 #include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"
@@ -41,7 +41,9 @@ class ExactSeenSetTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;
   }
-  static std::string Key(int i) { return "http://h" + std::to_string(i % 13) + ".example/" + std::to_string(i); }
+  static std::string Key(int i) {
+    return "http://h" + std::to_string(i % 13) + ".example/" + std::to_string(i);
+  }
   static int InsertRange(SeenSet& set, int from, int to) {
     std::vector<std::string> keys;
     for (int i = from; i < to; ++i) keys.push_back(Key(i));
@@ -78,7 +80,8 @@ class ExactSeenSetTest : public ::testing::Test {
     std::map<std::string, std::string> files;
     for (const auto& e : fs::directory_iterator(dir_)) {
       if (e.path().filename() == "LOCK") continue;
-      files[e.path().filename()] = std::to_string(std::hash<std::string>()(testing::ReadFile(e.path())));
+      files[e.path().filename()] =
+          std::to_string(std::hash<std::string>()(testing::ReadFile(e.path())));
     }
     return files;
   }
@@ -147,7 +150,7 @@ TEST_F(ExactSeenSetTest, ACrashBeforeStateDbCommitsUndoesTheShardsRows) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->set->Stats().stored_keys, 100u);
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(Has(*s->set, i)) << i;  // key 5's forget undone
-  EXPECT_EQ(InsertRange(*s->set, 0, 200), 100);  // 100..199 are new again, once
+  EXPECT_EQ(InsertRange(*s->set, 0, 200), 100);                     // 100..199 are new again, once
 }
 
 TEST_F(ExactSeenSetTest, ForgetMakesAKeyNewAgainDurablyAsInserts) {

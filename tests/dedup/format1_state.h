@@ -14,7 +14,7 @@
 
 #include "base/sqlite_db.h"
 #include "dedup/exact_store.h"
-#include "dedup/key_hash.h"
+#include "dedup/bloom/key_hash.h"
 
 namespace urlsieve::testing {
 

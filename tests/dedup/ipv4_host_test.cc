@@ -1,4 +1,4 @@
-#include "dedup/ipv4_host.h"
+#include "url/ipv4_host.h"
 
 #include <gtest/gtest.h>
 

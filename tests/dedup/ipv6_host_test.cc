@@ -1,4 +1,4 @@
-#include "dedup/ipv6_host.h"
+#include "url/ipv6_host.h"
 
 #include <gtest/gtest.h>
 

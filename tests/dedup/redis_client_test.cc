@@ -1,5 +1,5 @@
 // RedisAddress, RedisConnection and RedisClient against a real redis-server on loopback.
-#include "dedup/redis_client.h"
+#include "redis/redis_client.h"
 
 #include <gtest/gtest.h>
 

@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/key_hash.h"
-#include "dedup/redis_client.h"
-#include "dedup/redis_seen_function.h"
-#include "dedup/redis_seen_layout.h"
+#include "dedup/bloom/key_hash.h"
+#include "redis/redis_client.h"
+#include "dedup/redis/redis_seen_function.h"
+#include "dedup/redis/redis_seen_layout.h"
 #include "dedup/redis_seen_set.h"
 #include "tests/dedup/forked_inserters.h"
 #include "tests/dedup/redis_shared_server.h"

@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/redis_client.h"
-#include "dedup/redis_seen_layout.h"
+#include "redis/redis_client.h"
+#include "dedup/redis/redis_seen_layout.h"
 #include "tests/dedup/forked_inserters.h"
 #include "tests/dedup/redis_contract_set.h"
 #include "tests/dedup/redis_shared_server.h"

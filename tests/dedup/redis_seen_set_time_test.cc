@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "dedup/redis_client.h"
-#include "dedup/redis_seen_layout.h"
+#include "redis/redis_client.h"
+#include "dedup/redis/redis_seen_layout.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
 #include "tests/dedup/redis_contract_set.h"

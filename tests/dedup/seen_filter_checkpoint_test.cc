@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
-#include "dedup/bloom_delta_log.h"
+#include "dedup/bloom/bloom_delta_log.h"
 #include "dedup/seen_filter.h"
 #include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dedup/bloom_delta_log.h"
+#include "dedup/bloom/bloom_delta_log.h"
 #include "dedup/seen_filter.h"
 #include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"
@@ -20,7 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Url(int i) { return "http://h" + std::to_string(i % 17) + ".example/p/" + std::to_string(i); }
+std::string Url(int i) {
+  return "http://h" + std::to_string(i % 17) + ".example/p/" + std::to_string(i);
+}
 
 class SeenFilterForgetTest : public ::testing::Test {
  protected:
@@ -157,7 +159,6 @@ TEST_F(SeenFilterForgetTest, DeletableIsStoredAndRefusedWithExact) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(fs::exists(dir_.path() / "exact" / "state.db"));
-
 }
 
 TEST_F(SeenFilterForgetTest, ForgettingIsDurableUnderSaveAndReopen) {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
-#include "dedup/scalable_bloom_filter.h"
+#include "dedup/bloom/scalable_bloom_filter.h"
 #include "tests/dedup/format1_state.h"
 #include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"

@@ -15,7 +15,7 @@
 #include "base/clock.h"
 #include "dedup/bloom_seen_set.h"
 #include "dedup/generational_seen_set.h"
-#include "dedup/key_hash.h"
+#include "dedup/bloom/key_hash.h"
 #include "tests/dedup/seen_set_contract.h"
 
 namespace urlsieve::testing {

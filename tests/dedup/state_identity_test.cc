@@ -1,4 +1,4 @@
-#include "dedup/state_identity.h"
+#include "dedup/state/state_identity.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "dedup/state_lock.h"
+#include "dedup/state/state_lock.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "base/text_encoding.h"
-#include "dedup/url_canonicalizer.h"
+#include "base/encoding/text_encoding.h"
+#include "url/url_canonicalizer.h"
 #include "tests/dedup/uri_validator.h"
 #include "tests/support/fuzz_corpus.h"
 

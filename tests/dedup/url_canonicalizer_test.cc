@@ -1,4 +1,4 @@
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "dedup/url_chars.h"
+#include "url/url_chars.h"
 
 #include <gtest/gtest.h>
 
-#include "dedup/idna_host.h"
+#include "url/idna_host.h"
 #include "tests/dedup/uri_validator.h"
 
 namespace urlsieve {

@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "dedup/url_canonicalizer.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {

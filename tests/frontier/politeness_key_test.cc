@@ -1,13 +1,13 @@
 // The frontier's view of a URL (SplitUrl, PartsOf) and its politeness keys, including the one
-// registrable-domain function that the crawl's scope shares (crawler/scope.h).
+// registrable-domain function that the crawl's scope shares (crawler/crawl/scope.h).
 #include "frontier/politeness_key.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "dedup/url_canonicalizer.h"
-#include "frontier/url_parts.h"
+#include "url/url_canonicalizer.h"
+#include "url/url_parts.h"
 
 namespace urlsieve {
 namespace {

@@ -29,8 +29,8 @@
 #include <tuple>
 #include <vector>
 
-#include "dedup/redis_address.h"
-#include "dedup/redis_connection.h"
+#include "redis/redis_address.h"
+#include "redis/redis_connection.h"
 #include "tests/support/redis_server.h"
 
 namespace urlsieve::testing {

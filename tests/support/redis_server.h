@@ -27,8 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/redis_address.h"
-#include "dedup/redis_connection.h"
+#include "redis/redis_address.h"
+#include "redis/redis_connection.h"
 
 namespace urlsieve::testing {
 

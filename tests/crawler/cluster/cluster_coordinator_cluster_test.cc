@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "crawler/cluster_coordinator.h"
-#include "crawler/cluster_keys.h"
-#include "crawler/rendezvous.h"
-#include "dedup/redis_client.h"
+#include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/cluster/cluster_keys.h"
+#include "crawler/cluster/rendezvous.h"
+#include "redis/redis_client.h"
 #include "dedup/redis_seen_set.h"
 #include "tests/support/redis_cluster.h"
 #include "tests/support/scratch_dir.h"

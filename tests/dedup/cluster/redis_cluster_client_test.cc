@@ -1,7 +1,7 @@
-// The Redis Cluster client (dedup/redis_cluster_client.h) against a real 3-master cluster on
+// The Redis Cluster client (redis/redis_cluster_client.h) against a real 3-master cluster on
 // loopback (tests/support/redis_cluster.h): slots as the server computes them, routing, replies in
 // order, MOVED and ASK during a slot migration, a redirection loop, a killed node.
-#include "dedup/redis_cluster_client.h"
+#include "redis/redis_cluster_client.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dedup/redis_client.h"
+#include "redis/redis_client.h"
 #include "tests/support/redis_cluster.h"
 #include "tests/support/scratch_dir.h"
 

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "dedup/redis_client.h"
-#include "dedup/redis_cluster_client.h"
+#include "redis/redis_client.h"
+#include "redis/redis_cluster_client.h"
 #include "dedup/redis_seen_set.h"
 #include "tests/dedup/redis_contract_set.h"
 #include "tests/dedup/seen_set_contract.h"

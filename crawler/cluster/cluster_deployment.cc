@@ -1,0 +1,173 @@
+#include "crawler/cluster/cluster_deployment.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "crawler/cluster/cluster_admission.h"
+#include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/cluster/cluster_feed.h"
+#include "crawler/cluster/cluster_seeds.h"
+#include "crawler/cluster/cluster_url_router.h"
+#include "crawler/cluster/cluster_work_source.h"
+#include "crawler/state/crawl_state.h"
+#include "crawler/metrics/crawl_stats.h"
+#include "crawler/metrics/progress_reporter.h"
+#include "crawler/crawl/scope.h"
+#include "crawler/crawl/seen_retry.h"
+#include "redis/redis_address.h"
+
+namespace urlsieve {
+
+ClusterDeployment::ClusterDeployment(const CrawlConfig& config, std::vector<std::string>* notices)
+    : config_(config), notices_(notices) {}
+
+// Declared in this order so that the feed stops before what it reads is destroyed.
+ClusterDeployment::~ClusterDeployment() {
+  work_.reset();
+  admission_.reset();
+  feed_.reset();
+}
+
+void ClusterDeployment::PrepareState(CrawlStateOptions* options) {
+  options->cluster_url = config_.cluster.url;
+  options->cluster_name = config_.cluster.name;
+  options->node_id = config_.cluster.node_id;
+  options->partitions = config_.cluster.partitions;
+  options->join_cluster =
+      [this](const std::string& node_id) -> Result<CrawlStateOptions::ClusterJoined> {
+    Result<std::pair<std::string, uint32_t>> joined = Join(node_id);
+    if (!joined.ok()) return joined.status();
+    return CrawlStateOptions::ClusterJoined{joined->first, joined->second};
+  };
+}
+
+void ClusterDeployment::PrepareFrontier(FrontierOptions* options) {
+  // The inboxes hold the node's pending URLs until they are recorded: its frontier's pending set
+  // is not checkpointed.
+  options->checkpoints = false;
+  frontier_options_ = *options;
+}
+
+void ClusterDeployment::PrepareScope(ScopeOptions* options) {
+  options->seeds_may_come_later = true;  // learnt from the inboxes
+}
+
+Result<std::pair<std::string, uint32_t>> ClusterDeployment::Join(const std::string& node_id) {
+  Result<RedisAddress> address = RedisAddress::Parse(config_.cluster.url);
+  if (!address.ok()) return address.status();
+  ClusterOptions options;
+  options.address = *address;
+  options.name = config_.cluster.name;
+  options.node_id = node_id;
+  options.partitions = config_.cluster.partitions;
+  options.lease_ttl = std::chrono::seconds(config_.cluster.lease_ttl_s);
+  options.handover_delay = std::chrono::milliseconds(config_.politeness.delay_ms);
+  options.settings = ClusterSettings();
+  Result<std::unique_ptr<ClusterCoordinator>> joined = ClusterCoordinator::Join(options, notices_);
+  if (!joined.ok()) return joined.status();
+  coordinator_ = std::move(*joined);
+  return std::make_pair(coordinator_->identity(), coordinator_->partitions());
+}
+
+std::string ClusterDeployment::ClusterSettings() const {
+  // What makes the nodes' seen keys, partitions and scope agree; not threads, budgets or out_dir.
+  nlohmann::json canonicalize = nlohmann::json::object();
+  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
+    canonicalize[std::string(rule.name)] = config_.canonicalize.*rule.member;
+  }
+  canonicalize["max_length"] = config_.canonicalize.max_length;
+  nlohmann::json settings;
+  settings["canonicalize"] = std::move(canonicalize);
+  settings["politeness_key"] = "origin";
+  settings["scope"] = {{"mode", std::string(ScopeModeName(config_.scope.mode))},
+                       {"allow", config_.scope.allow},
+                       {"deny", config_.scope.deny},
+                       {"max_url_length", config_.scope.max_url_length},
+                       {"max_repeated_segments", config_.scope.max_repeated_segments},
+                       {"max_depth", config_.crawl.max_depth}};
+  settings["seen_set"] = {{"capacity", config_.crawl.expected_urls},
+                          {"false_positive_rate", config_.crawl.false_positive_rate},
+                          {"exact", config_.crawl.exact}};
+  settings["partitions"] = config_.cluster.partitions;
+  return settings.dump();
+}
+
+Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) {
+  log_ = parts.log;
+  SeenRetryOptions retry;
+  retry.what = parts.state->shared_seen_set();
+  Logger* log = parts.log;
+  retry_ = std::make_unique<SeenRetry>(retry,
+                                       [log](const std::string& message) { log->Info(message); });
+  router_ = std::make_unique<ClusterUrlRouter>(parts.state->routed_seen_set(), frontier_options_,
+                                               coordinator_->partitions(), coordinator_.get());
+  if (config_.scope.mode != ScopeMode::kAny) {
+    // The scope of every node knows every node's seeds: added before they are queued, read
+    // before anything is fetched.
+    Result<RedisAddress> address = RedisAddress::Parse(config_.cluster.url);
+    if (!address.ok()) return address.status();
+    seeds_ = std::make_unique<ClusterSeeds>(*address, config_.cluster.name, parts.scope,
+                                            parts.fetch_form);
+    URLSIEVE_RETURN_IF_ERROR(retry_->Run([&] { return seeds_->Add(seeds); }));
+    URLSIEVE_RETURN_IF_ERROR(retry_->Run([&] { return seeds_->Refresh(); }));
+  }
+  ClusterFeed::Parts feed_parts;
+  feed_parts.coordinator = coordinator_.get();
+  feed_parts.frontier = parts.frontier;
+  feed_parts.fetch_form = parts.fetch_form;
+  feed_parts.scope = parts.scope;
+  feed_parts.router = router_.get();
+  feed_parts.seeds = seeds_.get();
+  feed_parts.log = parts.log;
+  feed_parts.checkpoint = parts.checkpoint;
+  feed_parts.fail = parts.fail;
+  ClusterFeedOptions feed_options;
+  feed_options.low_water = std::max<size_t>(256, 32 * static_cast<size_t>(config_.crawl.threads));
+  feed_ = std::make_unique<ClusterFeed>(std::move(feed_parts), feed_options);
+  admission_ = std::make_unique<ClusterAdmission>(router_.get(), retry_.get());
+  work_ = std::make_unique<ClusterWorkSource>(feed_.get(), parts.frontier, parts.record_rejections);
+  return Status::Ok();
+}
+
+Admission& ClusterDeployment::admission() { return *admission_; }
+WorkSource& ClusterDeployment::work() { return *work_; }
+
+Status ClusterDeployment::SeedsQueued(bool any) {
+  // The seeds are in their inboxes now; the crawl may end once they are done.
+  if (!any) return Status::Ok();
+  return retry_->Run([this] { return coordinator_->MarkSeeded(); });
+}
+
+void ClusterDeployment::Tick(const CrawlStatsSnapshot& stats, uint64_t errors,
+                             ProgressSample* sample) {
+  // The progress line shows the cluster's totals; this node's counters go to the others.
+  coordinator_->Publish({stats.pages, errors, stats.links_new});
+  const ClusterStatus totals = coordinator_->Totals();
+  *sample = ProgressSample{totals.pages, totals.pending, sample->hosts, totals.errors};
+}
+
+void ClusterDeployment::Finish(const CrawlStatsSnapshot& stats, bool finished,
+                               const std::function<void(const Status&)>& fail) {
+  // The final counters go out with the leave (`urlsieve cluster status` sums them).
+  uint64_t errors = 0;
+  for (const auto& [kind, count] : stats.errors) errors += count;
+  coordinator_->Publish({stats.pages, errors, stats.links_new});
+  Status left = coordinator_->Leave(finished);
+  if (!left.ok()) log_->Info("leaving " + coordinator_->what() + ": " + left.message());
+  if (Status error = coordinator_->error(); !error.ok()) fail(error);
+}
+
+void ClusterDeployment::Describe(nlohmann::json* stats) const {
+  (*stats)["node_id"] = coordinator_->node_id();
+  Result<RedisAddress> address = RedisAddress::Parse(config_.cluster.url);
+  (*stats)["cluster"] = {{"name", config_.cluster.name},
+                         {"server", address.ok() ? address->ToString() : ""}};
+}
+
+const std::string& ClusterDeployment::node_id() const {
+  return coordinator_ ? coordinator_->node_id() : Deployment::node_id();
+}
+
+}  // namespace urlsieve

@@ -1,0 +1,78 @@
+// ClusterDeployment: a node of a crawl cluster (deployment.h; docs/features/cluster.md). The
+// state opens the cluster's routed seen set and, once the node id is settled, joins the cluster
+// through this deployment (ClusterCoordinator, with the settings every node must share:
+// ClusterSettings). Its seams: ClusterAdmission (the routed seen test appends new URLs to their
+// partitions' inboxes) and ClusterWorkSource (the inboxes of the partitions this node owns, read
+// into the local frontier by a ClusterFeed). The scope of every node knows every node's seeds
+// (ClusterSeeds); the progress line shows the cluster's totals and this node's counters are
+// published with its heartbeat; at the end the node publishes its final counters and leaves.
+// Sitemaps are not read on a node (its inboxes hold pages only); its frontier's pending set is
+// not checkpointed (the inboxes are the truth). Budgets are per node.
+//
+// Thread-safety: see deployment.h.
+#ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_DEPLOYMENT_H_
+#define URLSIEVE_CRAWLER_CLUSTER_CLUSTER_DEPLOYMENT_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "crawler/config/crawl_config.h"
+#include "crawler/crawl/deployment.h"
+#include "frontier/frontier_options.h"
+
+namespace urlsieve {
+
+class ClusterAdmission;
+class ClusterCoordinator;
+class ClusterFeed;
+class ClusterSeeds;
+class ClusterUrlRouter;
+class ClusterWorkSource;
+class SeenRetry;
+
+class ClusterDeployment final : public Deployment {
+ public:
+  // `notices` (the crawl's, for the user) must outlive the deployment.
+  ClusterDeployment(const CrawlConfig& config, std::vector<std::string>* notices);
+  ~ClusterDeployment() override;
+
+  void PrepareState(CrawlStateOptions* options) override;
+  void PrepareFrontier(FrontierOptions* options) override;
+  void PrepareScope(ScopeOptions* options) override;
+  bool SeedsOptional() const override { return true; }
+  Status RestorePending(SqliteDb&, Frontier*) override { return Status::Ok(); }
+  Status Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) override;
+  Admission& admission() override;
+  WorkSource& work() override;
+
+  Status SeedsQueued(bool any) override;
+  bool ReadsSitemaps() const override { return false; }
+  void Tick(const CrawlStatsSnapshot& stats, uint64_t errors, ProgressSample* sample) override;
+  void Finish(const CrawlStatsSnapshot& stats, bool finished,
+              const std::function<void(const Status&)>& fail) override;
+  void Describe(nlohmann::json* stats) const override;
+  const std::string& node_id() const override;
+
+ private:
+  // Joins the cluster as `node_id`: the cluster's identity and partition count.
+  Result<std::pair<std::string, uint32_t>> Join(const std::string& node_id);
+  // The options every node of a cluster must share, as JSON (ClusterOptions::settings).
+  std::string ClusterSettings() const;
+
+  const CrawlConfig config_;
+  std::vector<std::string>* const notices_;
+  Logger* log_ = nullptr;
+  FrontierOptions frontier_options_;  // as the crawl's frontier was opened
+  std::unique_ptr<ClusterCoordinator> coordinator_;
+  std::unique_ptr<SeenRetry> retry_;  // Redis calls retried while it does not answer
+  std::unique_ptr<ClusterUrlRouter> router_;
+  std::unique_ptr<ClusterSeeds> seeds_;  // with a scope other than "any"
+  std::unique_ptr<ClusterFeed> feed_;
+  std::unique_ptr<ClusterAdmission> admission_;
+  std::unique_ptr<ClusterWorkSource> work_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CLUSTER_CLUSTER_DEPLOYMENT_H_

@@ -1,0 +1,171 @@
+// ClusterFeed: a cluster node's inboxes on one side, its local frontier on the other
+// (docs/design.md, "The crawl cluster"). Three jobs, each with its own lock-step:
+//
+//   Feeding. A feeder thread reads entries from the partitions this node owns
+//   (ClusterCoordinator::Poll) whenever fewer than low_water URLs read from them are outstanding
+//   here, decodes each claim record (claim_record.h) and pushes the URL into the local frontier
+//   with its depth and parent, remembering url -> its inbox entries. Politeness, robots.txt and
+//   budgets then work as in a standalone crawl. Before it pushes what it polled it reads the
+//   cluster's seeds again (ClusterSeeds), so the scope of the pages it fetches knows their seeds,
+//   whichever node was given them.
+//
+//   Admission. Before a lease is fetched, Admit() asks whether this node may still send requests
+//   to its partition's hosts (MayFetch(entry): the lease held and valid, and the entry read under
+//   the current tenure); if not the lease is dropped here (Frontier::Abandon) and its entries
+//   forgotten (ClusterCoordinator::Forget): the partition's next owner (or this node, once it
+//   holds the partition again) fetches the URL.
+//
+//   Acknowledgement (group commit). An entry is acknowledged only once its page is recorded (or
+//   its URL's rejection is in rejected.jsonl) *and* covered by a checkpoint, because --resume cuts
+//   the outputs back to the last checkpoint: an acknowledged entry is never handed out again, so
+//   its record must survive a kill -9. Recorded() queues the URL's entries; an acker thread takes
+//   every queued entry and runs one checkpoint, then a sender thread sends one Ack for the batch
+//   while the acker runs the next batch's checkpoint (an entry is still acknowledged only after
+//   the checkpoint holding its record committed). A fetcher waits for its
+//   page's acknowledgement (WaitAcked) before it takes its next lease, so at any time at most one
+//   recorded page per fetcher is unacknowledged: after a kill -9 the pages fetched twice are at
+//   most the node's threads.
+//
+// The end: when nothing is outstanding here and the local frontier is idle, the feeder asks
+// ClusterCoordinator::Finished() every finished_interval; once it is true, WaitForWork() returns
+// false to every fetcher. A coordinator error() fails the crawl.
+//
+// Thread-safety: every method may be called from any thread; one mutex guards the outstanding
+// map, the acknowledgement queue and the flags; no Redis call or checkpoint is made holding it.
+#ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FEED_H_
+#define URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FEED_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "crawler/cluster/cluster_coordinator.h"
+
+namespace urlsieve {
+
+class ClusterSeeds;
+class ClusterUrlRouter;
+class Frontier;
+class Logger;
+class Scope;
+class SeenRetry;
+class UrlCanonicalizer;
+struct Lease;
+
+struct ClusterFeedOptions {
+  size_t low_water = 256;    // poll when fewer URLs read from the inboxes are outstanding here
+  size_t poll_batch = 4096;  // entries asked for per Poll (the coordinator shares them out)
+  // Between polls that returned nothing. A Poll with no partition due asks Redis nothing (the
+  // coordinator paces each partition), so this is short.
+  std::chrono::milliseconds idle_poll{5};
+  std::chrono::milliseconds finished_interval{250};
+};
+
+class ClusterFeed {
+ public:
+  struct Parts {
+    ClusterCoordinator* coordinator;
+    Frontier* frontier;
+    const UrlCanonicalizer* fetch_form;
+    Scope* scope;
+    const ClusterUrlRouter* router;
+    // The cluster's seeds, read again before polled entries are pushed (null: scope "any").
+    ClusterSeeds* seeds;
+    Logger* log;
+    // Makes the recorded pages and rejections durable (the crawl's checkpoint).
+    std::function<Status()> checkpoint;
+    // Fails the crawl (a coordinator error, a checkpoint that failed).
+    std::function<void(const Status&)> fail;
+  };
+  ClusterFeed(Parts parts, ClusterFeedOptions options);
+  // Stops both threads (Close() first, to acknowledge what was recorded).
+  ~ClusterFeed();
+  ClusterFeed(const ClusterFeed&) = delete;
+  ClusterFeed& operator=(const ClusterFeed&) = delete;
+
+  // Starts the feeder and the acker.
+  void Start();
+
+  // Fetchers. generation() changes with every push from the inboxes; WaitForWork(g) blocks until
+  // it differs from g (true), or until the crawl is over or stopping (false: the fetcher ends).
+  uint64_t generation() const;
+  bool WaitForWork(uint64_t generation);
+  // Whether the lease may be fetched; false: it was dropped (see "Admission").
+  bool Admit(const Lease& lease);
+  // The page of `url` is recorded, or its rejection: its entries are to be acknowledged. Returns
+  // the ticket WaitAcked waits for (0: the URL was not read from an inbox).
+  uint64_t Recorded(std::string_view url);
+  // Blocks until the entries of `ticket` are acknowledged (or dropped by a stop).
+  void WaitAcked(uint64_t ticket);
+
+  // The end of the feeding: no more polls; WaitForWork returns false. For RequestStop.
+  void Stop();
+  // Whether the whole cluster's crawl is over (Finished() said so).
+  bool finished() const;
+  // After the last fetcher ended: stops the feeder, then acknowledges what is still queued
+  // (one last checkpoint first) and stops the acker. Returns that checkpoint's status.
+  Status Close();
+
+  // URLs read from the inboxes and not yet acknowledged or forgotten.
+  uint64_t outstanding() const;
+
+ private:
+  struct Outstanding {
+    uint32_t partition = 0;
+    std::vector<InboxEntry> entries;
+  };
+  void FeederLoop();
+  void AckerLoop();   // checkpoints
+  void SenderLoop();  // acknowledges what the checkpoints covered, in order
+  // Pushes what Poll returned; false when nothing was read.
+  void Push(std::vector<InboxEntry> entries);
+  bool LocalIdle();
+  Status AckBatch(const std::vector<InboxEntry>& batch);
+
+  const Parts parts_;
+  const ClusterFeedOptions options_;
+  std::unique_ptr<SeenRetry> ack_retry_;   // the Acks' retries while Redis does not answer
+  std::unique_ptr<SeenRetry> seed_retry_;  // the feeder's, for the seeds
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;    // fetchers waiting for work
+  std::condition_variable feeder_cv_;  // the feeder waiting for room or a stop
+  std::condition_variable acker_cv_;   // the acker waiting for entries
+  std::condition_variable acked_cv_;   // fetchers waiting for their acknowledgement
+  std::condition_variable sender_cv_;  // the sender waiting for a checkpointed batch
+  std::unordered_map<std::string, Outstanding> outstanding_;
+  uint64_t outstanding_entries_ = 0;
+  std::vector<InboxEntry> to_ack_;
+  uint64_t recorded_ticket_ = 0;  // the last ticket Recorded() gave
+  uint64_t acked_ticket_ = 0;     // every ticket up to this one is acknowledged
+  uint64_t generation_ = 0;
+  bool stopped_ = false;   // no more feeding (Stop, or the end)
+  bool finished_ = false;  // Finished() said so
+  bool acker_closing_ = false;
+  // Batches checkpointed and not yet acknowledged, oldest first (upto: the last ticket covered).
+  struct SendBatch {
+    std::vector<InboxEntry> entries;
+    uint64_t upto = 0;
+  };
+  std::deque<SendBatch> to_send_;
+  bool checkpointer_done_ = false;  // the acker ended: the sender ends once to_send_ is empty
+  Status close_status_;
+
+  std::thread feeder_;
+  std::thread acker_;
+  std::thread sender_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FEED_H_

@@ -1,0 +1,58 @@
+// The Redis Function library of a crawl cluster (docs/design.md, "The crawl cluster"), loaded by
+// ClusterCoordinator::Join with FUNCTION LOAD REPLACE on every master and again when a server
+// answers "Function not found" (a restart without persistence, a FUNCTION FLUSH). Each function
+// runs atomically on the keys of one hash tag (cluster_keys.h): the cluster's "{NAME}" or one
+// partition's "{NAME:p}". Times are the server's (TIME, milliseconds): no two machines' clocks
+// are ever compared.
+//   _register  KEYS: meta, nodes, node. ARGV: identity, partitions, settings, format, version,
+//              node id, token, host, pid, ttl ms, the token of a dead instance to take over
+//              from ("" none). Creates the meta hash unless it exists (an existing one whose
+//              partitions, settings or format differ: error "MISMATCH"); a live node of that id
+//              with another token: error "LIVE <ms left> <host> <pid> <token>"; else writes the
+//              node's hash and expiry. Returns [created 0/1, identity].
+//   _heartbeat KEYS: meta, nodes, node. ARGV: identity, node id, token, ttl ms (0: leaving),
+//              state, pages, errors, links_new. Error "STATELOST" when the meta hash is gone or
+//              has another identity, "TAKEN" when the node's hash has another token. Returns
+//              [now ms, seeded, then per node: id, expiry ms, state, pages, errors, links_new,
+//              host, pid, beat ms].
+//   _seed      KEYS: meta. ARGV: identity. Sets seeded = 1 (STATELOST as above).
+//   _acquire   KEYS: lease. ARGV: owner, ttl ms. Takes the lease when absent (or renews it when
+//              the owner's). Returns [1] or [0, current value, its PTTL].
+//   _renew     KEYS: lease. ARGV: owner, ttl ms. Returns [1], or [0, current value] (lost).
+//   _release   KEYS: lease. ARGV: owner, cool-down ms. The owner's lease becomes "released" with
+//              the cool-down as TTL (deleted when 0). Returns 1, or 0 when not the owner's.
+//   _read      KEYS: lease, inbox. ARGV: owner, group, consumer, count, claim cursor ("" none).
+//              Reads nothing unless the lease is the owner's (["LOST", value]). With a cursor,
+//              first XAUTOCLAIM min-idle 0 from it; once the claim is through, XREADGROUP ">"
+//              for the rest of `count`. A missing stream reads nothing, a missing group is
+//              created (from 0). Returns ["OK", next cursor ("" when the claim is through),
+//              id, payload, id, payload...].
+//   _ack       KEYS: inbox. ARGV: group, ids... XACK + XDEL. Returns the count acknowledged.
+//   _probe     KEYS: inbox. ARGV: group. Returns [XLEN, entries-added, pending] (0s for a
+//              missing stream). No writes.
+//
+// Thread-safety: constants.
+#ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FUNCTION_H_
+#define URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FUNCTION_H_
+
+#include <string>
+
+namespace urlsieve {
+
+inline constexpr const char* kClusterLibrary = "urlsieve_cluster_v1";
+inline constexpr const char* kClusterRegister = "urlsieve_cluster_v1_register";
+inline constexpr const char* kClusterHeartbeat = "urlsieve_cluster_v1_heartbeat";
+inline constexpr const char* kClusterSeed = "urlsieve_cluster_v1_seed";
+inline constexpr const char* kClusterAcquire = "urlsieve_cluster_v1_acquire";
+inline constexpr const char* kClusterRenew = "urlsieve_cluster_v1_renew";
+inline constexpr const char* kClusterRelease = "urlsieve_cluster_v1_release";
+inline constexpr const char* kClusterRead = "urlsieve_cluster_v1_read";
+inline constexpr const char* kClusterAck = "urlsieve_cluster_v1_ack";
+inline constexpr const char* kClusterProbe = "urlsieve_cluster_v1_probe";
+
+// The library's source, for FUNCTION LOAD REPLACE.
+const std::string& ClusterLibrarySource();
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FUNCTION_H_

@@ -1,0 +1,729 @@
+#include "crawler/crawl/crawler.h"
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+#include <unordered_set>
+
+#include "base/duration.h"
+#include "crawler/config/component_options.h"
+#include "crawler/crawl/admission.h"
+#include "crawler/crawl/decision_message.h"
+#include "crawler/crawl/deployment.h"
+#include "crawler/crawl/scope.h"
+#include "crawler/crawl/url_router.h"
+#include "crawler/crawl/work_source.h"
+#include "crawler/fetch/curl_share.h"
+#include "crawler/fetch/fetcher.h"
+#include "crawler/metrics/metrics_server.h"
+#include "crawler/metrics/progress_reporter.h"
+#include "crawler/output/jsonl_writer.h"
+#include "crawler/output/warc_writer.h"
+#include "crawler/page/link_extractor.h"
+#include "crawler/page/page_processor.h"
+#include "crawler/sitemap/sitemap_store.h"
+#include "crawler/state/claim_record.h"
+#include "crawler/state/crawl_checkpoint.h"
+#include "crawler/state/crawl_state.h"
+#include "crawler/state/fetch_record.h"
+#include "crawler/state/recrawl_schedule.h"
+#include "dedup/seen_filter.h"
+#include "dedup/seen_set.h"
+#include "frontier/frontier.h"
+#include "url/url_canonicalizer.h"
+
+namespace urlsieve {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr auto kMonitorTick = std::chrono::milliseconds(250);
+
+// The progress line's sample, with a re-crawl's re-fetches by what they found.
+ProgressSample Progress(const CrawlStatsSnapshot& s, uint64_t queued, uint64_t hosts,
+                        uint64_t errors) {
+  ProgressSample sample{s.pages, queued, hosts, errors};
+  auto count = [&](std::string_view result) {
+    auto it = s.refetches.find(std::string(result));
+    return it == s.refetches.end() ? uint64_t{0} : it->second;
+  };
+  sample.not_modified = count(RefetchResultName(RefetchResult::kNotModified));
+  sample.unchanged = count(RefetchResultName(RefetchResult::kUnchanged));
+  sample.changed = count(RefetchResultName(RefetchResult::kChanged));
+  return sample;
+}
+
+// Whether `out` holds a crawl, and whether that crawl is whole. A crawl is there when its
+// state.db is; outputs or a Bloom snapshot without a (non-empty) state.db are the remains of a
+// crawl whose state was lost or damaged: starting afresh would refetch everything and truncate
+// the old outputs, and resuming has nothing to resume from. Both are errors; nothing is touched.
+Result<bool> CrawlIsThere(const fs::path& out, const fs::path& state) {
+  std::error_code ec;
+  const fs::path db = state / "state.db";
+  const bool db_exists = fs::exists(db, ec);
+  const bool db_empty =
+      db_exists && fs::file_size(db, ec) == 0 && !ec &&
+      !(fs::exists(state / "state.db-wal", ec) && fs::file_size(state / "state.db-wal", ec) > 0);
+  if (db_exists && !db_empty) return true;
+  std::string remains;
+  for (const fs::path& file : {state / "bloom.snap", state / "bloom.snap.next", out / "pages.jsonl",
+                               out / "rejected.jsonl", out / "crawl.warc.gz"}) {
+    if (!fs::exists(file, ec)) continue;
+    remains += remains.empty() ? "" : ", ";
+    remains += file.string();
+  }
+  if (remains.empty()) return false;  // at most an empty state.db: a crawl that never began
+  return Status::Corruption(
+      db.string() + (db_exists ? " is empty (0 bytes)" : " is missing") + " but " + out.string() +
+      " holds the rest of a crawl (" + remains +
+      "): its state is lost or damaged. Restore state.db from a backup, or choose another --out "
+      "directory (nothing was changed)");
+}
+
+// At most 200 bytes of an untrusted string, control bytes escaped.
+std::string EscapedForMessage(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text.substr(0, 200)) {
+    if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > 200) out += "...";
+  return out;
+}
+
+}  // namespace
+
+Crawler::Crawler(const CrawlConfig& config)
+    : config_(config), log_(stderr, config.output.log_level) {}
+
+Crawler::~Crawler() = default;
+
+Result<std::unique_ptr<Crawler>> Crawler::Create(const CrawlConfig& config,
+                                                 const DeploymentMaker& make_deployment) {
+  URLSIEVE_RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<Crawler> crawler(new Crawler(config));
+  URLSIEVE_RETURN_IF_ERROR(crawler->Open(make_deployment));
+  return crawler;
+}
+
+Status Crawler::Open(const DeploymentMaker& make_deployment) {
+  URLSIEVE_RETURN_IF_ERROR(BindMetrics());  // docs/design.md, "Metrics": before anything is made
+  const fs::path out(config_.crawl.out_dir);
+  const fs::path state = out / "state";
+  Result<bool> there = CrawlIsThere(out, state);
+  if (!there.ok()) return there.status();
+  const bool exists = *there;
+  // A re-crawl continues the crawl in `out` as --resume does, then queues what is due.
+  const bool continuing = config_.crawl.resume || config_.crawl.recrawl;
+  if (exists && !continuing) {
+    return Status::FailedPrecondition(out.string() +
+                                      " already holds a crawl: pass --resume to continue it "
+                                      "(or --recrawl to fetch it again), or choose another --out "
+                                      "directory");
+  }
+  if (!exists && config_.crawl.recrawl) {
+    return Status::FailedPrecondition("--recrawl: " + out.string() +
+                                      " holds no crawl to re-crawl (crawl into it first, "
+                                      "without --recrawl)");
+  }
+  if (!exists && config_.crawl.resume) {
+    return Status::FailedPrecondition("--resume: no crawl state in " + out.string());
+  }
+  if (config_.crawl.rebuild_bloom && !continuing) {
+    return Status::FailedPrecondition("--rebuild applies to a crawl continued with --resume");
+  }
+  deployment_ = make_deployment(config_, &notices_);
+  // CrawlState creates the directories (after a shared seen set's server has answered, so that
+  // a wrong address or password leaves nothing behind).
+  CrawlStateOptions state_options;
+  state_options.dir = state.string();
+  state_options.capacity = config_.crawl.expected_urls;
+  state_options.fp_rate = config_.crawl.false_positive_rate;
+  state_options.exact = config_.crawl.exact;
+  state_options.deletable = config_.crawl.deletable;
+  state_options.canonicalize = config_.canonicalize;
+  state_options.rebuild_bloom = config_.crawl.rebuild_bloom;
+  state_options.seen_redis_url = config_.crawl.seen_redis;
+  state_options.seen_redis_name = config_.crawl.seen_redis_name;
+  deployment_->PrepareState(&state_options);
+  Result<std::unique_ptr<CrawlState>> opened = CrawlState::Open(state_options);
+  if (!opened.ok()) return opened.status();
+  state_ = std::move(*opened);
+  seen_ = &state_->seen();
+  // Without opt-in rules the fetch form is the key, so it keeps the state's key version.
+  CanonicalizeOptions fetch_form;
+  fetch_form.max_length = config_.canonicalize.max_length;
+  fetch_form.key_version = seen_->options().canonicalize.key_version;
+  fetch_form_ = std::make_unique<UrlCanonicalizer>(fetch_form);
+  for (const SeenNotice& notice : state_->notices()) notices_.push_back(notice.text);
+
+  FrontierOptions frontier_options = FrontierOptionsFrom(config_, (state / "spill.db").string());
+  deployment_->PrepareFrontier(&frontier_options);
+  Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(frontier_options, &clock_);
+  if (!frontier.ok()) return frontier.status();
+  frontier_ = std::move(*frontier);
+  router_ = std::make_unique<LocalUrlRouter>(frontier_.get());
+
+  // A fresh crawl starts its outputs empty; a resumed one checks every output against its
+  // checkpoint before cutting any back to it, and continues the counters it recorded.
+  std::optional<CrawlStatsSnapshot> counters;
+  RecrawlScheduleOptions schedule_options;
+  schedule_options.revisit_after = config_.recrawl.revisit_after;
+  schedule_options.min_interval = config_.recrawl.min_interval;
+  schedule_options.max_interval = config_.recrawl.max_interval;
+  schedule_options.unchanged_factor = config_.recrawl.unchanged_factor;
+  schedule_options.changed_factor = config_.recrawl.changed_factor;
+  schedule_ = std::make_unique<RecrawlSchedule>(schedule_options);
+  records_ = std::make_unique<FetchRecordStore>();
+  sitemaps_ = std::make_unique<SitemapStore>();
+  std::vector<FetchRecord> due;
+  std::vector<SitemapRecord> sitemap_roots;  // a re-crawl reads them again
+  if (continuing) {
+    Status restored = state_->Restore([&](SqliteDb& db) -> Status {
+      URLSIEVE_RETURN_IF_ERROR(deployment_->RestorePending(db, frontier_.get()));
+      Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(db, &notices_);
+      if (!record.ok()) return record.status();
+      recorded_marks_ = record->marks;
+      counters = std::move(record->counters);
+      // The re-fetches a stopped re-crawl left pending (the frontier holds them again).
+      URLSIEVE_RETURN_IF_ERROR(records_->LoadQueued(db));
+      URLSIEVE_RETURN_IF_ERROR(sitemaps_->Load(db, config_.crawl.recrawl, &sitemap_roots));
+      if (config_.crawl.recrawl) {
+        const int64_t now =
+            std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+                .count();
+        Result<std::vector<FetchRecord>> taken =
+            records_->TakeDue(db, now, config_.recrawl.revisit_after.count());
+        if (!taken.ok()) return taken.status();
+        due = std::move(*taken);
+      }
+      return Status::Ok();
+    });
+    if (!restored.ok()) return restored;
+  }
+  const OutputFiles files{config_.output.jsonl ? (out / "pages.jsonl").string() : "",
+                          (out / "rejected.jsonl").string(),
+                          config_.output.warc ? (out / "crawl.warc.gz").string() : ""};
+  Result<VerifiedOutputs> outputs = VerifyOutputs(files, recorded_marks_, &notices_);
+  if (!outputs.ok()) return outputs.status();
+
+  std::vector<CanonicalUrl> seeds;
+  URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
+  ScopeOptions scope_options = ScopeOptions::FromConfig(config_);
+  deployment_->PrepareScope(&scope_options);
+  Result<std::unique_ptr<Scope>> scope = Scope::Create(scope_options, seeds);
+  if (!scope.ok()) return scope.status();
+  scope_ = std::move(*scope);
+
+  LinkExtractor::Options link_options;
+  link_options.obey_nofollow = config_.crawl.obey_nofollow;
+  extractor_ = std::make_unique<LinkExtractor>(fetch_form_.get(), link_options);
+  default_encoding_ = EncodingForLabel(config_.crawl.default_encoding);
+  if (default_encoding_ == nullptr) {
+    return Status::InvalidArgument("crawl.default_encoding: \"" + config_.crawl.default_encoding +
+                                   "\" is not an encoding label (--default-encoding)");
+  }
+  processor_ = std::make_unique<PageProcessor>(fetch_form_.get(), extractor_.get(),
+                                               default_encoding_, schedule_.get());
+
+  Result<std::unique_ptr<CurlShare>> share = CurlShare::Create();
+  if (!share.ok()) return share.status();
+  share_ = std::move(*share);
+
+  if (config_.output.jsonl) {
+    Result<std::unique_ptr<JsonlWriter>> pages =
+        JsonlWriter::Open(files.pages, std::move(*outputs->pages));
+    if (!pages.ok()) return pages.status();
+    pages_ = std::move(*pages);
+  }
+  Result<std::unique_ptr<JsonlWriter>> rejected =
+      JsonlWriter::Open(files.rejected, std::move(*outputs->rejected));
+  if (!rejected.ok()) return rejected.status();
+  rejected_ = std::move(*rejected);
+  if (config_.output.warc) {
+    WarcWriterOptions warc_options;
+    warc_options.user_agent = config_.fetch.user_agent;
+    Result<std::unique_ptr<WarcWriter>> warc =
+        WarcWriter::Open(files.warc, warc_options, std::move(*outputs->warc));
+    if (!warc.ok()) return warc.status();
+    warc_ = std::move(*warc);
+  }
+  stats_ = std::make_unique<CrawlStats>(&clock_);
+  if (counters) stats_->Resume(*counters);
+  URLSIEVE_RETURN_IF_ERROR(QueueClaims());
+  if (config_.crawl.recrawl) URLSIEVE_RETURN_IF_ERROR(QueueDue(due));
+  CrawlParts parts;
+  parts.config = &config_;
+  parts.state = state_.get();
+  parts.frontier = frontier_.get();
+  parts.router = router_.get();
+  parts.scope = scope_.get();
+  parts.fetch_form = fetch_form_.get();
+  parts.log = &log_;
+  parts.checkpoint = [this] { return Checkpoint(); };
+  parts.fail = [this](const Status& status) { Fail(status); };
+  parts.record_rejections = [this] { RecordRejections(); };
+  URLSIEVE_RETURN_IF_ERROR(deployment_->Build(parts, seeds));
+  admission_ = &deployment_->admission();
+  work_ = &deployment_->work();
+  URLSIEVE_RETURN_IF_ERROR(QueueSeeds(std::move(seeds)));
+  return QueueStartSitemaps(sitemap_roots);
+}
+
+const std::string& Crawler::node_id() const { return deployment_->node_id(); }
+
+Status Crawler::QueueClaims() {
+  const std::vector<std::string>& claims = state_->uncommitted_claims();
+  if (claims.empty()) return Status::Ok();
+  // Routed in runs of one depth and parent (a page's links were claimed together).
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
+  std::vector<CanonicalUrl> run;
+  ClaimRecord run_of;
+  for (size_t i = 0; i <= claims.size(); ++i) {
+    std::optional<ClaimRecord> record;
+    if (i < claims.size()) {
+      record = DecodeClaim(claims[i]);
+      if (!record) {
+        return Status::Corruption(
+            state_->shared_seen_set() + ": claim " + std::to_string(i + 1) +
+            " of this crawl's claim log is not a URL record: " + EscapedForMessage(claims[i]));
+      }
+    }
+    if (!run.empty() &&
+        (!record || record->depth != run_of.depth || record->parent != run_of.parent)) {
+      URLSIEVE_RETURN_IF_ERROR(router_->Route(run, run_of.depth, run_of.parent));
+      run.clear();
+    }
+    if (!record) break;
+    Result<CanonicalUrl> url = fetch_form_->Canonicalize(record->url);
+    if (!url.ok()) {
+      return Status::Corruption(state_->shared_seen_set() +
+                                ": a URL of this crawl's claim log: " + url.status().message());
+    }
+    run.push_back(std::move(*url));
+    run_of = std::move(*record);
+  }
+  notices_.push_back("queued again the " + std::to_string(claims.size()) + " URLs " +
+                     state_->shared_seen_set() +
+                     " told this crawl new after its last checkpoint (its claim log)");
+  RecordRejections();
+  return Status::Ok();
+}
+
+Status Crawler::QueueDue(const std::vector<FetchRecord>& due) {
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
+  uint64_t queued = 0;
+  for (const FetchRecord& record : due) {
+    // docs/design.md, "Re-crawl": a known URL is not asked of the seen stage again; it still
+    // passes the scope (the re-crawl's own) and the frontier (robots.txt, politeness, budgets).
+    Result<CanonicalUrl> url = fetch_form_->Canonicalize(record.url);
+    if (!url.ok() || !scope_->Check(*url, static_cast<int>(record.depth)).accept()) {
+      records_->Unqueue(record.url);
+      continue;
+    }
+    URLSIEVE_RETURN_IF_ERROR(
+        router_->Route(std::span<const CanonicalUrl>(&*url, 1), record.depth, record.parent));
+    ++queued;
+  }
+  std::string notice = "re-crawl: queued the " + std::to_string(queued);
+  notice += " fetched URLs that are due (--revisit-after ";
+  notice += FormatDuration(config_.recrawl.revisit_after);
+  notice += ")";
+  if (records_->queued() > queued) {
+    notice += "; " + std::to_string(records_->queued() - queued);
+    notice += " queued by an earlier re-crawl are pending";
+  }
+  notices_.push_back(std::move(notice));
+  RecordRejections();
+  return Status::Ok();
+}
+
+Status Crawler::ReadSeeds(std::vector<CanonicalUrl>* seeds) {
+  const std::string& path = config_.crawl.seeds;
+  if (path.empty() && deployment_->SeedsOptional()) return Status::Ok();  // waits for work
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument("cannot read the seeds file '" + path + "'");
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const size_t begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos || line[begin] == '#') continue;
+    Result<CanonicalUrl> url = fetch_form_->Canonicalize(line);
+    if (!url.ok()) {
+      notices_.push_back(path + ":" + std::to_string(number) +
+                         ": skipped seed: " + url.status().message());
+      continue;
+    }
+    seeds->push_back(std::move(*url));
+  }
+  if (seeds->empty()) return Status::InvalidArgument("no valid seed URL in '" + path + "'");
+  return Status::Ok();
+}
+
+Status Crawler::QueueSeeds(std::vector<CanonicalUrl> seeds) {
+  const bool any = !seeds.empty();
+  {
+    std::shared_lock<std::shared_mutex> gate(state_->gate());
+    Result<Admitted> admitted = PushNew(&seeds, 0, "");
+    RecordRejections();
+    if (!admitted.ok()) return admitted.status();
+  }
+  return deployment_->SeedsQueued(any);
+}
+
+Result<Admitted> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t depth,
+                                  const std::string& parent) {
+  LinkBatch batch;
+  batch.urls = std::move(*urls);
+  batch.depth = depth;
+  batch.parent = parent;
+  URLSIEVE_RETURN_IF_ERROR(KeyLinks(*seen_, HasOptInRules(config_.canonicalize), &batch));
+  const size_t n = batch.urls.size();
+  Result<Admitted> admitted = admission_->Admit(&batch);
+  *urls = std::move(batch.urls);
+  if (admitted.ok() && admitted->answered) {
+    stats_->RecordSeen(n, static_cast<uint64_t>(admitted->fresh));
+  }
+  return admitted;
+}
+
+Result<CrawlSummary> Crawler::Run() {
+  if (!config_.fetch.verify_tls) {
+    log_.Info(
+        "warning: --insecure: TLS certificates and host names are not verified (recorded "
+        "in stats.json as \"tls_verification\": false)");
+  }
+  if (Status serving = StartMetrics(); !serving.ok()) return serving;
+  ProgressReporter progress(stderr, config_.output.progress && ProgressReporter::StderrIsTerminal(),
+                            &clock_);
+  std::thread monitor([this, &progress] {
+    const auto interval = std::chrono::seconds(config_.crawl.checkpoint_interval_s);
+    auto next_checkpoint = clock_.Now() + interval;
+    std::unique_lock<std::mutex> lock(monitor_mu_);
+    while (!fetchers_done_) {
+      monitor_cv_.wait_for(lock, kMonitorTick);
+      if (fetchers_done_) break;
+      lock.unlock();
+      const FrontierStats f = frontier_->Stats();
+      const CrawlStatsSnapshot s = stats_->Snapshot();
+      uint64_t errors = 0;
+      for (const auto& [kind, count] : s.errors) errors += count;
+      ProgressSample sample = Progress(s, f.pending, f.keys, errors);
+      deployment_->Tick(s, errors, &sample);
+      progress.Update(sample);
+      if (config_.crawl.checkpoint_interval_s > 0 && clock_.Now() >= next_checkpoint) {
+        Status status = Checkpoint();
+        if (!status.ok()) Fail(status);
+        next_checkpoint = clock_.Now() + interval;
+      }
+      lock.lock();
+    }
+  });
+
+  work_->Start();
+  std::vector<std::thread> fetchers;
+  for (int i = 0; i < config_.crawl.threads; ++i) fetchers.emplace_back([this] { FetcherLoop(); });
+  for (std::thread& t : fetchers) t.join();
+  {
+    std::lock_guard<std::mutex> lock(monitor_mu_);
+    fetchers_done_ = true;
+  }
+  monitor_cv_.notify_all();
+  monitor.join();
+
+  RecordRejections();
+  Status saved = work_->Close();  // the final checkpoint
+  const bool finished = work_->Finished(stop_requested_.load());
+  deployment_->Finish(stats_->Snapshot(), finished, [this](const Status& status) { Fail(status); });
+  CrawlSummary summary;
+  summary.stats = stats_->Snapshot();
+  summary.stats.AddRejections(scope_->Rejections());
+  const FrontierStats f = frontier_->Stats();
+  summary.pending = f.pending + f.in_flight;
+  summary.stopped = !finished;
+  progress.Finish(Progress(summary.stats, summary.pending, f.keys, 0));
+  nlohmann::json stats_json = summary.stats.ToJson();
+  const MetricsSnapshot final_metrics = FinalMetrics(summary.stats);
+  AddMetricsJson(final_metrics, &stats_json);
+  stats_json["tls_verification"] = config_.fetch.verify_tls;
+  deployment_->Describe(&stats_json);
+  Status written =
+      WriteJsonFile((fs::path(config_.crawl.out_dir) / "stats.json").string(), stats_json);
+  StopMetrics(final_metrics);  // serves them until the linger is over
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (!first_error_.ok()) return first_error_;
+  }
+  if (!saved.ok()) return saved;
+  if (!written.ok()) return written;
+  return summary;
+}
+
+void Crawler::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(monitor_mu_);
+    stop_requested_ = true;
+  }
+  monitor_cv_.notify_all();
+  if (admission_) admission_->Stop();
+  if (frontier_) frontier_->Stop();
+  if (work_) work_->Stop();
+}
+
+void Crawler::Fail(const Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (first_error_.ok()) first_error_ = status;
+  }
+  RequestStop();
+}
+
+void Crawler::FetcherLoop() {
+  Result<std::unique_ptr<Fetcher>> fetcher =
+      Fetcher::Create(FetcherOptionsFrom(config_), share_.get());
+  if (!fetcher.ok()) return Fail(fetcher.status());
+  Lease lease;
+  while (work_->Next(&lease)) {
+    if (lease.kind == Lease::Kind::kRobots) {
+      HandleRobots(**fetcher, lease);
+    } else if (lease.kind == Lease::Kind::kSitemap) {
+      HandleSitemap(**fetcher, lease);
+    } else {
+      HandlePage(**fetcher, lease);
+    }
+  }
+}
+
+void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
+  const auto started = std::chrono::system_clock::now();
+  FetchResult r = fetcher.FetchRobots(lease.url);
+  // RFC 9309 §2.3.1.2: a redirect goes back to the frontier with its target, which hands the next
+  // hop out as another robots lease when the key is next due (and counts the hops). A redirect
+  // with no usable target is no answer: unreachable (§2.3.1.4).
+  std::string target;
+  if (r.ok() && IsRedirectStatus(r.status)) {
+    if (!r.location.empty()) {
+      Result<std::string> resolved = fetch_form_->Resolve(r.url, r.location);
+      if (resolved.ok()) target = std::move(*resolved);
+    }
+    if (target.empty()) r.status = 0;
+  }
+  FetchOutcome outcome;
+  // RFC 9309 §2.3.1.3-4: a response decides (2xx rules, 4xx allow all, 5xx disallow all); no
+  // response at all counts as unreachable.
+  outcome.http_status = r.status != 0 && r.ok() ? static_cast<int>(r.status) : 0;
+  outcome.fetch_time = r.total_time;
+  outcome.robots_body = r.body;
+  outcome.robots_redirect = target;
+  outcome.permanent_failure = PermanentFailure(r);
+  if (!r.ok()) stats_->RecordError(FetchErrorKindName(r.error_kind));
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
+  // The WARC holds the response that decided (a hop of a redirect chain is not archived).
+  if (warc_ && r.status != 0 && target.empty()) ArchiveAsFetched(r, started);
+  // docs/design.md, "Sitemaps": its Sitemap: lines, queued before Done so the crawl is not over.
+  if (outcome.http_status >= 200 && outcome.http_status < 300 && target.empty()) {
+    QueueRobotsSitemaps(r.body, lease.url);
+  }
+  LogDecision(lease, r, frontier_->Done(lease, outcome));
+  RecordRejections();
+}
+
+void Crawler::ArchiveAsFetched(const FetchResult& r,
+                               std::chrono::system_clock::time_point started) {
+  WarcExchange exchange{r.url,
+                        r.primary_ip,
+                        started,
+                        r.request_headers,
+                        r.response_headers,
+                        r.body,
+                        !r.content_encoding.empty(),
+                        r.body_truncated,
+                        {}};
+  Status status = warc_->WriteExchange(exchange);
+  if (!status.ok()) Fail(status);
+}
+
+void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
+  const auto time = std::chrono::system_clock::now();
+  // A re-fetch (docs/features/recrawl.md) asks with the validators of its record.
+  const std::optional<FetchRecord> known = records_->Find(lease.url);
+  const FetchResult r =
+      known ? fetcher.Fetch(lease.url, ConditionalRequest{known->etag, known->last_modified})
+            : fetcher.Fetch(lease.url);
+  ProcessedPage page = processor_->Process(lease, r, known, time);
+
+  // An admission whose queued URLs are not in the local checkpoint (a cluster's inboxes) admits
+  // the links before the gate is taken: the gate then only keeps the outputs and counters
+  // together, and checkpoints do not wait for its round trips.
+  std::optional<QueuedLinks> queued;
+  if (!admission_->NeedsGate()) queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+  if (queued && !queued->taken) {
+    // The links were not taken (a stop while the seen set did not answer): the page is not
+    // recorded, and its work item is handed out again.
+    frontier_->Abandon(lease);
+    log_.Info("stopping while " + state_->shared_seen_set() + " does not answer: " + lease.url +
+              " is not recorded (its inbox entry stays pending)");
+    return;
+  }
+  uint64_t ticket = 0;
+  {
+    std::shared_lock<std::shared_mutex> gate(state_->gate());
+    if (!queued) queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+    page.record.links_found = queued->found;
+    page.record.links_new = queued->fresh;
+    if (pages_) {
+      Status status = pages_->Append(page.record);
+      if (!status.ok()) Fail(status);
+    }
+    std::optional<WarcRecordRef> archived;  // the response record written for this page
+    if (warc_ && page.archive != PageArchive::kNone) {
+      Status status;
+      if (page.archive == PageArchive::kExchange) {
+        WarcRecordRef ref;
+        status = warc_->WriteExchange(PageProcessor::Exchange(lease, r, page), &ref);
+        if (status.ok()) archived = std::move(ref);
+      } else {
+        status = warc_->WriteRevisit(PageProcessor::Revisit(lease, r, page, known));
+      }
+      if (!status.ok()) Fail(status);
+    }
+    stats_->RecordPage(page.record);
+    for (const auto& [reason, count] : page.dropped) stats_->RecordRejection(reason, count);
+    const DoneDecision decision = frontier_->Done(lease, page.outcome);
+    LogDecision(lease, r, decision);
+    // The URL's fetch record, with the page's outputs in the next checkpoint. A response to be
+    // fetched again (a back-off) leaves it as it was; a failure that is given up is also rejected
+    // (AppendRejections unqueues its record).
+    if (decision.action != DoneDecision::Action::kRetry) {
+      if (page.answered) {
+        records_->Put(processor_->UpdatedRecord(known, lease, r, page, std::move(archived)));
+      } else if (known) {
+        // Done without an answer to record (a body past the cap): the record stays as it was.
+        records_->Unqueue(lease.url);
+      }
+      // Recorded (unless it is to be fetched again): its work item can be released.
+      ticket = work_->Recorded(lease.url);
+    }
+    RecordRejections();
+  }
+  work_->AwaitDurable(ticket);
+}
+
+Crawler::QueuedLinks Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
+                                         uint32_t depth, const std::string& parent) {
+  std::vector<CanonicalUrl> urls;  // parsed once here, in fetch form; they travel parsed
+  urls.reserve(absolute_urls.size());
+  for (const std::string& url : absolute_urls) {
+    Result<CanonicalUrl> canonical = fetch_form_->Canonicalize(url);
+    if (!canonical.ok()) {
+      scope_->Record(ScopeReason::kInvalidUrl);
+      continue;
+    }
+    if (!scope_->Check(*canonical, static_cast<int>(depth)).accept()) continue;
+    urls.push_back(std::move(*canonical));
+  }
+  const auto found = static_cast<int>(urls.size());
+  Result<Admitted> admitted = PushNew(&urls, depth, parent);
+  if (!admitted.ok()) {
+    Fail(admitted.status());
+    return {found, 0, true};
+  }
+  return {found, admitted->fresh, admitted->taken};
+}
+
+void Crawler::LogDecision(const Lease& lease, const FetchResult& r, const DoneDecision& decision) {
+  const bool robots = lease.kind == Lease::Kind::kRobots;
+  if (log_.enabled(LogLevel::kDebug)) {
+    log_.Debug(std::string(robots ? "robots " : "fetch ") + lease.url + ": " +
+               (r.ok() ? "HTTP " + std::to_string(r.status) : r.error.message()) + " in " +
+               FormatDuration(r.total_time));
+  }
+  if (decision.action == DoneDecision::Action::kNone || !log_.enabled(LogLevel::kInfo)) return;
+  std::string failure = r.ok() ? "HTTP " + std::to_string(r.status) : r.error.message();
+  if (r.ok() && !r.retry_after.empty()) failure += " (Retry-After: " + r.retry_after + ")";
+  log_.Info(DescribeDecision(lease.url, robots, failure, decision));
+}
+
+void Crawler::RecordRejections() {
+  Status status = AppendRejections(frontier_->DrainRejections());
+  if (!status.ok()) Fail(status);
+  // A spill-file error loses no URL but may stop a key: the crawl fails rather than ending as if
+  // it were done (its final checkpoint still records every pending URL).
+  if (Status storage = frontier_->StorageError(); !storage.ok()) Fail(storage);
+}
+
+Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
+  Status first_error;
+  for (const Rejection& rejection : rejections) {
+    if (rejection.sitemap) {
+      // A sitemap the frontier rejected (robots.txt disallows it, given up...): done, counted
+      // with the sitemaps, not the pages (docs/design.md, "Sitemaps").
+      stats_->RecordSitemap(rejection.reason == RejectReason::kRobotsDisallowed ? "disallowed"
+                                                                                : "rejected");
+      sitemaps_->Done(rejection.url, 0, "", 0,
+                      std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count());
+    } else {
+      stats_->RecordRejection(RejectReasonName(rejection.reason));
+    }
+    // A re-fetch the frontier rejected keeps its record as it was, no longer queued.
+    records_->Unqueue(rejection.url);
+    Status status = rejected_->Append(rejection);
+    if (first_error.ok()) first_error = status;
+    // Written: its work item can be released (with the next checkpoint).
+    if (status.ok()) work_->Recorded(rejection.url);
+  }
+  return first_error;
+}
+
+Result<OutputMarks> Crawler::SyncOutputs() {
+  // An output this run does not write keeps the mark it had: its file is untouched.
+  OutputMarks marks = recorded_marks_;
+  if (pages_) {
+    Result<OutputMark> mark = pages_->Sync();
+    if (!mark.ok()) return mark.status();
+    marks.pages = *mark;
+  }
+  Result<OutputMark> rejected = rejected_->Sync();
+  if (!rejected.ok()) return rejected.status();
+  marks.rejected = *rejected;
+  if (warc_) {
+    Result<OutputMark> mark = warc_->Sync();
+    if (!mark.ok()) return mark.status();
+    marks.warc = *mark;
+  }
+  return marks;
+}
+
+Status Crawler::Checkpoint() {
+  Status saved = state_->Checkpoint([&](SqliteDb& db) {
+    // Invariant 2: the rejections the frontier made outside the gate come with its delta, so the
+    // checkpoint that drops their URLs from the pending set also holds their rejected.jsonl lines.
+    std::vector<Rejection> rejections;
+    URLSIEVE_RETURN_IF_ERROR(work_->Checkpoint(db, &rejections));
+    URLSIEVE_RETURN_IF_ERROR(AppendRejections(rejections));
+    Result<OutputMarks> marks = SyncOutputs();
+    if (!marks.ok()) return marks.status();
+    URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, *marks));
+    // The fetch records of the pages these outputs hold (docs/design.md, "Re-crawl").
+    URLSIEVE_RETURN_IF_ERROR(records_->Checkpoint(db));
+    URLSIEVE_RETURN_IF_ERROR(sitemaps_->Checkpoint(db));
+    // The gate is held exclusively: these counters describe exactly what the outputs hold.
+    CrawlStatsSnapshot counters = stats_->Snapshot();
+    counters.AddRejections(scope_->Rejections());
+    return WriteCrawlCounters(db, counters);
+  });
+  if (saved.ok()) last_checkpoint_ = clock_.Now().time_since_epoch().count();  // metrics
+  return saved;
+}
+
+}  // namespace urlsieve

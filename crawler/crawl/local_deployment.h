@@ -1,0 +1,35 @@
+// LocalDeployment: a crawl that keeps its pending work in its own frontier (deployment.h), with
+// its own seen set (LocalAdmission) or a seen set shared in Redis (SharedAdmission, chosen when the
+// state opened one: CrawlState::shared_seen_set()). Its WorkSource is the local frontier.
+//
+// Thread-safety: see deployment.h.
+#ifndef URLSIEVE_CRAWLER_CRAWL_LOCAL_DEPLOYMENT_H_
+#define URLSIEVE_CRAWLER_CRAWL_LOCAL_DEPLOYMENT_H_
+
+#include <memory>
+
+#include "crawler/crawl/deployment.h"
+
+namespace urlsieve {
+
+class SeenRetry;
+
+class LocalDeployment final : public Deployment {
+ public:
+  LocalDeployment();
+  ~LocalDeployment() override;
+
+  Status RestorePending(SqliteDb& db, Frontier* frontier) override;
+  Status Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) override;
+  Admission& admission() override { return *admission_; }
+  WorkSource& work() override { return *work_; }
+
+ private:
+  std::unique_ptr<SeenRetry> retry_;  // a shared seen set's retries
+  std::unique_ptr<Admission> admission_;
+  std::unique_ptr<WorkSource> work_;
+};
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_CRAWL_LOCAL_DEPLOYMENT_H_

@@ -1,0 +1,13 @@
+#include "crawler/crawl/url_router.h"
+
+#include "frontier/frontier.h"
+
+namespace urlsieve {
+
+Status LocalUrlRouter::Route(std::span<const CanonicalUrl> urls, uint32_t depth,
+                             std::string_view parent) {
+  for (const CanonicalUrl& url : urls) frontier_->Push(url, depth, parent);
+  return Status::Ok();
+}
+
+}  // namespace urlsieve

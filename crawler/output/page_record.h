@@ -1,0 +1,53 @@
+// PageRecord: what the crawl reports about one fetch — one line of pages.jsonl.
+//
+// Field names are the JSONL schema (documented in ToJson). Thread-safety: a plain value.
+#ifndef URLSIEVE_CRAWLER_OUTPUT_PAGE_RECORD_H_
+#define URLSIEVE_CRAWLER_OUTPUT_PAGE_RECORD_H_
+
+#include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace urlsieve {
+
+struct PageRecord {
+  std::string url;           // the URL as queued
+  std::string final_url;     // after redirects followed by the fetcher; empty = same as url
+  int status = 0;            // HTTP status; 0 when no response arrived
+  std::string content_type;  // empty when unknown -> null
+  uint64_t bytes = 0;        // body bytes received (after decoding)
+  int depth = 0;
+  std::string parent;                          // the page that linked here; empty for seeds -> null
+  double fetch_ms = 0;                         // request start to last body byte
+  std::chrono::system_clock::time_point time;  // when the fetch started
+  int links_found = 0;                         // links extracted and in scope
+  int links_new = 0;                           // of those, how many the seen stage accepted as new
+  std::optional<std::string> error;            // "timeout: ...", "dns: ..."; nullopt = success
+  bool noindex = false;                        // <meta name=robots content=noindex|none>
+  std::optional<std::string> canonical;        // <link rel=canonical href>, resolved
+  // A re-fetch of a re-crawl (docs/design.md, "Re-crawl"): what it found against the URL's fetch
+  // record, RefetchResultName: "not_modified" (a 304), "unchanged" (the same status and payload
+  // digest), "changed"; nullopt for a first fetch.
+  std::optional<std::string> refetch;
+  // The encoding the body was decoded from (TextEncoding::name, docs/design.md, "Character
+  // encodings") for an HTML page that was parsed; empty otherwise -> absent.
+  std::string encoding;
+};
+
+// {"url", "final_url", "status", "content_type", "bytes", "depth", "parent", "fetch_ms", "time",
+//  "links_found", "links_new", "error"} always, "noindex": true and "canonical" only when present,
+// "encoding" ("UTF-8", "GBK", ...) for an HTML page that was parsed.
+// A re-fetch (--recrawl) adds "refetch": "not_modified" | "unchanged" | "changed", and a 304
+// also "not_modified": true (its "status" is 304, "bytes" 0, and its links are not extracted again:
+// "links_found" and "links_new" are 0, as for an "unchanged" page).
+// "time" is ISO 8601 UTC with milliseconds; absent values are null.
+nlohmann::json ToJson(const PageRecord& record);
+
+// "2026-11-21T22:30:06.123Z"; with_millis=false gives "2026-11-21T22:30:06Z" (WARC-Date).
+std::string FormatUtc(std::chrono::system_clock::time_point t, bool with_millis);
+
+}  // namespace urlsieve
+
+#endif  // URLSIEVE_CRAWLER_OUTPUT_PAGE_RECORD_H_

@@ -1,0 +1,95 @@
+#include "redis/redis_address.h"
+
+#include <charconv>
+
+namespace urlsieve {
+namespace {
+
+bool ParseInt(std::string_view text, int min, int max, int* out) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+// The URL with any password replaced, so that an error message never shows it.
+std::string Redacted(std::string_view url) {
+  size_t at = url.rfind('@');
+  size_t scheme_end = url.find("://");
+  if (at == std::string_view::npos || scheme_end == std::string_view::npos || at < scheme_end) {
+    return std::string(url);
+  }
+  std::string_view userinfo = url.substr(scheme_end + 3, at - scheme_end - 3);
+  size_t colon = userinfo.find(':');
+  std::string out(url.substr(0, scheme_end + 3));
+  out += userinfo.substr(0, colon);
+  if (colon != std::string_view::npos) out += ":***";
+  out += url.substr(at);
+  return out;
+}
+
+}  // namespace
+
+Result<RedisAddress> RedisAddress::Parse(std::string_view url) {
+  auto bad = [&](std::string_view why) {
+    std::string message = "Redis address \"";
+    message += Redacted(url);
+    message += "\": ";
+    message += why;
+    message += " (expected redis://[:password@]host:port[/db])";
+    return Status::InvalidArgument(std::move(message));
+  };
+  constexpr std::string_view kScheme = "redis://";
+  if (url.substr(0, kScheme.size()) != kScheme) return bad("not a redis:// URL");
+  std::string_view rest = url.substr(kScheme.size());
+  RedisAddress address;
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    size_t colon = userinfo.find(':');
+    if (colon == std::string_view::npos) return bad("credentials need a ':' before the password");
+    address.user = std::string(userinfo.substr(0, colon));
+    address.password = std::string(userinfo.substr(colon + 1));
+    rest = rest.substr(at + 1);
+  }
+  std::string_view hostport = rest;
+  if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
+    hostport = rest.substr(0, slash);
+    std::string_view db = rest.substr(slash + 1);
+    if (!db.empty() && !ParseInt(db, 0, 1 << 20, &address.db)) return bad("bad database number");
+  }
+  std::string_view host = hostport;
+  if (!hostport.empty() && hostport.front() == '[') {  // [IPv6]:port
+    size_t close = hostport.find(']');
+    if (close == std::string_view::npos) return bad("unclosed '[' in the host");
+    host = hostport.substr(1, close - 1);
+    std::string_view after = hostport.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':' || !ParseInt(after.substr(1), 1, 65535, &address.port)) {
+        return bad("bad port");
+      }
+    }
+  } else if (size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
+    host = hostport.substr(0, colon);
+    if (!ParseInt(hostport.substr(colon + 1), 1, 65535, &address.port)) return bad("bad port");
+  }
+  if (host.empty()) return bad("no host");
+  address.host = std::string(host);
+  return address;
+}
+
+std::string RedisAddress::ToString() const {
+  std::string out = "redis://";
+  out += host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  out += ':';
+  out += std::to_string(port);
+  if (db != 0) {
+    out += '/';
+    out += std::to_string(db);
+  }
+  return out;
+}
+
+}  // namespace urlsieve

@@ -103,7 +103,8 @@ void BM_ResolveThenCanonicalize(benchmark::State& state) {
 BENCHMARK(BM_ResolveThenCanonicalize)->Unit(benchmark::kMillisecond);
 
 // Links with a non-ASCII query, from a UTF-8 page (arg 0) and from a GBK page (arg 1), whose
-// queries go through iconv (docs/design.md, "Queries in the document's encoding").
+// queries go through iconv (docs/features/canonicalization.md, "Queries in the document's
+// encoding").
 void BM_ResolveNonAsciiQuery(benchmark::State& state) {
   std::vector<std::string> refs;
   for (int i = 0; i < 10000; ++i) {

@@ -1,8 +1,8 @@
 // The counting (deletable) Bloom filter against the plain one at the same parameters
-// (docs/design.md, "Forgetting"): ns per test-and-insert and bytes per key, on pre-hashed random
-// keys; and the cost of a forget. Each insert run fills a filter of capacity N from empty with N
-// new keys; "time_per_key" is wall time per key, "bytes_per_key" the filter's memory over the
-// keys it holds. ε = 1e-3.
+// (docs/features/forgetting.md, "Forgetting"): ns per test-and-insert and bytes per key, on
+// pre-hashed random keys; and the cost of a forget. Each insert run fills a filter of capacity N
+// from empty with N new keys; "time_per_key" is wall time per key, "bytes_per_key" the filter's
+// memory over the keys it holds. ε = 1e-3.
 #include <benchmark/benchmark.h>
 
 #include <memory>

@@ -1,5 +1,5 @@
-// What reading a page in its own encoding costs (docs/design.md, "Character encodings"):
-// DecodedPage::Decode (sniffing + decoding to UTF-8) on the generated 30 KB pages of
+// What reading a page in its own encoding costs (docs/features/encodings.md, "Character
+// encodings"): DecodedPage::Decode (sniffing + decoding to UTF-8) on the generated 30 KB pages of
 // bench_link_extractor, with their text in Chinese (UTF-8, GBK, UTF-16LE), Russian
 // (windows-1251) or English (ASCII, windows-1252 by default), against gumbo's parse of the same
 // page, which every page pays anyway. Also the price of iconv_open, which the decoder's per-thread

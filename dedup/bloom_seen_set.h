@@ -10,12 +10,12 @@
 // (fdatasynced) or, now and then, the whole filter to bloom.snap.next; CheckpointCommitted(g)
 // marks the record committed or renames bloom.snap.next over bloom.snap.
 //
-// Deletable (docs/design.md, "Forgetting"): a Bloom-only set whose state has `deletable` keeps a
-// counting filter (counting_bloom_filter.h, 4x the memory) instead of the plain one, and
-// ForgetHashed removes keys from it; the snapshot is then a counting one (bloom_snapshot.h,
-// version 3) and each delta-log record carries the keys forgotten in its checkpoint as well as
-// the new ones (bloom_delta_log.h, "Removals"). A plain set's ForgetHashed is SeenSet's
-// Unsupported error.
+// Deletable (docs/features/forgetting.md, "Forgetting"): a Bloom-only set whose state has
+// `deletable` keeps a counting filter (counting_bloom_filter.h, 4x the memory) instead of the plain
+// one, and ForgetHashed removes keys from it; the snapshot is then a counting one
+// (bloom_snapshot.h, version 3) and each delta-log record carries the keys forgotten in its
+// checkpoint as well as the new ones (bloom_delta_log.h, "Removals"). A plain set's ForgetHashed is
+// SeenSet's Unsupported error.
 //
 // Thread-safety: as SeenSet. Inserts hold `mu_` shared (the filter has its own per-key locks;
 // `mu_` only keeps a checkpoint from snapshotting in the middle of a batch); the checkpoint steps

@@ -26,7 +26,7 @@
 // the bits, thread B's Bloom could then say "maybe" and probe the store before A wrote the row:
 // both would be told "new". A key always falls in the same shard, so that cannot happen, while
 // keys of different shards go on in parallel, each shard a separate SQLite file and connection
-// (docs/design.md, "Invariants", 5).
+// (docs/architecture.md, "Invariants", 5).
 #ifndef URLSIEVE_DEDUP_EXACT_SEEN_SET_H_
 #define URLSIEVE_DEDUP_EXACT_SEEN_SET_H_
 

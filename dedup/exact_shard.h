@@ -1,6 +1,6 @@
 // ExactShard: one file of the exact store (exact_store.h), DIR/seen-NN.db: the 128-bit
 // fingerprints (KeyHash) of the stored keys whose top bits pick this shard, with their times, found
-// through an in-memory hash index (docs/design.md, "The exact store").
+// through an in-memory hash index (docs/features/exact-store.md, "The exact store").
 //
 // Table `seen(id INTEGER PRIMARY KEY, hi, lo, first_seen, last_fetched, gen, forgot)`: hi and lo
 // are the fingerprint's halves (as signed int64), first_seen and last_fetched unix seconds (0:

@@ -1,7 +1,7 @@
-// ExactStore: the exact, durable record of the seen keys of a state (docs/design.md, "The exact
-// store"): their 128-bit fingerprints (KeyHash, XXH3-128), never their text, sharded over
-// DIR/seen-00.db ... seen-NN.db (ExactShard, exact_shard.h) by the fingerprint's top bits, so that
-// threads inserting keys of different shards write different SQLite files at once.
+// ExactStore: the exact, durable record of the seen keys of a state (docs/features/exact-store.md,
+// "The exact store"): their 128-bit fingerprints (KeyHash, XXH3-128), never their text, sharded
+// over DIR/seen-00.db ... seen-NN.db (ExactShard, exact_shard.h) by the fingerprint's top bits, so
+// that threads inserting keys of different shards write different SQLite files at once.
 //
 // Fingerprints, not URLs. Two distinct keys share a 128-bit fingerprint with probability at most
 // n^2 / 2^129 over n keys (the birthday bound): ~1.5e-21 at 1e9 keys, ~1.5e-23 at 1e8. Such a

@@ -1,6 +1,7 @@
 // The migration of a format-1 exact store (state format 2 and older: table `seen_urls(id, hash,
 // url)` in state.db, the canonical URL of every key) to the sharded store of 128-bit fingerprints
-// (exact_store.h), done once by the first writable open (docs/design.md, "The exact store").
+// (exact_store.h), done once by the first writable open (docs/features/exact-store.md, "The exact
+// store").
 //
 // Crash-safe: the fingerprints are written to fresh shard files, committed and synced; then one
 // state.db transaction drops seen_urls, records `exact_shards` and sets format version 3. A crash

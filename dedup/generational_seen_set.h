@@ -1,6 +1,7 @@
 // GenerationalSeenSet: the time-aware SeenSet (seen_set.h) of `revisit_after`
-// (docs/design.md, "The generational seen set"): a key told new longer ago than revisit_after T
-// is new again. Bloom-only, in memory or kept in a state directory (StateDir, state_dir.h).
+// (docs/features/generational.md, "The generational seen set"): a key told new longer ago than
+// revisit_after T is new again. Bloom-only, in memory or kept in a state directory (StateDir,
+// state_dir.h).
 //
 // Generations. Time is cut into generations of L = T / G (G = `generations`), in whole
 // milliseconds (rounded down); the generation of a wall time t is floor(unix_ms(t) / L), read

@@ -1,6 +1,6 @@
 // RedisSeenSet: a SeenSet kept in Redis and shared by every thread, process and machine that opens
-// it by the same address and name (docs/design.md, "The Redis seen set"). Exactly one caller
-// in the world is told "new" for a key.
+// it by the same address and name (docs/features/redis-seen-set.md, "The Redis seen set"). Exactly
+// one caller in the world is told "new" for a key.
 //
 // Layout (all keys start with "urlsieve:" and carry the set's name; S shards, each a Redis Cluster
 // hash tag {NAME:s}, so a cluster spreads the shards over its masters and each shard's keys share a
@@ -35,11 +35,11 @@
 // SAT) instead of a bit: 4 times the bytes. Sets with generations or counters are meta version
 // 2, which earlier builds refuse; others stay version 1.
 //
-// Generations (docs/design.md, "The Redis seen set"): revisit_after T, G generations of span
-// L = T/G; generation index floor(t / L). The live ones are the current one and the G before it;
-// a key held by any is seen (nothing written), any other goes into the current one and is new.
-// So a key told new at t is seen until between t+T and t+T+L. Each generation is sized for
-// capacity/G keys at ε/(G+1), so the union over the G+1 live ones stays ≤ ε (a generation past
+// Generations (docs/features/redis-seen-set.md, "The Redis seen set"): revisit_after T, G
+// generations of span L = T/G; generation index floor(t / L). The live ones are the current one and
+// the G before it; a key held by any is seen (nothing written), any other goes into the current one
+// and is new. So a key told new at t is seen until between t+T and t+T+L. Each generation is sized
+// for capacity/G keys at ε/(G+1), so the union over the G+1 live ones stays ≤ ε (a generation past
 // its capacity takes further keys, its ε rising). t is the server's TIME, read inside the
 // Function, so all clients agree (on a Cluster each shard's master's clock: a key lives in one
 // shard); with RedisSeenSetOptions::clock, the client's clock, sent with each call: then a client
@@ -129,9 +129,9 @@ struct RedisSeenSetOptions {
   std::string claim_log;
   uint64_t committed_generation = 0;
   bool read_only = false;  // `urlsieve stats --redis`: NotFound when there is no such set
-  // Routed mode, for a crawl cluster (docs/design.md, "The crawl cluster"): the set has exactly
-  // `shards` shards (required; an existing set must have been created routed with as many, else
-  // FailedPrecondition naming both), the caller names each key's shard (InsertRouted: the
+  // Routed mode, for a crawl cluster (docs/features/cluster.md, "The crawl cluster"): the set has
+  // exactly `shards` shards (required; an existing set must have been created routed with as many,
+  // else FailedPrecondition naming both), the caller names each key's shard (InsertRouted: the
   // cluster's partition of the URL's host), and with each key told new its payload is appended,
   // in the same atomic Function call, to that shard's inbox stream (RedisInboxKey: one field
   // "c" = the payload; the consumer group kRedisInboxGroup is created with the stream, reading
@@ -143,12 +143,12 @@ struct RedisSeenSetOptions {
   // (the key's shard is the caller's to name). The inboxes are the cluster's: the set creates
   // and appends to them, never reads, trims or deletes them (Usage counts them apart).
   bool routed = false;
-  // Time and forgetting (docs/design.md, "The Redis seen set", "Generations" and "Forgetting"):
-  // requested.revisit_after_s / generations make a generational set, requested.deletable a
-  // counting one; both stored in the meta, an existing set keeps its own. `clock` (null: none)
-  // makes the client's clock (its WallNow) the time of the generations instead of the server's
-  // TIME; tests pass a ManualClock. Must outlive the set. A routed set takes neither
-  // (InvalidArgument).
+  // Time and forgetting (docs/features/redis-seen-set.md, "The Redis seen set", "Generations" and
+  // "Forgetting"): requested.revisit_after_s / generations make a generational set,
+  // requested.deletable a counting one; both stored in the meta, an existing set keeps its own.
+  // `clock` (null: none) makes the client's clock (its WallNow) the time of the generations instead
+  // of the server's TIME; tests pass a ManualClock. Must outlive the set. A routed set takes
+  // neither (InvalidArgument).
   const Clock* clock = nullptr;
 };
 

@@ -56,8 +56,8 @@ Status CheckRedisOptions(const SeenFilterOptions& options) {
   return Status::Ok();
 }
 
-// revisit_after (docs/design.md, "The generational seen set"): a generational Bloom filter, local
-// and Bloom-only for now.
+// revisit_after (docs/features/generational.md, "The generational seen set"): a generational Bloom
+// filter, local and Bloom-only for now.
 Status CheckRevisitOptions(const SeenFilterOptions& options) {
   if (options.revisit_after.count() < 0) {
     return Status::InvalidArgument("revisit_after must not be negative");

@@ -1,5 +1,5 @@
 // SeenFilter: the URL-seen stage a crawler embeds
-// (docs/design.md, "The seen stage (SeenSet)"). It canonicalizes a URL, hashes
+// (docs/features/seen-stage.md, "The seen stage (SeenSet)"). It canonicalizes a URL, hashes
 // the key once (XXH3-128), and asks a SeenSet (seen_set.h) whether it is new: a scalable Bloom
 // filter, and in exact mode every Bloom "maybe seen" confirmed against the exact store (one probe
 // of its hash index, one row read from SQLite and a comparison of the full canonical URL), so no
@@ -100,9 +100,9 @@
 // the caller's own record of that URL (the crawl: hold its own lock around insert + push).
 //
 // Thread-safety: every method may be called concurrently. Exactly one of several threads inserting
-// the same URL at once is told "new" (invariant 5, docs/design.md, "Invariants"): the set sees
-// to it (bloom_seen_set.h, exact_seen_set.h); canonicalizing and hashing run before it takes any
-// lock.
+// the same URL at once is told "new" (invariant 5, docs/architecture.md, "Invariants"): the set
+// sees to it (bloom_seen_set.h, exact_seen_set.h); canonicalizing and hashing run before it takes
+// any lock.
 #ifndef URLSIEVE_DEDUP_SEEN_FILTER_H_
 #define URLSIEVE_DEDUP_SEEN_FILTER_H_
 
@@ -149,8 +149,8 @@ struct SeenFilterOptions {
   std::string redis_url;
   std::string redis_name;
   uint64_t redis_front_cache_keys = kDefaultRedisFrontCacheKeys;  // answered locally; 0: none
-  // Time (docs/design.md, "The generational seen set"): a key told new longer ago than
-  // revisit_after is new again (at most one generation later); 0 = never. The set is then
+  // Time (docs/features/generational.md, "The generational seen set"): a key told new longer ago
+  // than revisit_after is new again (at most one generation later); 0 = never. The set is then
   // `generations` Bloom filters, each covering revisit_after / generations, sized together for
   // `capacity` keys per revisit_after at fp_rate overall. Stored with the state, like capacity.
   std::chrono::seconds revisit_after{0};
@@ -158,8 +158,8 @@ struct SeenFilterOptions {
   // The clock that ages generations (tests pass a ManualClock); null = the system's wall clock.
   // Must outlive the filter.
   const Clock* clock = nullptr;
-  // Bloom-only forgetting (docs/design.md, "Forgetting"): the filter keeps 4-bit saturating
-  // counters instead of bits (4x the memory), so that Forget() can remove a key. Stored.
+  // Bloom-only forgetting (docs/features/forgetting.md, "Forgetting"): the filter keeps 4-bit
+  // saturating counters instead of bits (4x the memory), so that Forget() can remove a key. Stored.
   bool deletable = false;
 };
 
@@ -215,11 +215,11 @@ class SeenFilter {
   // Has the URL been seen? (does not record it).
   Result<bool> Contains(std::string_view url) const;
 
-  // Forgetting (docs/design.md, "Forgetting"): removes the URL's canonical key (canonicalized as
-  // for an insert), so that its next insert is told new. True when the key was in the set (for a
-  // counting filter: tested present). InvalidArgument for a URL the canonicalizer rejects;
-  // Unsupported (nothing changed) for a plain Bloom filter, naming exact mode and deletable.
-  // Durable as inserts are: Save() / Checkpoint().
+  // Forgetting (docs/features/forgetting.md, "Forgetting"): removes the URL's canonical key
+  // (canonicalized as for an insert), so that its next insert is told new. True when the key was in
+  // the set (for a counting filter: tested present). InvalidArgument for a URL the canonicalizer
+  // rejects; Unsupported (nothing changed) for a plain Bloom filter, naming exact mode and
+  // deletable. Durable as inserts are: Save() / Checkpoint().
   Result<bool> Forget(std::string_view url);
   // One result per URL, in order; a rejected URL is kInvalid and does not stop the others. A
   // non-OK Status (Unsupported, a store failure) means nothing can be trusted of the batch.

@@ -1,7 +1,7 @@
-// SeenSet: the seen stage over canonical keys (docs/design.md, "The seen stage (SeenSet)"): a set
-// that answers, for each key, "new" exactly once. It knows nothing of URLs: SeenFilter
-// (seen_filter.h) canonicalizes and hashes, then asks a SeenSet; the crawl (CrawlState) does the
-// same through the SeenFilter over its state's set.
+// SeenSet: the seen stage over canonical keys (docs/features/seen-stage.md, "The seen stage
+// (SeenSet)"): a set that answers, for each key, "new" exactly once. It knows nothing of URLs:
+// SeenFilter (seen_filter.h) canonicalizes and hashes, then asks a SeenSet; the crawl (CrawlState)
+// does the same through the SeenFilter over its state's set.
 //
 // Implementations in this library (internal headers): the Bloom filter alone, in memory or kept
 // in a state directory (bloom_seen_set.h), and the Bloom filter whose every "maybe seen" is
@@ -31,7 +31,7 @@
 //
 // Thread-safety: every method may be called concurrently, except as said above for the
 // checkpoint calls. Exactly one of several threads inserting the same key at once is told "new"
-// (docs/design.md, "Invariants").
+// (docs/architecture.md, "Invariants").
 #ifndef URLSIEVE_DEDUP_SEEN_SET_H_
 #define URLSIEVE_DEDUP_SEEN_SET_H_
 
@@ -72,7 +72,8 @@ struct SeenStats {
   uint64_t capacity = 0;  // as stored
   double fp_rate = 0;     // as stored
   bool exact = false;
-  bool deletable = false;   // a counting filter: ForgetHashed works (docs/design.md, "Forgetting")
+  bool deletable = false;   // a counting filter: ForgetHashed works (docs/features/forgetting.md,
+                            // "Forgetting")
   uint64_t generation = 0;  // of the last commit/checkpoint
   StateIdentity identity;   // of the state directory (zero: in memory, or a version-1 state
                             // opened read-only)
@@ -135,18 +136,19 @@ class SeenSet {
     return std::vector<std::string>();
   }
 
-  // Forgetting (docs/design.md, "Forgetting"): removes each key, so that its next insert is told
-  // new again. forgotten[i] (forgotten.size() == keys.size()) becomes true when keys[i] was in the
-  // set. A set that cannot delete a key (a plain Bloom filter) returns Unsupported naming the
-  // options that can (exact mode, a counting filter: --deletable), and changes nothing. Durable
-  // as inserts are (Save(), or the owner's next checkpoint).
+  // Forgetting (docs/features/forgetting.md, "Forgetting"): removes each key, so that its next
+  // insert is told new again. forgotten[i] (forgotten.size() == keys.size()) becomes true when
+  // keys[i] was in the set. A set that cannot delete a key (a plain Bloom filter) returns
+  // Unsupported naming the options that can (exact mode, a counting filter: --deletable), and
+  // changes nothing. Durable as inserts are (Save(), or the owner's next checkpoint).
   virtual Status ForgetHashed(std::span<const std::string_view> keys,
                               std::span<const KeyHash> hashes, std::span<bool> forgotten);
 
-  // Per-key times (docs/design.md, "The exact store"). The crawl calls RecordFetchedHashed after
-  // fetching keys' pages (fetched_at: unix seconds); it is kept with the keys in the set, durable
-  // as inserts are (a crash may keep a time recorded after the last checkpoint: it is only a
-  // time). Keys not in the set are skipped. A set that keeps no times ignores the call (Ok).
+  // Per-key times (docs/features/exact-store.md, "The exact store"). The crawl calls
+  // RecordFetchedHashed after fetching keys' pages (fetched_at: unix seconds); it is kept with the
+  // keys in the set, durable as inserts are (a crash may keep a time recorded after the last
+  // checkpoint: it is only a time). Keys not in the set are skipped. A set that keeps no times
+  // ignores the call (Ok).
   virtual Status RecordFetchedHashed(std::span<const std::string_view> keys,
                                      std::span<const KeyHash> hashes, int64_t fetched_at) {
     (void)keys, (void)hashes, (void)fetched_at;

@@ -321,7 +321,8 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
   }
   if (stored.revisit_after_s != requested.revisit_after_s ||
       (stored.revisit_after_s > 0 && stored.generations != requested.generations)) {
-    // docs/design.md, "The generational seen set": time is a stored parameter, like capacity.
+    // docs/features/generational.md, "The generational seen set": time is a stored parameter, like
+    // capacity.
     const auto spell = [](const StateParameters& p) {
       return "revisit-after " + FormatDuration(std::chrono::seconds(p.revisit_after_s)) + " in " +
              std::to_string(p.generations) + " generations";

@@ -1,10 +1,11 @@
-// StateDir: one open state directory (docs/design.md, "State files and the checkpoint protocol"):
-// its lock, state.db with its urlsieve_meta table, the state's identity, format version and
-// generation, the parameters it was created with, and the checkpoint transaction. A standalone
-// SeenFilter owns one; so does a crawl (CrawlState, crawler/state/crawl_state.h), whose other parts
-// (the frontier, the outputs, the counters) keep their tables in the same database. The seen set
-// kept in the directory (bloom_seen_set.h) is opened on top of it. The layout, the recovery rules
-// and the messages are described in seen_filter.h.
+// StateDir: one open state directory (docs/formats/state-directory.md, "State files and the
+// checkpoint protocol"): its lock, state.db with its urlsieve_meta table, the state's identity,
+// format version and generation, the parameters it was created with, and the checkpoint
+// transaction. A standalone SeenFilter owns one; so does a crawl (CrawlState,
+// crawler/state/crawl_state.h), whose other parts (the frontier, the outputs, the counters) keep
+// their tables in the same database. The seen set kept in the directory (bloom_seen_set.h) is
+// opened on top of it. The layout, the recovery rules and the messages are described in
+// seen_filter.h.
 //
 // What it does at Open, in order: creates the directory (writable), takes DIR/LOCK (state_lock.h:
 // exclusive, or shared when read-only), refuses a missing or empty state.db beside a Bloom
@@ -52,8 +53,8 @@ struct StateParameters {
   double fp_rate = 0;
   bool exact = false;
   CanonicalizeOptions canonicalize;
-  // Time (docs/design.md, "The generational seen set"): a key told new longer ago than
-  // revisit_after is new again (0: never), the span covered by `generations` generations.
+  // Time (docs/features/generational.md, "The generational seen set"): a key told new longer ago
+  // than revisit_after is new again (0: never), the span covered by `generations` generations.
   uint64_t revisit_after_s = 0;
   uint32_t generations = 0;  // 0 with revisit_after_s == 0
   // The Bloom filter counts (4-bit saturating counters), so that a key can be forgotten.

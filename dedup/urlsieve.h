@@ -66,7 +66,8 @@ typedef struct urlsieve_options {
   double fp_rate;        /* Bloom false-positive bound, in (0, 1); 1e-3 */
   const char* state_dir; /* NULL or "": in memory only; else created or reopened */
   int exact;             /* nonzero: SQLite confirms Bloom "maybe seen" (needs state_dir); 0 */
-  /* Opt-in canonicalization rules (docs/design.md, "Canonicalization"), all 0 by default. */
+  /* Opt-in canonicalization rules (docs/features/canonicalization.md, "Canonicalization"), all 0 by
+   * default. */
   int sort_query;        /* order query parameters by name */
   int drop_empty_query;  /* "http://a/p?" -> "http://a/p" */
   int strip_session_ids; /* jsessionid, phpsessid, sid, ... */
@@ -90,17 +91,18 @@ typedef struct urlsieve_options {
   const char* redis_name;          /* NULL or "": no Redis */
   uint64_t redis_front_cache_keys; /* keys known seen, answered without a round trip; 0: none;
                                       urlsieve_options_init: 1048576 */
-  /* Appended with re-crawls; a caller compiled before it gets 0 and 4. Time (docs/design.md,
-   * "The generational seen set"): a URL told new longer ago than revisit_after_seconds is new
-   * again (at most revisit_after_seconds / generations later), and capacity counts URLs per
-   * period. 0: never. A local state: Bloom-only (INVALID_ARGUMENT with exact); a Redis set also
-   * in exact mode. Stored with a new state; an existing one keeps its own. */
+  /* Appended with re-crawls; a caller compiled before it gets 0 and 4. Time
+   * (docs/features/generational.md, "The generational seen set"): a URL told new longer ago than
+   * revisit_after_seconds is new again (at most revisit_after_seconds / generations later), and
+   * capacity counts URLs per period. 0: never. A local state: Bloom-only (INVALID_ARGUMENT with
+   * exact); a Redis set also in exact mode. Stored with a new state; an existing one keeps its
+   * own. */
   uint64_t revisit_after_seconds;
   uint32_t generations; /* the period is cut into (1-256); urlsieve_options_init: 4 */
-  /* Appended with forgetting (docs/design.md, "Forgetting"); a caller compiled before it gets 0.
-   * Nonzero: a Bloom-only filter keeps 4-bit counters (4x the memory) so that urlsieve_forget
-   * works, locally or over Redis. Stored with the state (an existing one keeps its own).
-   * INVALID_ARGUMENT with exact (which forgets without it). 0 */
+  /* Appended with forgetting (docs/features/forgetting.md, "Forgetting"); a caller compiled before
+   * it gets 0. Nonzero: a Bloom-only filter keeps 4-bit counters (4x the memory) so that
+   * urlsieve_forget works, locally or over Redis. Stored with the state (an existing one keeps its
+   * own). INVALID_ARGUMENT with exact (which forgets without it). 0 */
   int deletable;
 } urlsieve_options;
 

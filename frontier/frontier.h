@@ -24,12 +24,12 @@
 // gives the politeness key (frontier/politeness_key.h) and the robots.txt origin, and the path
 // and query that a queue stores are views of it (url/url_parts.h).
 //
-// Sitemaps (docs/design.md, "Sitemaps"): PushSitemap queues a URL to be handed out as a Lease of
-// kind kSitemap, in its key's FIFO with the pages, so politeness and robots.txt apply to it as to a
-// page. Its depth is its nesting level (0 for a sitemap named by robots.txt or the user), not a
-// link depth: max_depth does not apply, and neither do the page budgets (max_pages_per_key,
-// max_total_pages) — the crawler bounds sitemaps itself. The kind travels with the URL through
-// RAM, the spill file, retries and checkpoints.
+// Sitemaps (docs/features/sitemaps.md, "Sitemaps"): PushSitemap queues a URL to be handed out as a
+// Lease of kind kSitemap, in its key's FIFO with the pages, so politeness and robots.txt apply to
+// it as to a page. Its depth is its nesting level (0 for a sitemap named by robots.txt or the
+// user), not a link depth: max_depth does not apply, and neither do the page budgets
+// (max_pages_per_key, max_total_pages) — the crawler bounds sitemaps itself. The kind travels with
+// the URL through RAM, the spill file, retries and checkpoints.
 //
 // Parents: every pending URL carries the URL of the page that linked to it (empty for seeds),
 // through RAM, the spill file, retries and checkpoints, and Next() returns it in Lease::parent.
@@ -182,10 +182,10 @@ struct FrontierStats {
   uint64_t retried = 0;
   uint64_t abandoned = 0;  // leases forgotten through Abandon()
   uint64_t keys = 0;
-  // The keys by state (docs/design.md, "Metrics"): active, with a lease in flight; waiting, with
-  // URLs pending and none in flight (due later, backing off, waiting for robots.txt, or ready);
-  // retired, closed to new URLs (given up after failures, or their page budget reached). Keys
-  // with nothing pending or in flight are in none of them.
+  // The keys by state (docs/features/metrics.md, "Metrics"): active, with a lease in flight;
+  // waiting, with URLs pending and none in flight (due later, backing off, waiting for robots.txt,
+  // or ready); retired, closed to new URLs (given up after failures, or their page budget reached).
+  // Keys with nothing pending or in flight are in none of them.
   uint64_t keys_active = 0;
   uint64_t keys_waiting = 0;
   uint64_t keys_retired = 0;
@@ -231,8 +231,8 @@ class Frontier {
   // the hand-out stands), and it no longer counts against the budgets. A page lease's URL leaves
   // the frontier (and its pending set); a robots lease leaves its origin's rules undecided (the
   // next page of the origin asks again). For a crawl cluster, when the lease's partition was handed
-  // to another node before its fetch (docs/design.md, "The crawl cluster"): that node fetches the
-  // URL. Counted in FrontierStats::abandoned.
+  // to another node before its fetch (docs/features/cluster.md, "The crawl cluster"): that node
+  // fetches the URL. Counted in FrontierStats::abandoned.
   void Abandon(const Lease& lease);
   // Wakes every Next() and makes it return false, now and later.
   void Stop();

@@ -12,7 +12,7 @@
 
 #include "base/encoding/text_encoding.h"
 #include "url/url_canonicalizer.h"
-#include "tests/dedup/uri_validator.h"
+#include "tests/url/uri_validator.h"
 
 namespace {
 
@@ -68,7 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const urlsieve::Result<std::string> resolved = canonicalizer.Resolve(base, input);
   if (resolved.ok()) Check(canonicalizer, resolved.value());
   // The same reference found on a page in a legacy encoding: its query is encoded in it
-  // (docs/design.md, "Queries in the document's encoding"); the result keeps the invariants.
+  // (docs/features/canonicalization.md, "Queries in the document's encoding"); the result keeps the
+  // invariants.
   static const urlsieve::TextEncoding* const kDocumentEncodings[] = {
       urlsieve::EncodingForLabel("gbk"), urlsieve::EncodingForLabel("shift_jis")};
   const urlsieve::Result<std::string> in_legacy =

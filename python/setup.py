@@ -5,7 +5,7 @@ checkout (this directory's parent) in Release, for the interpreter running this 
 (sys.executable: the venv's), with only what the module needs (-DURLSIEVE_BUILD_CRAWLER=OFF: the
 dedup library and the module, no tests, benchmarks, crawler or tools), builds the module's target
 and copies the .so into the package. The .py files come from python/urlsieve/. See
-docs/design.md, "The Python package".
+docs/embedding.md, "The Python package".
 
 The CMake tree lives in setuptools' build_temp (python/build/ by default, ignored by git); building
 again reuses it. ccache is used when it is on PATH; the build runs os.cpu_count() jobs unless

@@ -68,9 +68,9 @@ std::string_view UrlBytes(py::handle obj) {
                        std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
-// revisit_after= (docs/design.md, "The generational seen set"): None (never), whole seconds (an
-// int, or a float with no fraction), a datetime.timedelta, or a duration string ("7d", "12h";
-// base/duration.h). ValueError for a negative or fractional number or a bad string.
+// revisit_after= (docs/features/generational.md, "The generational seen set"): None (never), whole
+// seconds (an int, or a float with no fraction), a datetime.timedelta, or a duration string ("7d",
+// "12h"; base/duration.h). ValueError for a negative or fractional number or a bad string.
 std::chrono::seconds RevisitAfter(const py::object& value) {
   if (value.is_none()) return std::chrono::seconds(0);
   if (py::isinstance<py::str>(value)) {

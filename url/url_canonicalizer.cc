@@ -615,10 +615,10 @@ bool HasNonAscii(std::string_view text) {
 
 // Appends a reference's query as a browser sends it from a document in `encoding` (an output
 // encoding other than UTF-8): ASCII as AppendMinimallyEncoded writes it (so "%XX" stays as
-// written), each run of non-ASCII encoded in `encoding` and percent-encoded (docs/design.md,
-// "Queries in the document's encoding"). Runs are encoded one by one, each ending in the
-// encoder's initial state: for ISO-2022-JP that may put an "ESC ( B" earlier than a browser would
-// (before ASCII after a "¥"), bytes that decode to the same text.
+// written), each run of non-ASCII encoded in `encoding` and percent-encoded
+// (docs/features/canonicalization.md, "Queries in the document's encoding"). Runs are encoded one
+// by one, each ending in the encoder's initial state: for ISO-2022-JP that may put an "ESC ( B"
+// earlier than a browser would (before ASCII after a "¥"), bytes that decode to the same text.
 Status AppendQueryInEncoding(std::string_view query, uint16_t literal, const TextEncoding& encoding,
                              std::string* out) {
   Result<TextEncoder*> encoder = ThreadEncoder(encoding);

@@ -44,7 +44,7 @@ struct CanonicalizeOptions {
 
 // The opt-in rules of CanonicalizeOptions, listed once: the crawl config's [canonicalize] keys,
 // the --flags of `urlsieve filter` and `canon`, their help and the stats output come from here
-// (docs/design.md, "Canonicalization"). All off by default.
+// (docs/features/canonicalization.md, "Canonicalization"). All off by default.
 struct CanonicalizeRule {
   std::string_view name;  // "sort_query": the TOML key and the Python keyword argument
   std::string_view flag;  // "--sort-query"
@@ -122,8 +122,8 @@ class UrlCanonicalizer {
   // percent-encoded in OutputEncoding(*document_encoding), a character that encoding lacks as
   // "%26%23N%3B"
   // ("&#N;"); the path is always UTF-8, and a query taken from the base is kept as it is
-  // (docs/design.md, "Queries in the document's encoding"). nullptr means UTF-8. An encoding
-  // glibc's iconv cannot encode to is an error naming it.
+  // (docs/features/canonicalization.md, "Queries in the document's encoding"). nullptr means UTF-8.
+  // An encoding glibc's iconv cannot encode to is an error naming it.
   Result<std::string> Resolve(std::string_view base, std::string_view reference,
                               const TextEncoding* document_encoding = nullptr) const;
 

@@ -1,9 +1,10 @@
 // DecodeToUtf8: text in one of the Encoding Standard's encodings, as UTF-8.
 //
-// A crawler reads a page in its own encoding (docs/design.md, "Character encodings") and hands
-// gumbo UTF-8. Decoding follows the Encoding Standard's error mode "replacement": a byte sequence
-// that is not valid in the encoding becomes one U+FFFD and decoding goes on; a sequence cut off by
-// the end of the input becomes one U+FFFD. Nothing makes it fail but a missing glibc converter.
+// A crawler reads a page in its own encoding (docs/features/encodings.md, "Character encodings")
+// and hands gumbo UTF-8. Decoding follows the Encoding Standard's error mode "replacement": a byte
+// sequence that is not valid in the encoding becomes one U+FFFD and decoding goes on; a sequence
+// cut off by the end of the input becomes one U+FFFD. Nothing makes it fail but a missing glibc
+// converter.
 //   - UTF-8: validated, and repaired only when invalid (one U+FFFD per maximal subpart, §8.1.1).
 //   - UTF-16BE/LE: decoded here (a lone surrogate or an odd last byte is one U+FFFD).
 //   - The single-byte encodings: a 128-entry table per encoding, built once from glibc iconv, with

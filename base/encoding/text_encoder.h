@@ -2,11 +2,11 @@
 // through glibc's iconv.
 //
 // A browser sends the query of a link found in a page in a legacy encoding in that encoding (the
-// URL Standard's "percent-encode after encoding", docs/design.md, "Queries in the document's
-// encoding"), and a crawler must send the same bytes. A code point the encoding cannot represent
-// is an encoder error (Encoding Standard §4.1 "process an item"): the "html" error mode writes it
-// as "&#N;" (N decimal, EncodeHtml); the URL parser writes "%26%23N%3B" itself, so Encode hands
-// it to the caller instead of writing anything.
+// URL Standard's "percent-encode after encoding", docs/features/canonicalization.md, "Queries in
+// the document's encoding"), and a crawler must send the same bytes. A code point the encoding
+// cannot represent is an encoder error (Encoding Standard §4.1 "process an item"): the "html" error
+// mode writes it as "&#N;" (N decimal, EncodeHtml); the URL parser writes "%26%23N%3B" itself, so
+// Encode hands it to the caller instead of writing anything.
 //
 // Input is UTF-8; a byte sequence that is not UTF-8 is read as U+FFFD, as the Encoding Standard's
 // UTF-8 decoder reads it (one U+FFFD per maximal invalid subpart), never an error.

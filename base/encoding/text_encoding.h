@@ -2,9 +2,9 @@
 //
 // Pages name their encoding with a label ("latin1", "gb2312", "x-sjis", " UTF-8 "); the Encoding
 // Standard §4.2 ("Names and labels") maps every label a browser accepts to one encoding, and a
-// crawler must map them the same way to read a page as a browser reads it (docs/design.md,
-// "Character encodings"). Unknown labels give nullptr: the caller falls through to its next
-// source (HTTP charset, then the <meta> prescan, then the default).
+// crawler must map them the same way to read a page as a browser reads it
+// (docs/features/encodings.md, "Character encodings"). Unknown labels give nullptr: the caller
+// falls through to its next source (HTTP charset, then the <meta> prescan, then the default).
 // Thread-safety: the encodings are immutable statics; share the pointers freely.
 #ifndef URLSIEVE_BASE_ENCODING_TEXT_ENCODING_H_
 #define URLSIEVE_BASE_ENCODING_TEXT_ENCODING_H_

@@ -3,8 +3,8 @@
 // Exactly one output line per input line (the key, or "error: <reason>"), so the output can be
 // pasted beside the input. Streaming with constant memory. With --base, each line is a reference
 // resolved against it first; --encoding names the encoding of the document the references come
-// from, whose queries a browser sends in that encoding (docs/design.md, "Queries in the document's
-// encoding").
+// from, whose queries a browser sends in that encoding (docs/features/canonicalization.md, "Queries
+// in the document's encoding").
 #include <unistd.h>
 
 #include <cstdio>

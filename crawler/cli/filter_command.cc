@@ -305,7 +305,7 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
              "again at most the URLs since the last one)")
           ->capture_default_str()
           ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  // docs/design.md, "The generational seen set".
+  // docs/features/generational.md, "The generational seen set".
   auto* revisit_after =
       cmd->add_option("--revisit-after", flags->revisit_after,
                       "A URL told new longer ago than this (e.g. 7d, 12h) is new again (new "

@@ -1,7 +1,8 @@
-// `urlsieve forget`: forgets each URL read from stdin (docs/design.md, "Forgetting"), so that the
-// next insert of it, by `filter` or by a crawl, is told new and the URL is printed or fetched
-// again. The set is a state directory (--state DIR: a `filter` state, or a crawl's OUT/state;
-// OUT itself is taken to mean OUT/state) or a set shared in Redis (--redis URL --name NAME).
+// `urlsieve forget`: forgets each URL read from stdin (docs/features/forgetting.md, "Forgetting"),
+// so that the next insert of it, by `filter` or by a crawl, is told new and the URL is printed or
+// fetched again. The set is a state directory (--state DIR: a `filter` state, or a crawl's
+// OUT/state; OUT itself is taken to mean OUT/state) or a set shared in Redis (--redis URL --name
+// NAME).
 //
 // Only a set that can delete a key forgets: an exact one (--exact: the exact store deletes the
 // record; the Bloom filter then answers "maybe" and the store "no") or a deletable Bloom filter

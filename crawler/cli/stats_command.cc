@@ -67,7 +67,7 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
     j["fp_rate"] = s.fp_rate;
     j["canonicalize"] = canon;
     if (!redis) j["generation"] = s.generation;
-    if (s.revisit_after_s > 0) {  // docs/design.md, "The generational seen set"
+    if (s.revisit_after_s > 0) {  // docs/features/generational.md, "The generational seen set"
       j["revisit_after"] = FormatDuration(std::chrono::seconds(s.revisit_after_s));
       j["revisit_after_seconds"] = s.revisit_after_s;
       j["generations"] = s.generations;

@@ -123,8 +123,8 @@ class ClusterCoordinator::Impl {
     renew_interval_ = std::max(milliseconds(1), options.lease_ttl / 5);
     beat_interval_ = std::min(renew_interval_, kMaxBeatInterval);
     probe_interval_ = std::max(renew_interval_, kMinProbeInterval);
-    // docs/design.md, "The crawl cluster": a lease is used until its last renewal was sent +
-    // lease_ttl - handover_delay - margin, so the next owner (who may take it the moment it
+    // docs/features/cluster.md, "The crawl cluster": a lease is used until its last renewal was
+    // sent + lease_ttl - handover_delay - margin, so the next owner (who may take it the moment it
     // lapses) never sends a request to one of its hosts within handover_delay of ours; the margin
     // covers clock rates and the time between MayFetch and the request.
     valid_for_ = options.lease_ttl - options.handover_delay - options.lease_ttl / 10;

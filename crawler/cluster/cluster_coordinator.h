@@ -1,7 +1,7 @@
-// ClusterCoordinator: one node's membership in a crawl cluster (docs/design.md, "The crawl
-// cluster"): which partitions of the URL space it owns, the inboxes it reads, the acknowledgements
-// it sends, and whether the whole crawl is over. The crawl itself (fetch, record, the local
-// frontier) is the Crawler's; the seen test-and-set that fills the inboxes is the routed
+// ClusterCoordinator: one node's membership in a crawl cluster (docs/features/cluster.md, "The
+// crawl cluster"): which partitions of the URL space it owns, the inboxes it reads, the
+// acknowledgements it sends, and whether the whole crawl is over. The crawl itself (fetch, record,
+// the local frontier) is the Crawler's; the seen test-and-set that fills the inboxes is the routed
 // RedisSeenSet's (dedup/redis_seen_set.h, RedisSeenSetOptions::routed).
 //
 // Partitions. A URL belongs to partition p = ClusterPartitionOf(its politeness key, P); P is fixed

@@ -1,5 +1,5 @@
 // ClusterFeed: a cluster node's inboxes on one side, its local frontier on the other
-// (docs/design.md, "The crawl cluster"). Three jobs, each with its own lock-step:
+// (docs/features/cluster.md, "The crawl cluster"). Three jobs, each with its own lock-step:
 //
 //   Feeding. A feeder thread reads entries from the partitions this node owns
 //   (ClusterCoordinator::Poll) whenever fewer than low_water URLs read from them are outstanding

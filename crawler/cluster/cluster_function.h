@@ -1,8 +1,8 @@
-// The Redis Function library of a crawl cluster (docs/design.md, "The crawl cluster"), loaded by
-// ClusterCoordinator::Join with FUNCTION LOAD REPLACE on every master and again when a server
-// answers "Function not found" (a restart without persistence, a FUNCTION FLUSH). Each function
-// runs atomically on the keys of one hash tag (cluster_keys.h): the cluster's "{NAME}" or one
-// partition's "{NAME:p}". Times are the server's (TIME, milliseconds): no two machines' clocks
+// The Redis Function library of a crawl cluster (docs/features/cluster.md, "The crawl cluster"),
+// loaded by ClusterCoordinator::Join with FUNCTION LOAD REPLACE on every master and again when a
+// server answers "Function not found" (a restart without persistence, a FUNCTION FLUSH). Each
+// function runs atomically on the keys of one hash tag (cluster_keys.h): the cluster's "{NAME}" or
+// one partition's "{NAME:p}". Times are the server's (TIME, milliseconds): no two machines' clocks
 // are ever compared.
 //   _register  KEYS: meta, nodes, node. ARGV: identity, partitions, settings, format, version,
 //              node id, token, host, pid, ttl ms, the token of a dead instance to take over

@@ -1,7 +1,7 @@
-// The Redis keys of a crawl cluster (docs/design.md, "The crawl cluster"). A partition's keys
-// share the hash tag of the routed seen set's shard p, "{NAME:p}" (RedisShardKeyPrefix), so that
-// its lease, its inbox and its seen-set shard live in one Redis Cluster slot; the cluster's own
-// keys share "{NAME}":
+// The Redis keys of a crawl cluster (docs/features/cluster.md, "The crawl cluster"). A partition's
+// keys share the hash tag of the routed seen set's shard p, "{NAME:p}" (RedisShardKeyPrefix), so
+// that its lease, its inbox and its seen-set shard live in one Redis Cluster slot; the cluster's
+// own keys share "{NAME}":
 //   urlsieve:{NAME}:cluster   hash: format, version, identity, partitions, settings, seeded
 //   urlsieve:{NAME}:nodes     sorted set: node id -> heartbeat expiry (ms, Redis TIME)
 //   urlsieve:{NAME}:node:ID   hash: token, host, pid, state, counters, beat_ms

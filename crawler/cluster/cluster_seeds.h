@@ -1,10 +1,10 @@
 // ClusterSeeds: the seeds of a crawl cluster, kept in Redis so that every node's scope knows
-// them (docs/design.md, "The crawl cluster"). In the "host" and "domain" scope modes a link is in
-// scope when its host (or domain) is a seed's, and any node may fetch any host's pages, also a
-// node given no seeds, or other seeds than the node that queued a page. So a node adds its seeds
-// here (a set, urlsieve:{NAME}:seeds, under the cluster's own hash tag) *before* it queues them,
-// and a node reads the set again (Refresh) before it pushes entries it polled: every page it can
-// be handed descends from a seed added before it, so its scope holds that seed by then.
+// them (docs/features/cluster.md, "The crawl cluster"). In the "host" and "domain" scope modes a
+// link is in scope when its host (or domain) is a seed's, and any node may fetch any host's pages,
+// also a node given no seeds, or other seeds than the node that queued a page. So a node adds its
+// seeds here (a set, urlsieve:{NAME}:seeds, under the cluster's own hash tag) *before* it queues
+// them, and a node reads the set again (Refresh) before it pushes entries it polled: every page it
+// can be handed descends from a seed added before it, so its scope holds that seed by then.
 //
 // Thread-safety: Add and Refresh may be called from any thread (a mutex guards the client and the
 // count last read); Scope::AddSeed is thread-safe.

@@ -1,4 +1,5 @@
-// ClusterUrlRouter: where a URL goes in a crawl cluster (docs/design.md, "The crawl cluster").
+// ClusterUrlRouter: where a URL goes in a crawl cluster (docs/features/cluster.md, "The crawl
+// cluster").
 //
 // The UrlRouter seam (url_router.h) routes the URLs the seen stage found new. In a cluster the two
 // steps are one: the routed seen set (RedisSeenSet::InsertRouted) tests and sets each URL in its

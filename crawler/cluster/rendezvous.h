@@ -1,8 +1,8 @@
 // Rendezvous (highest-random-weight) hashing of a crawl cluster's partitions over its live nodes
-// (docs/design.md, "The crawl cluster"): partition p goes to the node with the highest score
-// XXH3-64(node id, seed p), so every node computes the same owner from the same membership, and a
-// node joining or leaving moves only the partitions it gains or held: every other partition keeps
-// its owner.
+// (docs/features/cluster.md, "The crawl cluster"): partition p goes to the node with the highest
+// score XXH3-64(node id, seed p), so every node computes the same owner from the same membership,
+// and a node joining or leaving moves only the partitions it gains or held: every other partition
+// keeps its owner.
 //
 // Thread-safety: pure functions.
 #ifndef URLSIEVE_CRAWLER_CLUSTER_RENDEZVOUS_H_

@@ -136,7 +136,8 @@ void ReadSection(std::string_view section, const toml::table& table, CrawlConfig
   }
 }
 
-// The rules between the [cluster] options and the others (docs/design.md, "The crawl cluster").
+// The rules between the [cluster] options and the others (docs/features/cluster.md, "The crawl
+// cluster").
 Status ValidateCluster(const CrawlConfig& config) {
   const CrawlConfig::Cluster& cluster = config.cluster;
   if (!config.cluster_mode()) {

@@ -43,8 +43,8 @@ struct CrawlConfig {
     int64_t max_pages = 0;  // total fetches; 0 = unlimited
     int max_depth = 10;     // seeds are depth 0
     bool resume = false;    // continue from the state in out_dir
-    // Flag only (--recrawl; docs/design.md, "Re-crawl"): continue the crawl in out_dir and fetch
-    // again, conditionally, every fetched URL whose interval has passed (see [recrawl]).
+    // Flag only (--recrawl; docs/features/recrawl.md, "Re-crawl"): continue the crawl in out_dir
+    // and fetch again, conditionally, every fetched URL whose interval has passed (see [recrawl]).
     bool recrawl = false;
     bool rebuild_bloom = false;  // flag only (--rebuild, with --resume --exact): rebuild the
                                  // Bloom filter from the exact store (dedup/seen_filter.h)
@@ -56,8 +56,8 @@ struct CrawlConfig {
                                           // (0: after every page; bench/checkpoint_cost.sh)
     uint64_t max_pending_in_memory = 1'000'000;  // pending URLs past this wait in SQLite
     bool obey_nofollow = true;  // rel=nofollow and <meta name=robots content=nofollow|none>
-    // The encoding of an HTML page that declares none (docs/design.md, "Character encodings"):
-    // an Encoding Standard label, checked by Validate.
+    // The encoding of an HTML page that declares none (docs/features/encodings.md, "Character
+    // encodings"): an Encoding Standard label, checked by Validate.
     std::string default_encoding = "windows-1252";
     // A seen set shared in Redis instead of the one in out_dir/state (crawler/state/crawl_state.h):
     // redis://[[user]:password@]host:port[/db] and the set's name there; both or neither.
@@ -91,9 +91,10 @@ struct CrawlConfig {
     bool progress = true;  // a progress line on stderr when it is a terminal
     // What stderr tells: warnings and every retry, back-off or host given up (kInfo).
     LogLevel log_level = LogLevel::kInfo;
-    // The Prometheus endpoint (docs/design.md, "Metrics"): HOST:PORT to serve GET /metrics on
-    // during the crawl ("" = none; port 0 = a free port, written to out_dir/metrics.addr), and
-    // how long it keeps serving the final figures after the crawl ends (a signal cuts it short).
+    // The Prometheus endpoint (docs/features/metrics.md, "Metrics"): HOST:PORT to serve GET
+    // /metrics on during the crawl ("" = none; port 0 = a free port, written to
+    // out_dir/metrics.addr), and how long it keeps serving the final figures after the crawl ends
+    // (a signal cuts it short).
     std::string metrics_listen;
     std::chrono::seconds metrics_linger{0};
   } output;
@@ -119,8 +120,8 @@ struct CrawlConfig {
     double changed_factor = 0.5;    // and of one found changed
   } recrawl;
 
-  // Sitemaps (docs/design.md, "Sitemaps"): besides these, the Sitemap: lines of every robots.txt
-  // the crawl fetches.
+  // Sitemaps (docs/features/sitemaps.md, "Sitemaps"): besides these, the Sitemap: lines of every
+  // robots.txt the crawl fetches.
   struct Sitemaps {
     std::vector<std::string> urls;  // --sitemap URL (repeatable): fetched at nesting level 0
     int max_total = 10'000;         // sitemaps fetched per crawl, all sources and levels
@@ -129,9 +130,9 @@ struct CrawlConfig {
 
   CanonicalizeOptions canonicalize;
 
-  // A crawl cluster (docs/design.md, "The crawl cluster"; crawler/cluster/cluster_coordinator.h):
-  // several nodes crawl together through Redis, each with its own out_dir. url empty: a standalone
-  // crawl.
+  // A crawl cluster (docs/features/cluster.md, "The crawl cluster";
+  // crawler/cluster/cluster_coordinator.h): several nodes crawl together through Redis, each with
+  // its own out_dir. url empty: a standalone crawl.
   struct Cluster {
     std::string url;   // redis://[[user]:password@]host:port[/db] (--cluster)
     std::string name;  // the cluster's name there (--cluster-name), required with url

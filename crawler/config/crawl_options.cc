@@ -163,7 +163,7 @@ CrawlOptionSpec Duration(OptionKey<Access> key, std::string_view flag, std::stri
 }
 
 // crawl.default_encoding: a label of the Encoding Standard that names an encoding a page
-// without a declaration can be read in (docs/design.md, "Character encodings").
+// without a declaration can be read in (docs/features/encodings.md, "Character encodings").
 std::string CheckDefaultEncoding(std::string_view label) {
   const TextEncoding* encoding = EncodingForLabel(label);
   // Built with append: GCC 12 -O3 reports a false -Wrestrict on assigning a short literal here.
@@ -338,7 +338,7 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
       Integer(OPTION_KEY(fetch, connect_timeout_ms), "", "Connection timeout, in milliseconds", 1,
               kMaxInt),
   };
-  // [recrawl] (docs/design.md, "Re-crawl"): the adaptive interval, as Nutch's
+  // [recrawl] (docs/features/recrawl.md, "Re-crawl"): the adaptive interval, as Nutch's
   // AdaptiveFetchSchedule.
   specs.push_back(Duration(OPTION_KEY(recrawl, min_interval), "",
                            "Shortest interval between two fetches of a URL",
@@ -350,7 +350,7 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
                          "A URL found unchanged has its interval multiplied by this", 0, 1000));
   specs.push_back(Number(OPTION_KEY(recrawl, changed_factor), "",
                          "A URL found changed has its interval multiplied by this", 0, 1000));
-  // [sitemaps] (docs/design.md, "Sitemaps").
+  // [sitemaps] (docs/features/sitemaps.md, "Sitemaps").
   specs.push_back(Integer(OPTION_KEY(sitemaps, max_nesting), "",
                           "Deepest sitemap index nesting followed (0: no index child)", 0, 64));
   AddCanonicalizeRuleOptions(&specs, std::make_index_sequence<std::size(kCanonicalizeRules)>());

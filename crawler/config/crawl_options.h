@@ -1,4 +1,4 @@
-// The options of `urlsieve crawl`, declared once (docs/design.md, "Options").
+// The options of `urlsieve crawl`, declared once (docs/usage/crawl.md, "Options").
 //
 // Each CrawlOptionSpec says, for one option: its TOML key ([section] name, which is also the
 // CrawlConfig member it sets: config.section.name), its command-line flag and help, and the rule

@@ -116,7 +116,8 @@ Result<std::unique_ptr<Crawler>> Crawler::Create(const CrawlConfig& config,
 }
 
 Status Crawler::Open(const DeploymentMaker& make_deployment) {
-  URLSIEVE_RETURN_IF_ERROR(BindMetrics());  // docs/design.md, "Metrics": before anything is made
+  URLSIEVE_RETURN_IF_ERROR(BindMetrics());  // docs/features/metrics.md, "Metrics": before anything
+                                            // is made
   const fs::path out(config_.crawl.out_dir);
   const fs::path state = out / "state";
   Result<bool> there = CrawlIsThere(out, state);
@@ -323,8 +324,9 @@ Status Crawler::QueueDue(const std::vector<FetchRecord>& due) {
   std::shared_lock<std::shared_mutex> gate(state_->gate());
   uint64_t queued = 0;
   for (const FetchRecord& record : due) {
-    // docs/design.md, "Re-crawl": a known URL is not asked of the seen stage again; it still
-    // passes the scope (the re-crawl's own) and the frontier (robots.txt, politeness, budgets).
+    // docs/features/recrawl.md, "Re-crawl": a known URL is not asked of the seen stage again; it
+    // still passes the scope (the re-crawl's own) and the frontier (robots.txt, politeness,
+    // budgets).
     Result<CanonicalUrl> url = fetch_form_->Canonicalize(record.url);
     if (!url.ok() || !scope_->Check(*url, static_cast<int>(record.depth)).accept()) {
       records_->Unqueue(record.url);
@@ -528,7 +530,8 @@ void Crawler::HandleRobots(Fetcher& fetcher, const Lease& lease) {
   std::shared_lock<std::shared_mutex> gate(state_->gate());
   // The WARC holds the response that decided (a hop of a redirect chain is not archived).
   if (warc_ && r.status != 0 && target.empty()) ArchiveAsFetched(r, started);
-  // docs/design.md, "Sitemaps": its Sitemap: lines, queued before Done so the crawl is not over.
+  // docs/features/sitemaps.md, "Sitemaps": its Sitemap: lines, queued before Done so the crawl is
+  // not over.
   if (outcome.http_status >= 200 && outcome.http_status < 300 && target.empty()) {
     QueueRobotsSitemaps(r.body, lease.url);
   }
@@ -665,7 +668,7 @@ Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
   for (const Rejection& rejection : rejections) {
     if (rejection.sitemap) {
       // A sitemap the frontier rejected (robots.txt disallows it, given up...): done, counted
-      // with the sitemaps, not the pages (docs/design.md, "Sitemaps").
+      // with the sitemaps, not the pages (docs/features/sitemaps.md, "Sitemaps").
       stats_->RecordSitemap(rejection.reason == RejectReason::kRobotsDisallowed ? "disallowed"
                                                                                 : "rejected");
       sitemaps_->Done(rejection.url, 0, "", 0,
@@ -714,7 +717,7 @@ Status Crawler::Checkpoint() {
     Result<OutputMarks> marks = SyncOutputs();
     if (!marks.ok()) return marks.status();
     URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, *marks));
-    // The fetch records of the pages these outputs hold (docs/design.md, "Re-crawl").
+    // The fetch records of the pages these outputs hold (docs/features/recrawl.md, "Re-crawl").
     URLSIEVE_RETURN_IF_ERROR(records_->Checkpoint(db));
     URLSIEVE_RETURN_IF_ERROR(sitemaps_->Checkpoint(db));
     // The gate is held exclusively: these counters describe exactly what the outputs hold.

@@ -1,5 +1,5 @@
 // Crawler: one crawl from a seed list — fetcher threads, link extraction, the seen stage, the
-// frontier and the outputs wired together (docs/design.md, "Data flow").
+// frontier and the outputs wired together (docs/architecture.md, "Data flow").
 //
 // Each fetcher thread loops: WorkSource::Next() → fetch (libcurl) → PageProcessor (decode, links
 // by gumbo, the page's record, its WARC records) → canonicalize → scope → Admission (the seen
@@ -27,7 +27,7 @@
 // touching nothing, if any was cut or changed), truncates them to those sizes, restores the
 // counters of stats.json, and refetches only what was fetched after it or in flight.
 //
-// Re-crawl (docs/design.md, "Re-crawl"): every crawl keeps a fetch record per URL fetched
+// Re-crawl (docs/features/recrawl.md, "Re-crawl"): every crawl keeps a fetch record per URL fetched
 // (FetchRecordStore, in state.db, written in each checkpoint: status, ETag, Last-Modified, payload
 // digest, fetch time, interval, the WARC response record). --recrawl continues the crawl in out
 // (like --resume) and queues the URLs whose interval has passed, bypassing the seen stage; each is
@@ -45,10 +45,10 @@
 // (deployment_factory.h makes it from the config). What one fetched page means is decided by the
 // PageProcessor (page_processor.h), purely; the loop records it.
 //
-// Metrics (docs/design.md, "Metrics"; crawler_metrics.cc): with output.metrics_listen, Open binds
-// the address and Run serves GET /metrics (MetricsServer) from MetricsNow() until the crawl ends,
-// then the final figures (those of stats.json) for output.metrics_linger; out_dir/metrics.addr
-// holds the bound address meanwhile.
+// Metrics (docs/features/metrics.md, "Metrics"; crawler_metrics.cc): with output.metrics_listen,
+// Open binds the address and Run serves GET /metrics (MetricsServer) from MetricsNow() until the
+// crawl ends, then the final figures (those of stats.json) for output.metrics_linger;
+// out_dir/metrics.addr holds the bound address meanwhile.
 //
 // Thread-safety: Run() once, from one thread; RequestStop() from any thread (e.g. a signal
 // watcher), any number of times.
@@ -156,8 +156,8 @@ class Crawler {
   // it came (a body cut at the cap says so); a write failure fails the crawl.
   void ArchiveAsFetched(const FetchResult& r, std::chrono::system_clock::time_point started);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
-  // Sitemaps (crawler_sitemap.cc; docs/design.md, "Sitemaps"). HandleSitemap: a sitemap lease —
-  // fetch, parse, queue an index's children as sitemaps and a urlset's URLs as links.
+  // Sitemaps (crawler_sitemap.cc; docs/features/sitemaps.md, "Sitemaps"). HandleSitemap: a sitemap
+  // lease — fetch, parse, queue an index's children as sitemaps and a urlset's URLs as links.
   bool SitemapsEnabled() const;
   void HandleSitemap(Fetcher& fetcher, const Lease& lease);
   // Claims (at most once per crawl, within sitemaps.max_total and max_nesting) and queues sitemap
@@ -197,8 +197,8 @@ class Crawler {
   void MonitorLoop();
   Status Checkpoint();
 
-  // docs/design.md, "Metrics" (crawler_metrics.cc). BindMetrics: in Open, before anything is
-  // created (a bad address or a port in use fails the crawl there). StartMetrics: serves and
+  // docs/features/metrics.md, "Metrics" (crawler_metrics.cc). BindMetrics: in Open, before anything
+  // is created (a bad address or a port in use fails the crawl there). StartMetrics: serves and
   // writes out_dir/metrics.addr. FinalMetrics: the final snapshot (for stats.json).
   // StopMetrics(final), once stats.json is written: serves `final`, waits out
   // output.metrics_linger (unless a stop was requested), stops serving, removes metrics.addr.
@@ -226,7 +226,8 @@ class Crawler {
   std::unique_ptr<Scope> scope_;
   std::unique_ptr<LinkExtractor> extractor_;
   std::unique_ptr<PageProcessor> processor_;
-  // config.crawl.default_encoding, looked up once (docs/design.md, "Character encodings").
+  // config.crawl.default_encoding, looked up once (docs/features/encodings.md, "Character
+  // encodings").
   const TextEncoding* default_encoding_ = nullptr;
   std::unique_ptr<CurlShare> share_;
   std::unique_ptr<JsonlWriter> pages_;

@@ -1,4 +1,4 @@
-// Crawler's metrics (docs/design.md, "Metrics"): the Prometheus endpoint's lifetime, its
+// Crawler's metrics (docs/features/metrics.md, "Metrics"): the Prometheus endpoint's lifetime, its
 // out_dir/metrics.addr, and the snapshot that both /metrics and stats.json are made from.
 #include <algorithm>
 #include <filesystem>

@@ -1,5 +1,5 @@
-// The Crawler's sitemap members (docs/design.md, "Sitemaps"): the sources (robots.txt Sitemap:
-// lines, --sitemap), the at-most-once claim, and the sitemap lease: fetch, parse, queue.
+// The Crawler's sitemap members (docs/features/sitemaps.md, "Sitemaps"): the sources (robots.txt
+// Sitemap: lines, --sitemap), the at-most-once claim, and the sitemap lease: fetch, parse, queue.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -174,7 +174,8 @@ void Crawler::HandleSitemap(Fetcher& fetcher, const Lease& lease) {
     if (!children.empty()) QueueSitemaps(children, lease.depth + 1, lease.url);
     if (!redirect.empty()) QueueSitemaps({redirect}, lease.depth, lease.url);
     if (!pages.empty()) {
-      // docs/design.md, "Sitemaps": like links of the sitemap, at depth 0 (seeds of their own).
+      // docs/features/sitemaps.md, "Sitemaps": like links of the sitemap, at depth 0 (seeds of
+      // their own).
       Result<Admitted> admitted = PushNew(&pages, 0, lease.url);
       if (!admitted.ok()) Fail(admitted.status());
       fresh = admitted.ok() ? admitted->fresh : 0;

@@ -83,7 +83,7 @@ class Scope {
   void Record(ScopeReason reason, uint64_t count = 1) const;
 
   // The host rule alone (seed hosts, their domains, or any), not counted: what a sitemap must meet
-  // (docs/design.md, "Sitemaps"; the allow / deny patterns and the depth are for pages).
+  // (docs/features/sitemaps.md, "Sitemaps"; the allow / deny patterns and the depth are for pages).
   bool HostInScope(std::string_view host) const;
 
   uint64_t rejections(ScopeReason reason) const;

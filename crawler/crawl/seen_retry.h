@@ -1,9 +1,9 @@
 // SeenRetry: runs a seen-set call again, with back-off, for as long as it fails transiently — a
 // Redis seen set (dedup/redis_seen_set.h) that is down, restarting or slow returns
-// StatusCode::kUnavailable, never a verdict (docs/design.md, "The Redis seen set"). The
-// crawl's seen insert and `urlsieve filter --redis` go through it, so an outage holds them up and
-// loses nothing: the same batch is asked again, and the set answers a retried batch as it answered
-// the first run, if that run reached it.
+// StatusCode::kUnavailable, never a verdict (docs/features/redis-seen-set.md, "The Redis seen
+// set"). The crawl's seen insert and `urlsieve filter --redis` go through it, so an outage holds
+// them up and loses nothing: the same batch is asked again, and the set answers a retried batch as
+// it answered the first run, if that run reached it.
 //
 // Back-off: first_wait (0.1 s), doubling up to max_wait (5 s), for as long as it takes. It says so
 // once per outage (the first failure, naming the server and the error) and once when the set
@@ -11,8 +11,8 @@
 // make one outage. A non-transient error (a wrong password, a name holding another type, a
 // function missing) is returned at once. Stop() (or stop_requested() turning true) ends the waits:
 // Run() then returns the last transient error, and the caller decides what the unanswered batch
-// becomes (docs/design.md: the crawl queues it whole, `filter` prints it whole, so nothing is
-// lost).
+// becomes (docs/features/redis-seen-set.md: the crawl queues it whole, `filter` prints it whole, so
+// nothing is lost).
 //
 // Thread-safety: Run() may be called from several threads at once; Stop() from any thread.
 #ifndef URLSIEVE_CRAWLER_CRAWL_SEEN_RETRY_H_

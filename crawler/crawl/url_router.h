@@ -3,15 +3,16 @@
 // each in the frontier that owns it.
 //
 // LocalUrlRouter pushes every URL into the crawl's own frontier. A node of a crawl cluster
-// (docs/design.md, "The crawl cluster") does not use this seam: there the seen test and the
-// routing are one atomic step (ClusterUrlRouter, crawler/cluster/cluster_url_router.h: the routed
-// seen set appends each URL new to the cluster to its partition's inbox in the same Redis Function
-// call), because a URL seen and not yet routed would be lost if the node died between the two.
+// (docs/features/cluster.md, "The crawl cluster") does not use this seam: there the seen test and
+// the routing are one atomic step (ClusterUrlRouter, crawler/cluster/cluster_url_router.h: the
+// routed seen set appends each URL new to the cluster to its partition's inbox in the same Redis
+// Function call), because a URL seen and not yet routed would be lost if the node died between the
+// two.
 //
 // The crawler calls Route while it holds the checkpoint gate (shared), between the seen stage's
 // insert and the page's Frontier::Done, so that a checkpoint never sees a URL in the seen set that
-// is neither pending nor rejected (docs/design.md, "Invariants"). A URL the frontier rejects at
-// once (depth, budget, a denied origin) is routed all the same: the frontier records the
+// is neither pending nor rejected (docs/architecture.md, "Invariants"). A URL the frontier rejects
+// at once (depth, budget, a denied origin) is routed all the same: the frontier records the
 // rejection (Frontier::DrainRejections).
 //
 // Thread-safety: Route may be called from any number of fetcher threads at once; implementations

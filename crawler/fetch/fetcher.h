@@ -8,7 +8,7 @@
 // ("zip bomb") is stopped too.
 //
 // Redirects are not followed: the result carries the status and the raw Location header, and the
-// crawler treats the target like any discovered link (docs/design.md, "Data flow").
+// crawler treats the target like any discovered link (docs/architecture.md, "Data flow").
 // That holds for robots.txt too: RFC 9309 §2.3.1.2 asks crawlers to follow at least five
 // consecutive redirects, and the crawl hands each hop back to the frontier, which schedules it on
 // its clock like any request to that key (FetchOutcome::robots_redirect).
@@ -141,8 +141,9 @@ class Fetcher {
   // hop the frontier schedules).
   FetchResult FetchRobots(const std::string& url);
 
-  // GET a sitemap URL (docs/design.md, "Sitemaps"): accepts any content type and truncates the
-  // (decoded) body at max_bytes instead of failing (body_truncated); a redirect is returned.
+  // GET a sitemap URL (docs/features/sitemaps.md, "Sitemaps"): accepts any content type and
+  // truncates the (decoded) body at max_bytes instead of failing (body_truncated); a redirect is
+  // returned.
   FetchResult FetchSitemap(const std::string& url, std::uint64_t max_bytes);
 
   const FetcherOptions& options() const { return options_; }

@@ -44,11 +44,11 @@ struct CrawlStatsSnapshot {
   std::map<std::string, uint64_t> errors;  // error kind -> count
   std::map<std::string, uint64_t, std::less<>> rejections;  // reason -> count
   // Re-fetches of a re-crawl by what they found (RefetchResultName: "not_modified", "unchanged",
-  // "changed"; docs/design.md, "Re-crawl"), from PageRecord::refetch.
+  // "changed"; docs/features/recrawl.md, "Re-crawl"), from PageRecord::refetch.
   std::map<std::string, uint64_t> refetches;
   // Parsed HTML pages by the encoding they were decoded from (PageRecord::encoding).
   std::map<std::string, uint64_t> encodings;
-  // Sitemap counters by name (docs/design.md, "Sitemaps"; CrawlStats::RecordSitemap).
+  // Sitemap counters by name (docs/features/sitemaps.md, "Sitemaps"; CrawlStats::RecordSitemap).
   std::map<std::string, uint64_t> sitemaps;
   // Body bytes by the status class of the fetch (StatusClassName: "2xx", "none"...).
   std::map<std::string, uint64_t> bytes_by_status_class;
@@ -88,7 +88,8 @@ class CrawlStats {
   // A failed fetch that has no PageRecord (robots.txt), counted in `errors` under `kind`.
   void RecordError(std::string_view kind);
   void RecordRejection(std::string_view reason, uint64_t count = 1);
-  // A sitemap counter ("fetched", "urls", ...: docs/design.md, "Sitemaps") grows by `count`.
+  // A sitemap counter ("fetched", "urls", ...: docs/features/sitemaps.md, "Sitemaps") grows by
+  // `count`.
   void RecordSitemap(std::string_view counter, uint64_t count = 1);
   // One batch of the seen stage: `asked` keys, of which `fresh` were told new.
   void RecordSeen(uint64_t asked, uint64_t fresh);

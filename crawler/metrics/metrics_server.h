@@ -1,8 +1,8 @@
 // MetricsServer: the crawl's Prometheus endpoint (`urlsieve crawl --metrics-listen HOST:PORT`,
-// docs/design.md "Metrics"). GET /metrics answers the text exposition format 0.0.4 that a render
-// function makes at each scrape (the crawl's: MetricsText of Crawler::MetricsNow); any other path
-// is 404. Served by cpp-httplib on a thread of its own, with one worker: scrapes are answered one
-// at a time and never run on a crawl thread.
+// docs/features/metrics.md "Metrics"). GET /metrics answers the text exposition format 0.0.4 that a
+// render function makes at each scrape (the crawl's: MetricsText of Crawler::MetricsNow); any other
+// path is 404. Served by cpp-httplib on a thread of its own, with one worker: scrapes are answered
+// one at a time and never run on a crawl thread.
 //
 // Bind() and Start() are separate so that a bad address or a port in use is an error before the
 // crawl starts, while the render function may need what the crawl opens later.

@@ -26,7 +26,7 @@ Samples ByStatusClass(std::map<std::string, uint64_t> counts) {
 Samples One(uint64_t value) { return {{"", value}}; }
 Samples OneDouble(double value) { return {{"", value}}; }
 
-// The table (docs/design.md, "Metrics"). Counters first, then gauges.
+// The table (docs/features/metrics.md, "Metrics"). Counters first, then gauges.
 std::vector<MetricFamily> BuildFamilies() {
   return {
       {"urlsieve_pages_total", MetricType::kCounter,

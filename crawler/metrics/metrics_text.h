@@ -1,7 +1,8 @@
-// The crawl's metrics, defined once (docs/design.md, "Metrics"): one table of metric families, from
-// which both the Prometheus text exposition (format 0.0.4, served by MetricsServer at /metrics) and
-// the matching keys of stats.json are made. A family says its name, type, help, label and its
-// place in stats.json, and reads its samples from a MetricsSnapshot; nothing else names a metric.
+// The crawl's metrics, defined once (docs/features/metrics.md, "Metrics"): one table of metric
+// families, from which both the Prometheus text exposition (format 0.0.4, served by MetricsServer
+// at /metrics) and the matching keys of stats.json are made. A family says its name, type, help,
+// label and its place in stats.json, and reads its samples from a MetricsSnapshot; nothing else
+// names a metric.
 //
 // Pure: a snapshot in, text (or JSON) out. Counters end in _total and count over the whole crawl
 // (across --resume, like stats.json); gauges describe the instant of the snapshot.

@@ -1,7 +1,7 @@
 // JsonlWriter: an append-only JSON-lines output — one JSON object per line — that the crawl syncs
 // and marks at each checkpoint. The crawl writes two: pages.jsonl (a PageRecord per fetch) and
 // rejected.jsonl (a Rejection per URL that the seen stage accepted as new but the frontier then
-// rejected, so that no new URL ever disappears without a trace: invariant 2, docs/design.md,
+// rejected, so that no new URL ever disappears without a trace: invariant 2, docs/architecture.md,
 // "Invariants").
 //
 // Objects are serialized outside the lock and appended under one mutex, so lines never

@@ -27,12 +27,12 @@ struct PageRecord {
   std::optional<std::string> error;            // "timeout: ...", "dns: ..."; nullopt = success
   bool noindex = false;                        // <meta name=robots content=noindex|none>
   std::optional<std::string> canonical;        // <link rel=canonical href>, resolved
-  // A re-fetch of a re-crawl (docs/design.md, "Re-crawl"): what it found against the URL's fetch
-  // record, RefetchResultName: "not_modified" (a 304), "unchanged" (the same status and payload
-  // digest), "changed"; nullopt for a first fetch.
+  // A re-fetch of a re-crawl (docs/features/recrawl.md, "Re-crawl"): what it found against the
+  // URL's fetch record, RefetchResultName: "not_modified" (a 304), "unchanged" (the same status and
+  // payload digest), "changed"; nullopt for a first fetch.
   std::optional<std::string> refetch;
-  // The encoding the body was decoded from (TextEncoding::name, docs/design.md, "Character
-  // encodings") for an HTML page that was parsed; empty otherwise -> absent.
+  // The encoding the body was decoded from (TextEncoding::name, docs/features/encodings.md,
+  // "Character encodings") for an HTML page that was parsed; empty otherwise -> absent.
   std::string encoding;
 };
 

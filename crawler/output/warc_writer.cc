@@ -147,7 +147,7 @@ class ScratchBuffer {
 
 // Appends to *out the concatenation of `parts` compressed as one complete gzip member (RFC 1952).
 // libdeflate compresses whole buffers, so the parts are first copied into one (a memcpy next to
-// the compression); docs/design.md, "Outputs".
+// the compression); docs/formats/outputs.md, "Outputs".
 Status AppendGzipMember(std::initializer_list<std::string_view> parts, int level,
                         std::string* out) {
   libdeflate_compressor* compressor = ThreadCompressor(level);
@@ -325,7 +325,7 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
   const std::string payload_length = std::to_string(ex.payload.size());
   const std::string head = NormalizeHead(ex.response_head, ex.payload_decoded, &payload_length);
   // One pass over the payload: the caller's digest when it has one (the crawl's fetch record),
-  // else computed next to the block digest; docs/design.md, "Outputs".
+  // else computed next to the block digest; docs/formats/outputs.md, "Outputs".
   std::string payload_digest(ex.payload_digest);
   const std::string block_digest =
       BlockDigest(head, ex.payload, ex.payload_digest.empty() ? &payload_digest : nullptr);

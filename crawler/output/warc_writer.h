@@ -23,9 +23,9 @@
 // unknown); the block is the response head only (application/http;msgtype=response), rewritten as
 // above except Content-Length, which still describes the original payload. WARC-Truncated is not
 // used: nothing was cut, the payload is elsewhere by design.
-// Cost (docs/design.md, "Outputs"): each member is compressed by libdeflate (level 1 by default)
-// with a compressor and buffers per thread; the payload is hashed once (the block digest) when
-// the caller passes the payload digest, else both digests are computed in one pass.
+// Cost (docs/formats/outputs.md, "Outputs"): each member is compressed by libdeflate (level 1 by
+// default) with a compressor and buffers per thread; the payload is hashed once (the block digest)
+// when the caller passes the payload digest, else both digests are computed in one pass.
 // Thread-safety: all methods are safe to call concurrently; compression happens outside the lock.
 #ifndef URLSIEVE_CRAWLER_OUTPUT_WARC_WRITER_H_
 #define URLSIEVE_CRAWLER_OUTPUT_WARC_WRITER_H_
@@ -90,7 +90,7 @@ struct WarcWriterOptions {
   std::string user_agent;               // recorded in warcinfo when set
   std::optional<uint64_t> truncate_to;  // on --resume: the size stored at the last checkpoint
   // libdeflate level, 1 (fast) .. 12; 1 keeps --warc within 10 % of a crawl without it
-  // (docs/design.md, "Outputs").
+  // (docs/formats/outputs.md, "Outputs").
   int compression_level = 1;
 };
 

@@ -9,9 +9,9 @@
 // (none = both), rel=canonical. Every reference that is not kept is counted by reason (non-http(s)
 // scheme, same-document, unresolvable, nofollow, too long, too many), never silently lost.
 // The html given is UTF-8: the crawler decodes each page from its own encoding first
-// (crawler/page/page_decoder.h; docs/design.md, "Character encodings"), since gumbo reads UTF-8
-// only (it would replace the non-ASCII bytes of a GBK or Latin-1 page with U+FFFD). The document's
-// encoding comes along, for the queries of the links.
+// (crawler/page/page_decoder.h; docs/features/encodings.md, "Character encodings"), since gumbo
+// reads UTF-8 only (it would replace the non-ASCII bytes of a GBK or Latin-1 page with U+FFFD). The
+// document's encoding comes along, for the queries of the links.
 // Thread-safety: immutable after construction; Extract may run on many threads at once.
 #ifndef URLSIEVE_CRAWLER_PAGE_LINK_EXTRACTOR_H_
 #define URLSIEVE_CRAWLER_PAGE_LINK_EXTRACTOR_H_

@@ -2,7 +2,7 @@
 //
 // Finds the encoding (SniffPageEncoding: BOM, HTTP charset, <meta> prescan, the crawl's default)
 // and decodes the body with it (DecodeToUtf8: undecodable bytes become U+FFFD), so that gumbo,
-// which reads UTF-8 only, sees the characters the page has (docs/design.md, "Character
+// which reads UTF-8 only, sees the characters the page has (docs/features/encodings.md, "Character
 // encodings"). The fast path copies nothing: a body that is valid UTF-8 in UTF-8, or pure ASCII
 // in an ASCII-compatible encoding, is used in place (after its BOM).
 // Thread-safety: a value; Decode may run on many threads at once (base/encoding/text_decoder.h).

@@ -11,8 +11,8 @@
 // An XML document (application/xhtml+xml, */*+xml, text/xml) is read as an XML parser reads it:
 // 1, 2, then the encoding of its XML declaration (XML 1.0 §4.3.3), else UTF-8.
 // An unknown label at 2 or 3 is no answer: the next step decides. A page is decoded once, with
-// the answer (docs/design.md, "Character encodings"); a <meta> past the first 1024 bytes, which
-// makes a browser parse the page again, is not looked at.
+// the answer (docs/features/encodings.md, "Character encodings"); a <meta> past the first 1024
+// bytes, which makes a browser parse the page again, is not looked at.
 // Thread-safety: pure functions.
 #ifndef URLSIEVE_CRAWLER_PAGE_PAGE_ENCODING_H_
 #define URLSIEVE_CRAWLER_PAGE_PAGE_ENCODING_H_

@@ -1,7 +1,7 @@
 // SitemapParser: reads one sitemap (sitemaps.org protocol 0.9) — a <sitemapindex> (its
 // <sitemap><loc>s are child sitemaps), a <urlset> (its <url><loc>s, with <lastmod>) or a plain text
 // file of URLs, one per line — streaming, with every limit of the protocol and of a hostile input
-// enforced and reported rather than crashed or hung on (docs/design.md, "Sitemaps").
+// enforced and reported rather than crashed or hung on (docs/features/sitemaps.md, "Sitemaps").
 //
 // Bytes are fed as they come (Feed), then Finish() returns what was read. The first byte that is
 // not a BOM or white space decides: "<" is XML, parsed by expat; anything else is a text sitemap,

@@ -1,6 +1,6 @@
 // SitemapStore: the sitemaps a crawl has queued or fetched — each at most once per crawl — and the
-// <lastmod> its urlsets gave for their URLs, kept in the crawl's state.db (docs/design.md,
-// "Sitemaps").
+// <lastmod> its urlsets gave for their URLs, kept in the crawl's state.db
+// (docs/features/sitemaps.md, "Sitemaps").
 //
 // Tables (written in the checkpoint's transaction, under the gate held exclusively, so they agree
 // with the frontier's pending set and the outputs of the same checkpoint):

@@ -1,8 +1,8 @@
-// CrawlState: the crawl's state directory (OUT/state) and its checkpoints (docs/design.md, "State
-// files and the checkpoint protocol"). It owns the directory (StateDir: the lock, the identity,
-// state.db, the generation), the seen set kept in it, and the checkpoint gate, and runs the
-// checkpoint protocol; the other parts of the crawl keep their durable rows in the same database
-// and are given it only inside Restore() and Checkpoint():
+// CrawlState: the crawl's state directory (OUT/state) and its checkpoints
+// (docs/formats/state-directory.md, "State files and the checkpoint protocol"). It owns the
+// directory (StateDir: the lock, the identity, state.db, the generation), the seen set kept in it,
+// and the checkpoint gate, and runs the checkpoint protocol; the other parts of the crawl keep
+// their durable rows in the same database and are given it only inside Restore() and Checkpoint():
 //   - the seen set (SeenSet, opened here, with the SeenFilter the crawler asks for URLs);
 //   - the frontier's pending set (Frontier::Checkpoint / Restore);
 //   - the outputs' sizes and checksums and the crawl's counters (crawl_checkpoint.h);
@@ -20,24 +20,24 @@
 // until the page's Done(), so a checkpoint never records a URL in the seen set that is not yet
 // pending (nor a page in the outputs whose links are not).
 //
-// A shared seen set (docs/design.md, "The Redis seen set"). With seen_redis_url the
-// seen set is a RedisSeenSet (dedup/redis_seen_set.h) shared with other crawls, while everything
-// else (frontier, outputs, counters, checkpoints) stays in this directory. state.db records which
-// set the crawl uses (urlsieve_meta: seen_redis_server, seen_redis_name, seen_redis_identity,
-// written, and committed, before the first insert): resuming with another set, or with none, or
-// a crawl begun with its own set with a shared one, is FailedPrecondition, and so is a set that
-// was deleted (and re-created) since. The set's keys outlive a crash of the crawl while the
-// frontier returns to its checkpoint, so the crawl inserts with claims (the set's claim log is
-// named by this state's identity, SeenSet::InsertHashedIfNewClaiming): Open reads the claims made
-// after the last committed generation (uncommitted_claims()), for the crawl to queue again, and
-// each checkpoint's CheckpointCommitted trims them. Nothing is written to Redis or to the
+// A shared seen set (docs/features/redis-seen-set.md, "The Redis seen set"). With seen_redis_url
+// the seen set is a RedisSeenSet (dedup/redis_seen_set.h) shared with other crawls, while
+// everything else (frontier, outputs, counters, checkpoints) stays in this directory. state.db
+// records which set the crawl uses (urlsieve_meta: seen_redis_server, seen_redis_name,
+// seen_redis_identity, written, and committed, before the first insert): resuming with another set,
+// or with none, or a crawl begun with its own set with a shared one, is FailedPrecondition, and so
+// is a set that was deleted (and re-created) since. The set's keys outlive a crash of the crawl
+// while the frontier returns to its checkpoint, so the crawl inserts with claims (the set's claim
+// log is named by this state's identity, SeenSet::InsertHashedIfNewClaiming): Open reads the claims
+// made after the last committed generation (uncommitted_claims()), for the crawl to queue again,
+// and each checkpoint's CheckpointCommitted trims them. Nothing is written to Redis or to the
 // directory before the server has answered (a wrong password, a port that is not Redis, a name
 // holding another type are errors that leave no trace).
 //
-// A crawl cluster (docs/design.md, "The crawl cluster"). With cluster_url the crawl is one node
-// of a cluster: the seen set is the cluster's routed RedisSeenSet (named after the cluster, one
-// shard per partition; a URL told new is appended to its partition's inbox in the same step, so it
-// needs no claim log), and state.db records the cluster (urlsieve_meta: cluster_server,
+// A crawl cluster (docs/features/cluster.md, "The crawl cluster"). With cluster_url the crawl is
+// one node of a cluster: the seen set is the cluster's routed RedisSeenSet (named after the
+// cluster, one shard per partition; a URL told new is appended to its partition's inbox in the same
+// step, so it needs no claim log), and state.db records the cluster (urlsieve_meta: cluster_server,
 // cluster_name, cluster_identity — ClusterCoordinator::identity() — and cluster_node_id). The
 // node id is settled here: the one recorded, else the one asked for, else a generated one (the
 // host name and 6 random hex digits). join_cluster is called with it — for a new state before
@@ -75,7 +75,8 @@ struct CrawlStateOptions {
   uint64_t capacity = 0;  // the seen set's, for a new state (an existing one keeps its own)
   double fp_rate = 0;     // ditto
   bool exact = false;     // ditto
-  bool deletable = false;  // ditto: a counting Bloom filter (docs/design.md, "Forgetting")
+  bool deletable = false;  // ditto: a counting Bloom filter (docs/features/forgetting.md,
+                           // "Forgetting")
   CanonicalizeOptions canonicalize;  // ditto: the rules the seen set's keys are made with
   bool rebuild_bloom = false;        // rebuild the Bloom filter from the exact store (--rebuild)
   // A seen set shared in Redis instead of the local one (see above): the server

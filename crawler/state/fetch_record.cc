@@ -7,7 +7,8 @@
 namespace urlsieve {
 namespace {
 
-// docs/design.md, "Re-crawl": one row per URL fetched (fetch form). Times are unix seconds.
+// docs/features/recrawl.md, "Re-crawl": one row per URL fetched (fetch form). Times are unix
+// seconds.
 constexpr std::string_view kCreateTable =
     "CREATE TABLE IF NOT EXISTS crawl_fetch_records("
     "url TEXT PRIMARY KEY NOT NULL, status INTEGER NOT NULL, etag TEXT NOT NULL, "
@@ -80,8 +81,8 @@ Status FetchRecordStore::LoadQueued(SqliteDb& db) {
 
 Result<std::vector<FetchRecord>> FetchRecordStore::TakeDue(SqliteDb& db, int64_t now,
                                                            int64_t revisit_after_s) {
-  // docs/design.md, "Sitemaps": a URL a sitemap says was modified after its last fetch is due
-  // too, whatever its interval.
+  // docs/features/sitemaps.md, "Sitemaps": a URL a sitemap says was modified after its last fetch
+  // is due too, whatever its interval.
   URLSIEVE_RETURN_IF_ERROR(SitemapStore::CreateTables(db));
   Result<std::vector<FetchRecord>> records = Select(
       db,

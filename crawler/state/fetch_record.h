@@ -1,5 +1,5 @@
 // FetchRecord and FetchRecordStore: what a crawl remembers of each URL it fetched, so that a later
-// re-crawl can ask again conditionally and say what changed (docs/design.md, "Re-crawl").
+// re-crawl can ask again conditionally and say what changed (docs/features/recrawl.md, "Re-crawl").
 //
 // The records live in the crawl's state.db (table crawl_fetch_records, one row per URL in fetch
 // form) and are written in the checkpoint's transaction (Checkpoint(db), under the gate held

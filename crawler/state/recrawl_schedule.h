@@ -1,5 +1,5 @@
 // RecrawlSchedule: when a fetched URL is due again, and how a re-fetch's answer changes its
-// interval (docs/design.md, "Re-crawl").
+// interval (docs/features/recrawl.md, "Re-crawl").
 //
 // The interval adapts per URL as in Nutch's AdaptiveFetchSchedule: a re-fetch that finds the page
 // unchanged (304 Not Modified, or the same status and payload digest) multiplies it by

@@ -26,11 +26,11 @@
 //     m (zero in version 1)   32 n × (u64 low, u64 high) key hashes, then m more (the removed
 //     keys)   32+16(n+m) u64 XXH3-64 of bytes 0..31+16(n+m)
 //
-// Removals (docs/design.md, "Forgetting"): a counting filter (counting_bloom_filter.h) also logs
-// the keys it forgot. Replay adds a record's n keys (unconditionally: each was told new once),
-// then removes its m keys. Doing every add of a checkpoint before its removes, whatever their
-// order in memory, leaves each counter at least where the live sequence left it (adds first can
-// only saturate more, and a remove never meets a counter the live run had not raised), so the
+// Removals (docs/features/forgetting.md, "Forgetting"): a counting filter (counting_bloom_filter.h)
+// also logs the keys it forgot. Replay adds a record's n keys (unconditionally: each was told new
+// once), then removes its m keys. Doing every add of a checkpoint before its removes, whatever
+// their order in memory, leaves each counter at least where the live sequence left it (adds first
+// can only saturate more, and a remove never meets a counter the live run had not raised), so the
 // replayed filter holds every key the live one held: no false negative.
 //
 // Crash protocol. State.db's urlsieve_meta records, in the checkpoint's own transaction, which

@@ -1,5 +1,5 @@
 // The Bloom filter snapshot file format
-// (docs/design.md, "State files and the checkpoint protocol").
+// (docs/formats/state-directory.md, "State files and the checkpoint protocol").
 //
 // Layout, all integers little-endian, every byte covered by a checksum (no padding):
 //   fixed header, 128 bytes
@@ -15,14 +15,14 @@
 //     36 u32 lines per key   40 u64 data offset   48 u64 XXH3-64 of the bit array   56 u64 zero
 //   the bit arrays (num_blocks · 64 bytes each, lock bits cleared), back to back in layer order;
 //   the file ends after the last one.
-// Version 3 is the counting filter's (docs/design.md, "Forgetting"; counting_bloom_filter.h):
-// counter bits 4, and each layer's array is its counters, num_blocks · 256 bytes (counter p of a
-// block in bits 4·(p mod 16).. of its 64-bit word p / 16). A plain filter is still written as
-// version 2 (0 at 104), so that older builds read it; a version-3 file is refused by them
-// (newer version) and by a plain filter's Load, and a version-2 file by the counting filter's.
-// The state identity (state_identity.h) and the generation say which state directory and which
-// checkpoint the snapshot belongs to. Version 1 had zeros at 88 (no identity): it is still read,
-// with a zero identity.
+// Version 3 is the counting filter's (docs/features/forgetting.md, "Forgetting";
+// counting_bloom_filter.h): counter bits 4, and each layer's array is its counters, num_blocks ·
+// 256 bytes (counter p of a block in bits 4·(p mod 16).. of its 64-bit word p / 16). A plain filter
+// is still written as version 2 (0 at 104), so that older builds read it; a version-3 file is
+// refused by them (newer version) and by a plain filter's Load, and a version-2 file by the
+// counting filter's. The state identity (state_identity.h) and the generation say which state
+// directory and which checkpoint the snapshot belongs to. Version 1 had zeros at 88 (no identity):
+// it is still read, with a zero identity.
 // A reader rejects: a short file or bad sizes/offsets or checksum mismatch (Corruption), a foreign
 // magic (Corruption), a version above its own or another hash id or block size (Unsupported).
 //

@@ -1,6 +1,6 @@
 // CountingBlockedBloomFilter: one fixed-size layer of the counting Bloom filter
-// (docs/design.md, "Forgetting"): BlockedBloomFilter (blocked_bloom_filter.h) with a 4-bit
-// counter in place of each bit, so that a key can be removed.
+// (docs/features/forgetting.md, "Forgetting"): BlockedBloomFilter (blocked_bloom_filter.h) with a
+// 4-bit counter in place of each bit, so that a key can be removed.
 //
 // Layout: the same blocks, the same block address (multiply-high of hash.low, the remix for a
 // second line) and the same positions inside a block (BuildBloomLineMask, bloom_line.h) as the

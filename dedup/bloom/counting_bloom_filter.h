@@ -1,5 +1,5 @@
-// CountingBloomFilter: the deletable URL-seen Bloom filter (docs/design.md, "Forgetting"): the
-// scalable filter of scalable_bloom_filter.h with counting layers
+// CountingBloomFilter: the deletable URL-seen Bloom filter (docs/features/forgetting.md,
+// "Forgetting"): the scalable filter of scalable_bloom_filter.h with counting layers
 // (counting_blocked_bloom_filter.h) instead of bit layers, so that Remove can forget a key.
 //
 // Same sizing and growth as ScalableBloomFilter, from the same BloomOptions: layer 0 holds

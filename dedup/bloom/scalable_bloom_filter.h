@@ -1,5 +1,5 @@
 // ScalableBloomFilter: the concurrent URL-seen Bloom filter
-// (docs/design.md, "The seen stage (SeenSet)"). A stack of blocked
+// (docs/features/seen-stage.md, "The seen stage (SeenSet)"). A stack of blocked
 // layers (Almeida, Baquero, Preguiça, Hutchison, "Scalable Bloom Filters", 2007): when the newest
 // layer holds its capacity, a layer with twice the capacity and a tighter ε is added, so the
 // false-positive rate stays ≤ options.fp_rate however many keys arrive.

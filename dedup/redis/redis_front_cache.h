@@ -1,9 +1,9 @@
 // RedisFrontCache: the keys one process knows are in a RedisSeenSet (its own "new" answers and
 // Redis's "seen" ones), so that a repeat is answered "seen" without a round trip
-// (docs/design.md, "The Redis seen set"). Exact: it holds whole 128-bit KeyHashes, so it adds no
-// false positive. Bounded: two generations of at most max_keys/2 keys each; when the current one
-// is full it becomes the previous one and the older is dropped (a forgotten key just goes to
-// Redis again).
+// (docs/features/redis-seen-set.md, "The Redis seen set"). Exact: it holds whole 128-bit KeyHashes,
+// so it adds no false positive. Bounded: two generations of at most max_keys/2 keys each; when the
+// current one is full it becomes the previous one and the older is dropped (a forgotten key just
+// goes to Redis again).
 //
 // Time and forgetting: a cache over a set with revisit_after is `timed`: each key carries the
 // moment (in the set's time line, milliseconds) until which Redis is known to hold it, and is not

@@ -36,7 +36,8 @@
 // Compatibility: a newer build adds functions or optional arguments, never changes what an
 // existing one means, so an older binary's calls keep working after a newer one's FUNCTION LOAD
 // REPLACE.
-// See redis_seen_function.cc for the algorithm (docs/design.md, "The Redis seen set").
+// See redis_seen_function.cc for the algorithm (docs/features/redis-seen-set.md, "The Redis seen
+// set").
 //
 // Thread-safety: constants.
 #ifndef URLSIEVE_DEDUP_REDIS_REDIS_SEEN_FUNCTION_H_

@@ -3,7 +3,8 @@
 // mode) fingerprint bucket count — and where a key goes (its shard, and the 16-byte fingerprint the
 // Redis Function derives its block, bits and bucket from). Computed once, by the process that
 // creates the set, and stored in the set's keys; every other client reads it from there, so no two
-// builds need to agree on floating-point sizing (docs/design.md, "The Redis seen set").
+// builds need to agree on floating-point sizing (docs/features/redis-seen-set.md, "The Redis seen
+// set").
 //
 // Memory: each layer of a shard is one Redis string created at its full size. Redis allocates
 // it with jemalloc, whose size classes are four per power of two, so a string of 2^20 bytes plus

@@ -3,7 +3,7 @@
 // Bloom delta log) together with the generation of the checkpoint the file belongs to, so that a
 // file copied from another state directory — or left over from another generation — is refused
 // instead of being silently combined with this one
-// (docs/design.md, "State files and the checkpoint protocol").
+// (docs/formats/state-directory.md, "State files and the checkpoint protocol").
 //
 // Thread-safety: a plain value.
 #ifndef URLSIEVE_DEDUP_STATE_STATE_IDENTITY_H_

@@ -279,8 +279,8 @@ static int Forget(urlsieve_filter* f, const char* url) {
   return forgotten;
 }
 
-/* Forgetting (docs/design.md, "Forgetting"): a plain filter refuses, a deletable one forgets,
- * durably once closed. */
+/* Forgetting (docs/features/forgetting.md, "Forgetting"): a plain filter refuses, a deletable one
+ * forgets, durably once closed. */
 static void TestForget(void) {
   char* root = MakeTempDir();
   char dir[600];
@@ -753,9 +753,10 @@ static void TestRedisSharedSet(void) {
   free(root);
 }
 
-/* revisit_after_seconds (docs/design.md, "The generational seen set"): stored with the state and
- * reported in the stats; a caller compiled before the field gets a filter without time; exact
- * mode refuses it. (Ageing runs under a fake clock in generational_seen_set_test.cc.) */
+/* revisit_after_seconds (docs/features/generational.md, "The generational seen set"): stored with
+ * the state and reported in the stats; a caller compiled before the field gets a filter without
+ * time; exact mode refuses it. (Ageing runs under a fake clock in
+ * generational_seen_set_test.cc.) */
 static void TestRevisitAfter(void) {
   char* root = MakeTempDir();
   char dir[600];

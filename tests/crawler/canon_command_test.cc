@@ -125,8 +125,9 @@ TEST_F(CanonCommandTest, BaseResolvesEachLine) {
 }
 
 // --encoding: the lines come from a page in that encoding; a browser sends their queries in it
-// (docs/design.md, "Queries in the document's encoding"). The path stays UTF-8, and the base's
-// own query is not re-encoded. Expectations from Python: urllib.parse.quote("中文".encode("gbk")).
+// (docs/features/canonicalization.md, "Queries in the document's encoding"). The path stays UTF-8,
+// and the base's own query is not re-encoded. Expectations from Python:
+// urllib.parse.quote("中文".encode("gbk")).
 TEST_F(CanonCommandTest, EncodingAppliesToQueriesOfReferences) {
   const std::string input =
       "/搜索/页面.html?q=中文\n"

@@ -1,7 +1,8 @@
 // A node of a crawl cluster (`urlsieve crawl --cluster ... --metrics-listen`) serves its own
-// metrics (docs/design.md, "Metrics"): urlsieve_node_info{node="ID"} 1 beside the usual families,
-// scraped over real HTTP while it crawls (the cluster site, a real redis-server on a random
-// loopback port) and at the end, parsed by prometheus_client, equal to the node's stats.json.
+// metrics (docs/features/metrics.md, "Metrics"): urlsieve_node_info{node="ID"} 1 beside the usual
+// families, scraped over real HTTP while it crawls (the cluster site, a real redis-server on a
+// random loopback port) and at the end, parsed by prometheus_client, equal to the node's
+// stats.json.
 #include <gtest/gtest.h>
 #include <signal.h>
 

@@ -1,9 +1,9 @@
 // The crawl reads pages as a browser does and requests what a browser requests (issue 15;
-// docs/design.md, "Character encodings"), end to end: `urlsieve crawl` (the real binary, as a child
-// process) over EncodedSite (tools/site_server/encoded_site.h) on 127.0.0.1, pages in GBK,
-// Shift_JIS, windows-1251, ISO-8859-1, UTF-16LE/BE with BOM and UTF-8, each linking non-ASCII paths
-// and queries; a page whose HTTP charset and <meta> disagree, one with no declaration, one with a
-// <meta> inside a comment, one with an undecodable byte.
+// docs/features/encodings.md, "Character encodings"), end to end: `urlsieve crawl` (the real
+// binary, as a child process) over EncodedSite (tools/site_server/encoded_site.h) on 127.0.0.1,
+// pages in GBK, Shift_JIS, windows-1251, ISO-8859-1, UTF-16LE/BE with BOM and UTF-8, each linking
+// non-ASCII paths and queries; a page whose HTTP charset and <meta> disagree, one with no
+// declaration, one with a <meta> inside a comment, one with an undecodable byte.
 //
 // The oracle is independent of the crawler: tests/crawler/encoded_site.py, run at test time, makes
 // the pages' bytes with Python's codecs and the request targets with urllib.parse.quote (path in

@@ -1,5 +1,5 @@
-// `urlsieve crawl --metrics-listen` end to end (docs/design.md, "Metrics"): a real crawl of a
-// site on 127.0.0.1 whose pages are held until the test lets them go, so that the crawl is
+// `urlsieve crawl --metrics-listen` end to end (docs/features/metrics.md, "Metrics"): a real crawl
+// of a site on 127.0.0.1 whose pages are held until the test lets them go, so that the crawl is
 // scraped at known points while it runs; every scrape is read by prometheus_client's parser. The
 // page counter rises between two scrapes, and the final scrape (served during --metrics-linger)
 // matches stats.json. A stop ends the endpoint; a bad address and a port in use are errors before

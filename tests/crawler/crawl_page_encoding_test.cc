@@ -1,8 +1,8 @@
-// A crawl reads each page in its own encoding (docs/design.md, "Character encodings"): pages in
-// GBK, windows-1251, windows-1252, UTF-16 and Shift_JIS link to pages with non-ASCII paths, served
-// by a SiteServer on 127.0.0.1. The server's log shows the paths requested (a page misread as
-// UTF-8 requests /%EF%BF%BD...), pages.jsonl and stats.json the encoding each page was read in.
-// The encoded bytes below are Python's ('页面'.encode('gbk') ...), not the decoder's.
+// A crawl reads each page in its own encoding (docs/features/encodings.md, "Character encodings"):
+// pages in GBK, windows-1251, windows-1252, UTF-16 and Shift_JIS link to pages with non-ASCII
+// paths, served by a SiteServer on 127.0.0.1. The server's log shows the paths requested (a page
+// misread as UTF-8 requests /%EF%BF%BD...), pages.jsonl and stats.json the encoding each page was
+// read in. The encoded bytes below are Python's ('页面'.encode('gbk') ...), not the decoder's.
 #include <gtest/gtest.h>
 
 #include <fstream>

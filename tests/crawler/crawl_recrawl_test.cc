@@ -1,5 +1,5 @@
-// `urlsieve crawl --recrawl` end to end (issue 14; docs/design.md, "Re-crawl"): a crawl of the
-// ChangingSite (tools/site_server/changing_site.h) on 127.0.0.1, then the site changes (some
+// `urlsieve crawl --recrawl` end to end (issue 14; docs/features/recrawl.md, "Re-crawl"): a crawl
+// of the ChangingSite (tools/site_server/changing_site.h) on 127.0.0.1, then the site changes (some
 // pages get a new body and a link to a new page, one validator-only change, one page becomes a
 // 404) and `urlsieve crawl --out DIR --recrawl --revisit-after 0` runs over the same directory.
 // Crawls run as child processes, as users run them. What the crawler sent and what it got comes

@@ -1,7 +1,7 @@
-// End-to-end crawls with sitemaps (docs/design.md, "Sitemaps"), served by tools/site_server
-// (MapSite) on 127.0.0.1: robots.txt Sitemap: lines and --sitemap, an index of gzip'd urlsets,
-// loops of indexes, robots.txt rules on sitemaps, --resume, lastmod in state.db, and hostile
-// sitemaps bounded. Assertions come from the server's log, stats and state.db.
+// End-to-end crawls with sitemaps (docs/features/sitemaps.md, "Sitemaps"), served by
+// tools/site_server (MapSite) on 127.0.0.1: robots.txt Sitemap: lines and --sitemap, an index of
+// gzip'd urlsets, loops of indexes, robots.txt rules on sitemaps, --resume, lastmod in state.db,
+// and hostile sitemaps bounded. Assertions come from the server's log, stats and state.db.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -352,8 +352,9 @@ TEST_F(CrawlSitemapTest, AResumedCrawlDoesNotFetchASitemapAgain) {
   EXPECT_EQ(Counter(second, "fetched"), 1u);  // the counters are resumed, not fetched again
 }
 
-// docs/design.md, "Sitemaps": a re-crawl is a new pass that reads the sitemaps again (finding new
-// URLs and lastmods); a lastmod newer than a page's last fetch makes it due at the next --recrawl.
+// docs/features/sitemaps.md, "Sitemaps": a re-crawl is a new pass that reads the sitemaps again
+// (finding new URLs and lastmods); a lastmod newer than a page's last fetch makes it due at the
+// next --recrawl.
 TEST_F(CrawlSitemapTest, ARecrawlReadsSitemapsAgainAndALastmodMakesAPageDue) {
   Robots("User-agent: *\nDisallow:\nSitemap: " + Url("/sm.xml") + "\n");
   Page("/p.html", "p");

@@ -122,8 +122,8 @@ class CrawlerTest : public ::testing::Test {
         EXPECT_LE(n, 1 + static_cast<int>(allowed_duplicates))
             << "host " << h << " fetched " << key.second << " " << n << " times";
       }
-      // Politeness (invariant 3, docs/design.md, "Invariants"): the server saw no two requests
-      // closer than the delay.
+      // Politeness (invariant 3, docs/architecture.md, "Invariants"): the server saw no two
+      // requests closer than the delay.
       for (bool resumed : {false, true}) {
         std::vector<std::chrono::steady_clock::time_point>& t = starts[{h, resumed}];
         std::sort(t.begin(), t.end());

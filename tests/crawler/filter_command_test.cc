@@ -244,9 +244,9 @@ TEST_F(FilterCommandTest, CorruptStateFailsAndIsLeftUnchanged) {
   EXPECT_EQ(ReadFile(db), "this is not SQLite");
 }
 
-// --revisit-after (docs/design.md, "The generational seen set"): stored with the state like
-// --capacity, shown by stats, and a bad duration is a usage error. (Ageing under a fake clock:
-// tests/dedup/generational_seen_set_test.cc.)
+// --revisit-after (docs/features/generational.md, "The generational seen set"): stored with the
+// state like --capacity, shown by stats, and a bad duration is a usage error. (Ageing under a fake
+// clock: tests/dedup/generational_seen_set_test.cc.)
 TEST_F(FilterCommandTest, RevisitAfterIsStoredAndShown) {
   CommandRun first = Filter("http://a.example/\nhttp://b.example/\nhttp://a.example/\n",
                             "--revisit-after 7d --generations 7 --capacity 1000");

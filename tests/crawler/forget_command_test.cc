@@ -1,7 +1,7 @@
-// Runs the real `urlsieve forget` (docs/design.md, "Forgetting") on `filter` states and on a
-// crawl's OUT/state: per-URL lines and the summary, invalid lines by number, the exit codes, a
-// plain Bloom state refused, a locked state naming the holder's pid, and a forgotten URL fetched
-// again by the next crawl run that meets it (a crawl of tools/site_server on 127.0.0.1).
+// Runs the real `urlsieve forget` (docs/features/forgetting.md, "Forgetting") on `filter` states
+// and on a crawl's OUT/state: per-URL lines and the summary, invalid lines by number, the exit
+// codes, a plain Bloom state refused, a locked state naming the holder's pid, and a forgotten URL
+// fetched again by the next crawl run that meets it (a crawl of tools/site_server on 127.0.0.1).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

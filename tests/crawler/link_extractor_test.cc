@@ -45,7 +45,8 @@ TEST_F(LinkExtractorTest, AnchorsAndAreasResolvedAgainstPageUrl) {
 }
 
 // The page's encoding reaches Resolve: on a GBK page the queries of links (and of <base>) are
-// sent in GBK, the paths in UTF-8 (docs/design.md, "Queries in the document's encoding").
+// sent in GBK, the paths in UTF-8 (docs/features/canonicalization.md, "Queries in the document's
+// encoding").
 TEST_F(LinkExtractorTest, QueriesInThePageEncoding) {
   const std::string html =
       "<base href='/b/?q=中'><a href='/搜索/页面.html?q=中文'>a</a><a href='x?q=é‽'>b</a>";

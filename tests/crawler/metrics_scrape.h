@@ -1,7 +1,7 @@
-// Helpers of the metrics tests (docs/design.md, "Metrics"): scraping an endpoint over real HTTP
-// (cpp-httplib's client), parsing an exposition with a real Prometheus parser (prometheus_client,
-// through tests/crawler/metrics_parse.py run by /usr/bin/python3), and comparing a parsed
-// exposition with stats.json through the metric table.
+// Helpers of the metrics tests (docs/features/metrics.md, "Metrics"): scraping an endpoint over
+// real HTTP (cpp-httplib's client), parsing an exposition with a real Prometheus parser
+// (prometheus_client, through tests/crawler/metrics_parse.py run by /usr/bin/python3), and
+// comparing a parsed exposition with stats.json through the metric table.
 // Thread-safety: test helpers; one thread.
 #ifndef URLSIEVE_TESTS_CRAWLER_METRICS_SCRAPE_H_
 #define URLSIEVE_TESTS_CRAWLER_METRICS_SCRAPE_H_
@@ -107,7 +107,7 @@ inline double ParsedTotal(const nlohmann::json& parsed, std::string_view name) {
 }
 
 // Every family of the table is in `parsed`, with its type, and its samples equal what stats.json
-// holds at the family's place (docs/design.md, "Metrics": the same figures in both).
+// holds at the family's place (docs/features/metrics.md, "Metrics": the same figures in both).
 inline void ExpectExpositionMatchesJson(const nlohmann::json& parsed, const nlohmann::json& stats) {
   for (const MetricFamily& family : MetricFamilies()) {
     SCOPED_TRACE(std::string(family.name));

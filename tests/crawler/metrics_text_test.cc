@@ -1,6 +1,6 @@
-// The metrics (docs/design.md, "Metrics"): the exposition text of a snapshot, read back by a real
-// Prometheus parser (prometheus_client); the same figures in stats.json; the new counters through
-// a checkpoint; HOST:PORT parsing; the server's answers over real HTTP.
+// The metrics (docs/features/metrics.md, "Metrics"): the exposition text of a snapshot, read back
+// by a real Prometheus parser (prometheus_client); the same figures in stats.json; the new counters
+// through a checkpoint; HOST:PORT parsing; the server's answers over real HTTP.
 #include "crawler/metrics/metrics_text.h"
 
 #include <arpa/inet.h>

@@ -1,8 +1,9 @@
-// A re-crawl (--recrawl, docs/design.md "Re-crawl") of a small site on 127.0.0.1 whose pages change
-// between two crawls: the answers are recorded as not modified / unchanged / changed, only changed
-// pages have their links followed, the fetch records and counters follow, and the errors of a
-// re-crawl that cannot be. (The full end-to-end tests, with conditional requests checked
-// in the server's log and the WARC checked independently, are tests/crawler/crawl_recrawl_test.cc.)
+// A re-crawl (--recrawl, docs/features/recrawl.md "Re-crawl") of a small site on 127.0.0.1 whose
+// pages change between two crawls: the answers are recorded as not modified / unchanged / changed,
+// only changed pages have their links followed, the fetch records and counters follow, and the
+// errors of a re-crawl that cannot be. (The full end-to-end tests, with conditional
+// requests checked in the server's log and the WARC checked independently, are
+// tests/crawler/crawl_recrawl_test.cc.)
 #include <gtest/gtest.h>
 
 #include <algorithm>

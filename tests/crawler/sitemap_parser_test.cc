@@ -1,5 +1,5 @@
 // SitemapParser and ParseSitemap (crawler/sitemap/sitemap_parser.h): indexes, urlsets, text
-// sitemaps, gzip, lastmod, and every hostile input bounded and reported (docs/design.md,
+// sitemaps, gzip, lastmod, and every hostile input bounded and reported (docs/features/sitemaps.md,
 // "Sitemaps").
 #include "crawler/sitemap/sitemap_parser.h"
 

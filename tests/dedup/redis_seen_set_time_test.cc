@@ -2,7 +2,7 @@
 // sets (revisit_after) under a fake clock and under the server's TIME, generation keys that expire
 // by themselves, Forget in exact and deletable (counting) sets across two processes, a plain set's
 // refusal, saturated counters, stored parameters, and a Redis that goes away during a Forget
-// (docs/design.md, "The Redis seen set").
+// (docs/features/redis-seen-set.md, "The Redis seen set").
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
-// Forgetting (docs/design.md, "Forgetting"): SeenFilter::Forget over a deletable (counting)
-// Bloom filter in memory and in a state directory — durable under Save, across reopen, under the
-// owner's checkpoint protocol and through the delta log's removal records — a plain filter's
-// refusal, and the [trust] cases of the files that carry the counters.
+// Forgetting (docs/features/forgetting.md, "Forgetting"): SeenFilter::Forget over a deletable
+// (counting) Bloom filter in memory and in a state directory — durable under Save, across reopen,
+// under the owner's checkpoint protocol and through the delta log's removal records — a plain
+// filter's refusal, and the [trust] cases of the files that carry the counters.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -54,7 +54,8 @@ struct SeenSetImplementation {
   // A time-aware set (generational_seen_set.h): the state is created with this revisit_after, and
   // the factory gives the set a ManualClock that the tests never move.
   uint64_t revisit_after_s = 0;
-  bool deletable = false;  // the state's Bloom filter counts (docs/design.md, "Forgetting")
+  bool deletable = false;  // the state's Bloom filter counts (docs/features/forgetting.md,
+                           // "Forgetting")
 };
 
 inline void PrintTo(const SeenSetImplementation& implementation, std::ostream* os) {

@@ -1,6 +1,6 @@
 // FrontierStats::keys_active / keys_waiting / keys_retired (the metrics' urlsieve_hosts, docs/
-// design.md "Metrics"): a key is active with a lease in flight, waiting with URLs queued and none
-// in flight, retired once closed; a key with nothing left is in none of them.
+// features/metrics.md "Metrics"): a key is active with a lease in flight, waiting with URLs queued
+// and none in flight, retired once closed; a key with nothing left is in none of them.
 #include <gtest/gtest.h>
 
 #include <memory>

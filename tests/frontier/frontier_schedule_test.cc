@@ -1,7 +1,7 @@
 // A randomized schedule: many keys with random Crawl-delays, random outcomes, several threads
 // calling Next/TryNext/Done/Push at once, time from a ManualClock that the threads themselves
 // move forward when nothing is due. Checks invariants 1–3 on the log
-// (docs/design.md, "Invariants").
+// (docs/architecture.md, "Invariants").
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
-// Sitemap leases (Frontier::PushSitemap; docs/design.md, "Sitemaps"): their kind survives RAM, the
-// spill file, retries and checkpoints; max_depth and the page budgets do not apply; robots.txt
-// does.
+// Sitemap leases (Frontier::PushSitemap; docs/features/sitemaps.md, "Sitemaps"): their kind
+// survives RAM, the spill file, retries and checkpoints; max_depth and the page budgets do not
+// apply; robots.txt does.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -1,5 +1,5 @@
-"""SeenFilter.forget (docs/design.md, "Forgetting"): deletable=True forgets, durably; a plain
-Bloom filter refuses, naming the options that would allow it."""
+"""SeenFilter.forget (docs/features/forgetting.md, "Forgetting"): deletable=True forgets, durably; a
+plain Bloom filter refuses, naming the options that would allow it."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 // ChangingSite: a small site whose pages change between two crawls, for the re-crawl tests
-// (tests/crawler/crawl_recrawl_test.cc; docs/design.md, "Re-crawl").
+// (tests/crawler/crawl_recrawl_test.cc; docs/features/recrawl.md, "Re-crawl").
 //
 // One host:
 //   /robots.txt        allows everything

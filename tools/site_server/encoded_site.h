@@ -1,6 +1,6 @@
 // EncodedSite: a site of pages in many character encodings, served byte for byte from a directory
-// that tests/crawler/encoded_site.py writes (docs/design.md, "Character encodings"), for the
-// end-to-end encoding test (tests/crawler/crawl_encoding_test.cc).
+// that tests/crawler/encoded_site.py writes (docs/features/encodings.md, "Character encodings"),
+// for the end-to-end encoding test (tests/crawler/crawl_encoding_test.cc).
 //
 // The directory holds manifest.tsv, one line per resource:
 //   <resource>\t<content type>\t<body file, relative to the directory>

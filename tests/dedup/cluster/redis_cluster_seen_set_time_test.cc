@@ -1,6 +1,7 @@
 // RedisSeenSet's generations and forgetting on a real 3-master Redis Cluster: a generation's keys
 // carry their shard's hash tag, so each shard's Function call touches one slot; the shards (and
-// so the generation keys) spread over the masters (docs/design.md, "The Redis seen set").
+// so the generation keys) spread over the masters (docs/features/redis-seen-set.md, "The Redis seen
+// set").
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "url/idna_host.h"
-#include "tests/dedup/uri_validator.h"
+#include "tests/url/uri_validator.h"
 
 namespace urlsieve {
 namespace {

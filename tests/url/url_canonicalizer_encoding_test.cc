@@ -1,6 +1,6 @@
 // UrlCanonicalizer::Resolve with a document encoding: the query as a browser sends it from a page
-// in a legacy encoding (docs/design.md, "Queries in the document's encoding"). The expected URLs of
-// the table come from Python (query_encoding_cases.py), not from urlsieve.
+// in a legacy encoding (docs/features/canonicalization.md, "Queries in the document's encoding").
+// The expected URLs of the table come from Python (query_encoding_cases.py), not from urlsieve.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "base/encoding/text_encoding.h"
 #include "url/url_canonicalizer.h"
-#include "tests/dedup/uri_validator.h"
+#include "tests/url/uri_validator.h"
 #include "tests/support/fuzz_corpus.h"
 
 namespace urlsieve {
@@ -23,7 +23,7 @@ struct EncodingCase {
 };
 
 constexpr EncodingCase kCases[] = {
-#include "tests/dedup/query_encoding_cases.inc"
+#include "tests/url/query_encoding_cases.inc"
 };
 
 const TextEncoding& Encoding(std::string_view label) {

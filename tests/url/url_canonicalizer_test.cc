@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tests/dedup/uri_validator.h"
+#include "tests/url/uri_validator.h"
 #include "tests/support/fuzz_corpus.h"
 
 namespace urlsieve {

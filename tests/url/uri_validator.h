@@ -2,8 +2,8 @@
 // the canonicalizer's promise that every key is a valid URI. Deliberately written from the
 // Appendix A grammar and independent of the canonicalizer's own tables.
 // Thread-safety: pure functions.
-#ifndef URLSIEVE_TESTS_DEDUP_URI_VALIDATOR_H_
-#define URLSIEVE_TESTS_DEDUP_URI_VALIDATOR_H_
+#ifndef URLSIEVE_TESTS_URL_URI_VALIDATOR_H_
+#define URLSIEVE_TESTS_URL_URI_VALIDATOR_H_
 
 #include <arpa/inet.h>
 
@@ -93,4 +93,4 @@ inline bool IsValidUriKey(std::string_view s) {
 
 }  // namespace urlsieve::testing
 
-#endif  // URLSIEVE_TESTS_DEDUP_URI_VALIDATOR_H_
+#endif  // URLSIEVE_TESTS_URL_URI_VALIDATOR_H_

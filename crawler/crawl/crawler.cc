@@ -116,11 +116,31 @@ Result<std::unique_ptr<Crawler>> Crawler::Create(const CrawlConfig& config,
 }
 
 Status Crawler::Open(const DeploymentMaker& make_deployment) {
-  URLSIEVE_RETURN_IF_ERROR(BindMetrics());  // docs/features/metrics.md, "Metrics": before anything
-                                            // is made
+  // docs/features/metrics.md, "Metrics": bound before anything is made.
+  URLSIEVE_RETURN_IF_ERROR(BindMetrics());
+  Result<bool> continuing = CheckOutDir();
+  if (!continuing.ok()) return continuing.status();
+  deployment_ = make_deployment(config_, &notices_);
+  URLSIEVE_RETURN_IF_ERROR(OpenState());
+  URLSIEVE_RETURN_IF_ERROR(OpenFrontier());
+  Restored restored;
+  if (*continuing) URLSIEVE_RETURN_IF_ERROR(Restore(&restored));
+  std::vector<CanonicalUrl> seeds;
+  URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
+  URLSIEVE_RETURN_IF_ERROR(OpenPageParts(seeds));
+  URLSIEVE_RETURN_IF_ERROR(OpenOutputs());
+  stats_ = std::make_unique<CrawlStats>(&clock_);
+  if (restored.counters) stats_->Resume(*restored.counters);
+  URLSIEVE_RETURN_IF_ERROR(QueueClaims());
+  if (config_.crawl.recrawl) URLSIEVE_RETURN_IF_ERROR(QueueDue(restored.due));
+  URLSIEVE_RETURN_IF_ERROR(BuildDeployment(seeds));
+  URLSIEVE_RETURN_IF_ERROR(QueueSeeds(std::move(seeds)));
+  return QueueStartSitemaps(restored.sitemap_roots);
+}
+
+Result<bool> Crawler::CheckOutDir() const {
   const fs::path out(config_.crawl.out_dir);
-  const fs::path state = out / "state";
-  Result<bool> there = CrawlIsThere(out, state);
+  Result<bool> there = CrawlIsThere(out, out / "state");
   if (!there.ok()) return there.status();
   const bool exists = *there;
   // A re-crawl continues the crawl in `out` as --resume does, then queues what is due.
@@ -142,11 +162,14 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   if (config_.crawl.rebuild_bloom && !continuing) {
     return Status::FailedPrecondition("--rebuild applies to a crawl continued with --resume");
   }
-  deployment_ = make_deployment(config_, &notices_);
+  return continuing;
+}
+
+Status Crawler::OpenState() {
   // CrawlState creates the directories (after a shared seen set's server has answered, so that
   // a wrong address or password leaves nothing behind).
   CrawlStateOptions state_options;
-  state_options.dir = state.string();
+  state_options.dir = (fs::path(config_.crawl.out_dir) / "state").string();
   state_options.capacity = config_.crawl.expected_urls;
   state_options.fp_rate = config_.crawl.false_positive_rate;
   state_options.exact = config_.crawl.exact;
@@ -166,17 +189,17 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   fetch_form.key_version = seen_->options().canonicalize.key_version;
   fetch_form_ = std::make_unique<UrlCanonicalizer>(fetch_form);
   for (const SeenNotice& notice : state_->notices()) notices_.push_back(notice.text);
+  return Status::Ok();
+}
 
-  FrontierOptions frontier_options = FrontierOptionsFrom(config_, (state / "spill.db").string());
+Status Crawler::OpenFrontier() {
+  FrontierOptions frontier_options = FrontierOptionsFrom(
+      config_, (fs::path(config_.crawl.out_dir) / "state" / "spill.db").string());
   deployment_->PrepareFrontier(&frontier_options);
   Result<std::unique_ptr<Frontier>> frontier = Frontier::Open(frontier_options, &clock_);
   if (!frontier.ok()) return frontier.status();
   frontier_ = std::move(*frontier);
   router_ = std::make_unique<LocalUrlRouter>(frontier_.get());
-
-  // A fresh crawl starts its outputs empty; a resumed one checks every output against its
-  // checkpoint before cutting any back to it, and continues the counters it recorded.
-  std::optional<CrawlStatsSnapshot> counters;
   RecrawlScheduleOptions schedule_options;
   schedule_options.revisit_after = config_.recrawl.revisit_after;
   schedule_options.min_interval = config_.recrawl.min_interval;
@@ -186,45 +209,40 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   schedule_ = std::make_unique<RecrawlSchedule>(schedule_options);
   records_ = std::make_unique<FetchRecordStore>();
   sitemaps_ = std::make_unique<SitemapStore>();
-  std::vector<FetchRecord> due;
-  std::vector<SitemapRecord> sitemap_roots;  // a re-crawl reads them again
-  if (continuing) {
-    Status restored = state_->Restore([&](SqliteDb& db) -> Status {
-      URLSIEVE_RETURN_IF_ERROR(deployment_->RestorePending(db, frontier_.get()));
-      Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(db, &notices_);
-      if (!record.ok()) return record.status();
-      recorded_marks_ = record->marks;
-      counters = std::move(record->counters);
-      // The re-fetches a stopped re-crawl left pending (the frontier holds them again).
-      URLSIEVE_RETURN_IF_ERROR(records_->LoadQueued(db));
-      URLSIEVE_RETURN_IF_ERROR(sitemaps_->Load(db, config_.crawl.recrawl, &sitemap_roots));
-      if (config_.crawl.recrawl) {
-        const int64_t now =
-            std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
-                .count();
-        Result<std::vector<FetchRecord>> taken =
-            records_->TakeDue(db, now, config_.recrawl.revisit_after.count());
-        if (!taken.ok()) return taken.status();
-        due = std::move(*taken);
-      }
-      return Status::Ok();
-    });
-    if (!restored.ok()) return restored;
-  }
-  const OutputFiles files{config_.output.jsonl ? (out / "pages.jsonl").string() : "",
-                          (out / "rejected.jsonl").string(),
-                          config_.output.warc ? (out / "crawl.warc.gz").string() : ""};
-  Result<VerifiedOutputs> outputs = VerifyOutputs(files, recorded_marks_, &notices_);
-  if (!outputs.ok()) return outputs.status();
+  return Status::Ok();
+}
 
-  std::vector<CanonicalUrl> seeds;
-  URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
+Status Crawler::Restore(Restored* restored) {
+  // A resumed crawl continues the counters it recorded, and its outputs are checked against the
+  // checkpoint (OpenOutputs) before any is cut back to it.
+  return state_->Restore([&](SqliteDb& db) -> Status {
+    URLSIEVE_RETURN_IF_ERROR(deployment_->RestorePending(db, frontier_.get()));
+    Result<CrawlCheckpointRecord> record = ReadCrawlCheckpoint(db, &notices_);
+    if (!record.ok()) return record.status();
+    recorded_marks_ = record->marks;
+    restored->counters = std::move(record->counters);
+    // The re-fetches a stopped re-crawl left pending (the frontier holds them again).
+    URLSIEVE_RETURN_IF_ERROR(records_->LoadQueued(db));
+    URLSIEVE_RETURN_IF_ERROR(sitemaps_->Load(db, config_.crawl.recrawl, &restored->sitemap_roots));
+    if (config_.crawl.recrawl) {
+      const int64_t now =
+          std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
+              .count();
+      Result<std::vector<FetchRecord>> taken =
+          records_->TakeDue(db, now, config_.recrawl.revisit_after.count());
+      if (!taken.ok()) return taken.status();
+      restored->due = std::move(*taken);
+    }
+    return Status::Ok();
+  });
+}
+
+Status Crawler::OpenPageParts(const std::vector<CanonicalUrl>& seeds) {
   ScopeOptions scope_options = ScopeOptions::FromConfig(config_);
   deployment_->PrepareScope(&scope_options);
   Result<std::unique_ptr<Scope>> scope = Scope::Create(scope_options, seeds);
   if (!scope.ok()) return scope.status();
   scope_ = std::move(*scope);
-
   LinkExtractor::Options link_options;
   link_options.obey_nofollow = config_.crawl.obey_nofollow;
   extractor_ = std::make_unique<LinkExtractor>(fetch_form_.get(), link_options);
@@ -235,11 +253,21 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   }
   processor_ = std::make_unique<PageProcessor>(fetch_form_.get(), extractor_.get(),
                                                default_encoding_, schedule_.get());
-
   Result<std::unique_ptr<CurlShare>> share = CurlShare::Create();
   if (!share.ok()) return share.status();
   share_ = std::move(*share);
+  return Status::Ok();
+}
 
+Status Crawler::OpenOutputs() {
+  // A fresh crawl starts its outputs empty; a resumed one checks every output against its
+  // checkpoint before cutting any back to it.
+  const fs::path out(config_.crawl.out_dir);
+  const OutputFiles files{config_.output.jsonl ? (out / "pages.jsonl").string() : "",
+                          (out / "rejected.jsonl").string(),
+                          config_.output.warc ? (out / "crawl.warc.gz").string() : ""};
+  Result<VerifiedOutputs> outputs = VerifyOutputs(files, recorded_marks_, &notices_);
+  if (!outputs.ok()) return outputs.status();
   if (config_.output.jsonl) {
     Result<std::unique_ptr<JsonlWriter>> pages =
         JsonlWriter::Open(files.pages, std::move(*outputs->pages));
@@ -258,10 +286,10 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
     if (!warc.ok()) return warc.status();
     warc_ = std::move(*warc);
   }
-  stats_ = std::make_unique<CrawlStats>(&clock_);
-  if (counters) stats_->Resume(*counters);
-  URLSIEVE_RETURN_IF_ERROR(QueueClaims());
-  if (config_.crawl.recrawl) URLSIEVE_RETURN_IF_ERROR(QueueDue(due));
+  return Status::Ok();
+}
+
+Status Crawler::BuildDeployment(const std::vector<CanonicalUrl>& seeds) {
   CrawlParts parts;
   parts.config = &config_;
   parts.state = state_.get();
@@ -276,8 +304,7 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   URLSIEVE_RETURN_IF_ERROR(deployment_->Build(parts, seeds));
   admission_ = &deployment_->admission();
   work_ = &deployment_->work();
-  URLSIEVE_RETURN_IF_ERROR(QueueSeeds(std::move(seeds)));
-  return QueueStartSitemaps(sitemap_roots);
+  return Status::Ok();
 }
 
 const std::string& Crawler::node_id() const { return deployment_->node_id(); }

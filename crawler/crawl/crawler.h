@@ -64,6 +64,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -76,11 +77,11 @@
 #include "crawler/state/crawl_checkpoint.h"
 #include "crawler/state/fetch_record.h"
 #include "crawler/state/recrawl_schedule.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 
 class Admission;
-class CanonicalUrl;
 class CrawlState;
 class Deployment;
 class CurlShare;
@@ -94,6 +95,7 @@ class Scope;
 class SeenFilter;
 class SitemapStore;
 class SqliteDb;
+struct SitemapParse;
 struct SitemapRecord;
 class UrlCanonicalizer;
 class UrlRouter;
@@ -104,6 +106,15 @@ struct DoneDecision;
 struct FetchResult;
 struct Lease;
 struct Rejection;
+
+// A sitemap's URLs (Crawler::ListSitemap).
+struct SitemapListing {
+  std::vector<std::string> children;                      // an index's sitemaps
+  std::vector<CanonicalUrl> pages;                        // a urlset's URLs in scope, in fetch form
+  std::vector<std::pair<std::string, int64_t>> lastmods;  // key, unix seconds
+  uint64_t listed = 0;                                    // URLs the urlset listed
+  uint64_t rejected = 0;                                  // of those, invalid or out of scope
+};
 
 struct CrawlSummary {
   CrawlStatsSnapshot stats;
@@ -141,7 +152,25 @@ class Crawler {
 
  private:
   explicit Crawler(const CrawlConfig& config);
+  // Open's steps, in order. CheckOutDir: whether the crawl continues one in out_dir (--resume,
+  // --recrawl), or why it cannot start there. OpenState: the state (the seen set) and the fetch
+  // form. OpenFrontier: the frontier, the re-crawl schedule, the fetch records and sitemaps.
+  // Restore: what the last checkpoint recorded. OpenPageParts: scope, link extractor, page
+  // processor, the curl share. OpenOutputs: checked against the checkpoint, then opened.
+  // BuildDeployment: the seams (Admission, WorkSource).
+  struct Restored {
+    std::optional<CrawlStatsSnapshot> counters;
+    std::vector<FetchRecord> due;              // a re-crawl's due URLs
+    std::vector<SitemapRecord> sitemap_roots;  // a re-crawl reads them again
+  };
   Status Open(const DeploymentMaker& make_deployment);
+  Result<bool> CheckOutDir() const;
+  Status OpenState();
+  Status OpenFrontier();
+  Status Restore(Restored* restored);
+  Status OpenPageParts(const std::vector<CanonicalUrl>& seeds);
+  Status OpenOutputs();
+  Status BuildDeployment(const std::vector<CanonicalUrl>& seeds);
   Status ReadSeeds(std::vector<CanonicalUrl>* seeds);  // parsed, in fetch form
   Status QueueSeeds(std::vector<CanonicalUrl> seeds);
   // A shared seen set: queues again the URLs it told this crawl "new" after the last committed
@@ -160,6 +189,12 @@ class Crawler {
   // lease — fetch, parse, queue an index's children as sitemaps and a urlset's URLs as links.
   bool SitemapsEnabled() const;
   void HandleSitemap(Fetcher& fetcher, const Lease& lease);
+  // What a sitemap lists: an index's children, or a urlset's URLs in scope (parsed in fetch form)
+  // with their lastmods, and how many were listed and rejected (invalid or out of scope).
+  SitemapListing ListSitemap(SitemapParse* parse);
+  // Its counters in stats (`parse`: null when no sitemap was read).
+  void CountSitemap(const SitemapParse* parse, const SitemapListing& listing, int fresh,
+                    bool redirected, bool body_truncated);
   // Claims (at most once per crawl, within sitemaps.max_total and max_nesting) and queues sitemap
   // URLs named by `parent` at nesting level `nesting`. Requires the checkpoint gate (shared).
   void QueueSitemaps(const std::vector<std::string>& urls, uint32_t nesting,

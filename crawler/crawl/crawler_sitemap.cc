@@ -6,18 +6,18 @@
 #include <vector>
 
 #include "crawler/crawl/admission.h"
-#include "crawler/state/crawl_state.h"
 #include "crawler/crawl/crawler.h"
 #include "crawler/crawl/deployment.h"
-#include "crawler/fetch/fetcher.h"
-#include "crawler/page/page_processor.h"
 #include "crawler/crawl/scope.h"
+#include "crawler/fetch/fetcher.h"
+#include "crawler/output/warc_writer.h"
+#include "crawler/page/page_processor.h"
 #include "crawler/sitemap/sitemap_parser.h"
 #include "crawler/sitemap/sitemap_store.h"
-#include "crawler/output/warc_writer.h"
-#include "url/url_canonicalizer.h"
+#include "crawler/state/crawl_state.h"
 #include "frontier/frontier.h"
 #include "frontier/robots_rules.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {
@@ -26,6 +26,43 @@ int64_t UnixNow() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The log line of a sitemap fetched (`parse`: null when no sitemap was read).
+std::string DescribeSitemap(const std::string& url, const FetchResult& r, const SitemapParse* parse,
+                            const SitemapListing& listing, int fresh, const std::string& redirect) {
+  std::string line = "sitemap " + url + ": ";
+  line += r.ok() ? "HTTP " + std::to_string(r.status) : r.error.message();
+  if (parse) {
+    line += ", ";
+    line += SitemapKindName(parse->kind);
+    if (parse->gzip) line += " (gzip)";
+    if (parse->kind == SitemapKind::kIndex) {
+      line += ", " + std::to_string(listing.children.size()) + " sitemaps";
+    } else if (parse->kind != SitemapKind::kUnknown) {
+      line += ", " + std::to_string(listing.listed) + " URLs, " + std::to_string(fresh) + " new, " +
+              std::to_string(listing.rejected) + " out of scope or invalid";
+    }
+    if (parse->cut_entries > 0) {
+      line += "; cut after " + std::to_string(kSitemapMaxEntries) + " entries (" +
+              std::to_string(parse->cut_entries) + " more not read)";
+    }
+    if (r.body_truncated) {
+      line += "; body cut by the fetch at " + std::to_string(kSitemapMaxBytes) + " bytes";
+    } else if (parse->cut_bytes) {
+      line += "; content cut at " + std::to_string(kSitemapMaxBytes) + " bytes uncompressed";
+    }
+    if (parse->long_locs > 0) {
+      line += "; " + std::to_string(parse->long_locs) + " <loc>s too long dropped";
+    }
+    if (parse->bad_lastmods > 0) {
+      line += "; " + std::to_string(parse->bad_lastmods) + " bad <lastmod>s ignored";
+    }
+    if (!parse->error.empty()) line += "; " + parse->error;
+  } else if (!redirect.empty()) {
+    line += ", redirected to " + redirect;
+  }
+  return line;
 }
 
 }  // namespace
@@ -129,34 +166,10 @@ void Crawler::HandleSitemap(Fetcher& fetcher, const Lease& lease) {
     parse = ParseSitemap(r.body, limits, r.body_truncated);
   }
 
-  // A urlset's URLs, parsed once here in fetch form, as links are (QueueLinks).
-  std::vector<std::string> children;
-  std::vector<CanonicalUrl> pages;
-  std::vector<std::pair<std::string, int64_t>> lastmods;
-  uint64_t rejected = 0;
-  if (parse && parse->kind == SitemapKind::kIndex) {
-    children.reserve(parse->entries.size());
-    for (SitemapEntry& entry : parse->entries) children.push_back(std::move(entry.loc));
-  } else if (parse) {
-    pages.reserve(parse->entries.size());
-    for (const SitemapEntry& entry : parse->entries) {
-      Result<CanonicalUrl> canonical = fetch_form_->Canonicalize(entry.loc);
-      if (!canonical.ok()) {
-        scope_->Record(ScopeReason::kInvalidUrl);
-        ++rejected;
-        continue;
-      }
-      if (!scope_->Check(*canonical, 0).accept()) {
-        ++rejected;
-        continue;
-      }
-      // A lastmod in the future is taken as "now": it makes the URL due once, not forever.
-      if (entry.lastmod) {
-        lastmods.emplace_back(canonical->key(), std::min(*entry.lastmod, UnixNow()));
-      }
-      pages.push_back(std::move(*canonical));
-    }
-  }
+  SitemapListing listing;
+  if (parse) listing = ListSitemap(&*parse);
+  std::vector<std::string>& children = listing.children;
+  std::vector<CanonicalUrl>& pages = listing.pages;
 
   FetchOutcome outcome;
   // A response counts (a body cut at the cap is still a response); no response is retried by the
@@ -167,7 +180,6 @@ void Crawler::HandleSitemap(Fetcher& fetcher, const Lease& lease) {
   if (!r.ok() && IsPermanent(r.error_kind)) outcome.permanent_failure = RejectReason::kTlsError;
   if (!r.ok()) stats_->RecordError(FetchErrorKindName(r.error_kind));
 
-  const size_t listed = pages.size() + rejected;
   int fresh = 0;
   {
     std::shared_lock<std::shared_mutex> gate(state_->gate());
@@ -180,7 +192,9 @@ void Crawler::HandleSitemap(Fetcher& fetcher, const Lease& lease) {
       if (!admitted.ok()) Fail(admitted.status());
       fresh = admitted.ok() ? admitted->fresh : 0;
     }
-    for (const auto& [url, lastmod] : lastmods) sitemaps_->PutLastmod(url, lastmod, lease.url);
+    for (const auto& [url, lastmod] : listing.lastmods) {
+      sitemaps_->PutLastmod(url, lastmod, lease.url);
+    }
     // Archived like robots.txt: the response as fetched (a body cut at the cap says so).
     if (warc_ && r.status != 0) ArchiveAsFetched(r, started);
     const DoneDecision decision = frontier_->Done(lease, outcome);
@@ -189,81 +203,85 @@ void Crawler::HandleSitemap(Fetcher& fetcher, const Lease& lease) {
       const std::string_view kind = parse ? SitemapKindName(parse->kind) : std::string_view();
       sitemaps_->Done(lease.url, r.ok() ? static_cast<int>(r.status) : 0, kind,
                       parse ? parse->entries.size() : 0, UnixNow());
-      if (parse) {
-        stats_->RecordSitemap("fetched");
-        switch (parse->kind) {
-          case SitemapKind::kIndex:
-            stats_->RecordSitemap("indexes");
-            break;
-          case SitemapKind::kUrlset:
-            stats_->RecordSitemap("urlsets");
-            break;
-          case SitemapKind::kText:
-            stats_->RecordSitemap("texts");
-            break;
-          case SitemapKind::kUnknown:
-            break;
-        }
-        if (parse->gzip) stats_->RecordSitemap("gzip");
-        if (parse->kind != SitemapKind::kIndex) {
-          stats_->RecordSitemap("urls", listed);
-          stats_->RecordSitemap("urls_new", static_cast<uint64_t>(fresh));
-          stats_->RecordSitemap("urls_rejected", rejected);
-        } else {
-          stats_->RecordSitemap("children", children.size());
-        }
-        stats_->RecordSitemap("cut_urls", parse->cut_entries);
-        if (parse->cut_bytes || r.body_truncated) stats_->RecordSitemap("cut_bytes");
-        stats_->RecordSitemap("loc_too_long", parse->long_locs);
-        stats_->RecordSitemap("lastmod_bad", parse->bad_lastmods);
-        if (parse->refused) {
-          stats_->RecordSitemap("refused");
-        } else if (!parse->error.empty()) {
-          stats_->RecordSitemap("malformed");
-        }
-      } else if (!redirect.empty()) {
-        stats_->RecordSitemap("redirects");
-      } else {
-        stats_->RecordSitemap("failed");
-      }
+      CountSitemap(parse ? &*parse : nullptr, listing, fresh, !redirect.empty(), r.body_truncated);
     }
     RecordRejections();
   }
 
   if (log_.enabled(LogLevel::kInfo)) {
-    std::string line = "sitemap " + lease.url + ": ";
-    line += r.ok() ? "HTTP " + std::to_string(r.status) : r.error.message();
-    if (parse) {
-      line += ", ";
-      line += SitemapKindName(parse->kind);
-      if (parse->gzip) line += " (gzip)";
-      if (parse->kind == SitemapKind::kIndex) {
-        line += ", " + std::to_string(children.size()) + " sitemaps";
-      } else if (parse->kind != SitemapKind::kUnknown) {
-        line += ", " + std::to_string(listed) + " URLs, " + std::to_string(fresh) + " new, " +
-                std::to_string(rejected) + " out of scope or invalid";
-      }
-      if (parse->cut_entries > 0) {
-        line += "; cut after " + std::to_string(kSitemapMaxEntries) + " entries (" +
-                std::to_string(parse->cut_entries) + " more not read)";
-      }
-      if (r.body_truncated) {
-        line += "; body cut by the fetch at " + std::to_string(kSitemapMaxBytes) + " bytes";
-      } else if (parse->cut_bytes) {
-        line += "; content cut at " + std::to_string(kSitemapMaxBytes) + " bytes uncompressed";
-      }
-      if (parse->long_locs > 0) {
-        line += "; " + std::to_string(parse->long_locs) + " <loc>s too long dropped";
-      }
-      if (parse->bad_lastmods > 0) {
-        line += "; " + std::to_string(parse->bad_lastmods) + " bad <lastmod>s ignored";
-      }
-      if (!parse->error.empty()) line += "; " + parse->error;
-    } else if (!redirect.empty()) {
-      line += ", redirected to " + redirect;
-    }
-    log_.Info(line);
+    log_.Info(DescribeSitemap(lease.url, r, parse ? &*parse : nullptr, listing, fresh, redirect));
   }
+}
+
+void Crawler::CountSitemap(const SitemapParse* parse, const SitemapListing& listing, int fresh,
+                           bool redirected, bool body_truncated) {
+  if (parse) {
+    stats_->RecordSitemap("fetched");
+    switch (parse->kind) {
+      case SitemapKind::kIndex:
+        stats_->RecordSitemap("indexes");
+        break;
+      case SitemapKind::kUrlset:
+        stats_->RecordSitemap("urlsets");
+        break;
+      case SitemapKind::kText:
+        stats_->RecordSitemap("texts");
+        break;
+      case SitemapKind::kUnknown:
+        break;
+    }
+    if (parse->gzip) stats_->RecordSitemap("gzip");
+    if (parse->kind != SitemapKind::kIndex) {
+      stats_->RecordSitemap("urls", listing.listed);
+      stats_->RecordSitemap("urls_new", static_cast<uint64_t>(fresh));
+      stats_->RecordSitemap("urls_rejected", listing.rejected);
+    } else {
+      stats_->RecordSitemap("children", listing.children.size());
+    }
+    stats_->RecordSitemap("cut_urls", parse->cut_entries);
+    if (parse->cut_bytes || body_truncated) stats_->RecordSitemap("cut_bytes");
+    stats_->RecordSitemap("loc_too_long", parse->long_locs);
+    stats_->RecordSitemap("lastmod_bad", parse->bad_lastmods);
+    if (parse->refused) {
+      stats_->RecordSitemap("refused");
+    } else if (!parse->error.empty()) {
+      stats_->RecordSitemap("malformed");
+    }
+  } else if (redirected) {
+    stats_->RecordSitemap("redirects");
+  } else {
+    stats_->RecordSitemap("failed");
+  }
+}
+
+SitemapListing Crawler::ListSitemap(SitemapParse* parse) {
+  // A urlset's URLs, parsed once here in fetch form, as links are (QueueLinks).
+  SitemapListing listing;
+  if (parse->kind == SitemapKind::kIndex) {
+    listing.children.reserve(parse->entries.size());
+    for (SitemapEntry& entry : parse->entries) listing.children.push_back(std::move(entry.loc));
+    return listing;
+  }
+  listing.pages.reserve(parse->entries.size());
+  for (const SitemapEntry& entry : parse->entries) {
+    Result<CanonicalUrl> canonical = fetch_form_->Canonicalize(entry.loc);
+    if (!canonical.ok()) {
+      scope_->Record(ScopeReason::kInvalidUrl);
+      ++listing.rejected;
+      continue;
+    }
+    if (!scope_->Check(*canonical, 0).accept()) {
+      ++listing.rejected;
+      continue;
+    }
+    // A lastmod in the future is taken as "now": it makes the URL due once, not forever.
+    if (entry.lastmod) {
+      listing.lastmods.emplace_back(canonical->key(), std::min(*entry.lastmod, UnixNow()));
+    }
+    listing.pages.push_back(std::move(*canonical));
+  }
+  listing.listed = listing.pages.size() + listing.rejected;
+  return listing;
 }
 
 }  // namespace urlsieve

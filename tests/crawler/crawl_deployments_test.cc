@@ -1,0 +1,176 @@
+// One crawl loop, three deployments (docs/architecture.md, "One crawl, three deployments"): the
+// same `urlsieve crawl` of the generated trap site (tools/site_server, 4 hosts on their own
+// ports) run standalone, over a seen set shared in Redis (--seen-redis) and as the one node of a
+// cluster (--cluster), each against a real redis-server on a random loopback port where it needs
+// one. Each must fetch every page a correct crawl fetches exactly once and none it must not
+// (read from the site's own request log), and record each fetch once in pages.jsonl and
+// stats.json: the loop, the PageProcessor and the recorder are the same code on all three.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/crawler/crawl_process.h"
+#include "tests/support/file_contents.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/scratch_dir.h"
+#include "tools/site_server/generated_site.h"
+#include "tools/site_server/site_server.h"
+
+namespace urlsieve {
+namespace {
+
+namespace fs = std::filesystem;
+using site::GeneratedSite;
+using site::LoggedRequest;
+using site::SiteServer;
+using testing::ReadFile;
+using testing::RedisServer;
+using testing::ScratchDir;
+using testing::UrlsieveChild;
+
+constexpr int kHosts = 4;
+
+enum class Deployment { kLocal, kShared, kCluster };
+
+std::string Name(const ::testing::TestParamInfo<Deployment>& info) {
+  switch (info.param) {
+    case Deployment::kLocal:
+      return "Local";
+    case Deployment::kShared:
+      return "SharedSeenSet";
+    case Deployment::kCluster:
+      return "ClusterNode";
+  }
+  return "?";
+}
+
+bool IsRobots(const std::string& resource) {
+  return resource == "/robots.txt" || resource == "/moved-robots.txt";
+}
+
+class CrawlDeploymentsTest : public ::testing::TestWithParam<Deployment> {
+ protected:
+  void SetUp() override {
+    dir_ = std::make_unique<ScratchDir>("crawl_deployments");
+    if (GetParam() != Deployment::kLocal) {
+      redis_ = RedisServer::Start(dir_->path() / "redis");
+      ASSERT_NE(redis_, nullptr);
+    }
+    site::GeneratedSiteOptions gen;
+    gen.page_count = 12;
+    gen.large_page_bytes = 512 * 1024;
+    gen.gzip_bomb_bytes = 8 * 1024 * 1024;
+    gen.slow_delay = std::chrono::milliseconds(200);
+    gen.crawl_delay = "0.05";
+    site::SiteServerOptions options;
+    options.hosts = kHosts;
+    auto server = SiteServer::Start(
+        options,
+        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
+          auto generated = std::make_unique<GeneratedSite>(gen, origins);
+          site_ = generated.get();
+          return std::unique_ptr<site::Site>(std::move(generated));
+        });
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    std::ofstream(dir_->path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
+                                               << "[politeness]\nbackoff_ms = 50\n"
+                                               << "[fetch]\nconnect_timeout_ms = 1000\n"
+                                               << "[output]\nprogress = false\n";
+    std::ofstream(dir_->path() / "seeds.txt") << server_->Url("/") << "\n";
+  }
+
+  std::vector<std::string> CrawlArgs() const {
+    std::vector<std::string> args = {"crawl",
+                                     "--seeds",
+                                     (dir_->path() / "seeds.txt").string(),
+                                     "--out",
+                                     Out().string(),
+                                     "--threads",
+                                     "2",
+                                     "--delay-ms",
+                                     "20",
+                                     "--max-depth",
+                                     "8",
+                                     "--timeout-ms",
+                                     "1000",
+                                     "--max-body-bytes",
+                                     "262144",
+                                     "--config",
+                                     (dir_->path() / "crawl.toml").string()};
+    switch (GetParam()) {
+      case Deployment::kLocal:
+        break;
+      case Deployment::kShared:
+        args.insert(args.end(), {"--seen-redis", redis_->url(), "--name", "matrix"});
+        break;
+      case Deployment::kCluster:
+        args.insert(args.end(), {"--cluster", redis_->url(), "--cluster-name", "matrix",
+                                 "--node-id", "only", "--partitions", "16"});
+        break;
+    }
+    return args;
+  }
+  fs::path Out() const { return dir_->path() / "out"; }
+  fs::path File(const std::string& name) const { return dir_->path() / name; }
+
+  std::unique_ptr<ScratchDir> dir_;
+  std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<SiteServer> server_;
+  GeneratedSite* site_ = nullptr;
+};
+
+TEST_P(CrawlDeploymentsTest, FetchesEveryPageOnceAndRecordsEachFetchOnce) {
+  UrlsieveChild crawl(CrawlArgs(), File("crawl.err"), File("crawl.out"));
+  ASSERT_EQ(crawl.Wait(), 0) << ReadFile(File("crawl.err"));
+
+  std::map<std::pair<int, std::string>, int> count;
+  for (const LoggedRequest& request : server_->log().Snapshot()) {
+    if (!IsRobots(request.resource)) ++count[{request.host, request.resource}];
+  }
+  for (int h = 0; h < kHosts; ++h) {
+    const site::HostExpectations& expect = site_->expectations(h);
+    for (const std::string& resource : expect.must_fetch) {
+      if (IsRobots(resource)) continue;
+      EXPECT_GE(count[std::make_pair(h, resource)], 1)
+          << "host " << h << " never fetched " << resource;
+    }
+    for (const std::string& resource : expect.must_not_fetch) {
+      EXPECT_EQ(count.count({h, resource}), 0u) << "host " << h << " fetched " << resource;
+    }
+  }
+  uint64_t page_fetches = 0;
+  for (const auto& [key, n] : count) {
+    page_fetches += n;
+    if (site_->expectations(key.first).may_repeat.count(key.second)) continue;
+    EXPECT_LE(n, 1) << "host " << key.first << " " << key.second << " fetched " << n << " times";
+  }
+
+  // pages.jsonl and stats.json: one record per fetch.
+  std::istringstream lines(ReadFile(Out() / "pages.jsonl"));
+  uint64_t records = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_TRUE(nlohmann::json::parse(line).contains("url")) << line;
+    ++records;
+  }
+  EXPECT_GT(records, 0u);
+  const nlohmann::json stats = nlohmann::json::parse(ReadFile(Out() / "stats.json"));
+  EXPECT_EQ(stats["pages"].get<uint64_t>(), records);
+  EXPECT_EQ(stats["pages"].get<uint64_t>(), page_fetches);
+  EXPECT_EQ(stats.contains("node_id"), GetParam() == Deployment::kCluster);
+}
+
+INSTANTIATE_TEST_SUITE_P(Deployments, CrawlDeploymentsTest,
+                         ::testing::Values(Deployment::kLocal, Deployment::kShared,
+                                           Deployment::kCluster),
+                         Name);
+
+}  // namespace
+}  // namespace urlsieve

@@ -32,11 +32,9 @@
 // --revisit-after D [--generations G]: a URL told new longer ago than D is new again (at most
 // D/G later): the state is a generational Bloom filter (dedup/generational_seen_set.h), stored
 // with the state like --capacity, which is then URLs per D. Not with --exact or --redis yet.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -48,6 +46,7 @@
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "crawler/cli/option_flags.h"
+#include "crawler/cli/stop_signals.h"
 #include "crawler/seen_retry.h"
 #include "dedup/redis_address.h"
 #include "dedup/seen_filter.h"
@@ -72,28 +71,6 @@ struct FilterFlags {
   uint32_t generations = kDefaultGenerations;
   bool parameters_given = false;  // set after parsing: print which stored parameters win
 };
-
-volatile std::sig_atomic_t g_stop = 0;
-int g_devnull = -1;
-
-// Async-signal-safe: marks the stop and turns stdin into /dev/null, so a read blocked on a quiet
-// pipe or terminal returns end-of-file instead of waiting for input that may never come.
-extern "C" void OnStopSignal(int) {
-  g_stop = 1;
-  if (g_devnull >= 0) dup2(g_devnull, STDIN_FILENO);
-}
-
-void InstallStopHandlers() {
-  g_devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  // A closed stdout is reported as a write error (exit 1, the state not saved past the last line
-  // written out), not a silent death.
-  std::signal(SIGPIPE, SIG_IGN);
-}
 
 SeenFilterOptions FilterOptions(const FilterFlags& flags) {
   SeenFilterOptions options;
@@ -125,7 +102,7 @@ std::unique_ptr<SeenRetry> MakeRetry(const FilterFlags& flags, std::string* shar
                 RedisAddress::Parse(flags.redis_url)->ToString();  // parsed by Open
   SeenRetryOptions retry_options;
   retry_options.what = *shared_set;
-  retry_options.stop_requested = [] { return g_stop != 0; };
+  retry_options.stop_requested = [] { return StopRequested(); };
   return std::make_unique<SeenRetry>(retry_options, [](const std::string& message) {
     fprintf(stderr, "urlsieve filter: %s\n", message.c_str());
   });
@@ -234,7 +211,7 @@ Status FilterLines(const FilterFlags& flags, SeenFilter& filter, SeenRetry* retr
   uint64_t since_checkpoint = 0;
   bool more = true;
   Status status;
-  while (more && status.ok() && writer.ok() && !g_stop) {
+  while (more && status.ok() && writer.ok() && !StopRequested()) {
     more = batch.Read(reader, canonicalizer, flags.canonical, errors, &line_number);
     status = shared ? InsertShared(filter, *retry, shared_set, line_number, flags.canonical, batch,
                                    writer)
@@ -251,27 +228,6 @@ Status FilterLines(const FilterFlags& flags, SeenFilter& filter, SeenRetry* retr
     }
   }
   return status;
-}
-
-int FilterExitCode(const Status& status, bool read_failed, bool flushed, const Status& saved) {
-  int code = kExitOk;
-  if (!status.ok()) {
-    fprintf(stderr, "urlsieve filter: %s\n", status.ToString().c_str());
-    code = kExitFailure;
-  }
-  if (read_failed) {
-    fprintf(stderr, "urlsieve filter: error reading stdin\n");
-    code = kExitFailure;
-  }
-  if (!flushed) {
-    fprintf(stderr, "urlsieve filter: error writing stdout\n");
-    code = kExitFailure;
-  }
-  if (!saved.ok()) {
-    fprintf(stderr, "urlsieve filter: saving the state: %s\n", saved.ToString().c_str());
-    code = kExitFailure;
-  }
-  return code;
 }
 
 int RunFilter(const FilterFlags& flags) {
@@ -296,7 +252,7 @@ int RunFilter(const FilterFlags& flags) {
   // failed: then some URLs marked seen were never printed, and not saving lets the next run print
   // them.
   Status saved = flushed ? filter.Save() : Status::Ok();
-  return FilterExitCode(status, reader.error(), flushed, saved);
+  return ReportStreamEnd("filter", kExitOk, status, reader.error(), flushed, saved);
 }
 
 }  // namespace

@@ -166,7 +166,12 @@ class ClusterCoordinator::Impl {
   // and `ms`.
   std::vector<RedisCommand> LeaseCommands(const char* function, std::span<const uint32_t> which,
                                           milliseconds ms) const;
-  // Under mu_: applies `take(part, reply)` to every reply that is not an error; returns the
+  // Sends `function` for the leases of `which` (one pipeline) and, under mu_, applies
+  // take(i, part, reply, sent) as TakeLeaseReplies does (sent: when the pipeline was sent).
+  template <typename Take>
+  Status CallLeases(RedisClient& client, const char* function, std::span<const uint32_t> which,
+                    milliseconds ms, std::string_view doing, Take take);
+  // Under mu_: applies `take(i, part, reply)` to every reply that is not an error; returns the
   // first error reply, as "<doing><lease key>".
   template <typename Take>
   Status TakeLeaseReplies(std::span<const uint32_t> which, const std::vector<RedisReply>& replies,

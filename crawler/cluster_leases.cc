@@ -42,6 +42,21 @@ Status ClusterCoordinator::Impl::TakeLeaseReplies(std::span<const uint32_t> whic
   return first;
 }
 
+template <typename Take>
+Status ClusterCoordinator::Impl::CallLeases(RedisClient& client, const char* function,
+                                            std::span<const uint32_t> which, milliseconds ms,
+                                            std::string_view doing, Take take) {
+  if (which.empty()) return Status::Ok();
+  const std::vector<RedisCommand> commands = LeaseCommands(function, which, ms);
+  const SteadyClock::time_point sent = SteadyClock::now();
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
+  std::lock_guard<std::mutex> lock(mu_);
+  return TakeLeaseReplies(
+      which, replies, doing,
+      [&](size_t i, Partition& part, const RedisReply& reply) { take(i, part, reply, sent); });
+}
+
 Status ClusterCoordinator::Impl::RenewAll(RedisClient& client) {
   std::vector<uint32_t> which;
   std::vector<uint64_t> epochs;
@@ -53,23 +68,17 @@ Status ClusterCoordinator::Impl::RenewAll(RedisClient& client) {
       epochs.push_back(parts_[p].epoch);
     }
   }
-  if (which.empty()) return Status::Ok();
-  const std::vector<RedisCommand> commands =
-      LeaseCommands(kClusterRenew, which, options_.lease_ttl);
-  const SteadyClock::time_point sent = SteadyClock::now();
-  std::vector<RedisReply> replies;
-  URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
-  std::lock_guard<std::mutex> lock(mu_);
-  return TakeLeaseReplies(which, replies, "renewing ",
-                          [&](size_t i, Partition& part, const RedisReply& reply) {
-                            if (part.epoch != epochs[i] || !part.held) return;
-                            if (!reply.elements.empty() && reply.elements[0].integer == 1) {
-                              part.valid_until = sent + valid_for_;
-                            } else {
-                              // It lapsed (and was taken, or may have been): not ours any more.
-                              MarkLost(which[i]);
-                            }
-                          });
+  return CallLeases(
+      client, kClusterRenew, which, options_.lease_ttl, "renewing ",
+      [&](size_t i, Partition& part, const RedisReply& reply, SteadyClock::time_point sent) {
+        if (part.epoch != epochs[i] || !part.held) return;
+        if (!reply.elements.empty() && reply.elements[0].integer == 1) {
+          part.valid_until = sent + valid_for_;
+        } else {
+          // It lapsed (and was taken, or may have been): not ours any more.
+          MarkLost(which[i]);
+        }
+      });
 }
 
 Status ClusterCoordinator::Impl::ReleaseDrained(RedisClient& client) {
@@ -110,17 +119,9 @@ Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
       which.push_back(p);
     }
   }
-  if (which.empty()) return Status::Ok();
-  const std::vector<RedisCommand> commands =
-      LeaseCommands(kClusterAcquire, which, options_.lease_ttl);
-  const SteadyClock::time_point sent = SteadyClock::now();
-  std::vector<RedisReply> replies;
-  URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
-  std::lock_guard<std::mutex> lock(mu_);
-  return TakeLeaseReplies(which, replies, "acquiring ",
-                          [&](size_t, Partition& part, const RedisReply& reply) {
-                            TakeAcquireReply(part, reply, sent);
-                          });
+  return CallLeases(client, kClusterAcquire, which, options_.lease_ttl, "acquiring ",
+                    [&](size_t, Partition& part, const RedisReply& reply,
+                        SteadyClock::time_point sent) { TakeAcquireReply(part, reply, sent); });
 }
 
 void ClusterCoordinator::Impl::TakeAcquireReply(Partition& part, const RedisReply& reply,

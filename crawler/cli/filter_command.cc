@@ -263,17 +263,13 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
       "filter",
       "Print each URL from stdin never seen before (in this run or earlier runs with the same "
       "--state, or by anyone on the same --redis set), once, in input order");
-  auto* state =
-      cmd->add_option("--state", flags->state_dir, "State directory (created on first use)");
-  auto* redis = cmd->add_option("--redis", flags->redis_url,
-                                "Share the seen set in Redis instead of a state directory: "
-                                "redis://[[user]:password@]host:port[/db] (with --name)");
-  auto* name = cmd->add_option("--name", flags->redis_name,
-                               "The shared set's name in --redis (1-64 of A-Z a-z 0-9 _ . -)");
-  state->excludes(redis);
-  redis->excludes(state);
-  redis->needs(name);
-  name->needs(redis);
+  const SeenSetFlags set =
+      AddSeenSetFlags(cmd, &flags->state_dir, &flags->redis_url, &flags->redis_name,
+                      {.state = "State directory (created on first use)",
+                       .redis = "Share the seen set in Redis instead of a state directory: "
+                                "redis://[[user]:password@]host:port[/db] (with --name)",
+                       .name = "The shared set's name in --redis (1-64 of A-Z a-z 0-9 _ . -)"});
+  CLI::Option* redis = set.redis;
   auto* exact = cmd->add_flag("--exact", flags->exact,
                               "Confirm every Bloom 'maybe seen' in SQLite: no false positives");
   auto* deletable = cmd->add_flag(
@@ -322,17 +318,14 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
   rebuild->excludes(redis);
   checkpoint_keys->excludes(redis);
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
-  cmd->callback(
-      [flags, exit_code, exact, deletable, capacity, fp_rate, canon, state, redis, revisit_after] {
-        if (state->count() == 0 && redis->count() == 0) {
-          throw CLI::RequiredError("--state or --redis");
-        }
-        flags->parameters_given = exact->count() + deletable->count() + capacity->count() +
-                                      fp_rate->count() + revisit_after->count() >
-                                  0;
-        for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
-        *exit_code = RunFilter(*flags);
-      });
+  cmd->callback([flags, exit_code, exact, deletable, capacity, fp_rate, canon, set, revisit_after] {
+    RequireSeenSet(set);
+    flags->parameters_given = exact->count() + deletable->count() + capacity->count() +
+                                  fp_rate->count() + revisit_after->count() >
+                              0;
+    for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
+    *exit_code = RunFilter(*flags);
+  });
 }
 
 }  // namespace urlsieve::cli

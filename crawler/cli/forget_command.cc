@@ -28,6 +28,7 @@
 #include "crawler/cli/commands.h"
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
+#include "crawler/cli/option_flags.h"
 #include "crawler/cli/stop_signals.h"
 #include "dedup/seen_filter.h"
 
@@ -185,24 +186,18 @@ void AddForgetCommand(CLI::App& app, int* exit_code) {
       "Forget each URL from stdin, so that a later filter or crawl takes it as new (an --exact or "
       "--deletable state or set). Prints 'forgotten<TAB>URL' or 'absent<TAB>URL' per URL. Exit "
       "0 ok, 3 some lines invalid (reported on stderr), 1 error, 2 usage");
-  auto* state = cmd->add_option("--state", flags->state_dir,
-                                "State directory: a filter's, or a crawl's OUT/state (or OUT)");
-  auto* redis = cmd->add_option("--redis", flags->redis_url,
-                                "A seen set shared in Redis: redis://[[user]:password@]host:port"
-                                "[/db] (with --name)");
-  auto* name =
-      cmd->add_option("--name,--redis-name", flags->redis_name, "The shared set's name in --redis");
-  state->excludes(redis);
-  redis->excludes(state);
-  redis->needs(name);
-  name->needs(redis);
+  const SeenSetFlags set = AddSeenSetFlags(
+      cmd, &flags->state_dir, &flags->redis_url, &flags->redis_name,
+      {.state = "State directory: a filter's, or a crawl's OUT/state (or OUT)",
+       .redis = "A seen set shared in Redis: redis://[[user]:password@]host:port[/db] (with "
+                "--name)",
+       .name = "The shared set's name in --redis",
+       .name_flag = "--name,--redis-name"});
   cmd->add_flag("--quiet,-q", flags->quiet, "Print only the summary (stderr)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  cmd->callback([flags, exit_code, state, redis] {
-    if (state->count() == 0 && redis->count() == 0) {
-      throw CLI::RequiredError("--state or --redis");
-    }
+  cmd->callback([flags, exit_code, set] {
+    RequireSeenSet(set);
     *exit_code = RunForget(*flags);
   });
 }

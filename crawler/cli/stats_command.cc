@@ -13,6 +13,7 @@
 
 #include "base/duration.h"
 #include "crawler/cli/commands.h"
+#include "crawler/cli/option_flags.h"
 #include "dedup/redis_address.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
@@ -199,20 +200,15 @@ void AddStatsCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<StatsFlags>();
   CLI::App* cmd = app.add_subcommand(
       "stats", "Print the statistics of a filter state directory, or of a seen set in Redis");
-  auto* state = cmd->add_option("--state", flags->state_dir, "State directory");
-  auto* redis = cmd->add_option("--redis", flags->redis_url,
-                                "A seen set shared in Redis instead: "
-                                "redis://[[user]:password@]host:port[/db] (with --name)");
-  auto* name = cmd->add_option("--name", flags->redis_name, "The set's name in --redis");
-  state->excludes(redis);
-  redis->excludes(state);
-  redis->needs(name);
-  name->needs(redis);
+  const SeenSetFlags set =
+      AddSeenSetFlags(cmd, &flags->state_dir, &flags->redis_url, &flags->redis_name,
+                      {.state = "State directory",
+                       .redis = "A seen set shared in Redis instead: "
+                                "redis://[[user]:password@]host:port[/db] (with --name)",
+                       .name = "The set's name in --redis"});
   cmd->add_flag("--json", flags->json, "One JSON object instead of a table");
-  cmd->callback([flags, exit_code, state, redis] {
-    if (state->count() == 0 && redis->count() == 0) {
-      throw CLI::RequiredError("--state or --redis");
-    }
+  cmd->callback([flags, exit_code, set] {
+    RequireSeenSet(set);
     *exit_code = RunStats(*flags);
   });
 }

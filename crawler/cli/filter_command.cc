@@ -13,16 +13,16 @@
 // buffer. After a kill -9 the next run prints again the URLs printed since the last save or
 // checkpoint, and nothing is lost.
 //
-// The state directory is locked for the whole run (dedup/state/state_lock.h): a second `filter` on
-// it exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is
-// left as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
+// The state directory is locked for the whole run (dedup/state/state_lock.h): a second `filter` on it
+// exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is left
+// as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
 //
 // --redis URL --name NAME: the seen set is shared in Redis (dedup/redis_seen_set.h) instead of a
 // state directory, so any number of `filter` processes (and crawls, Scrapy spiders...) on the same
 // set print each URL once in total. Each batch is one call; while Redis does not answer
-// (kUnavailable) the same batch is asked again with back-off (crawler/crawl/seen_retry.h: stderr
-// says so once per outage and when it is back), and the set answers a retried batch as it answered
-// the first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
+// (kUnavailable) the same batch is asked again with back-off (crawler/crawl/seen_retry.h: stderr says so
+// once per outage and when it is back), and the set answers a retried batch as it answered the
+// first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
 // password, a name holding another type) ends the run (exit 1). Redis has every insert at once:
 // a kill -9 between a batch's insert and its output loses that batch's new URLs (they are seen,
 // never printed); a stop (SIGINT) while Redis is away, or an error mid-stream, prints the
@@ -32,11 +32,9 @@
 // --revisit-after D [--generations G]: a URL told new longer ago than D is new again (at most
 // D/G later): the state is a generational Bloom filter (dedup/generational_seen_set.h), stored
 // with the state like --capacity, which is then URLs per D. Not with --exact or --redis yet.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -48,9 +46,10 @@
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
 #include "crawler/cli/option_flags.h"
+#include "crawler/cli/stop_signals.h"
 #include "crawler/crawl/seen_retry.h"
-#include "dedup/seen_filter.h"
 #include "redis/redis_address.h"
+#include "dedup/seen_filter.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -73,32 +72,7 @@ struct FilterFlags {
   bool parameters_given = false;  // set after parsing: print which stored parameters win
 };
 
-volatile std::sig_atomic_t g_stop = 0;
-int g_devnull = -1;
-
-// Async-signal-safe: marks the stop and turns stdin into /dev/null, so a read blocked on a quiet
-// pipe or terminal returns end-of-file instead of waiting for input that may never come.
-extern "C" void OnStopSignal(int) {
-  g_stop = 1;
-  if (g_devnull >= 0) dup2(g_devnull, STDIN_FILENO);
-}
-
-void InstallStopHandlers() {
-  g_devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  // A closed stdout is reported as a write error (exit 1, the state not saved past the last line
-  // written out), not a silent death.
-  std::signal(SIGPIPE, SIG_IGN);
-}
-
-int RunFilter(const FilterFlags& flags) {
-  // Before Open, which may take a while (a rebuild): a stop then ends the run before any input.
-  InstallStopHandlers();
-  const bool shared = !flags.redis_url.empty();
+SeenFilterOptions FilterOptions(const FilterFlags& flags) {
   SeenFilterOptions options;
   options.capacity = flags.capacity;
   options.fp_rate = flags.fp_rate;
@@ -109,7 +83,7 @@ int RunFilter(const FilterFlags& flags) {
     options.revisit_after = *ParseDuration(flags.revisit_after);  // checked by the flag
     options.generations = flags.generations;
   }
-  if (shared) {
+  if (!flags.redis_url.empty()) {
     options.redis_url = flags.redis_url;
     options.redis_name = flags.redis_name;
   } else {
@@ -117,114 +91,134 @@ int RunFilter(const FilterFlags& flags) {
     options.checkpointed = flags.exact;
     options.rebuild_bloom = flags.rebuild;
   }
-  auto opened = SeenFilter::Open(options);
-  if (!opened.ok()) {
-    fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
-    return kExitFailure;
-  }
-  SeenFilter& filter = **opened;
-  std::unique_ptr<SeenRetry> retry;
-  std::string shared_set;  // "the seen set 'NAME' at redis://host:port/db"
-  if (shared) {
-    shared_set = "the seen set '" + flags.redis_name + "' at " +
-                 RedisAddress::Parse(flags.redis_url)->ToString();  // parsed by Open
-    SeenRetryOptions retry_options;
-    retry_options.what = shared_set;
-    retry_options.stop_requested = [] { return g_stop != 0; };
-    retry = std::make_unique<SeenRetry>(retry_options, [](const std::string& message) {
-      fprintf(stderr, "urlsieve filter: %s\n", message.c_str());
-    });
-  }
+  return options;
+}
+
+// The shared set's retry of a batch while Redis does not answer (null for a local set), and
+// `shared_set` its name for messages: "the seen set 'NAME' at redis://host:port/db".
+std::unique_ptr<SeenRetry> MakeRetry(const FilterFlags& flags, std::string* shared_set) {
+  if (flags.redis_url.empty()) return nullptr;
+  *shared_set = "the seen set '" + flags.redis_name + "' at " +
+                RedisAddress::Parse(flags.redis_url)->ToString();  // parsed by Open
+  SeenRetryOptions retry_options;
+  retry_options.what = *shared_set;
+  retry_options.stop_requested = [] { return StopRequested(); };
+  return std::make_unique<SeenRetry>(retry_options, [](const std::string& message) {
+    fprintf(stderr, "urlsieve filter: %s\n", message.c_str());
+  });
+}
+
+void PrintNotices(const SeenFilter& filter, const FilterFlags& flags) {
   for (const SeenNotice& notice : filter.notices()) {
     if (notice.kind != SeenNotice::Kind::kStoredParameters || flags.parameters_given) {
       fprintf(stderr, "urlsieve filter: note: %s\n", notice.text.c_str());
     }
   }
+}
 
-  const UrlCanonicalizer& canonicalizer = filter.canonicalizer();
-  LineReader reader(STDIN_FILENO);
-  LineWriter writer(STDOUT_FILENO);
-  LineWriter errors(STDERR_FILENO);
-  // One batch: the lines' bytes back to back (LineReader's views do not outlive the next line),
-  // and, per valid line, its end offset and key.
-  std::string lines;
-  std::vector<size_t> line_ends;
-  std::vector<std::string> keys(flags.batch);
-  std::vector<std::string_view> key_views;
-  std::vector<uint8_t> is_new;
-  uint64_t line_number = 0;
-  uint64_t since_checkpoint = 0;
-  bool more = true;
-  Status status;
-  while (more && status.ok() && writer.ok() && !g_stop) {
+// One batch of input: the lines' bytes back to back (LineReader's views do not outlive the next
+// line), and, per valid line, its end offset (without --canonical), its key and its answer.
+struct FilterBatch {
+  explicit FilterBatch(size_t size) : keys(size) {}
+
+  // Reads up to keys.size() valid lines; an invalid line is reported on `errors` and skipped.
+  // False once the input has ended.
+  bool Read(LineReader& reader, const UrlCanonicalizer& canonicalizer, bool canonical,
+            LineWriter& errors, uint64_t* line_number) {
     lines.clear();
     line_ends.clear();
     key_views.clear();
+    bool more = true;
     std::string_view line;
-    while (key_views.size() < flags.batch && (more = reader.Next(&line))) {
-      ++line_number;
+    while (key_views.size() < keys.size() && (more = reader.Next(&line))) {
+      ++*line_number;
       if (line.empty()) continue;
       std::string& key = keys[key_views.size()];
       Status valid = canonicalizer.CanonicalizeTo(line, &key);
       if (!valid.ok()) {
         // Never the raw line: it may be huge or hold terminal escapes.
-        errors.WriteLine("line " + std::to_string(line_number) + ": " +
+        errors.WriteLine("line " + std::to_string(*line_number) + ": " +
                          EscapedExcerpt(valid.message()) + ": " + EscapedExcerpt(line));
         continue;
       }
       key_views.push_back(key);
-      if (!flags.canonical) {
+      if (!canonical) {
         lines.append(line);
         line_ends.push_back(lines.size());
       }
     }
-    if (retry) {
-      std::chrono::steady_clock::duration retried_for{};
-      status = retry->Run([&] { return filter.InsertKeysIfNew(key_views, &is_new); }, &retried_for);
-      if (status.ok() && retried_for > kSeenReplayWindow) {
-        // Answered too late to be the lost first run's answers: "seen" may be wrong.
-        std::set<std::string_view> distinct(key_views.begin(), key_views.end());
-        for (size_t i = 0; i < key_views.size(); ++i) {
-          is_new[i] = distinct.erase(key_views[i]) > 0;
-        }
-        fprintf(stderr,
-                "urlsieve filter: %s answered after an outage longer than it replays answers: "
-                "the batch ending at line %llu is printed as new (some may be printed again)\n",
-                shared_set.c_str(), static_cast<unsigned long long>(line_number));
-      }
-      if (!status.ok()) {
-        // Unanswered, the batch may be in part seen now: its URLs are printed (each once), so none
-        // is lost; some may have been printed by an earlier run.
-        std::set<std::string_view> printed;
-        size_t begin = 0;
-        for (size_t i = 0; i < key_views.size(); ++i) {
-          if (printed.insert(key_views[i]).second) {
-            writer.WriteLine(flags.canonical
-                                 ? key_views[i]
-                                 : std::string_view(lines).substr(begin, line_ends[i] - begin));
-          }
-          if (!flags.canonical) begin = line_ends[i];
-        }
-        std::string why = status.ToString();
-        why += retry->stopped() ? " (stopped while waiting for it)" : "";
-        status = Status(status.code(), why + "; the " + std::to_string(printed.size()) +
-                                           " URLs of the unanswered batch were printed as new");
-        break;
-      }
-    } else {
-      status = filter.InsertKeysIfNew(key_views, &is_new);
-    }
-    if (!status.ok()) break;
+    return more;
+  }
+
+  // Writes the line (or key) of each valid line i for which print(i) is true, in order.
+  template <typename Print>
+  void Write(LineWriter& writer, bool canonical, Print print) const {
     size_t begin = 0;
     for (size_t i = 0; i < key_views.size(); ++i) {
-      if (is_new[i]) {
-        writer.WriteLine(flags.canonical
-                             ? key_views[i]
-                             : std::string_view(lines).substr(begin, line_ends[i] - begin));
+      if (print(i)) {
+        writer.WriteLine(canonical ? key_views[i]
+                                   : std::string_view(lines).substr(begin, line_ends[i] - begin));
       }
-      if (!flags.canonical) begin = line_ends[i];
+      if (!canonical) begin = line_ends[i];
     }
-    since_checkpoint += key_views.size();
+  }
+
+  std::string lines;
+  std::vector<size_t> line_ends;
+  std::vector<std::string> keys;
+  std::vector<std::string_view> key_views;
+  std::vector<uint8_t> is_new;
+};
+
+// The batch's answers from the shared set, asked again while Redis does not answer. A batch left
+// unanswered is printed as new and is the error.
+Status InsertShared(SeenFilter& filter, SeenRetry& retry, const std::string& shared_set,
+                    uint64_t line_number, bool canonical, FilterBatch& batch, LineWriter& writer) {
+  std::chrono::steady_clock::duration retried_for{};
+  Status status = retry.Run([&] { return filter.InsertKeysIfNew(batch.key_views, &batch.is_new); },
+                            &retried_for);
+  if (status.ok() && retried_for > kSeenReplayWindow) {
+    // Answered too late to be the lost first run's answers: "seen" may be wrong.
+    std::set<std::string_view> distinct(batch.key_views.begin(), batch.key_views.end());
+    for (size_t i = 0; i < batch.key_views.size(); ++i) {
+      batch.is_new[i] = distinct.erase(batch.key_views[i]) > 0;
+    }
+    fprintf(stderr,
+            "urlsieve filter: %s answered after an outage longer than it replays answers: "
+            "the batch ending at line %llu is printed as new (some may be printed again)\n",
+            shared_set.c_str(), static_cast<unsigned long long>(line_number));
+  }
+  if (status.ok()) return status;
+  // Unanswered, the batch may be in part seen now: its URLs are printed (each once), so none is
+  // lost; some may have been printed by an earlier run.
+  std::set<std::string_view> printed;
+  batch.Write(writer, canonical,
+              [&](size_t i) { return printed.insert(batch.key_views[i]).second; });
+  std::string why = status.ToString();
+  why += retry.stopped() ? " (stopped while waiting for it)" : "";
+  return Status(status.code(), why + "; the " + std::to_string(printed.size()) +
+                                   " URLs of the unanswered batch were printed as new");
+}
+
+// Reads stdin in batches and prints the new URLs, until the input ends, an error or a stop.
+Status FilterLines(const FilterFlags& flags, SeenFilter& filter, SeenRetry* retry,
+                   const std::string& shared_set, LineReader& reader, LineWriter& writer,
+                   LineWriter& errors) {
+  const bool shared = retry != nullptr;
+  const UrlCanonicalizer& canonicalizer = filter.canonicalizer();
+  FilterBatch batch(flags.batch);
+  uint64_t line_number = 0;
+  uint64_t since_checkpoint = 0;
+  bool more = true;
+  Status status;
+  while (more && status.ok() && writer.ok() && !StopRequested()) {
+    more = batch.Read(reader, canonicalizer, flags.canonical, errors, &line_number);
+    status = shared ? InsertShared(filter, *retry, shared_set, line_number, flags.canonical, batch,
+                                   writer)
+                    : filter.InsertKeysIfNew(batch.key_views, &batch.is_new);
+    if (!status.ok()) break;
+    batch.Write(writer, flags.canonical, [&](size_t i) { return batch.is_new[i] != 0; });
+    since_checkpoint += batch.key_views.size();
     if (flags.exact && !shared && since_checkpoint >= flags.checkpoint_keys) {
       // Printed lines first: a checkpoint must never cover URLs that were not yet written out,
       // so a failed flush ends the run without one.
@@ -233,30 +227,32 @@ int RunFilter(const FilterFlags& flags) {
       since_checkpoint = 0;
     }
   }
+  return status;
+}
+
+int RunFilter(const FilterFlags& flags) {
+  // Before Open, which may take a while (a rebuild): a stop then ends the run before any input.
+  InstallStopHandlers();
+  auto opened = SeenFilter::Open(FilterOptions(flags));
+  if (!opened.ok()) {
+    fprintf(stderr, "urlsieve filter: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  SeenFilter& filter = **opened;
+  std::string shared_set;
+  std::unique_ptr<SeenRetry> retry = MakeRetry(flags, &shared_set);
+  PrintNotices(filter, flags);
+  LineReader reader(STDIN_FILENO);
+  LineWriter writer(STDOUT_FILENO);
+  LineWriter errors(STDERR_FILENO);
+  Status status = FilterLines(flags, filter, retry.get(), shared_set, reader, writer, errors);
   const bool flushed = writer.Flush();
   errors.Flush();
   // Save even after a failure elsewhere (every URL printed so far must stay seen), unless stdout
   // failed: then some URLs marked seen were never printed, and not saving lets the next run print
   // them.
   Status saved = flushed ? filter.Save() : Status::Ok();
-  int code = kExitOk;
-  if (!status.ok()) {
-    fprintf(stderr, "urlsieve filter: %s\n", status.ToString().c_str());
-    code = kExitFailure;
-  }
-  if (reader.error()) {
-    fprintf(stderr, "urlsieve filter: error reading stdin\n");
-    code = kExitFailure;
-  }
-  if (!flushed) {
-    fprintf(stderr, "urlsieve filter: error writing stdout\n");
-    code = kExitFailure;
-  }
-  if (!saved.ok()) {
-    fprintf(stderr, "urlsieve filter: saving the state: %s\n", saved.ToString().c_str());
-    code = kExitFailure;
-  }
-  return code;
+  return ReportStreamEnd("filter", kExitOk, status, reader.error(), flushed, saved);
 }
 
 }  // namespace
@@ -267,17 +263,13 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
       "filter",
       "Print each URL from stdin never seen before (in this run or earlier runs with the same "
       "--state, or by anyone on the same --redis set), once, in input order");
-  auto* state =
-      cmd->add_option("--state", flags->state_dir, "State directory (created on first use)");
-  auto* redis = cmd->add_option("--redis", flags->redis_url,
-                                "Share the seen set in Redis instead of a state directory: "
-                                "redis://[[user]:password@]host:port[/db] (with --name)");
-  auto* name = cmd->add_option("--name", flags->redis_name,
-                               "The shared set's name in --redis (1-64 of A-Z a-z 0-9 _ . -)");
-  state->excludes(redis);
-  redis->excludes(state);
-  redis->needs(name);
-  name->needs(redis);
+  const SeenSetFlags set =
+      AddSeenSetFlags(cmd, &flags->state_dir, &flags->redis_url, &flags->redis_name,
+                      {.state = "State directory (created on first use)",
+                       .redis = "Share the seen set in Redis instead of a state directory: "
+                                "redis://[[user]:password@]host:port[/db] (with --name)",
+                       .name = "The shared set's name in --redis (1-64 of A-Z a-z 0-9 _ . -)"});
+  CLI::Option* redis = set.redis;
   auto* exact = cmd->add_flag("--exact", flags->exact,
                               "Confirm every Bloom 'maybe seen' in SQLite: no false positives");
   auto* deletable = cmd->add_flag(
@@ -326,17 +318,14 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
   rebuild->excludes(redis);
   checkpoint_keys->excludes(redis);
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);
-  cmd->callback(
-      [flags, exit_code, exact, deletable, capacity, fp_rate, canon, state, redis, revisit_after] {
-        if (state->count() == 0 && redis->count() == 0) {
-          throw CLI::RequiredError("--state or --redis");
-        }
-        flags->parameters_given = exact->count() + deletable->count() + capacity->count() +
-                                      fp_rate->count() + revisit_after->count() >
-                                  0;
-        for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
-        *exit_code = RunFilter(*flags);
-      });
+  cmd->callback([flags, exit_code, exact, deletable, capacity, fp_rate, canon, set, revisit_after] {
+    RequireSeenSet(set);
+    flags->parameters_given = exact->count() + deletable->count() + capacity->count() +
+                                  fp_rate->count() + revisit_after->count() >
+                              0;
+    for (const CLI::Option* o : canon) flags->parameters_given |= o->count() > 0;
+    *exit_code = RunFilter(*flags);
+  });
 }
 
 }  // namespace urlsieve::cli

@@ -18,10 +18,8 @@
 // Exit codes: 0 every line was forgotten or absent; 3 the same, but some lines were invalid
 // (reported); 1 an error (the state cannot be opened or is locked, a plain Bloom filter, a
 // failure to read stdin, write stdout or save: the summary says what was saved); 2 usage.
-#include <fcntl.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -31,6 +29,8 @@
 #include "crawler/cli/commands.h"
 #include "crawler/cli/line_excerpt.h"
 #include "crawler/cli/line_io.h"
+#include "crawler/cli/option_flags.h"
+#include "crawler/cli/stop_signals.h"
 #include "dedup/seen_filter.h"
 
 namespace urlsieve::cli {
@@ -46,24 +46,6 @@ struct ForgetFlags {
   bool quiet = false;  // no per-URL lines, the summary only
 };
 
-volatile std::sig_atomic_t g_stop = 0;
-int g_devnull = -1;
-
-extern "C" void OnForgetStopSignal(int) {
-  g_stop = 1;
-  if (g_devnull >= 0) dup2(g_devnull, STDIN_FILENO);
-}
-
-void InstallStopHandlers() {
-  g_devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  struct sigaction action {};
-  action.sa_handler = OnForgetStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
-}
-
 // A crawl's output directory holds its state in OUT/state: `--state OUT` means that.
 std::string StateDirOf(const std::string& given) {
   namespace fs = std::filesystem;
@@ -75,104 +57,124 @@ std::string StateDirOf(const std::string& given) {
   return given;
 }
 
-int RunForget(const ForgetFlags& flags) {
-  InstallStopHandlers();
+// The set to forget in: the shared one, or the state directory (which must hold a state).
+Result<SeenFilterOptions> ForgetOptions(const ForgetFlags& flags) {
   SeenFilterOptions options;
   if (!flags.redis_url.empty()) {
     options.redis_url = flags.redis_url;
     options.redis_name = flags.redis_name;
-  } else {
-    options.state_dir = StateDirOf(flags.state_dir);
-    if (!std::filesystem::exists(std::filesystem::path(options.state_dir) / "state.db")) {
-      fprintf(stderr, "urlsieve forget: no state in %s (no state.db): nothing to forget\n",
-              options.state_dir.c_str());
-      return kExitFailure;
-    }
+    return options;
   }
-  auto opened = SeenFilter::Open(options);
-  if (!opened.ok()) {
-    fprintf(stderr, "urlsieve forget: %s\n", opened.status().ToString().c_str());
-    return kExitFailure;
+  options.state_dir = StateDirOf(flags.state_dir);
+  if (!std::filesystem::exists(std::filesystem::path(options.state_dir) / "state.db")) {
+    return Status::NotFound("no state in " + options.state_dir +
+                            " (no state.db): nothing to forget");
   }
-  SeenFilter& filter = **opened;
+  return options;
+}
 
-  LineReader reader(STDIN_FILENO);
-  LineWriter writer(STDOUT_FILENO);
-  LineWriter errors(STDERR_FILENO);
-  std::string lines;  // the batch's lines back to back
-  std::vector<size_t> line_ends;
-  std::vector<uint64_t> line_numbers;
-  std::vector<std::string_view> urls;
-  std::vector<ForgetResult> results;
-  uint64_t line_number = 0;
-  uint64_t forgotten = 0, absent = 0, invalid = 0;
-  bool more = true;
-  Status status;
-  while (more && status.ok() && writer.ok() && !g_stop) {
+struct ForgetCounts {
+  uint64_t forgotten = 0;
+  uint64_t absent = 0;
+  uint64_t invalid = 0;
+};
+
+// One batch of input: the lines' bytes back to back, with their end offsets and line numbers.
+struct ForgetBatch {
+  // Reads up to `size` non-empty lines; false once the input has ended.
+  bool Read(LineReader& reader, size_t size, uint64_t* line_number) {
     lines.clear();
     line_ends.clear();
     line_numbers.clear();
+    bool more = true;
     std::string_view line;
-    while (line_ends.size() < flags.batch && (more = reader.Next(&line))) {
-      ++line_number;
+    while (line_ends.size() < size && (more = reader.Next(&line))) {
+      ++*line_number;
       if (line.empty()) continue;
       lines.append(line);
       line_ends.push_back(lines.size());
-      line_numbers.push_back(line_number);
+      line_numbers.push_back(*line_number);
     }
     urls.clear();
     for (size_t i = 0, begin = 0; i < line_ends.size(); begin = line_ends[i], ++i) {
       urls.push_back(std::string_view(lines).substr(begin, line_ends[i] - begin));
     }
-    status = filter.ForgetBatch(urls, &results);
-    if (!status.ok()) break;
-    for (size_t i = 0; i < urls.size(); ++i) {
-      switch (results[i].outcome) {
-        case ForgetOutcome::kForgotten:
-          ++forgotten;
-          if (!flags.quiet) writer.WriteLine(std::string("forgotten\t").append(urls[i]));
-          break;
-        case ForgetOutcome::kNotThere:
-          ++absent;
-          if (!flags.quiet) writer.WriteLine(std::string("absent\t").append(urls[i]));
-          break;
-        case ForgetOutcome::kInvalid:
-          ++invalid;
-          // Never the raw line: it may be huge or hold terminal escapes.
-          errors.WriteLine("line " + std::to_string(line_numbers[i]) + ": " +
-                           EscapedExcerpt(results[i].error.message()) + ": " +
-                           EscapedExcerpt(urls[i]));
-          break;
-      }
+    return more;
+  }
+
+  std::string lines;
+  std::vector<size_t> line_ends;
+  std::vector<uint64_t> line_numbers;
+  std::vector<std::string_view> urls;
+  std::vector<ForgetResult> results;
+};
+
+// Per URL: "forgotten" or "absent" on stdout (unless quiet), or the reason it is invalid on
+// stderr.
+void ReportBatch(const ForgetBatch& batch, bool quiet, LineWriter& writer, LineWriter& errors,
+                 ForgetCounts* counts) {
+  for (size_t i = 0; i < batch.urls.size(); ++i) {
+    switch (batch.results[i].outcome) {
+      case ForgetOutcome::kForgotten:
+        ++counts->forgotten;
+        if (!quiet) writer.WriteLine(std::string("forgotten\t").append(batch.urls[i]));
+        break;
+      case ForgetOutcome::kNotThere:
+        ++counts->absent;
+        if (!quiet) writer.WriteLine(std::string("absent\t").append(batch.urls[i]));
+        break;
+      case ForgetOutcome::kInvalid:
+        ++counts->invalid;
+        // Never the raw line: it may be huge or hold terminal escapes.
+        errors.WriteLine("line " + std::to_string(batch.line_numbers[i]) + ": " +
+                         EscapedExcerpt(batch.results[i].error.message()) + ": " +
+                         EscapedExcerpt(batch.urls[i]));
+        break;
     }
+  }
+}
+
+int RunForget(const ForgetFlags& flags) {
+  InstallStopHandlers();
+  auto options = ForgetOptions(flags);
+  if (!options.ok()) {
+    fprintf(stderr, "urlsieve forget: %s\n", options.status().message().c_str());
+    return kExitFailure;
+  }
+  auto opened = SeenFilter::Open(*options);
+  if (!opened.ok()) {
+    fprintf(stderr, "urlsieve forget: %s\n", opened.status().ToString().c_str());
+    return kExitFailure;
+  }
+  SeenFilter& filter = **opened;
+  LineReader reader(STDIN_FILENO);
+  LineWriter writer(STDOUT_FILENO);
+  LineWriter errors(STDERR_FILENO);
+  ForgetBatch batch;
+  ForgetCounts counts;
+  uint64_t line_number = 0;
+  bool more = true;
+  Status status;
+  while (more && status.ok() && writer.ok() && !StopRequested()) {
+    more = batch.Read(reader, flags.batch, &line_number);
+    status = filter.ForgetBatch(batch.urls, &batch.results);
+    if (!status.ok()) break;
+    ReportBatch(batch, flags.quiet, writer, errors, &counts);
   }
   const bool flushed = writer.Flush();
   errors.Flush();
   // What was forgotten is saved even when stdout failed: a "forgotten" line that was not written
   // out loses nothing (forgetting again finds the URL absent).
   // Nothing forgotten: nothing to save (a crawl's state is left exactly as it was).
-  Status saved = forgotten > 0 ? filter.Save() : Status::Ok();
-  int code = invalid > 0 ? kExitSomeInvalid : kExitOk;
-  if (!status.ok()) {
-    fprintf(stderr, "urlsieve forget: %s\n", status.ToString().c_str());
-    code = kExitFailure;
-  }
-  if (reader.error()) {
-    fprintf(stderr, "urlsieve forget: error reading stdin\n");
-    code = kExitFailure;
-  }
-  if (!flushed) {
-    fprintf(stderr, "urlsieve forget: error writing stdout\n");
-    code = kExitFailure;
-  }
-  if (!saved.ok()) {
-    fprintf(stderr, "urlsieve forget: saving the state: %s (nothing of this run is forgotten)\n",
-            saved.ToString().c_str());
-    code = kExitFailure;
-  }
+  Status saved = counts.forgotten > 0 ? filter.Save() : Status::Ok();
+  const int code =
+      ReportStreamEnd("forget", counts.invalid > 0 ? kExitSomeInvalid : kExitOk, status,
+                      reader.error(), flushed, saved, " (nothing of this run is forgotten)");
   fprintf(stderr, "urlsieve forget: %llu forgotten, %llu absent, %llu invalid%s\n",
-          static_cast<unsigned long long>(forgotten), static_cast<unsigned long long>(absent),
-          static_cast<unsigned long long>(invalid), g_stop ? " (stopped early)" : "");
+          static_cast<unsigned long long>(counts.forgotten),
+          static_cast<unsigned long long>(counts.absent),
+          static_cast<unsigned long long>(counts.invalid),
+          StopRequested() ? " (stopped early)" : "");
   return code;
 }
 
@@ -185,24 +187,18 @@ void AddForgetCommand(CLI::App& app, int* exit_code) {
       "Forget each URL from stdin, so that a later filter or crawl takes it as new (an --exact or "
       "--deletable state or set). Prints 'forgotten<TAB>URL' or 'absent<TAB>URL' per URL. Exit "
       "0 ok, 3 some lines invalid (reported on stderr), 1 error, 2 usage");
-  auto* state = cmd->add_option("--state", flags->state_dir,
-                                "State directory: a filter's, or a crawl's OUT/state (or OUT)");
-  auto* redis = cmd->add_option("--redis", flags->redis_url,
-                                "A seen set shared in Redis: redis://[[user]:password@]host:port"
-                                "[/db] (with --name)");
-  auto* name = cmd->add_option("--name,--redis-name", flags->redis_name,
-                               "The shared set's name in --redis");
-  state->excludes(redis);
-  redis->excludes(state);
-  redis->needs(name);
-  name->needs(redis);
+  const SeenSetFlags set = AddSeenSetFlags(
+      cmd, &flags->state_dir, &flags->redis_url, &flags->redis_name,
+      {.state = "State directory: a filter's, or a crawl's OUT/state (or OUT)",
+       .redis = "A seen set shared in Redis: redis://[[user]:password@]host:port[/db] (with "
+                "--name)",
+       .name = "The shared set's name in --redis",
+       .name_flag = "--name,--redis-name"});
   cmd->add_flag("--quiet,-q", flags->quiet, "Print only the summary (stderr)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  cmd->callback([flags, exit_code, state, redis] {
-    if (state->count() == 0 && redis->count() == 0) {
-      throw CLI::RequiredError("--state or --redis");
-    }
+  cmd->callback([flags, exit_code, set] {
+    RequireSeenSet(set);
     *exit_code = RunForget(*flags);
   });
 }

@@ -61,4 +61,23 @@ std::vector<CLI::Option*> AddCanonicalizeRuleFlags(CLI::App* cmd, CanonicalizeOp
   return added;
 }
 
+SeenSetFlags AddSeenSetFlags(CLI::App* cmd, std::string* state_dir, std::string* redis_url,
+                             std::string* redis_name, const SeenSetFlagHelp& help) {
+  SeenSetFlags flags;
+  flags.state = cmd->add_option("--state", *state_dir, help.state);
+  flags.redis = cmd->add_option("--redis", *redis_url, help.redis);
+  flags.name = cmd->add_option(help.name_flag, *redis_name, help.name);
+  flags.state->excludes(flags.redis);
+  flags.redis->excludes(flags.state);
+  flags.redis->needs(flags.name);
+  flags.name->needs(flags.redis);
+  return flags;
+}
+
+void RequireSeenSet(const SeenSetFlags& flags) {
+  if (flags.state->count() == 0 && flags.redis->count() == 0) {
+    throw CLI::RequiredError("--state or --redis");
+  }
+}
+
 }  // namespace urlsieve::cli

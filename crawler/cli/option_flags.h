@@ -1,11 +1,13 @@
-// Command-line flags from the option tables: the crawl options (crawler/config/crawl_options.h) and
-// the opt-in canonicalization rules (kCanonicalizeRules in url/url_canonicalizer.h). The flag
-// names, their help and their checks come from the tables; only CLI11 lives here.
+// Command-line flags from the option tables: the crawl options (crawler/config/crawl_options.h) and the
+// opt-in canonicalization rules (kCanonicalizeRules in url/url_canonicalizer.h). The flag
+// names, their help and their checks come from the tables; only CLI11 lives here. Also the flags
+// that say where a seen set is, shared by filter, forget and stats.
 // Thread-safety: registration happens once, before parsing, on one thread.
 #ifndef URLSIEVE_CRAWLER_CLI_OPTION_FLAGS_H_
 #define URLSIEVE_CRAWLER_CLI_OPTION_FLAGS_H_
 
 #include <CLI/CLI.hpp>
+#include <string>
 #include <vector>
 
 #include "crawler/config/crawl_config.h"
@@ -21,6 +23,26 @@ void AddCrawlFlags(CLI::App* cmd, CrawlFlags* flags);
 // must outlive `cmd`). Returns the flags, in kCanonicalizeRules order, so a command can tell
 // which were given.
 std::vector<CLI::Option*> AddCanonicalizeRuleFlags(CLI::App* cmd, CanonicalizeOptions* options);
+
+// Where a seen set is: --state DIR, or --redis URL with --name NAME; --state excludes --redis,
+// and --redis and --name need each other. The help texts are the command's; `name_flag` is the
+// spelling of --name (e.g. "--name,--redis-name").
+struct SeenSetFlags {
+  CLI::Option* state;
+  CLI::Option* redis;
+  CLI::Option* name;
+};
+struct SeenSetFlagHelp {
+  const char* state;
+  const char* redis;
+  const char* name;
+  const char* name_flag = "--name";
+};
+SeenSetFlags AddSeenSetFlags(CLI::App* cmd, std::string* state_dir, std::string* redis_url,
+                             std::string* redis_name, const SeenSetFlagHelp& help);
+// In a command's callback: a usage error (CLI::RequiredError) when neither --state nor --redis
+// was given.
+void RequireSeenSet(const SeenSetFlags& flags);
 
 }  // namespace urlsieve::cli
 

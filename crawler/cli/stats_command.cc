@@ -13,6 +13,7 @@
 
 #include "base/duration.h"
 #include "crawler/cli/commands.h"
+#include "crawler/cli/option_flags.h"
 #include "redis/redis_address.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
@@ -46,59 +47,58 @@ const char* BloomMode(const SeenStats& s) {
   return s.deletable ? "Bloom only, deletable (4-bit counters)" : "Bloom only";
 }
 
-// Where the set is, its parameters and counts, and for a Redis set (usage non-null) what it costs
-// there: a table, or one JSON object.
-int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOptions& canonicalize,
-               const RedisSeenSetUsage* usage) {
-  const std::string canon = EncodeCanonicalize(canonicalize);
+// The --json form of PrintStats.
+void PrintStatsJson(const StatsFlags& flags, const SeenStats& s, const std::string& canon,
+                    const RedisSeenSetUsage* usage) {
   const bool redis = usage != nullptr;
-  const double bytes_per_url = redis ? PerKey(usage->bytes, s.bloom_inserted) : 0.0;
-  if (flags.json) {
-    nlohmann::json j;
-    if (redis) {
-      j["redis"] = RedisAddress::Parse(flags.redis_url)->ToString();  // parsed before
-      j["name"] = flags.redis_name;
-    } else {
-      j["state_dir"] = flags.state_dir;
-    }
-    j["mode"] = s.exact ? "exact" : "bloom";
-    j["deletable"] = s.deletable;
-    j["capacity"] = s.capacity;
-    j["fp_rate"] = s.fp_rate;
-    j["canonicalize"] = canon;
-    if (!redis) j["generation"] = s.generation;
-    if (s.revisit_after_s > 0) {  // docs/features/generational.md, "The generational seen set"
-      j["revisit_after"] = FormatDuration(std::chrono::seconds(s.revisit_after_s));
-      j["revisit_after_seconds"] = s.revisit_after_s;
-      j["generations"] = s.generations;
-      j["live_generations"] = s.live_generations;
-    }
-    j["identity"] = s.identity.ToHex();
-    j["keys"] = s.bloom_inserted;
-    j["bloom"] = {
-        {"inserted", s.bloom_inserted},     {"capacity", s.bloom_capacity},
-        {"layers", s.bloom_layers},         {"bytes", s.bloom_bytes},
-        {"fill_ratio", s.bloom_fill_ratio}, {"expected_fp_rate", s.bloom_expected_fp_rate}};
-    j["bloom"]["bits_per_key"] = 8.0 * PerKey(s.bloom_bytes, s.bloom_inserted);
-    if (s.exact) {
-      j["exact_store"] = {{"stored_keys", s.stored_keys},
-                          {"maybe_lookups", s.maybe_lookups},
-                          {"false_positives", s.false_positives}};
-    }
-    if (redis) {
-      j["redis_memory"] = {{"bytes", usage->bytes},
-                           {"keys", usage->keys},
-                           {"masters", usage->masters},
-                           {"bytes_per_url", bytes_per_url}};
-      if (usage->inbox_streams > 0) {  // a routed set's inboxes: the crawl cluster's work queue
-        j["inboxes"] = {{"streams", usage->inbox_streams},
-                        {"entries", usage->inbox_entries},
-                        {"bytes", usage->inbox_bytes}};
-      }
-    }
-    printf("%s\n", j.dump().c_str());
-    return kExitOk;
+  nlohmann::json j;
+  if (redis) {
+    j["redis"] = RedisAddress::Parse(flags.redis_url)->ToString();  // parsed before
+    j["name"] = flags.redis_name;
+  } else {
+    j["state_dir"] = flags.state_dir;
   }
+  j["mode"] = s.exact ? "exact" : "bloom";
+  j["deletable"] = s.deletable;
+  j["capacity"] = s.capacity;
+  j["fp_rate"] = s.fp_rate;
+  j["canonicalize"] = canon;
+  if (!redis) j["generation"] = s.generation;
+  if (s.revisit_after_s > 0) {  // docs/features/generational.md, "The generational seen set"
+    j["revisit_after"] = FormatDuration(std::chrono::seconds(s.revisit_after_s));
+    j["revisit_after_seconds"] = s.revisit_after_s;
+    j["generations"] = s.generations;
+    j["live_generations"] = s.live_generations;
+  }
+  j["identity"] = s.identity.ToHex();
+  j["keys"] = s.bloom_inserted;
+  j["bloom"] = {{"inserted", s.bloom_inserted},     {"capacity", s.bloom_capacity},
+                {"layers", s.bloom_layers},         {"bytes", s.bloom_bytes},
+                {"fill_ratio", s.bloom_fill_ratio}, {"expected_fp_rate", s.bloom_expected_fp_rate}};
+  j["bloom"]["bits_per_key"] = 8.0 * PerKey(s.bloom_bytes, s.bloom_inserted);
+  if (s.exact) {
+    j["exact_store"] = {{"stored_keys", s.stored_keys},
+                        {"maybe_lookups", s.maybe_lookups},
+                        {"false_positives", s.false_positives}};
+  }
+  if (redis) {
+    j["redis_memory"] = {{"bytes", usage->bytes},
+                         {"keys", usage->keys},
+                         {"masters", usage->masters},
+                         {"bytes_per_url", PerKey(usage->bytes, s.bloom_inserted)}};
+    if (usage->inbox_streams > 0) {  // a routed set's inboxes: the crawl cluster's work queue
+      j["inboxes"] = {{"streams", usage->inbox_streams},
+                      {"entries", usage->inbox_entries},
+                      {"bytes", usage->inbox_bytes}};
+    }
+  }
+  printf("%s\n", j.dump().c_str());
+}
+
+// The table form of PrintStats.
+void PrintStatsTable(const StatsFlags& flags, const SeenStats& s, const std::string& canon,
+                     const RedisSeenSetUsage* usage) {
+  const bool redis = usage != nullptr;
   if (redis) {
     printf("redis             %s\n", RedisAddress::Parse(flags.redis_url)->ToString().c_str());
     printf("name              %s\n", flags.redis_name.c_str());
@@ -135,7 +135,7 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
            static_cast<unsigned long long>(usage->bytes),
            static_cast<unsigned long long>(usage->keys),
            static_cast<unsigned long long>(usage->masters), usage->masters == 1 ? "" : "s");
-    printf("bytes per URL     %.2f\n", bytes_per_url);
+    printf("bytes per URL     %.2f\n", PerKey(usage->bytes, s.bloom_inserted));
     if (usage->inbox_streams > 0) {
       printf(
           "inboxes           %llu entries in %llu stream%s, %llu bytes (the crawl cluster's "
@@ -145,6 +145,18 @@ int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOp
           usage->inbox_streams == 1 ? "" : "s",
           static_cast<unsigned long long>(usage->inbox_bytes));
     }
+  }
+}
+
+// Where the set is, its parameters and counts, and for a Redis set (usage non-null) what it costs
+// there: a table, or one JSON object.
+int PrintStats(const StatsFlags& flags, const SeenStats& s, const CanonicalizeOptions& canonicalize,
+               const RedisSeenSetUsage* usage) {
+  const std::string canon = EncodeCanonicalize(canonicalize);
+  if (flags.json) {
+    PrintStatsJson(flags, s, canon, usage);
+  } else {
+    PrintStatsTable(flags, s, canon, usage);
   }
   return kExitOk;
 }
@@ -188,20 +200,15 @@ void AddStatsCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<StatsFlags>();
   CLI::App* cmd = app.add_subcommand(
       "stats", "Print the statistics of a filter state directory, or of a seen set in Redis");
-  auto* state = cmd->add_option("--state", flags->state_dir, "State directory");
-  auto* redis = cmd->add_option("--redis", flags->redis_url,
-                                "A seen set shared in Redis instead: "
-                                "redis://[[user]:password@]host:port[/db] (with --name)");
-  auto* name = cmd->add_option("--name", flags->redis_name, "The set's name in --redis");
-  state->excludes(redis);
-  redis->excludes(state);
-  redis->needs(name);
-  name->needs(redis);
+  const SeenSetFlags set =
+      AddSeenSetFlags(cmd, &flags->state_dir, &flags->redis_url, &flags->redis_name,
+                      {.state = "State directory",
+                       .redis = "A seen set shared in Redis instead: "
+                                "redis://[[user]:password@]host:port[/db] (with --name)",
+                       .name = "The set's name in --redis"});
   cmd->add_flag("--json", flags->json, "One JSON object instead of a table");
-  cmd->callback([flags, exit_code, state, redis] {
-    if (state->count() == 0 && redis->count() == 0) {
-      throw CLI::RequiredError("--state or --redis");
-    }
+  cmd->callback([flags, exit_code, set] {
+    RequireSeenSet(set);
     *exit_code = RunStats(*flags);
   });
 }

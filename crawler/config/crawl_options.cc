@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -114,13 +115,17 @@ CrawlOptionSpec Bool(OptionKey<Access> key, std::string_view flag, bool flag_set
   return spec;
 }
 
-template <typename Access>
-CrawlOptionSpec Integer(OptionKey<Access> key, std::string_view flag, std::string_view help,
-                        int64_t min, int64_t max) {
-  CrawlOptionSpec spec = Spec(key, OptionType::kInteger, flag, help);
+// An integer or a duration (in seconds) in [min, max].
+CrawlOptionSpec InRange(CrawlOptionSpec spec, int64_t min, int64_t max) {
   spec.min = min;
   spec.max = max;
   return spec;
+}
+
+template <typename Access>
+CrawlOptionSpec Integer(OptionKey<Access> key, std::string_view flag, std::string_view help,
+                        int64_t min, int64_t max) {
+  return InRange(Spec(key, OptionType::kInteger, flag, help), min, max);
 }
 
 template <typename Access>
@@ -156,10 +161,7 @@ CrawlOptionSpec Choice(OptionKey<Access> key, std::string_view flag, std::string
 template <typename Access>
 CrawlOptionSpec Duration(OptionKey<Access> key, std::string_view flag, std::string_view help,
                          std::chrono::seconds min, std::chrono::seconds max) {
-  CrawlOptionSpec spec = Spec(key, OptionType::kDuration, flag, help);
-  spec.min = min.count();
-  spec.max = max.count();
-  return spec;
+  return InRange(Spec(key, OptionType::kDuration, flag, help), min.count(), max.count());
 }
 
 // crawl.default_encoding: a label of the Encoding Standard that names an encoding a page
@@ -212,9 +214,9 @@ void AddCanonicalizeRuleOptions(std::vector<CrawlOptionSpec>* specs, std::index_
   (specs->push_back(CanonicalizeRuleOption<I>()), ...);
 }
 
-std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
-  std::vector<CrawlOptionSpec> specs = {
-      // With a flag, in --help order.
+// The options with a flag, in --help order.
+std::vector<CrawlOptionSpec> FlagOptionSpecs() {
+  return {
       String(OPTION_KEY(crawl, seeds), "--seeds",
              "File with one seed URL per line (optional for a node of a --cluster)",
              "a seeds file is required"),
@@ -312,8 +314,12 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
                "With --metrics-listen: keep serving the final metrics this long after the crawl "
                "ends (a signal ends it sooner), e.g. 30s",
                std::chrono::seconds(0), std::chrono::seconds(24 * 3600)),
+  };
+}
 
-      // Config-file keys only, section by section.
+// The config-file keys without a flag, section by section.
+std::vector<CrawlOptionSpec> FileOnlyOptionSpecs() {
+  std::vector<CrawlOptionSpec> specs = {
       Integer(OPTION_KEY(crawl, expected_urls), "",
               "Bloom filter capacity; past it the filter grows a layer", 1, kMaxI64),
       Number(OPTION_KEY(crawl, false_positive_rate), "",
@@ -356,6 +362,14 @@ std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
   AddCanonicalizeRuleOptions(&specs, std::make_index_sequence<std::size(kCanonicalizeRules)>());
   specs.push_back(Integer(OPTION_KEY(canonicalize, max_length), "",
                           "Longer URLs are rejected before canonicalization", 16, 1 << 20));
+  return specs;
+}
+
+std::vector<CrawlOptionSpec> BuildCrawlOptionSpecs() {
+  std::vector<CrawlOptionSpec> specs = FlagOptionSpecs();
+  std::vector<CrawlOptionSpec> file_only = FileOnlyOptionSpecs();
+  specs.insert(specs.end(), std::make_move_iterator(file_only.begin()),
+               std::make_move_iterator(file_only.end()));
   return specs;
 }
 

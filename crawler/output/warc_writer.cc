@@ -211,19 +211,41 @@ class RecordHeader {
   std::string text_;
 };
 
+// The fields a record of an exchange starts with (WARC 1.1 §5), in this writer's order; a request
+// also names its response or revisit record (WARC-Concurrent-To).
+RecordHeader ExchangeRecordHeader(std::string_view type, std::string_view record_id,
+                                  std::string_view date, std::string_view target_uri,
+                                  std::string_view concurrent_to, std::string_view warcinfo_id,
+                                  std::string_view ip_address) {
+  RecordHeader header;
+  header.Add("WARC-Type", type)
+      .Add("WARC-Record-ID", record_id)
+      .Add("WARC-Date", date)
+      .Add("WARC-Target-URI", target_uri);
+  if (!concurrent_to.empty()) header.Add("WARC-Concurrent-To", concurrent_to);
+  header.Add("WARC-Warcinfo-ID", warcinfo_id);
+  if (!ip_address.empty()) header.Add("WARC-IP-Address", ip_address);
+  return header;
+}
+
 }  // namespace
+
+Status WarcWriter::AppendMembers(
+    std::initializer_list<std::initializer_list<std::string_view>> members) {
+  // Compressed outside the lock, the members go in with one append: adjacent in the file.
+  ScratchBuffer compressed(ScratchBuffer::kMembers);
+  for (std::initializer_list<std::string_view> parts : members) {
+    URLSIEVE_RETURN_IF_ERROR(AppendGzipMember(parts, options_.compression_level, compressed.get()));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return file_->Append(*compressed.get());
+}
 
 std::string WarcWriter::RequestHeader(std::string_view request_id, std::string_view concurrent_to,
                                       std::string_view date, std::string_view target_uri,
                                       std::string_view ip_address, std::string_view request) {
-  RecordHeader header;
-  header.Add("WARC-Type", "request")
-      .Add("WARC-Record-ID", request_id)
-      .Add("WARC-Date", date)
-      .Add("WARC-Target-URI", target_uri)
-      .Add("WARC-Concurrent-To", concurrent_to)
-      .Add("WARC-Warcinfo-ID", warcinfo_id_);
-  if (!ip_address.empty()) header.Add("WARC-IP-Address", ip_address);
+  RecordHeader header = ExchangeRecordHeader("request", request_id, date, target_uri, concurrent_to,
+                                             warcinfo_id_, ip_address);
   header.Add("Content-Type", "application/http;msgtype=request")
       .Add("WARC-Block-Digest", WarcSha1Digest(request));
   return header.Finish(request.size());
@@ -307,11 +329,7 @@ Status WarcWriter::WriteWarcinfo(const std::string& filename) {
                            .Add("Content-Type", "application/warc-fields")
                            .Add("WARC-Block-Digest", WarcSha1Digest(block))
                            .Finish(block.size());
-  ScratchBuffer member(ScratchBuffer::kMembers);
-  URLSIEVE_RETURN_IF_ERROR(
-      AppendGzipMember({header, block, "\r\n\r\n"}, options_.compression_level, member.get()));
-  std::lock_guard<std::mutex> lock(mu_);
-  return file_->Append(*member.get());
+  return AppendMembers({{header, block, "\r\n\r\n"}});
 }
 
 Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response) {
@@ -329,27 +347,17 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
   std::string payload_digest(ex.payload_digest);
   const std::string block_digest =
       BlockDigest(head, ex.payload, ex.payload_digest.empty() ? &payload_digest : nullptr);
-  RecordHeader response_header;
-  response_header.Add("WARC-Type", "response")
-      .Add("WARC-Record-ID", response_id)
-      .Add("WARC-Date", date)
-      .Add("WARC-Target-URI", ex.target_uri)
-      .Add("WARC-Warcinfo-ID", warcinfo_id_);
-  if (!ex.ip_address.empty()) response_header.Add("WARC-IP-Address", ex.ip_address);
+  RecordHeader response_header =
+      ExchangeRecordHeader("response", response_id, date, ex.target_uri, /*concurrent_to=*/"",
+                           warcinfo_id_, ex.ip_address);
   response_header.Add("Content-Type", "application/http;msgtype=response")
       .Add("WARC-Block-Digest", block_digest)
       .Add("WARC-Payload-Digest", payload_digest);
   if (ex.truncated) response_header.Add("WARC-Truncated", "length");
   std::string response_text = response_header.Finish(head.size() + ex.payload.size());
 
-  // Both members, compressed outside the lock, go in with one append: adjacent in the file.
-  ScratchBuffer members(ScratchBuffer::kMembers);
-  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({request_text, ex.request, "\r\n\r\n"},
-                                            options_.compression_level, members.get()));
-  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({response_text, head, ex.payload, "\r\n\r\n"},
-                                            options_.compression_level, members.get()));
-  std::lock_guard<std::mutex> lock(mu_);
-  URLSIEVE_RETURN_IF_ERROR(file_->Append(*members.get()));
+  URLSIEVE_RETURN_IF_ERROR(AppendMembers(
+      {{request_text, ex.request, "\r\n\r\n"}, {response_text, head, ex.payload, "\r\n\r\n"}}));
   if (response != nullptr) {
     *response = WarcRecordRef{response_id, std::string(ex.target_uri), date, payload_digest};
   }
@@ -366,13 +374,8 @@ Status WarcWriter::WriteRevisit(const WarcRevisit& rv) {
   // The block is the response head only (WARC 1.1 §6.7.1): the payload is the original's.
   const std::string head = NormalizeHead(rv.response_head, rv.payload_decoded, nullptr);
   const WarcRecordRef* ref = rv.refers_to;
-  RecordHeader header;
-  header.Add("WARC-Type", "revisit")
-      .Add("WARC-Record-ID", revisit_id)
-      .Add("WARC-Date", date)
-      .Add("WARC-Target-URI", rv.target_uri)
-      .Add("WARC-Warcinfo-ID", warcinfo_id_);
-  if (!rv.ip_address.empty()) header.Add("WARC-IP-Address", rv.ip_address);
+  RecordHeader header = ExchangeRecordHeader("revisit", revisit_id, date, rv.target_uri,
+                                             /*concurrent_to=*/"", warcinfo_id_, rv.ip_address);
   header.Add("WARC-Profile", rv.profile == WarcRevisit::Profile::kServerNotModified
                                  ? kProfileServerNotModified
                                  : kProfileIdenticalPayloadDigest);
@@ -386,13 +389,7 @@ Status WarcWriter::WriteRevisit(const WarcRevisit& rv) {
     header.Add("WARC-Payload-Digest", ref->payload_digest);
   std::string revisit_text = header.Finish(head.size());
 
-  ScratchBuffer members(ScratchBuffer::kMembers);
-  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({request_text, rv.request, "\r\n\r\n"},
-                                            options_.compression_level, members.get()));
-  URLSIEVE_RETURN_IF_ERROR(AppendGzipMember({revisit_text, head, "\r\n\r\n"},
-                                            options_.compression_level, members.get()));
-  std::lock_guard<std::mutex> lock(mu_);
-  return file_->Append(*members.get());
+  return AppendMembers({{request_text, rv.request, "\r\n\r\n"}, {revisit_text, head, "\r\n\r\n"}});
 }
 
 Result<OutputMark> WarcWriter::Sync() {

@@ -32,6 +32,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,7 +63,7 @@ struct WarcExchange {
 // What a revisit record refers to: the response record of the original capture
 // (WARC 1.1 §6.7.2: WARC-Refers-To, WARC-Refers-To-Target-URI, WARC-Refers-To-Date).
 struct WarcRecordRef {
-  std::string record_id;       // "<urn:uuid:...>"
+  std::string record_id;  // "<urn:uuid:...>"
   std::string target_uri;
   std::string date;            // WARC-Date of the original, "2026-11-21T22:30:06Z"
   std::string payload_digest;  // "sha1:..." of the original payload
@@ -125,6 +126,8 @@ class WarcWriter {
                             std::string_view date, std::string_view target_uri,
                             std::string_view ip_address, std::string_view request);
   Status WriteWarcinfo(const std::string& filename);
+  // Appends gzip members (each the concatenation of its parts) with one append, adjacent.
+  Status AppendMembers(std::initializer_list<std::initializer_list<std::string_view>> members);
 
   const WarcWriterOptions options_;
   std::string warcinfo_id_;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/strings.h"
 #include "dedup/bloom_math.h"
 
 namespace urlsieve {
@@ -89,12 +90,6 @@ RedisBloomLayer SizeLayer(uint64_t mean, uint32_t shards, double fp_rate) {
   layer.buckets =
       std::clamp<uint64_t>((layer.capacity + kKeysPerBucket - 1) / kKeysPerBucket, 1, kMaxBuckets);
   return layer;
-}
-
-std::string FormatDouble(double value) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
-  return buffer;
 }
 
 }  // namespace

@@ -88,8 +88,7 @@ inline bool ScalableBloomFilter::TestAndSet(const KeyHash& key, uint32_t* insert
   // Layer 0 is written in the locked discipline (its locks are the keys' locks), while the filter
   // has one layer: the layer count is the guard, read under the key's lock.
   *inserted_layer = 0;
-  BlockedBloomFilter* const base = layers_.base();
-  switch (base->InsertLockedIf(key, layers_.layer_count(), 1)) {
+  switch (layers_.base()->InsertLockedIf(key, layers_.layer_count(), 1)) {
     case LockedSet::kNew:
       return true;
     case LockedSet::kSeen:
@@ -106,7 +105,7 @@ inline bool ScalableBloomFilter::TestAndSet(const KeyHash& key, uint32_t* insert
   bool fresh = true;
   for (uint32_t i = 0; i + 1 < n && fresh; ++i) fresh = !layers_.layer(i).filter->MayContain(key);
   if (fresh) fresh = layers_.layer(n - 1).filter->InsertAtomic(key);
-  base->UnlockKey(key);
+  layers_.base()->UnlockKey(key);
   return fresh;
 }
 

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/strings.h"
 #include "dedup/bloom/bloom_math.h"
 #include "dedup/redis/redis_front_cache.h"
 #include "dedup/redis/redis_seen_function.h"
@@ -41,12 +42,6 @@ constexpr size_t kMaxPending = 256;
 // MEMORY USAGE and other per-key commands go in pipelines of this many.
 constexpr size_t kPipelineChunk = 1000;
 
-std::string FormatDouble(double value) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
-  return buffer;
-}
-
 std::string ShortDouble(double value) {
   char buffer[40];
   std::snprintf(buffer, sizeof(buffer), "%g", value);
@@ -63,22 +58,14 @@ bool ValidName(const std::string& name) {
   return true;
 }
 
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 bool TextHas(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
-bool ParseUint(const std::string& text, uint64_t* out) {
-  if (text.empty() || text.size() > 20) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  errno = 0;
-  *out = std::strtoull(text.c_str(), nullptr, 10);
-  return errno == 0;
+bool ParseUint(std::string_view text, uint64_t* out) {
+  const std::optional<uint64_t> value = ParseUint64(text);
+  if (value) *out = *value;
+  return value.has_value();
 }
 
 // A hash reply (HGETALL) as a map.
@@ -493,7 +480,7 @@ Status RedisSeenSet::Impl::InitShards(RedisClient& client, const std::vector<uin
     for (size_t i = 0; i < replies.size(); ++i) {
       if (replies[i].is_error()) {
         const std::string what = "initializing " + commands[begin + i].argv[3];
-        if (StartsWith(replies[i].str, "IDENTITY") || StartsWith(replies[i].str, "CORRUPT")) {
+        if (replies[i].str.starts_with("IDENTITY") || replies[i].str.starts_with("CORRUPT")) {
           return Status::Corruption(client.server() + ": " + what + ": " + replies[i].str);
         }
         return RedisErrorStatus(client.server(), what, replies[i]);
@@ -763,7 +750,7 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled, const std::vector
           continue;
         }
         again.push_back(i);
-        if (StartsWith(reply.str, "STALE ")) {
+        if (reply.str.starts_with("STALE ")) {
           unsigned long long layers = 0;
           unsigned long long count = 0;
           if (std::sscanf(reply.str.c_str(), "STALE %llu %llu", &layers, &count) != 2) {
@@ -774,7 +761,7 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled, const std::vector
           stale = true;
         } else if (TextHas(reply.str, "Function not found")) {
           need_library = true;
-        } else if (StartsWith(reply.str, "NOINIT")) {
+        } else if (reply.str.starts_with("NOINIT")) {
           need_init.push_back(shards[i]);
         } else {
           Status error = RedisErrorStatus(

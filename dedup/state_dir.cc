@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "base/duration.h"
+#include "base/strings.h"
 
 namespace urlsieve {
 namespace {
@@ -18,12 +19,6 @@ constexpr std::string_view kFormat = "urlsieve-state";
 //    created at 2, which every build since identities reads.
 constexpr int64_t kFormatVersion = 3;
 constexpr int64_t kBloomOnlyFormatVersion = 2;
-
-std::string FormatDouble(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
-}
 
 // Why an older state's keys differ from what the requested options alone would make.
 std::string KeyVersionNote(const CanonicalizeOptions& o) {
@@ -329,8 +324,9 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
     };
     std::string text;
     if (stored.revisit_after_s == 0) {
-      text = "the state was created without revisit-after, so its keys carry no time: they stay "
-             "seen for good (a new state directory can revisit)";
+      text =
+          "the state was created without revisit-after, so its keys carry no time: they stay "
+          "seen for good (a new state directory can revisit)";
     } else if (requested.revisit_after_s == 0) {
       text = "the state forgets with time: using its stored " + spell(stored);
     } else {

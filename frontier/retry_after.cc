@@ -2,25 +2,21 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "base/strings.h"
 
 namespace urlsieve {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-bool ParseInt(std::string_view s, int64_t* out) {
-  if (s.empty() || s.size() > 18) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  std::from_chars(s.data(), s.data() + s.size(), *out);
+// Digits only (no sign), at most 18 of them: a longer delay is handled apart (ParseRetryAfter).
+bool ParseDigits(std::string_view s, int64_t* out) {
+  if (s.size() > 18) return false;
+  const std::optional<uint64_t> value = ParseUint64(s);
+  if (!value) return false;
+  *out = static_cast<int64_t>(*value);
   return true;
 }
 
@@ -46,8 +42,8 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
 // "HH:MM:SS" → seconds of the day.
 bool ParseTime(std::string_view s, int64_t* seconds) {
   int64_t h = 0, m = 0, sec = 0;
-  if (s.size() != 8 || s[2] != ':' || s[5] != ':' || !ParseInt(s.substr(0, 2), &h) ||
-      !ParseInt(s.substr(3, 2), &m) || !ParseInt(s.substr(6, 2), &sec) || h > 23 || m > 59 ||
+  if (s.size() != 8 || s[2] != ':' || s[5] != ':' || !ParseDigits(s.substr(0, 2), &h) ||
+      !ParseDigits(s.substr(3, 2), &m) || !ParseDigits(s.substr(6, 2), &sec) || h > 23 || m > 59 ||
       sec > 60) {
     return false;
   }
@@ -81,8 +77,8 @@ std::optional<int64_t> ParseHttpDate(std::string_view s) {
   int month = 0;
   if (n == 6 && w[0].size() == 4 && w[0][3] == ',' && w[5] == "GMT") {
     // IMF-fixdate: "Sun, 06 Nov 1994 08:49:37 GMT"
-    if (w[1].size() != 2 || !ParseInt(w[1], &day) || (month = MonthIndex(w[2])) == 0 ||
-        w[3].size() != 4 || !ParseInt(w[3], &year) || !ParseTime(w[4], &tod)) {
+    if (w[1].size() != 2 || !ParseDigits(w[1], &day) || (month = MonthIndex(w[2])) == 0 ||
+        w[3].size() != 4 || !ParseDigits(w[3], &year) || !ParseTime(w[4], &tod)) {
       return std::nullopt;
     }
   } else if (n == 4 && !w[0].empty() && w[0].back() == ',' && w[3] == "GMT") {
@@ -90,15 +86,15 @@ std::optional<int64_t> ParseHttpDate(std::string_view s) {
     // take the most recent past year with those digits; years ≥ 70 are 19xx, the rest 20xx.
     const std::string_view date = w[1];
     if (date.size() != 9 || date[2] != '-' || date[6] != '-' ||
-        !ParseInt(date.substr(0, 2), &day) || (month = MonthIndex(date.substr(3, 3))) == 0 ||
-        !ParseInt(date.substr(7, 2), &year) || !ParseTime(w[2], &tod)) {
+        !ParseDigits(date.substr(0, 2), &day) || (month = MonthIndex(date.substr(3, 3))) == 0 ||
+        !ParseDigits(date.substr(7, 2), &year) || !ParseTime(w[2], &tod)) {
       return std::nullopt;
     }
     year += year >= 70 ? 1900 : 2000;
   } else if (n == 5 && w[0].size() == 3) {
     // asctime-date: "Sun Nov  6 08:49:37 1994"
-    if ((month = MonthIndex(w[1])) == 0 || w[2].size() > 2 || !ParseInt(w[2], &day) ||
-        !ParseTime(w[3], &tod) || w[4].size() != 4 || !ParseInt(w[4], &year)) {
+    if ((month = MonthIndex(w[1])) == 0 || w[2].size() > 2 || !ParseDigits(w[2], &day) ||
+        !ParseTime(w[3], &tod) || w[4].size() != 4 || !ParseDigits(w[4], &year)) {
       return std::nullopt;
     }
   } else {
@@ -114,7 +110,7 @@ std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view value,
                                                     std::chrono::system_clock::time_point now) {
   value = Trim(value);
   int64_t seconds = 0;
-  if (ParseInt(value, &seconds)) return std::chrono::seconds(seconds);
+  if (ParseDigits(value, &seconds)) return std::chrono::seconds(seconds);
   if (value.size() > 18 && value.find_first_not_of("0123456789") == std::string_view::npos) {
     return std::chrono::seconds(INT32_MAX);  // absurdly long delta: the caller caps it
   }

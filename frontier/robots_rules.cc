@@ -4,24 +4,10 @@
 #include <charconv>
 #include <cmath>
 
+#include "base/strings.h"
+
 namespace urlsieve {
 namespace {
-
-char ToLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = ToLower(c);
-  return out;
-}
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -44,7 +30,7 @@ std::string ProductToken(std::string_view agent) {
           agent[n] == '_' || agent[n] == '-')) {
     ++n;
   }
-  return Lower(agent.substr(0, n));
+  return AsciiLowercase(agent.substr(0, n));
 }
 
 enum class Key { kUnknown, kUserAgent, kAllow, kDisallow, kCrawlDelay, kSitemap };
@@ -52,7 +38,7 @@ enum class Key { kUnknown, kUserAgent, kAllow, kDisallow, kCrawlDelay, kSitemap 
 // RFC 9309 §2.2 asks for leniency; besides the canonical spellings we accept the typos that are
 // common in the wild (the same set Google's parser accepts, plus a few more).
 Key ParseKey(std::string_view raw) {
-  const std::string k = Lower(Trim(raw));
+  const std::string k = AsciiLowercase(Trim(raw));
   if (k == "user-agent" || k == "useragent" || k == "user agent" || k == "user_agent") {
     return Key::kUserAgent;
   }

@@ -1,17 +1,16 @@
 #include "redis/redis_address.h"
 
-#include <charconv>
+#include <optional>
+
+#include "base/strings.h"
 
 namespace urlsieve {
 namespace {
 
-bool ParseInt(std::string_view text, int min, int max, int* out) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
-    return false;
-  }
-  *out = value;
+bool ParseIntInRange(std::string_view text, int min, int max, int* out) {
+  const std::optional<int64_t> value = ParseInt64(text);
+  if (!value || *value < min || *value > max) return false;
+  *out = static_cast<int>(*value);
   return true;
 }
 
@@ -58,7 +57,8 @@ Result<RedisAddress> RedisAddress::Parse(std::string_view url) {
   if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
     hostport = rest.substr(0, slash);
     std::string_view db = rest.substr(slash + 1);
-    if (!db.empty() && !ParseInt(db, 0, 1 << 20, &address.db)) return bad("bad database number");
+    if (!db.empty() && !ParseIntInRange(db, 0, 1 << 20, &address.db))
+      return bad("bad database number");
   }
   std::string_view host = hostport;
   if (!hostport.empty() && hostport.front() == '[') {  // [IPv6]:port
@@ -67,13 +67,14 @@ Result<RedisAddress> RedisAddress::Parse(std::string_view url) {
     host = hostport.substr(1, close - 1);
     std::string_view after = hostport.substr(close + 1);
     if (!after.empty()) {
-      if (after.front() != ':' || !ParseInt(after.substr(1), 1, 65535, &address.port)) {
+      if (after.front() != ':' || !ParseIntInRange(after.substr(1), 1, 65535, &address.port)) {
         return bad("bad port");
       }
     }
   } else if (size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
     host = hostport.substr(0, colon);
-    if (!ParseInt(hostport.substr(colon + 1), 1, 65535, &address.port)) return bad("bad port");
+    if (!ParseIntInRange(hostport.substr(colon + 1), 1, 65535, &address.port))
+      return bad("bad port");
   }
   if (host.empty()) return bad("no host");
   address.host = std::string(host);

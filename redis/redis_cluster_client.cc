@@ -39,10 +39,6 @@ uint16_t Crc16(std::string_view bytes) {
   return crc;
 }
 
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 // A redirection: "MOVED <slot> <host>:<port>" or "ASK <slot> <host>:<port>". An empty host means
 // the host of the node that answered (cluster-preferred-endpoint-type unknown-endpoint).
 struct Redirection {
@@ -53,10 +49,10 @@ struct Redirection {
 };
 
 bool ParseRedirection(std::string_view error, Redirection* out) {
-  if (StartsWith(error, "MOVED ")) {
+  if (error.starts_with("MOVED ")) {
     out->ask = false;
     error.remove_prefix(6);
-  } else if (StartsWith(error, "ASK ")) {
+  } else if (error.starts_with("ASK ")) {
     out->ask = true;
     error.remove_prefix(4);
   } else {
@@ -259,7 +255,7 @@ class ClusterRedisClient final : public RedisClient {
             redirected.push_back(i);
             continue;
           }
-          if (reply.is_error() && StartsWith(reply.str, "CLUSTERDOWN")) map_stale_ = true;
+          if (reply.is_error() && reply.str.starts_with("CLUSTERDOWN")) map_stale_ = true;
           (*replies)[i] = std::move(reply);
         }
       }

@@ -47,10 +47,6 @@ RedisReply Copy(const redisReply& from) {
   return to;
 }
 
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 }  // namespace
 
 Status RedisErrorStatus(std::string_view server, std::string_view what, const RedisReply& reply) {
@@ -61,7 +57,7 @@ Status RedisErrorStatus(std::string_view server, std::string_view what, const Re
   message += reply.is_error() ? reply.str : "unexpected reply";
   for (std::string_view transient :
        {"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY", "MOVED", "ASK"}) {
-    if (StartsWith(reply.str, transient)) return Status::Unavailable(std::move(message));
+    if (reply.str.starts_with(transient)) return Status::Unavailable(std::move(message));
   }
   return Status::FailedPrecondition(std::move(message));
 }

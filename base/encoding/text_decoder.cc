@@ -25,10 +25,6 @@ enum class DecoderKind : uint8_t {
   kIconv,
 };
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 DecoderKind KindOf(const TextEncoding& encoding) {
   const std::string_view name = encoding.name;
   if (name == "UTF-8") return DecoderKind::kUtf8;
@@ -36,8 +32,8 @@ DecoderKind KindOf(const TextEncoding& encoding) {
   if (name == "UTF-16LE") return DecoderKind::kUtf16Le;
   if (name == "replacement") return DecoderKind::kReplacement;
   // The Encoding Standard §9 "Legacy single-byte encodings", and x-user-defined (§14.5).
-  if (name == "IBM866" || StartsWith(name, "ISO-8859-") || StartsWith(name, "KOI8-") ||
-      name == "macintosh" || StartsWith(name, "windows-") || name == "x-mac-cyrillic" ||
+  if (name == "IBM866" || name.starts_with("ISO-8859-") || name.starts_with("KOI8-") ||
+      name == "macintosh" || name.starts_with("windows-") || name == "x-mac-cyrillic" ||
       name == "x-user-defined") {
     return DecoderKind::kSingleByte;
   }
@@ -239,7 +235,7 @@ uint32_t GlibcByte(iconv_t cd, unsigned char byte) {
 uint32_t EncodingStandardByte(std::string_view name, unsigned char byte, uint32_t glibc) {
   // windows-874 and windows-125x map the bytes Microsoft left undefined in 0x80-0x9F to the C1
   // controls (index-windows-1252.txt: 0x81 = U+0081); glibc refuses them.
-  if (StartsWith(name, "windows-") && glibc == kUnmapped && byte <= 0x9F) return byte;
+  if (name.starts_with("windows-") && glibc == kUnmapped && byte <= 0x9F) return byte;
   if (name == "windows-1255" && byte == 0xCA) return 0x05BA;    // HEBREW POINT HOLAM HASER FOR VAV
   if (name == "KOI8-U" && byte == 0xAE) return 0x045E;          // ў (glibc: box drawing)
   if (name == "KOI8-U" && byte == 0xBE) return 0x040E;          // Ў

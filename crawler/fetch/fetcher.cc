@@ -4,31 +4,20 @@
 #include <cctype>
 #include <utility>
 
+#include "base/strings.h"
+
 namespace urlsieve {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
+// A header value without its blanks, and its line end (curl hands the line with its CRLF).
+std::string_view TrimHeaderValue(std::string_view s) {
+  return TrimRight(TrimLeft(s, kBlanks), kBlanksAndLineEnds);
 }
 
 // "Text/HTML; charset=utf-8" → "text/html" (RFC 9110 §8.3.1: type and subtype are
 // case-insensitive).
 std::string MediaTypeOf(std::string_view content_type) {
-  std::string media(Trim(content_type.substr(0, content_type.find(';'))));
-  for (char& c : media) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return media;
+  return AsciiLowercase(TrimHeaderValue(content_type.substr(0, content_type.find(';'))));
 }
 
 FetchErrorKind KindOf(CURLcode code) {
@@ -282,18 +271,18 @@ size_t Fetcher::OnHeader(char* data, size_t size, size_t count, void* self) {
   const size_t colon = line.find(':');
   if (colon != std::string_view::npos) {
     const std::string_view name = line.substr(0, colon);
-    const std::string_view value = Trim(line.substr(colon + 1));
-    if (EqualsIgnoreCase(name, "content-type")) {
+    const std::string_view value = TrimHeaderValue(line.substr(colon + 1));
+    if (EqualsIgnoreAsciiCase(name, "content-type")) {
       r.content_type = value;
-    } else if (EqualsIgnoreCase(name, "location")) {
+    } else if (EqualsIgnoreAsciiCase(name, "location")) {
       r.location = value;
-    } else if (EqualsIgnoreCase(name, "retry-after")) {
+    } else if (EqualsIgnoreAsciiCase(name, "retry-after")) {
       r.retry_after = value;
-    } else if (EqualsIgnoreCase(name, "content-encoding")) {
+    } else if (EqualsIgnoreAsciiCase(name, "content-encoding")) {
       r.content_encoding = value;
-    } else if (EqualsIgnoreCase(name, "etag")) {
+    } else if (EqualsIgnoreAsciiCase(name, "etag")) {
       r.etag = value;
-    } else if (EqualsIgnoreCase(name, "last-modified")) {
+    } else if (EqualsIgnoreAsciiCase(name, "last-modified")) {
       r.last_modified = value;
     }
   }

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <memory>
 
+#include "base/strings.h"
 #include "crawler/output/page_record.h"
 
 namespace urlsieve {
@@ -45,23 +46,8 @@ class Sha1 {
   sha1_ctx ctx_;
 };
 
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
+// A header field's name or value without its blanks (and a stray CR at its end).
+std::string_view TrimHeaderField(std::string_view s) { return TrimRight(TrimLeft(s), " \t\r"); }
 
 constexpr std::string_view kProfileServerNotModified =
     "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
@@ -85,11 +71,13 @@ std::string NormalizeHead(std::string_view head, bool payload_decoded,
     if (line.empty()) break;  // end of the head
     if (!first) {
       size_t colon = line.find(':');
-      std::string_view name = Trim(line.substr(0, colon == std::string_view::npos ? 0 : colon));
-      std::string_view value = colon == std::string_view::npos ? "" : Trim(line.substr(colon + 1));
-      bool stale = IEquals(name, "transfer-encoding") ||
-                   (payload_decoded && IEquals(name, "content-encoding")) ||
-                   (payload_length != nullptr && IEquals(name, "content-length") &&
+      std::string_view name =
+          TrimHeaderField(line.substr(0, colon == std::string_view::npos ? 0 : colon));
+      std::string_view value =
+          colon == std::string_view::npos ? "" : TrimHeaderField(line.substr(colon + 1));
+      bool stale = EqualsIgnoreAsciiCase(name, "transfer-encoding") ||
+                   (payload_decoded && EqualsIgnoreAsciiCase(name, "content-encoding")) ||
+                   (payload_length != nullptr && EqualsIgnoreAsciiCase(name, "content-length") &&
                     value != *payload_length);
       if (stale) {
         out += "X-Crawler-";

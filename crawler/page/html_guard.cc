@@ -3,17 +3,18 @@
 #include <cstring>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace urlsieve {
 namespace {
 
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool NameIs(std::string_view name, std::string_view lower) {
   if (name.size() != lower.size()) return false;
   for (size_t i = 0; i < name.size(); ++i) {
-    if (Lower(name[i]) != lower[i]) return false;
+    if (AsciiLower(name[i]) != lower[i]) return false;
   }
   return true;
 }
@@ -202,7 +203,7 @@ class Guard {
 
   // After <script> and the like, the content up to the matching end tag is text, not markup.
   size_t SkipRawText(std::string_view name, size_t from) {
-    const std::string lower = LowerCopy(name);
+    const std::string lower = AsciiLowercase(name);
     size_t j = from;
     while (j < n_) {
       const void* lt = std::memchr(s_.data() + j, '<', n_ - j);
@@ -215,12 +216,6 @@ class Guard {
       ++j;
     }
     return n_;
-  }
-
-  static std::string LowerCopy(std::string_view name) {
-    std::string out(name);
-    for (char& c : out) c = Lower(c);
-    return out;
   }
 
   void Blank(size_t begin, size_t end) {

@@ -6,22 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/strings.h"
+
 namespace urlsieve {
 namespace {
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
-
-bool IStartsWith(std::string_view s, std::string_view prefix) {
-  return s.size() >= prefix.size() && IEquals(s.substr(0, prefix.size()), prefix);
-}
 
 // HTML's "ASCII whitespace".
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
@@ -51,17 +39,17 @@ constexpr std::string_view kHtmlSpaces = " \t\n\f\r";
 uint8_t ParseRel(std::string_view rel) {
   uint8_t bits = 0;
   ForEachToken(rel, kHtmlSpaces, [&](std::string_view t) {
-    if (IEquals(t, "nofollow"))
+    if (EqualsIgnoreAsciiCase(t, "nofollow"))
       bits |= kRelNofollow;
-    else if (IEquals(t, "alternate"))
+    else if (EqualsIgnoreAsciiCase(t, "alternate"))
       bits |= kRelAlternate;
-    else if (IEquals(t, "next"))
+    else if (EqualsIgnoreAsciiCase(t, "next"))
       bits |= kRelNext;
-    else if (IEquals(t, "prev") || IEquals(t, "previous"))
+    else if (EqualsIgnoreAsciiCase(t, "prev") || EqualsIgnoreAsciiCase(t, "previous"))
       bits |= kRelPrev;
-    else if (IEquals(t, "canonical"))
+    else if (EqualsIgnoreAsciiCase(t, "canonical"))
       bits |= kRelCanonical;
-    else if (IEquals(t, "stylesheet"))
+    else if (EqualsIgnoreAsciiCase(t, "stylesheet"))
       bits |= kRelStylesheet;
   });
   return bits;
@@ -78,13 +66,13 @@ std::string SchemeOf(std::string_view ref) {
     bool ok =
         alpha || (!scheme.empty() && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
     if (!ok || scheme.size() > 32) return {};
-    scheme.push_back(Lower(c));
+    scheme.push_back(AsciiLower(c));
   }
   return {};
 }
 
 bool IsHttpUrl(std::string_view url) {
-  return IStartsWith(url, "http://") || IStartsWith(url, "https://");
+  return StartsWithIgnoreAsciiCase(url, "http://") || StartsWithIgnoreAsciiCase(url, "https://");
 }
 
 struct RawRef {
@@ -145,13 +133,13 @@ void Visit(const GumboElement& el, Collected* c) {
       if (!c->base && HasAttr(el, "href")) c->base = Attr(el, "href");
       break;
     case GUMBO_TAG_META: {
-      if (IEquals(Attr(el, "name"), "robots")) {
+      if (EqualsIgnoreAsciiCase(Attr(el, "name"), "robots")) {
         ForEachToken(Attr(el, "content"), ", \t\n\f\r", [&](std::string_view t) {
-          if (IEquals(t, "noindex")) c->noindex = true;
-          if (IEquals(t, "nofollow")) c->nofollow = true;
-          if (IEquals(t, "none")) c->noindex = c->nofollow = true;
+          if (EqualsIgnoreAsciiCase(t, "noindex")) c->noindex = true;
+          if (EqualsIgnoreAsciiCase(t, "nofollow")) c->nofollow = true;
+          if (EqualsIgnoreAsciiCase(t, "none")) c->noindex = c->nofollow = true;
         });
-      } else if (IEquals(Attr(el, "http-equiv"), "refresh")) {
+      } else if (EqualsIgnoreAsciiCase(Attr(el, "http-equiv"), "refresh")) {
         if (auto target = ParseMetaRefresh(Attr(el, "content"))) {
           c->refs.push_back({*target, LinkSource::kMetaRefresh, 0});
         }
@@ -300,7 +288,7 @@ std::optional<std::string_view> ParseMetaRefresh(std::string_view s) {
   skip_spaces();
   if (i < s.size() && (s[i] == ';' || s[i] == ',')) ++i;
   skip_spaces();
-  if (i + 3 <= s.size() && IEquals(s.substr(i, 3), "url")) {
+  if (i + 3 <= s.size() && EqualsIgnoreAsciiCase(s.substr(i, 3), "url")) {
     size_t j = i + 3;
     while (j < s.size() && IsSpace(s[j])) ++j;
     if (j < s.size() && s[j] == '=') {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
+
 namespace urlsieve {
 namespace {
 
@@ -14,8 +16,6 @@ bool IsHttpWhitespace(char c) { return c == ' ' || c == '\t' || c == '\n' || c =
 bool IsAsciiWhitespace(char c) { return IsHttpWhitespace(c) || c == '\f'; }
 
 bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // MIME Sniffing §2 / Fetch: an HTTP token code point.
 bool IsTokenChar(char c) {
@@ -38,18 +38,6 @@ bool IsQuotedStringText(std::string_view s) {
     if (b != '\t' && (b < 0x20 || b == 0x7F)) return false;
   }
   return true;
-}
-
-bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (AsciiLower(a[i]) != lower[i]) return false;
-  }
-  return true;
-}
-
-bool StartsWithIgnoringAsciiCase(std::string_view s, std::string_view lower) {
-  return s.size() >= lower.size() && EqualsIgnoringAsciiCase(s.substr(0, lower.size()), lower);
 }
 
 // Fetch "collect an HTTP quoted string" with extract-value true; `pos` is at the opening quote.
@@ -100,7 +88,7 @@ class Prescan {
   bool AtEnd() const { return pos_ >= b_.size(); }
   char At() const { return b_[pos_]; }
   bool LooksAt(std::string_view lower) const {
-    return StartsWithIgnoringAsciiCase(b_.substr(pos_), lower);
+    return StartsWithIgnoreAsciiCase(b_.substr(pos_), lower);
   }
   // "get an attribute": false when there is none (a '>' or the end of the bytes).
   bool GetAttribute(Attribute* attribute);
@@ -314,7 +302,7 @@ std::optional<std::string> ContentTypeCharset(std::string_view content_type) {
     }
     if (!IsToken(name) || !IsQuotedStringText(value)) continue;
     // The first charset parameter is the one (a later one is ignored).
-    if (EqualsIgnoringAsciiCase(name, "charset")) return value;
+    if (EqualsIgnoreAsciiCase(name, "charset")) return value;
   }
   return std::nullopt;
 }
@@ -325,7 +313,7 @@ const TextEncoding* EncodingFromMetaContent(std::string_view s) {
     // Loop: the first "charset" (ASCII case-insensitive) at or after pos.
     size_t found = std::string_view::npos;
     for (size_t i = pos; i + 7 <= s.size(); ++i) {
-      if (StartsWithIgnoringAsciiCase(s.substr(i), "charset")) {
+      if (StartsWithIgnoreAsciiCase(s.substr(i), "charset")) {
         found = i;
         break;
       }

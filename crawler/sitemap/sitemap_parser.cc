@@ -7,16 +7,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/strings.h"
+
 namespace urlsieve {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // "sm:loc" -> "loc": namespaces are not checked (see the header).
 std::string_view LocalName(const XML_Char* name) {
@@ -26,16 +22,7 @@ std::string_view LocalName(const XML_Char* name) {
 }
 
 bool StartsWithHttp(std::string_view line) {
-  auto starts = [&](std::string_view prefix) {
-    if (line.size() < prefix.size()) return false;
-    for (size_t i = 0; i < prefix.size(); ++i) {
-      char c = line[i];
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-      if (c != prefix[i]) return false;
-    }
-    return true;
-  };
-  return starts("http://") || starts("https://");
+  return StartsWithIgnoreAsciiCase(line, "http://") || StartsWithIgnoreAsciiCase(line, "https://");
 }
 
 // Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's days_from_civil).
@@ -67,7 +54,7 @@ std::string_view SitemapKindName(SitemapKind kind) {
 }
 
 std::optional<int64_t> ParseW3cDatetime(std::string_view text) {
-  text = Trim(text);
+  text = Trim(text, kBlanksAndLineEnds);
   size_t pos = 0;
   auto digits = [&](size_t n, int* out) {
     if (pos + n > text.size()) return false;
@@ -262,10 +249,10 @@ class SitemapParser::Xml {
         ++result.long_locs;
         return;
       }
-      const std::string_view loc = Trim(self->loc_);
+      const std::string_view loc = Trim(self->loc_, kBlanksAndLineEnds);
       if (loc.empty()) return;
       std::optional<int64_t> lastmod;
-      if (!Trim(self->lastmod_).empty()) {
+      if (!Trim(self->lastmod_, kBlanksAndLineEnds).empty()) {
         lastmod = ParseW3cDatetime(self->lastmod_);
         if (!lastmod) ++result.bad_lastmods;
       }
@@ -281,7 +268,7 @@ class SitemapParser::Xml {
       // White space around the URL does not count against its length.
       const size_t max = self->owner_->limits_.max_loc_length;
       self->loc_.append(piece);
-      if (self->loc_.size() > max && Trim(self->loc_).size() > max) {
+      if (self->loc_.size() > max && Trim(self->loc_, kBlanksAndLineEnds).size() > max) {
         // Leading white space may still be trimmed; only a long URL is dropped.
         self->loc_too_long_ = true;
         self->loc_.clear();
@@ -394,7 +381,7 @@ bool SitemapParser::FeedText(std::string_view bytes) {
 }
 
 void SitemapParser::EndTextLine() {
-  const std::string_view line = Trim(line_);
+  const std::string_view line = Trim(line_, kBlanksAndLineEnds);
   const bool too_long = line_too_long_ || line.size() > limits_.max_loc_length;
   if (!line.empty() || too_long) {
     if (first_line_ && !too_long && !StartsWithHttp(line)) {

@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "base/file_io.h"
 #include "dedup/bloom/counting_bloom_filter.h"
@@ -38,6 +40,172 @@ bool ParseMeta(std::string_view text, uint64_t* base, uint64_t* bytes) {
   if (r.ec != std::errc() || r.ptr == end || *r.ptr != ' ') return false;
   r = std::from_chars(r.ptr + 1, end, *bytes);
   return r.ec == std::errc() && r.ptr == end;
+}
+
+using KeysFn = std::function<void(std::span<const KeyHash>)>;
+
+// A record read and checked by ReadRecord: its keys are `added` adds, then `removed` removes.
+struct DeltaRecord {
+  uint64_t generation = 0;
+  uint64_t added = 0;
+  uint64_t removed = 0;
+  const char* keys = nullptr;  // (added + removed) keys of kKeyBytes, in the read buffer
+};
+
+// The committed part of an open log file, as state.db records it.
+struct CommittedLog {
+  int fd;
+  const std::string& path;
+  uint64_t bytes;                 // committed bytes (≥ the header's)
+  const StateIdentity& identity;  // the state's
+};
+
+// The stored kMetaKey value `committed`, checked against the snapshot it must extend.
+Status ParseCommitted(std::string_view committed, const std::string& path,
+                      const std::string& snapshot_path, uint64_t snapshot_generation,
+                      uint64_t* base, uint64_t* bytes) {
+  if (!ParseMeta(committed, base, bytes)) {
+    return Status::Corruption("state.db: unreadable urlsieve_meta " +
+                              std::string(BloomDeltaLog::kMetaKey) + " '" + std::string(committed) +
+                              "' (the committed part of " + path + ")");
+  }
+  if (*base != snapshot_generation) {
+    return Status::Corruption(
+        snapshot_path + " is " +
+        (snapshot_generation < *base ? "stale" : "not the one state.db expects") + " (generation " +
+        std::to_string(snapshot_generation) +
+        ", but state.db's Bloom state is the snapshot of generation " + std::to_string(*base) +
+        " plus " + path + ")");
+  }
+  return Status::Ok();
+}
+
+// Whether the open() of log.path (log.fd, errno as open left it) gave a regular file holding at
+// least the committed bytes.
+Status CheckOpened(const CommittedLog& log) {
+  if (log.fd < 0) {
+    if (errno == ENOENT) {
+      return Status::Corruption(log.path + " is missing, but state.db records " +
+                                std::to_string(log.bytes) + " committed bytes of it");
+    }
+    return Status::IoError(ErrnoMessage("cannot open", log.path));
+  }
+  struct stat st;
+  if (::fstat(log.fd, &st) != 0) return Status::IoError(ErrnoMessage("cannot stat", log.path));
+  if (!S_ISREG(st.st_mode)) return Status::IoError(log.path + ": not a regular file");
+  if (static_cast<uint64_t>(st.st_size) < log.bytes) {
+    return Status::Corruption(log.path + " is truncated: " + std::to_string(st.st_size) +
+                              " bytes, but state.db records " + std::to_string(log.bytes) +
+                              " committed bytes");
+  }
+  return Status::Ok();
+}
+
+// Reads and checks the file header: magic, *version (≤ kVersion; > 1 only for a counting
+// filter), checksum, the state's identity and the snapshot generation `base` it extends.
+Status ReadHeader(const CommittedLog& log, bool counting, uint64_t base, uint32_t* version) {
+  char header[BloomDeltaLog::kHeaderBytes];
+  URLSIEVE_RETURN_IF_ERROR(
+      ReadAll(log.fd, header, BloomDeltaLog::kHeaderBytes, 0, log.path, kTruncated));
+  if (std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
+    return Status::Corruption(log.path + ": not a urlsieve Bloom delta log (bad magic)");
+  }
+  *version = Get32(header + 8);
+  if (*version > kVersion) {
+    return Status::Unsupported(log.path + ": Bloom delta log format version " +
+                               std::to_string(*version) + " is newer than this program's " +
+                               std::to_string(kVersion));
+  }
+  if (*version > 1 && !counting) {
+    return Status::Corruption(log.path + ": a counting filter's Bloom delta log (version " +
+                              std::to_string(*version) + "), but the state's filter is plain");
+  }
+  if (*version == 0 || Get32(header + 12) != BloomDeltaLog::kHeaderBytes ||
+      Get64(header + kHeaderChecksumOffset) != XXH3_64bits(header, kHeaderChecksumOffset)) {
+    return Status::Corruption(log.path + ": Bloom delta log header is damaged (checksum mismatch)");
+  }
+  StateIdentity file_identity;
+  std::memcpy(file_identity.bytes.data(), header + 16, file_identity.bytes.size());
+  if (file_identity != log.identity) {
+    return Status::Corruption(log.path + " belongs to state " + file_identity.ToHex() +
+                              ", not to this state (" + log.identity.ToHex() + ")");
+  }
+  if (Get64(header + 32) != base) {
+    return Status::Corruption(log.path + " extends the snapshot of generation " +
+                              std::to_string(Get64(header + 32)) + ", but state.db says " +
+                              std::to_string(base));
+  }
+  return Status::Ok();
+}
+
+// Reads the record at `offset` into *buffer and checks it: within the committed length, removals
+// only where `may_remove`, its checksum, the state's identity and generation `expected`.
+Status ReadRecord(const CommittedLog& log, uint64_t offset, bool may_remove, uint64_t expected,
+                  std::vector<char>* buffer, DeltaRecord* record) {
+  const std::string where = log.path + ": record at offset " + std::to_string(offset);
+  if (log.bytes - offset < RecordBytes(0)) {
+    return Status::Corruption(where + " is cut off before the committed length " +
+                              std::to_string(log.bytes));
+  }
+  char head[kRecordHeaderBytes];
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(log.fd, head, kRecordHeaderBytes, offset, log.path, kTruncated));
+  record->added = Get32(head + 24);
+  record->removed = Get32(head + 28);
+  const uint64_t count = record->added + record->removed;
+  if (record->removed != 0 && !may_remove) {
+    return Status::Corruption(where +
+                              " removes keys, which only a counting filter's log "
+                              "(version 2) may (damaged or foreign)");
+  }
+  if (count > (log.bytes - offset - RecordBytes(0)) / kKeyBytes) {
+    return Status::Corruption(where + " (" + std::to_string(count) +
+                              " keys) runs past the committed length " + std::to_string(log.bytes) +
+                              " (torn or damaged)");
+  }
+  const size_t body = static_cast<size_t>(count * kKeyBytes + 8);
+  buffer->resize(kRecordHeaderBytes + body);
+  std::memcpy(buffer->data(), head, kRecordHeaderBytes);
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(log.fd, buffer->data() + kRecordHeaderBytes, body,
+                                   offset + kRecordHeaderBytes, log.path, kTruncated));
+  const size_t checked = kRecordHeaderBytes + count * kKeyBytes;
+  if (Get64(buffer->data() + checked) != XXH3_64bits(buffer->data(), checked)) {
+    return Status::Corruption(where + ": checksum mismatch (torn or damaged)");
+  }
+  record->generation = Get64(head);
+  StateIdentity file_identity;
+  std::memcpy(file_identity.bytes.data(), head + 8, file_identity.bytes.size());
+  if (file_identity != log.identity) {
+    return Status::Corruption(where + " belongs to state " + file_identity.ToHex() +
+                              ", not to this state (" + log.identity.ToHex() + ")");
+  }
+  if (record->generation != expected) {
+    return Status::Corruption(where + " is of generation " + std::to_string(record->generation) +
+                              " where " + std::to_string(expected) +
+                              " was expected (a gap or a foreign record)");
+  }
+  record->keys = buffer->data() + kRecordHeaderBytes;
+  return Status::Ok();
+}
+
+// The adds, then the removes (see "Removals" in the header), in chunks of kReplayChunkKeys.
+void ApplyRecord(const DeltaRecord& record, const KeysFn& add, const KeysFn& remove,
+                 std::vector<KeyHash>* keys) {
+  const uint64_t count = record.added + record.removed;
+  for (uint64_t done = 0; done < count;) {
+    const uint64_t end = done < record.added ? record.added : count;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(end - done, kReplayChunkKeys));
+    keys->resize(n);
+    const char* p = record.keys + done * kKeyBytes;
+    for (size_t i = 0; i < n; ++i) {
+      (*keys)[i] = {Get64(p + i * kKeyBytes), Get64(p + i * kKeyBytes + 8)};
+    }
+    if (done < record.added) {
+      add(*keys);
+    } else {
+      remove(*keys);
+    }
+    done += n;
+  }
 }
 
 }  // namespace
@@ -100,18 +268,8 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
   attached_ = true;
   if (committed.empty()) return Status::Ok();  // a state written before delta logs existed
   uint64_t base = 0, bytes = 0;
-  if (!ParseMeta(committed, &base, &bytes)) {
-    return Status::Corruption("state.db: unreadable urlsieve_meta " + std::string(kMetaKey) + " '" +
-                              std::string(committed) + "' (the committed part of " + path_ + ")");
-  }
-  if (base != snapshot_generation) {
-    return Status::Corruption(
-        snapshot_path + " is " +
-        (snapshot_generation < base ? "stale" : "not the one state.db expects") + " (generation " +
-        std::to_string(snapshot_generation) +
-        ", but state.db's Bloom state is the snapshot of generation " + std::to_string(base) +
-        " plus " + path_ + ")");
-  }
+  URLSIEVE_RETURN_IF_ERROR(
+      ParseCommitted(committed, path_, snapshot_path, snapshot_generation, &base, &bytes));
   committed_bytes_ = bytes;
   if (bytes == 0) return Status::Ok();  // compacted: the snapshot alone is the filter
   if (bytes < kHeaderBytes) {
@@ -120,114 +278,20 @@ Status BloomDeltaLog::Replay(std::string_view committed, const std::string& snap
   }
 
   ScopedFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    if (errno == ENOENT) {
-      return Status::Corruption(path_ + " is missing, but state.db records " +
-                                std::to_string(bytes) + " committed bytes of it");
-    }
-    return Status::IoError(ErrnoMessage("cannot open", path_));
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Status::IoError(ErrnoMessage("cannot stat", path_));
-  if (!S_ISREG(st.st_mode)) return Status::IoError(path_ + ": not a regular file");
-  if (static_cast<uint64_t>(st.st_size) < bytes) {
-    return Status::Corruption(path_ + " is truncated: " + std::to_string(st.st_size) +
-                              " bytes, but state.db records " + std::to_string(bytes) +
-                              " committed bytes");
-  }
-
-  char header[kHeaderBytes];
-  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), header, kHeaderBytes, 0, path_, kTruncated));
-  if (std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
-    return Status::Corruption(path_ + ": not a urlsieve Bloom delta log (bad magic)");
-  }
-  const uint32_t version = Get32(header + 8);
-  if (version > kVersion) {
-    return Status::Unsupported(path_ + ": Bloom delta log format version " +
-                               std::to_string(version) + " is newer than this program's " +
-                               std::to_string(kVersion));
-  }
-  if (version > 1 && !counting_) {
-    return Status::Corruption(path_ + ": a counting filter's Bloom delta log (version " +
-                              std::to_string(version) + "), but the state's filter is plain");
-  }
-  if (version == 0 || Get32(header + 12) != kHeaderBytes ||
-      Get64(header + kHeaderChecksumOffset) != XXH3_64bits(header, kHeaderChecksumOffset)) {
-    return Status::Corruption(path_ + ": Bloom delta log header is damaged (checksum mismatch)");
-  }
-  StateIdentity file_identity;
-  std::memcpy(file_identity.bytes.data(), header + 16, file_identity.bytes.size());
-  if (file_identity != identity_) {
-    return Status::Corruption(path_ + " belongs to state " + file_identity.ToHex() +
-                              ", not to this state (" + identity_.ToHex() + ")");
-  }
-  if (Get64(header + 32) != base) {
-    return Status::Corruption(path_ + " extends the snapshot of generation " +
-                              std::to_string(Get64(header + 32)) + ", but state.db says " +
-                              std::to_string(base));
-  }
-
+  const CommittedLog log{fd.get(), path_, bytes, identity_};
+  URLSIEVE_RETURN_IF_ERROR(CheckOpened(log));
+  uint32_t version = 0;
+  URLSIEVE_RETURN_IF_ERROR(ReadHeader(log, counting_, base, &version));
+  const bool may_remove = version >= 2 && target.remove;
   std::vector<char> buffer;
   std::vector<KeyHash> keys;
-  uint64_t offset = kHeaderBytes;
-  while (offset < bytes) {
-    const std::string where = path_ + ": record at offset " + std::to_string(offset);
-    if (bytes - offset < RecordBytes(0)) {
-      return Status::Corruption(where + " is cut off before the committed length " +
-                                std::to_string(bytes));
-    }
-    char head[kRecordHeaderBytes];
+  for (uint64_t offset = kHeaderBytes; offset < bytes;) {
+    DeltaRecord record;
     URLSIEVE_RETURN_IF_ERROR(
-        ReadAll(fd.get(), head, kRecordHeaderBytes, offset, path_, kTruncated));
-    const uint64_t added = Get32(head + 24);
-    const uint64_t removed = Get32(head + 28);
-    const uint64_t count = added + removed;
-    if (removed != 0 && (version < 2 || !target.remove)) {
-      return Status::Corruption(where + " removes keys, which only a counting filter's log "
-                                        "(version 2) may (damaged or foreign)");
-    }
-    if (count > (bytes - offset - RecordBytes(0)) / kKeyBytes) {
-      return Status::Corruption(where + " (" + std::to_string(count) +
-                                " keys) runs past the committed length " + std::to_string(bytes) +
-                                " (torn or damaged)");
-    }
-    const size_t body = static_cast<size_t>(count * kKeyBytes + 8);
-    buffer.resize(kRecordHeaderBytes + body);
-    std::memcpy(buffer.data(), head, kRecordHeaderBytes);
-    URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), buffer.data() + kRecordHeaderBytes, body,
-                                     offset + kRecordHeaderBytes, path_, kTruncated));
-    const size_t checked = kRecordHeaderBytes + count * kKeyBytes;
-    if (Get64(buffer.data() + checked) != XXH3_64bits(buffer.data(), checked)) {
-      return Status::Corruption(where + ": checksum mismatch (torn or damaged)");
-    }
-    const uint64_t generation = Get64(head);
-    std::memcpy(file_identity.bytes.data(), head + 8, file_identity.bytes.size());
-    if (file_identity != identity_) {
-      return Status::Corruption(where + " belongs to state " + file_identity.ToHex() +
-                                ", not to this state (" + identity_.ToHex() + ")");
-    }
-    if (generation != generation_ + 1) {
-      return Status::Corruption(where + " is of generation " + std::to_string(generation) +
-                                " where " + std::to_string(generation_ + 1) +
-                                " was expected (a gap or a foreign record)");
-    }
-    // The adds, then the removes (see "Removals").
-    for (uint64_t done = 0; done < count;) {
-      const uint64_t end = done < added ? added : count;
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(end - done, kReplayChunkKeys));
-      keys.resize(n);
-      const char* p = buffer.data() + kRecordHeaderBytes + done * kKeyBytes;
-      for (size_t i = 0; i < n; ++i)
-        keys[i] = {Get64(p + i * kKeyBytes), Get64(p + i * kKeyBytes + 8)};
-      if (done < added) {
-        target.add(keys);
-      } else {
-        target.remove(keys);
-      }
-      done += n;
-    }
-    generation_ = generation;
-    offset += RecordBytes(count);
+        ReadRecord(log, offset, may_remove, generation_ + 1, &buffer, &record));
+    ApplyRecord(record, target.add, target.remove, &keys);
+    generation_ = record.generation;
+    offset += RecordBytes(record.added + record.removed);
   }
   return Status::Ok();
 }

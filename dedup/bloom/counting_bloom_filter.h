@@ -26,8 +26,8 @@
 // Every write to a block holds that block's lock (counting_blocked_bloom_filter.h: a write to a
 // growth layer takes its blocks' locks too, always after layer 0's and one layer at a time, so
 // no cycle can form), and counters are rewritten with plain stores. MayContain takes no lock.
-// Growth as in ScalableBloomFilter: under grow_mu_, published by a release store of the layer
-// count.
+// Growth as in ScalableBloomFilter: the layers, their growth, statistics and snapshots are
+// LayeredBloomFilter's (layered_bloom_filter.h).
 #ifndef URLSIEVE_DEDUP_BLOOM_COUNTING_BLOOM_FILTER_H_
 #define URLSIEVE_DEDUP_BLOOM_COUNTING_BLOOM_FILTER_H_
 
@@ -42,14 +42,15 @@
 #include "base/status.h"
 #include "dedup/bloom/counting_blocked_bloom_filter.h"
 #include "dedup/bloom/key_hash.h"
+#include "dedup/bloom/layered_bloom_filter.h"
 #include "dedup/bloom/scalable_bloom_filter.h"
 #include "dedup/state/state_identity.h"
 
 namespace urlsieve {
 
 struct CountingBloomStats {
-  BloomStats bloom;               // fill_ratio: non-zero counters / usable counters
-  uint64_t saturated = 0;         // counters at 15
+  BloomStats bloom;        // fill_ratio: non-zero counters / usable counters
+  uint64_t saturated = 0;  // counters at 15
 };
 
 class CountingBloomFilter {
@@ -77,7 +78,7 @@ class CountingBloomFilter {
 
   CountingBloomStats Stats() const;
   uint64_t bytes() const;
-  const BloomOptions& options() const { return options_; }
+  const BloomOptions& options() const { return layers_.options(); }
 
   // As ScalableBloomFilter::Save / Load; the snapshot is a counting one (bloom_snapshot.h,
   // version 3), which ScalableBloomFilter::Load refuses and Load requires.
@@ -92,13 +93,9 @@ class CountingBloomFilter {
   explicit CountingBloomFilter(const BloomOptions& options);
   // Adds to the newest layer, under the key's lock (layer 0's); true when that layer is full.
   bool AddLocked(const KeyHash& key, uint32_t* layer);
-  void Grow(uint32_t full_index);
 
-  BloomOptions options_;
-  std::array<std::unique_ptr<Layer>, kMaxLayers> layers_;
-  std::atomic<uint32_t> num_layers_{0};
-  CountingBlockedBloomFilter* base_ = nullptr;  // layers_[0]'s: its block locks are the keys'
-  std::mutex grow_mu_;
+  // The options, the layers (layer 0's block locks are the keys'), the count and the growth lock.
+  LayeredBloomFilter<CountingBlockedBloomFilter, Layer> layers_;
 };
 
 }  // namespace urlsieve

@@ -4,9 +4,8 @@
 // layer holds its capacity, a layer with twice the capacity and a tighter ε is added, so the
 // false-positive rate stays ≤ options.fp_rate however many keys arrive.
 //
-// Error budget: a filter sized right never grows, so layer 0 gets most of it,
-// ε0 = ε·first_layer_share; growth layers share the rest geometrically,
-// ε_i = ε·(1 − first_layer_share)·(1 − tightening)·tightening^(i−1) for i ≥ 1; the sum is ≤ ε.
+// Error budget: bloom_options.h. The layers, their growth, statistics and snapshots are
+// LayeredBloomFilter's (layered_bloom_filter.h), shared with CountingBloomFilter.
 //
 // Thread-safety: all members may be called concurrently.
 //  - MayContain / MayContainBatch / Stats: lock-free (relaxed loads of the bits; acquire load of
@@ -40,35 +39,16 @@
 
 #include "base/status.h"
 #include "dedup/bloom/blocked_bloom_filter.h"
+#include "dedup/bloom/bloom_options.h"
 #include "dedup/bloom/key_hash.h"
+#include "dedup/bloom/layered_bloom_filter.h"
 #include "dedup/state/state_identity.h"
 
 namespace urlsieve {
 
-struct BloomOptions {
-  uint64_t capacity = 10'000'000;  // keys layer 0 holds at fp_rate; later layers double it
-  double fp_rate = 1e-3;           // bound on the false-positive rate at any fill
-  double first_layer_share = 0.9;  // ε0 = fp_rate · first_layer_share
-  double tightening = 0.5;         // r: each growth layer's ε is r times the previous one's
-
-  // The capacity and ε of layer `index` (the error budget above; shared by CountingBloomFilter).
-  uint64_t LayerCapacity(uint32_t index) const;
-  double LayerFpRate(uint32_t index) const;
-};
-
-struct BloomStats {
-  uint64_t inserted = 0;  // keys told "new"
-  uint64_t capacity = 0;  // sum of the layers' capacities
-  uint32_t layers = 0;
-  uint64_t bytes = 0;           // bit arrays
-  double fill_ratio = 0;        // set bits / usable bits, over all layers
-  double expected_fp_rate = 0;  // from bloom_math at the layers' current loads
-  double bits_per_key = 0;      // bytes · 8 / max(inserted, 1)
-};
-
 class ScalableBloomFilter {
  public:
-  static constexpr uint32_t kMaxLayers = 40;
+  static constexpr uint32_t kMaxLayers = kMaxBloomLayers;
 
   // InvalidArgument for a capacity outside [1, 2^48] or rates/shares outside (0, 1); IoError if
   // memory cannot be mapped.
@@ -91,7 +71,7 @@ class ScalableBloomFilter {
   BloomStats Stats() const;
   // The bit arrays' size (Stats().bytes) without reading them: O(layers).
   uint64_t bytes() const;
-  const BloomOptions& options() const { return options_; }
+  const BloomOptions& options() const { return layers_.options(); }
 
   // Writes a snapshot atomically (temp file in the same directory, fsync, rename, fsync directory):
   // a crash mid-save leaves the previous file intact. `generation` and `identity` (the state's,
@@ -114,16 +94,11 @@ class ScalableBloomFilter {
   inline void CountInserts(uint32_t index, uint64_t count);
   // Adds completed chunks of inserts to layer `index`'s growth counter; grows when it is full.
   void PublishChunks(uint32_t index, uint64_t inserts);
-  void Grow(uint32_t full_index);
   // Exactly-one-new test-and-set of the key across all layers; reports the layer written to.
   [[gnu::always_inline]] inline bool TestAndSet(const KeyHash& key, uint32_t* inserted_layer);
 
-  BloomOptions options_;
-  // layers_[i] is written once, before num_layers_ is raised past i with a release store.
-  std::array<std::unique_ptr<Layer>, kMaxLayers> layers_;
-  std::atomic<uint32_t> num_layers_{0};
-  BlockedBloomFilter* base_ = nullptr;  // layers_[0]'s filter: set before the object is shared
-  std::mutex grow_mu_;                  // serializes Grow
+  // The options, the layers (layer(0).filter is base()), the layer count and the growth lock.
+  LayeredBloomFilter<BlockedBloomFilter, Layer> layers_;
 };
 
 }  // namespace urlsieve

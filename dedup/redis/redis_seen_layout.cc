@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/strings.h"
 #include "dedup/bloom/bloom_math.h"
 
 namespace urlsieve {
@@ -91,12 +92,6 @@ RedisBloomLayer SizeLayer(uint64_t mean, uint32_t shards, double fp_rate) {
   return layer;
 }
 
-std::string FormatDouble(double value) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
-  return buffer;
-}
-
 }  // namespace
 
 uint64_t JemallocSizeClass(uint64_t bytes) {
@@ -148,8 +143,8 @@ Result<RedisSeenLayout> ChooseRedisSeenLayout(uint64_t capacity, double fp_rate,
     uint64_t lo = std::max<uint64_t>((total + kMaxShardBytes - 1) / kMaxShardBytes,
                                      total >= (uint64_t{1} << 20) ? std::max(spread, 1u) : 1);
     const uint64_t widest = total >= (uint64_t{4} << 20) ? 32 : 2 * lo;
-    uint64_t hi = std::max<uint64_t>(lo, std::min<uint64_t>(std::max(2 * lo, widest),
-                                                            total / (16 << 10)));
+    uint64_t hi =
+        std::max<uint64_t>(lo, std::min<uint64_t>(std::max(2 * lo, widest), total / (16 << 10)));
     lo = std::min<uint64_t>(lo, 4096);
     hi = std::min<uint64_t>(hi, 4096);
     std::vector<uint64_t> bytes;

@@ -2,16 +2,11 @@
 
 #include <strings.h>
 
+#include "base/strings.h"
 #include "tools/site_server/http_date.h"
 
 namespace urlsieve::site {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // The opaque-tag of an entity-tag (`"x"` of `W/"x"` or `"x"`), or "" when it is not one.
 std::string_view OpaqueTag(std::string_view tag) {

@@ -9,7 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/jsonl.h"
+#include "tests/support/scratch_dir.h"
+
 namespace {
+
+using urlsieve::testing::Lines;
 
 struct CanonRun {
   int exit_code = -1;
@@ -18,17 +23,10 @@ struct CanonRun {
 
 class CanonCommandTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir[] = "/tmp/urlsieve_canon_test_XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    dir_ = dir;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-
   // Feeds `input` on stdin to `urlsieve canon <args>`; `redirect` is appended to the command.
   CanonRun Canon(const std::string& input, const std::string& args = "",
                  const std::string& redirect = "2>/dev/null") {
-    const std::string in_path = dir_ + "/in.txt";
+    const std::string in_path = (dir_.path() / "in.txt").string();
     std::ofstream(in_path, std::ios::binary) << input;
     const std::string cmd =
         std::string(URLSIEVE_BINARY) + " canon " + args + " < '" + in_path + "' " + redirect;
@@ -43,15 +41,8 @@ class CanonCommandTest : public ::testing::Test {
     return run;
   }
 
-  std::string dir_;
+  urlsieve::testing::ScratchDir dir_{"urlsieve_canon_test"};
 };
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 TEST_F(CanonCommandTest, OneOutputLinePerInputLine) {
   const CanonRun run = Canon(

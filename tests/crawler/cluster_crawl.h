@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "tests/crawler/cluster_site.h"
-#include "tests/crawler/crawl_process.h"
+#include "tests/support/child_process.h"
 #include "tests/support/file_contents.h"
 
 namespace urlsieve::testing {

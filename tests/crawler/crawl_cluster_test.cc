@@ -29,7 +29,7 @@
 #include "redis/redis_client.h"
 #include "tests/crawler/cluster_crawl.h"
 #include "tests/crawler/cluster_site.h"
-#include "tests/crawler/crawl_process.h"
+#include "tests/support/child_process.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crawler/cli/option_flags.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -220,8 +221,8 @@ class CrawlFlagsTest : public ::testing::Test {
 };
 
 TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
-  const std::string path =
-      ::testing::TempDir() + "/urlsieve_flags_test_" + std::to_string(getpid()) + ".toml";
+  testing::ScratchDir dir("urlsieve_flags_test");
+  const std::string path = (dir.path() / "crawl.toml").string();
   {
     std::ofstream out(path);
     out << "[crawl]\nseeds = \"file-seeds\"\nthreads = 2\nmax_depth = 4\n"
@@ -240,12 +241,11 @@ TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
   EXPECT_FALSE(c->crawl.obey_nofollow);
   EXPECT_EQ(c->politeness.delay_ms, 250);
   EXPECT_EQ(c->fetch.user_agent, "x/2");
-  std::filesystem::remove(path);
 }
 
 TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {
-  const std::string ca =
-      ::testing::TempDir() + "/urlsieve_flags_ca_" + std::to_string(getpid()) + ".pem";
+  testing::ScratchDir dir("urlsieve_flags_ca");
+  const std::string ca = (dir.path() / "ca.pem").string();
   std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\n";  // readable is all Validate checks
   Result<CrawlConfig> c =
       Run({"--seeds", "s", "--backoff-ms", "10", "--robots-retries", "1", "--max-retry-after-s",
@@ -257,7 +257,6 @@ TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {
   EXPECT_EQ(c->fetch.ca_file, ca);
   EXPECT_FALSE(c->fetch.verify_tls);
   EXPECT_EQ(c->output.log_level, LogLevel::kQuiet);
-  std::filesystem::remove(ca);
 
   CLI::App app("test");
   CrawlFlags flags;

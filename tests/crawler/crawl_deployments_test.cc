@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/crawler/crawl_process.h"
+#include "tests/support/child_process.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"

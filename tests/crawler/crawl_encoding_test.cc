@@ -24,7 +24,8 @@
 #include <vector>
 
 #include "crawler/fetch/fetcher.h"
-#include "tests/crawler/crawl_process.h"
+#include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/encoded_site.h"
@@ -80,15 +81,9 @@ class CrawlEncodingTest : public ::testing::Test {
     ASSERT_EQ(RunShell(generate, log), 0) << generate << "\n" << ReadFile(log);
     expected_ = nlohmann::json::parse(ReadFile(generated / "expected.json"), nullptr, false);
     ASSERT_TRUE(expected_.is_object()) << generated / "expected.json";
-    auto server = SiteServer::Start(
-        site::SiteServerOptions{},
-        [&](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          auto opened = EncodedSite::Open(generated / "site");
-          if (!opened.ok()) return opened.status();
-          return std::unique_ptr<site::Site>(std::move(*opened));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite(
+        [&](const std::vector<std::string>&) { return EncodedSite::Open(generated / "site"); });
+    ASSERT_NE(server_, nullptr);
     std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/") << "\n";
     std::ofstream(dir_.path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
                                               << "[politeness]\nbackoff_ms = 50\n"

@@ -21,7 +21,10 @@
 
 #include "crawler/crawl/crawler.h"
 #include "tests/crawler/crawl_watchdog.h"
+#include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
+#include "tests/support/jsonl.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
@@ -33,14 +36,9 @@ namespace fs = std::filesystem;
 using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
+using testing::Lines;
+using testing::ProgramRun;
 using testing::ReadFile;
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // A loopback port nobody listens on: bound, then closed, so connecting is refused.
 int ClosedPort() {
@@ -56,12 +54,6 @@ int ClosedPort() {
   return ntohs(addr.sin_port);
 }
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
 class CrawlFailuresTest : public ::testing::Test {
  protected:
   void StartSite(bool tls) {
@@ -72,33 +64,25 @@ class CrawlFailuresTest : public ::testing::Test {
     gen.crawl_delay = "";
     site::SiteServerOptions options;
     options.tls = tls;
-    auto server = SiteServer::Start(
-        options,
-        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
-          return std::unique_ptr<site::Site>(new GeneratedSite(gen, origins));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite(
+        [&](const std::vector<std::string>& origins) {
+          return std::make_unique<GeneratedSite>(gen, origins);
+        },
+        options);
+    ASSERT_NE(server_, nullptr);
   }
 
   void WriteSeeds(const std::vector<std::string>& seeds) const {
-    std::ofstream out(dir_.path() / "seeds.txt");
-    for (const std::string& seed : seeds) out << seed << "\n";
+    testing::WriteSeeds(dir_.path() / "seeds.txt", seeds);
   }
 
   CrawlConfig Config() const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-    c.crawl.out_dir = out().string();
-    c.crawl.threads = 2;
+    CrawlConfig c = testing::SmallCrawlConfig(dir_.path() / "seeds.txt", out(), 2);
     c.crawl.max_depth = 0;  // the seeds only
-    c.crawl.expected_urls = 1000;
     c.politeness.delay_ms = 10;
     c.politeness.backoff_ms = 50;
     c.fetch.timeout_ms = 5000;
     c.fetch.connect_timeout_ms = 2000;
-    c.output.progress = false;
-    c.output.log_level = LogLevel::kQuiet;
     return c;
   }
 
@@ -112,29 +96,20 @@ class CrawlFailuresTest : public ::testing::Test {
     return *summary;
   }
 
-  // Runs `urlsieve crawl --seeds <seeds> --out <out> <args>`, capturing stdout and stderr.
-  CommandRun UrlsieveCrawl(const std::string& args) const {
-    const fs::path out_txt = dir_.path() / "stdout.txt";
-    const fs::path err_txt = dir_.path() / "stderr.txt";
-    const std::string command = std::string(URLSIEVE_BINARY) + " crawl --seeds '" +
-                                (dir_.path() / "seeds.txt").string() + "' --out '" +
-                                out().string() + "' --threads 2 " + args + " > '" +
-                                out_txt.string() + "' 2> '" + err_txt.string() + "' < /dev/null";
-    CommandRun run;
-    const int status = std::system(command.c_str());
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = ReadFile(out_txt);
-    run.err = ReadFile(err_txt);
-    return run;
+  // Runs `urlsieve crawl --seeds <seeds> --out <out> --threads 2 <args>` (words separated by
+  // spaces), capturing stdout and stderr.
+  ProgramRun UrlsieveCrawl(const std::string& args) const {
+    std::vector<std::string> argv = {"crawl", "--seeds",      (dir_.path() / "seeds.txt").string(),
+                                     "--out", out().string(), "--threads",
+                                     "2"};
+    std::istringstream words(args);
+    for (std::string word; words >> word;) argv.push_back(word);
+    return testing::RunUrlsieve(argv, dir_.path());
   }
 
   fs::path out() const { return dir_.path() / "out"; }
   std::vector<nlohmann::json> ReadJsonl(const std::string& name) const {
-    std::vector<nlohmann::json> lines;
-    for (const std::string& line : Lines(ReadFile(out() / name))) {
-      lines.push_back(nlohmann::json::parse(line));
-    }
-    return lines;
+    return testing::ReadJsonl(out() / name);
   }
   nlohmann::json StatsJson() const { return nlohmann::json::parse(ReadFile(out() / "stats.json")); }
   std::string CertificateFile() const {
@@ -227,7 +202,7 @@ TEST_F(CrawlFailuresTest, CaFileTrustsTheServersCertificate) {
 TEST_F(CrawlFailuresTest, InsecureFetchesWarnsAndSaysSoInStatsJson) {
   StartSite(/*tls=*/true);
   WriteSeeds({server_->Url("/")});
-  const CommandRun run = UrlsieveCrawl("--insecure --max-depth 0 --delay-ms 10");
+  const ProgramRun run = UrlsieveCrawl("--insecure --max-depth 0 --delay-ms 10");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("urlsieve: warning: --insecure: TLS certificates and host names are not "
                          "verified"),
@@ -246,7 +221,7 @@ TEST_F(CrawlFailuresTest, AnUnreachableHostLogsEachRetryThenGivesUp) {
   const std::string args = "--robots-retries 1 --backoff-ms 10 --delay-ms 0 ";
 
   // Not a terminal (stderr is a file), and still every decision is on stderr.
-  CommandRun run = UrlsieveCrawl(args);
+  ProgramRun run = UrlsieveCrawl(args);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::vector<std::string> lines = Lines(run.err);
   ASSERT_EQ(lines.size(), 2u) << run.err;

@@ -21,8 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "tests/crawler/crawl_process.h"
 #include "tests/crawler/metrics_scrape.h"
+#include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
@@ -88,14 +89,12 @@ class GatedSite : public site::Site {
 class CrawlMetricsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = site::SiteServer::Start(
-        {}, [this](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          auto created = std::make_unique<GatedSite>();
-          site_ = created.get();
-          return std::unique_ptr<site::Site>(std::move(created));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite([this](const std::vector<std::string>&) {
+      auto created = std::make_unique<GatedSite>();
+      site_ = created.get();
+      return created;
+    });
+    ASSERT_NE(server_, nullptr);
     std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/") << "\n";
   }
   void TearDown() override {

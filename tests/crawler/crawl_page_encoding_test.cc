@@ -15,6 +15,7 @@
 #include "crawler/config/crawl_config.h"
 #include "crawler/crawl/crawler.h"
 #include "tests/crawler/crawl_watchdog.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
 
@@ -60,27 +61,18 @@ class CrawlPageEncodingTest : public ::testing::Test {
   CrawlPageEncodingTest() : dir_("urlsieve_page_encoding") {}
 
   void StartSite(std::map<std::string, SiteResponse> pages) {
-    auto server = SiteServer::Start(
-        site::SiteServerOptions{},
-        [&](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          return std::unique_ptr<site::Site>(std::make_unique<EncodedSite>(std::move(pages)));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite([&](const std::vector<std::string>&) {
+      return std::make_unique<EncodedSite>(std::move(pages));
+    });
+    ASSERT_NE(server_, nullptr);
     std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/") << "\n";
   }
 
   CrawlConfig Config() const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-    c.crawl.out_dir = (dir_.path() / "out").string();
-    c.crawl.threads = 2;
-    c.crawl.expected_urls = 1000;
+    CrawlConfig c = testing::SmallCrawlConfig(dir_.path() / "seeds.txt", dir_.path() / "out", 2);
     c.politeness.delay_ms = 0;
     c.politeness.obey_robots = false;
     c.fetch.timeout_ms = 5000;
-    c.output.progress = false;
-    c.output.log_level = LogLevel::kQuiet;
     return c;
   }
 

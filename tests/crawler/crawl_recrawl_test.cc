@@ -19,8 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/crawler/crawl_process.h"
+#include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
+#include "tests/support/jsonl.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/changing_site.h"
 #include "tools/site_server/conditional.h"
@@ -35,6 +37,7 @@ using site::ChangingSiteOptions;
 using site::LoggedRequest;
 using site::SiteServer;
 using testing::CrawlChild;
+using testing::ReadJsonl;
 using testing::ScratchDir;
 
 constexpr int kPages = 16;
@@ -47,16 +50,6 @@ const std::set<int> kGone = {5};
 
 const char kNotModifiedProfile[] = "/revisit/server-not-modified";
 const char kIdenticalProfile[] = "/revisit/identical-payload-digest";
-
-std::vector<nlohmann::json> ReadJsonLines(const fs::path& path) {
-  std::vector<nlohmann::json> lines;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
-    EXPECT_FALSE(lines.back().is_discarded()) << path << ": " << line;
-  }
-  return lines;
-}
 
 // A string field of a record, "" when it is null or absent.
 std::string Field(const nlohmann::json& record, const char* key) {
@@ -75,15 +68,12 @@ class CrawlRecrawlTest : public ::testing::Test {
     options_.changed = kChanged;
     options_.revalidated = kRevalidated;
     options_.gone = kGone;
-    auto server = SiteServer::Start(
-        site::SiteServerOptions{},
-        [&](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          auto changing = std::make_unique<ChangingSite>(options_);
-          site_ = changing.get();
-          return std::unique_ptr<site::Site>(std::move(changing));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite([&](const std::vector<std::string>&) {
+      auto changing = std::make_unique<ChangingSite>(options_);
+      site_ = changing.get();
+      return changing;
+    });
+    ASSERT_NE(server_, nullptr);
     std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/") << "\n";
     std::ofstream(dir_.path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
                                               << "[politeness]\nbackoff_ms = 50\n"
@@ -124,7 +114,7 @@ class CrawlRecrawlTest : public ::testing::Test {
     CrawlChild first(Err(), Args(0, {}));
     ASSERT_EQ(first.Wait(), 0) << first.err();
     first_requests_ = server_->log().size();
-    first_pages_ = ReadJsonLines(Out() / "pages.jsonl").size();
+    first_pages_ = ReadJsonl(Out() / "pages.jsonl").size();
     ASSERT_EQ(first_pages_, static_cast<size_t>(kPages + 1));  // the index and every page
     for (const fs::path& file : WarcFiles()) first_warc_files_.insert(file);
     first_warc_ = WarcRecords();
@@ -183,7 +173,7 @@ class CrawlRecrawlTest : public ::testing::Test {
                          listing),
               0)
         << testing::ReadFile(listing);
-    return ReadJsonLines(listing);
+    return ReadJsonl(listing);
   }
 
   // The WARC files pass the independent checker (which follows every revisit record's
@@ -281,7 +271,7 @@ TEST_F(CrawlRecrawlTest, SendsConditionalRequestsExactlyWhereTheFirstCrawlGotVal
 TEST_F(CrawlRecrawlTest, PagesJsonlRecordsNotModifiedChangedGoneAndNewPages) {
   FirstCrawlAndRecrawl();
   if (HasFatalFailure()) return;
-  const std::vector<nlohmann::json> all = ReadJsonLines(Out() / "pages.jsonl");
+  const std::vector<nlohmann::json> all = ReadJsonl(Out() / "pages.jsonl");
   ASSERT_GT(all.size(), first_pages_) << "the re-crawl recorded nothing";
   std::map<std::string, nlohmann::json> records;  // the re-crawl's, by URL
   for (size_t i = first_pages_; i < all.size(); ++i) {

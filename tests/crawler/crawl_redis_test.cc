@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "redis/redis_client.h"
-#include "tests/crawler/crawl_process.h"
+#include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
@@ -30,15 +31,12 @@ using site::GeneratedSite;
 using site::LoggedRequest;
 using site::SiteServer;
 using testing::CrawlChild;
+using testing::IsRobots;
 using testing::RedisServer;
 using testing::ScratchDir;
 
 constexpr int kHosts = 4;
 constexpr int kThreads = 2;
-
-bool IsRobots(const std::string& resource) {
-  return resource == "/robots.txt" || resource == "/moved-robots.txt";
-}
 
 class CrawlRedisTest : public ::testing::Test {
  protected:
@@ -49,56 +47,28 @@ class CrawlRedisTest : public ::testing::Test {
     redis_ = RedisServer::Start(dir_->path() / "redis", redis_options);
     ASSERT_NE(redis_, nullptr);
 
-    site::GeneratedSiteOptions gen;
-    gen.page_count = 12;
-    gen.large_page_bytes = 512 * 1024;
-    gen.gzip_bomb_bytes = 8 * 1024 * 1024;
-    gen.slow_delay = std::chrono::milliseconds(1500);
-    gen.crawl_delay = "0.05";
-    site::SiteServerOptions options;
-    options.hosts = kHosts;
-    auto server = SiteServer::Start(
-        options,
-        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
-          auto generated = std::make_unique<GeneratedSite>(gen, origins);
-          site_ = generated.get();
-          return std::unique_ptr<site::Site>(std::move(generated));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    std::ofstream(dir_->path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
-                                               << "[politeness]\nbackoff_ms = 50\n"
-                                               << "[fetch]\nconnect_timeout_ms = 1000\n"
-                                               << "[output]\nprogress = false\n";
+    server_ = testing::StartGeneratedSite(testing::TrapSiteOptions(std::chrono::milliseconds(1500)),
+                                          kHosts, &site_);
+    ASSERT_NE(server_, nullptr);
+    testing::WriteChildCrawlToml(dir_->path() / "crawl.toml", /*progress=*/false);
   }
 
   // Writes a seeds file of `paths` on host 0.
   fs::path Seeds(const std::string& tag, const std::vector<std::string>& paths) {
     const fs::path file = dir_->path() / (tag + "-seeds.txt");
-    std::ofstream out(file);
-    for (const std::string& path : paths) out << server_->Url(path) << "\n";
+    std::vector<std::string> urls;
+    for (const std::string& path : paths) urls.push_back(server_->Url(path));
+    testing::WriteSeeds(file, urls);
     return file;
   }
   std::vector<std::string> Args(const std::string& tag, const fs::path& seeds,
                                 const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--seeds",
-                                     seeds.string(),
-                                     "--out",
-                                     (dir_->path() / tag).string(),
-                                     "--threads",
-                                     std::to_string(kThreads),
-                                     "--delay-ms",
-                                     "20",
-                                     "--max-depth",
-                                     "8",
-                                     "--timeout-ms",
-                                     "1000",
-                                     "--max-body-bytes",
-                                     "262144",
-                                     "--user-agent",
-                                     "urlsieve-" + tag,
-                                     "--config",
-                                     (dir_->path() / "crawl.toml").string()};
+    std::vector<std::string> args = {
+        "--seeds",   seeds.string(),           "--out",        (dir_->path() / tag).string(),
+        "--threads", std::to_string(kThreads), "--user-agent", "urlsieve-" + tag};
+    for (std::string& flag : testing::ChildCrawlFlags(20, dir_->path() / "crawl.toml")) {
+      args.push_back(std::move(flag));
+    }
     if (!name.empty()) {
       args.insert(args.end(), {"--seen-redis", redis_->url(), "--name", name});
     }

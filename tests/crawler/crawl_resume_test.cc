@@ -23,7 +23,7 @@
 #include "base/sqlite_db.h"
 #include "crawler/crawl/crawler.h"
 #include "crawler/deploy/deployment_factory.h"
-#include "tests/crawler/crawl_child.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
@@ -33,11 +33,8 @@ namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
-using site::GeneratedSite;
 using site::LoggedRequest;
-using site::SiteServer;
 using testing::ReadFile;
-using testing::WaitExit;
 using testing::WriteFile;
 
 // The names of the frontier's rejections (RejectReasonName): each is one line of rejected.jsonl.
@@ -54,44 +51,20 @@ std::string Checksum(std::string_view bytes) {
   return text;
 }
 
-class CrawlResumeTest : public ::testing::Test {
+class CrawlResumeTest : public testing::CrawlTest {
  protected:
+  CrawlResumeTest() : CrawlTest("urlsieve_resume") {}
+
   void SetUp() override {
-    site::GeneratedSiteOptions gen;
-    gen.page_count = 12;
-    gen.large_page_bytes = 512 * 1024;
-    gen.gzip_bomb_bytes = 8 * 1024 * 1024;
-    gen.slow_delay = std::chrono::milliseconds(3000);
-    gen.crawl_delay = "0.05";
-    site::SiteServerOptions options;
-    options.hosts = 4;
-    auto server = SiteServer::Start(
-        options,
-        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
-          return std::unique_ptr<site::Site>(std::make_unique<GeneratedSite>(gen, origins));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/") << "\n";
+    server_ = testing::StartGeneratedSite(testing::TrapSiteOptions(std::chrono::milliseconds(3000)),
+                                          /*hosts=*/4);
+    ASSERT_NE(server_, nullptr);
+    std::ofstream(Seeds()) << server_->Url("/") << "\n";
   }
 
-  fs::path Out() const { return dir_.path() / "out"; }
-
   CrawlConfig Config(bool resume) const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-    c.crawl.out_dir = Out().string();
+    CrawlConfig c = testing::TrapCrawlConfig(Seeds(), Out(), /*threads=*/4, /*delay_ms=*/40);
     c.crawl.resume = resume;
-    c.crawl.threads = 4;
-    c.crawl.max_depth = 8;
-    c.crawl.expected_urls = 10'000;
-    c.crawl.checkpoint_interval_s = 1;
-    c.politeness.delay_ms = 40;
-    c.politeness.backoff_ms = 50;
-    c.fetch.timeout_ms = 1000;
-    c.fetch.connect_timeout_ms = 1000;
-    c.fetch.max_body_bytes = 256 * 1024;
-    c.output.progress = false;
     c.output.warc = warc_;
     return c;
   }
@@ -124,20 +97,12 @@ class CrawlResumeTest : public ::testing::Test {
   }
 
   // Runs `urlsieve crawl` as a child process (a checkpoint after every page).
-  pid_t SpawnCrawl(bool resume) const {
-    return testing::SpawnCrawl(dir_.path(), Out(), resume, /*threads=*/2, /*delay_ms=*/40);
+  std::unique_ptr<testing::CrawlChild> SpawnCrawl(bool resume) const {
+    return testing::SpawnCheckpointingCrawl(Dir(), Out(), resume, /*threads=*/2,
+                                            /*delay_ms=*/40);
   }
 
-  std::vector<nlohmann::json> ReadJsonl(const std::string& name) const {
-    std::vector<nlohmann::json> lines;
-    std::ifstream in(Out() / name);
-    std::string line;
-    while (std::getline(in, line)) {
-      lines.push_back(nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false));
-      EXPECT_FALSE(lines.back().is_discarded()) << name << ": " << line;
-    }
-    return lines;
-  }
+  std::vector<nlohmann::json> ReadJsonl(const std::string& name) const { return ReadOutput(name); }
 
   nlohmann::json Stats() const {
     return nlohmann::json::parse(ReadFile(Out() / "stats.json"), nullptr, false);
@@ -208,8 +173,6 @@ class CrawlResumeTest : public ::testing::Test {
     return resumed.status();
   }
 
-  urlsieve::testing::ScratchDir dir_{"urlsieve_resume"};
-  std::unique_ptr<SiteServer> server_;
   bool warc_ = false;
 };
 
@@ -347,14 +310,14 @@ TEST_F(CrawlResumeTest, StatsDescribeTheWholeCrawlAcrossResumes) {
 // After a kill -9, the fetches written after the last checkpoint are cut from the outputs and
 // fetched again: they are counted once.
 TEST_F(CrawlResumeTest, StatsAfterKillNineCountEachRecordedFetchOnce) {
-  pid_t pid = SpawnCrawl(false);
+  std::unique_ptr<testing::CrawlChild> crawl = SpawnCrawl(false);
   ASSERT_TRUE(server_->log().WaitUntil(
       [](const std::vector<LoggedRequest>& log) { return log.size() >= 40; },
       std::chrono::seconds(60)));
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  EXPECT_EQ(WaitExit(pid), 128 + SIGKILL);
-  pid = SpawnCrawl(true);
-  EXPECT_EQ(WaitExit(pid), 0);
+  ASSERT_NO_FATAL_FAILURE(crawl->Signal(SIGKILL));
+  EXPECT_EQ(crawl->Wait(), 128 + SIGKILL);
+  crawl = SpawnCrawl(true);
+  EXPECT_EQ(crawl->Wait(), 0);
   ExpectStatsMatchOutputs();
   EXPECT_EQ(Stats()["sessions"], 2);
 }

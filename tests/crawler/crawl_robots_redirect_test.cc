@@ -12,6 +12,7 @@
 
 #include "crawler/crawl/crawler.h"
 #include "tests/crawler/crawl_watchdog.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"
@@ -51,31 +52,19 @@ class CrawlRobotsRedirectTest : public ::testing::Test {
                    statuses[i % 5] + "\n";
     }
     Write("_redirects", redirects);
-    auto server = SiteServer::Start(
-        site::SiteServerOptions{},
-        [&](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          auto opened = StaticSite::Open(dir_.path() / "site");
-          if (!opened.ok()) return opened.status();
-          return std::unique_ptr<site::Site>(std::move(*opened));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite(
+        [&](const std::vector<std::string>&) { return StaticSite::Open(dir_.path() / "site"); });
+    ASSERT_NE(server_, nullptr);
     std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/index.html") << "\n";
   }
 
   CrawlConfig Config() const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-    c.crawl.out_dir = (dir_.path() / "out").string();
-    c.crawl.threads = 3;
-    c.crawl.expected_urls = 1000;
+    CrawlConfig c = testing::SmallCrawlConfig(dir_.path() / "seeds.txt", dir_.path() / "out", 3);
     c.politeness.delay_ms = kDelayMs;
     c.politeness.backoff_ms = 50;
     c.politeness.robots_retries = 0;
     c.fetch.timeout_ms = 5000;
     c.fetch.connect_timeout_ms = 2000;
-    c.output.progress = false;
-    c.output.log_level = LogLevel::kQuiet;
     return c;
   }
 

@@ -21,6 +21,7 @@
 #include "crawler/deploy/deployment_factory.h"
 #include "crawler/sitemap/sitemap_store.h"
 #include "tests/crawler/crawl_watchdog.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/gzip.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/map_site.h"
@@ -31,9 +32,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using site::LoggedRequest;
-using testing::Gzip;
 using site::MapSite;
 using site::SiteServer;
+using testing::Gzip;
 
 // The whole content of a multi-member gzip file (a WARC, one member per record).
 std::string GunzipFile(const fs::path& path) {
@@ -92,13 +93,9 @@ std::string Urlset(const std::vector<std::pair<std::string, std::string>>& urls)
 class CrawlSitemapTest : public ::testing::Test {
  protected:
   CrawlSitemapTest() : dir_("urlsieve_crawl_sitemap") {
-    auto server = SiteServer::Start(
-        site::SiteServerOptions{},
-        [](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          return std::unique_ptr<site::Site>(new MapSite);
-        });
-    EXPECT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite(
+        [](const std::vector<std::string>&) { return std::make_unique<MapSite>(); });
+    EXPECT_NE(server_, nullptr);
     site_ = static_cast<MapSite*>(&server_->site());
     // The seed has no links: everything else is reachable only through sitemaps.
     Page("/", "home");
@@ -113,19 +110,13 @@ class CrawlSitemapTest : public ::testing::Test {
   void Robots(const std::string& text) { site_->Set("/robots.txt", "text/plain", text); }
 
   CrawlConfig Config() const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-    c.crawl.out_dir = Out().string();
-    c.crawl.threads = 3;
-    c.crawl.expected_urls = 1000;
+    CrawlConfig c = testing::SmallCrawlConfig(dir_.path() / "seeds.txt", Out(), 3);
     c.politeness.delay_ms = 0;
     c.politeness.per_host_concurrency = 2;
     c.politeness.backoff_ms = 50;
     c.politeness.robots_retries = 0;
     c.fetch.timeout_ms = 20000;
     c.fetch.connect_timeout_ms = 2000;
-    c.output.progress = false;
-    c.output.log_level = LogLevel::kQuiet;
     return c;
   }
   fs::path Out() const { return dir_.path() / "out"; }

@@ -14,6 +14,7 @@
 
 #include "crawler/crawl/crawler.h"
 #include "crawler/deploy/deployment_factory.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_size_limit.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site.h"
@@ -44,28 +45,19 @@ class ManyLongLinksSite : public site::Site {
 class CrawlSpillTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = site::SiteServer::Start(
-        {}, [](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          return std::unique_ptr<site::Site>(new ManyLongLinksSite());
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite(
+        [](const std::vector<std::string>&) { return std::make_unique<ManyLongLinksSite>(); });
+    ASSERT_NE(server_, nullptr);
     std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/") << "\n";
   }
 
   CrawlConfig Config() const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-    c.crawl.out_dir = out().string();
-    c.crawl.threads = 1;
+    CrawlConfig c = testing::SmallCrawlConfig(dir_.path() / "seeds.txt", out(), 1);
     c.crawl.max_depth = 1;
-    c.crawl.expected_urls = 1000;
     c.crawl.max_pending_in_memory = 1000;  // the smallest budget: the rest of the links spill
     c.crawl.checkpoint_interval_s = 3600;  // only the final checkpoint
     c.politeness.delay_ms = 0;
     c.fetch.max_body_bytes = 32 << 20;
-    c.output.progress = false;
-    c.output.log_level = LogLevel::kQuiet;
     return c;
   }
   fs::path out() const { return dir_.path() / "out"; }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crawler/metrics/progress_reporter.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -125,15 +126,14 @@ TEST(CrawlStatsTest, ConcurrentRecording) {
 }
 
 TEST(CrawlStatsTest, WriteJsonFileIsAtomicAndReadable) {
-  const std::string path =
-      ::testing::TempDir() + "/urlsieve_stats_test_" + std::to_string(getpid()) + ".json";
+  testing::ScratchDir dir("urlsieve_stats_test");
+  const std::string path = (dir.path() / "stats.json").string();
   ASSERT_TRUE(WriteJsonFile(path, {{"pages", 3}}).ok());
   ASSERT_TRUE(WriteJsonFile(path, {{"pages", 4}}).ok());
   std::ifstream in(path);
   nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j["pages"], 4);
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-  std::filesystem::remove(path);
   EXPECT_FALSE(WriteJsonFile("/nonexistent-dir/stats.json", {}).ok());
 }
 

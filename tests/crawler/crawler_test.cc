@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "crawler/deploy/deployment_factory.h"
-#include "tests/crawler/crawl_child.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
@@ -31,69 +31,26 @@ namespace {
 namespace fs = std::filesystem;
 using site::GeneratedSite;
 using site::LoggedRequest;
-using site::SiteServer;
+using testing::IsRobots;
 using testing::ReadFile;
-using testing::WaitExit;
 
 constexpr int kHosts = 4;
 constexpr int kDelayMs = 40;
 
-// robots.txt and the file one host's robots.txt redirects to.
-bool IsRobots(const std::string& resource) {
-  return resource == "/robots.txt" || resource == "/moved-robots.txt";
-}
-
-class CrawlerTest : public ::testing::Test {
+class CrawlerTest : public testing::CrawlTest {
  protected:
+  CrawlerTest() : CrawlTest("urlsieve_crawl") {}
+
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("urlsieve_crawl_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    site::GeneratedSiteOptions gen = testing::TrapSiteOptions(std::chrono::milliseconds(3000));
+    server_ = testing::StartGeneratedSite(gen, kHosts, &site_);
+    ASSERT_NE(server_, nullptr);
 
-    site::GeneratedSiteOptions gen;
-    gen.page_count = 12;
-    gen.large_page_bytes = 512 * 1024;
-    gen.gzip_bomb_bytes = 8 * 1024 * 1024;
-    gen.slow_delay = std::chrono::milliseconds(3000);
-    gen.crawl_delay = "0.05";
-    site::SiteServerOptions options;
-    options.hosts = kHosts;
-    auto server = SiteServer::Start(
-        options,
-        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
-          auto generated = std::make_unique<GeneratedSite>(gen, origins);
-          site_ = generated.get();
-          return std::unique_ptr<site::Site>(std::move(generated));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-
-    std::ofstream seeds(dir_ / "seeds.txt");
+    std::ofstream seeds(Seeds());
     seeds << "# the main host; it links to the satellites\n" << server_->Url("/") << "\n";
   }
-  void TearDown() override {
-    server_.reset();
-    fs::remove_all(dir_);
-  }
 
-  CrawlConfig Config() const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_ / "seeds.txt").string();
-    c.crawl.out_dir = (dir_ / "out").string();
-    c.crawl.threads = 4;
-    c.crawl.max_depth = 8;
-    c.crawl.expected_urls = 10'000;
-    c.crawl.checkpoint_interval_s = 1;
-    c.politeness.delay_ms = kDelayMs;
-    c.politeness.backoff_ms = 50;
-    c.fetch.timeout_ms = 1000;
-    c.fetch.connect_timeout_ms = 1000;
-    c.fetch.max_body_bytes = 256 * 1024;
-    c.output.progress = false;
-    return c;
-  }
+  CrawlConfig Config() const { return testing::TrapCrawlConfig(Seeds(), Out(), 4, kDelayMs); }
 
   // Every crawl invariant checkable from the server's side. A crawl restarted (--resume) after log
   // entry `restart_at` keeps no politeness memory across the restart, so spacing is checked within
@@ -136,21 +93,13 @@ class CrawlerTest : public ::testing::Test {
     EXPECT_LE(duplicates, allowed_duplicates);
   }
 
-  std::vector<nlohmann::json> ReadJsonl(const std::string& name) const {
-    std::vector<nlohmann::json> lines;
-    std::ifstream in(dir_ / "out" / name);
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(nlohmann::json::parse(line));
-    return lines;
-  }
+  std::vector<nlohmann::json> ReadJsonl(const std::string& name) const { return ReadOutput(name); }
 
   // Runs `urlsieve crawl` as a child process with the test's configuration.
-  pid_t SpawnCrawl(bool resume, int threads) const {
-    return testing::SpawnCrawl(dir_, dir_ / "out", resume, threads, kDelayMs);
+  std::unique_ptr<testing::CrawlChild> SpawnCrawl(bool resume, int threads) const {
+    return testing::SpawnCheckpointingCrawl(Dir(), Out(), resume, threads, kDelayMs);
   }
 
-  fs::path dir_;
-  std::unique_ptr<SiteServer> server_;
   GeneratedSite* site_ = nullptr;
 };
 
@@ -177,7 +126,7 @@ TEST_F(CrawlerTest, CrawlsTheTrapSiteOnceEachPolitelyAndEnds) {
   }
   // The calendar trap was cut by the depth limit, and the cut was counted.
   EXPECT_GT(summary->stats.rejections.count("scope-depth"), 0u);
-  EXPECT_TRUE(fs::exists(dir_ / "out" / "stats.json"));
+  EXPECT_TRUE(fs::exists(Out() / "stats.json"));
 }
 
 TEST_F(CrawlerTest, OptInCanonicalizationRulesChangeTheKeyNotTheUrlFetched) {
@@ -237,7 +186,7 @@ TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
     ASSERT_TRUE(crawler.ok()) << crawler.status().ToString();
     ASSERT_TRUE((*crawler)->Run().ok());
   }
-  const fs::path out = dir_ / "out", state = out / "state";
+  const fs::path out = Out(), state = out / "state";
   const std::string pages = ReadFile(out / "pages.jsonl");
   ASSERT_FALSE(pages.empty());
   const size_t fetched = server_->log().size();
@@ -245,7 +194,7 @@ TEST_F(CrawlerTest, ALostOrEmptyStateIsAnErrorAndARebuildIsOnlyOnRequest) {
   resume.crawl.resume = true;
 
   // The snapshot is lost: an error that says how to rebuild it, then a rebuild on request.
-  fs::rename(state / "bloom.snap", dir_ / "bloom.snap.saved");
+  fs::rename(state / "bloom.snap", Dir() / "bloom.snap.saved");
   auto refused = OpenCrawler(resume);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
@@ -294,10 +243,10 @@ TEST_F(CrawlerTest, WarcOutputHasARequestAndResponseRecordPerFetch) {
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   // The independent checker (Python standard library) reads every gzip member and verifies syntax,
   // lengths, digests and request/response pairing; it lists one "<offset> <type> <uri>" per record.
-  const fs::path listing = dir_ / "warc.txt";
-  const std::string command =
-      "python3 " + std::string(URLSIEVE_SOURCE_DIR) + "/tests/crawler/warc_check.py " +
-      (dir_ / "out" / "crawl.warc.gz").string() + " > " + listing.string() + " 2>&1";
+  const fs::path listing = Dir() / "warc.txt";
+  const std::string command = "python3 " + std::string(URLSIEVE_SOURCE_DIR) +
+                              "/tests/crawler/warc_check.py " + (Out() / "crawl.warc.gz").string() +
+                              " > " + listing.string() + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0);
   std::ifstream in(listing);
   std::map<std::string, size_t> records;
@@ -314,32 +263,32 @@ TEST_F(CrawlerTest, WarcOutputHasARequestAndResponseRecordPerFetch) {
 
 TEST_F(CrawlerTest, KillNineThenResumeLosesNothingAndRepeatsOnlyWhatWasInFlight) {
   constexpr int kThreads = 2;
-  pid_t pid = SpawnCrawl(false, kThreads);
+  std::unique_ptr<testing::CrawlChild> crawl = SpawnCrawl(false, kThreads);
   // Kill it mid-crawl: once the server has answered a third of the pages it will answer.
   ASSERT_TRUE(server_->log().WaitUntil(
       [](const std::vector<LoggedRequest>& log) { return log.size() >= 25; },
       std::chrono::seconds(60)));
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
-  EXPECT_EQ(WaitExit(pid), 128 + SIGKILL);
+  ASSERT_NO_FATAL_FAILURE(crawl->Signal(SIGKILL));
+  EXPECT_EQ(crawl->Wait(), 128 + SIGKILL);
 
   const size_t restart_at = server_->log().size();
-  pid = SpawnCrawl(true, kThreads);
-  EXPECT_EQ(WaitExit(pid), 0);
+  crawl = SpawnCrawl(true, kThreads);
+  EXPECT_EQ(crawl->Wait(), 0);
   ExpectCorrectCrawl(kThreads, restart_at);
 }
 
 TEST_F(CrawlerTest, SigintStopsGracefullyAndResumeFinishesTheCrawl) {
   constexpr int kThreads = 2;
-  pid_t pid = SpawnCrawl(false, kThreads);
+  std::unique_ptr<testing::CrawlChild> crawl = SpawnCrawl(false, kThreads);
   ASSERT_TRUE(server_->log().WaitUntil(
       [](const std::vector<LoggedRequest>& log) { return log.size() >= 25; },
       std::chrono::seconds(60)));
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  EXPECT_EQ(WaitExit(pid), 0);
+  ASSERT_NO_FATAL_FAILURE(crawl->Signal(SIGINT));
+  EXPECT_EQ(crawl->Wait(), 0);
 
   const size_t restart_at = server_->log().size();
-  pid = SpawnCrawl(true, kThreads);
-  EXPECT_EQ(WaitExit(pid), 0);
+  crawl = SpawnCrawl(true, kThreads);
+  EXPECT_EQ(crawl->Wait(), 0);
   ExpectCorrectCrawl(kThreads, restart_at);
 }
 

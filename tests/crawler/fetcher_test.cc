@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "crawler/fetch/curl_share.h"
+#include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 
@@ -344,15 +345,14 @@ TEST(FetcherTlsTest, VerifiesCertificatesUnlessToldNotTo) {
   EXPECT_EQ(rejected.error.message().rfind("tls: ", 0), 0u) << rejected.error.message();
   EXPECT_EQ(rejected.error.message().find("tls: tls"), std::string::npos);
 
-  const auto ca = std::filesystem::temp_directory_path() /
-                  ("urlsieve_ca_" + std::to_string(::getpid()) + ".pem");
+  testing::ScratchDir dir("urlsieve_ca");
+  const auto ca = dir.path() / "ca.pem";
   std::ofstream(ca) << (*server)->tls_certificate_pem();
   FetcherOptions trusting;
   trusting.ca_file = ca.string();
   auto trusted = Fetcher::Create(trusting, nullptr).value()->Fetch(url);
   EXPECT_TRUE(trusted.ok()) << trusted.error.ToString();
   EXPECT_EQ(trusted.status, 200);
-  std::filesystem::remove(ca);
 
   FetcherOptions lax;
   lax.verify_tls = false;

@@ -20,55 +20,35 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/child_process.h"
 #include "tests/support/file_contents.h"
+#include "tests/support/jsonl.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using urlsieve::testing::Lines;
 using urlsieve::testing::ReadFile;
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using CommandRun = urlsieve::testing::ProgramRun;
 
 class FilterCommandTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir[] = "/tmp/urlsieve_filter_test_XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    dir_ = dir;
-    state_ = (dir_ / "state").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { state_ = (dir_ / "state").string(); }
 
-  // Runs `urlsieve <command> <args>` with `input` on stdin.
+  // Runs `urlsieve <command> <args>` (a shell command line) with `input` on stdin.
   CommandRun Urlsieve(const std::string& command, const std::string& input,
                       const std::string& args) {
-    std::ofstream(dir_ / "in.txt", std::ios::binary) << input;
-    const std::string cmd = std::string(URLSIEVE_BINARY) + " " + command + " " + args + " < '" +
-                            (dir_ / "in.txt").string() + "' > '" + (dir_ / "out.txt").string() +
-                            "' 2> '" + (dir_ / "err.txt").string() + "'";
-    CommandRun run;
-    const int status = std::system(cmd.c_str());
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = ReadFile(dir_ / "out.txt");
-    run.err = ReadFile(dir_ / "err.txt");
-    return run;
+    return urlsieve::testing::RunShell(std::string(URLSIEVE_BINARY) + " " + command + " " + args,
+                                       dir_, input);
   }
   CommandRun Filter(const std::string& input, const std::string& args = "") {
     return Urlsieve("filter", input, "--state '" + state_ + "' " + args);
   }
 
-  fs::path dir_;
+  urlsieve::testing::ScratchDir scratch_{"urlsieve_filter_test"};
+  const fs::path dir_ = scratch_.path();
   std::string state_;
 };
 

@@ -18,6 +18,8 @@
 #include "crawler/crawl/crawler.h"
 #include "dedup/seen_filter.h"
 #include "tests/crawler/crawl_watchdog.h"
+#include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
@@ -28,34 +30,19 @@ namespace {
 
 namespace fs = std::filesystem;
 using site::LoggedRequest;
-using site::SiteServer;
 using site::StaticSite;
+using testing::ProgramRun;
 using testing::ReadFile;
-
-struct CommandRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
 
 class ForgetCommandTest : public ::testing::Test {
  protected:
   ForgetCommandTest() : dir_("urlsieve_forget_cmd") {}
 
-  // Runs `urlsieve <command> <args>` with `input` on stdin.
-  CommandRun Urlsieve(const std::string& command, const std::string& input,
+  // Runs `urlsieve <command> <args>` (a shell command line) with `input` on stdin.
+  ProgramRun Urlsieve(const std::string& command, const std::string& input,
                       const std::string& args) {
-    std::ofstream(dir_.path() / "in.txt", std::ios::binary) << input;
-    const std::string cmd = std::string(URLSIEVE_BINARY) + " " + command + " " + args + " < '" +
-                            (dir_.path() / "in.txt").string() + "' > '" +
-                            (dir_.path() / "out.txt").string() + "' 2> '" +
-                            (dir_.path() / "err.txt").string() + "'";
-    CommandRun run;
-    const int status = std::system(cmd.c_str());
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.out = ReadFile(dir_.path() / "out.txt");
-    run.err = ReadFile(dir_.path() / "err.txt");
-    return run;
+    return testing::RunShell(std::string(URLSIEVE_BINARY) + " " + command + " " + args, dir_.path(),
+                             input);
   }
   std::string State() const { return (dir_.path() / "state").string(); }
 
@@ -63,11 +50,11 @@ class ForgetCommandTest : public ::testing::Test {
 };
 
 TEST_F(ForgetCommandTest, ForgetsEachUrlReportsInvalidLinesAndTheFilterPrintsThemAgain) {
-  CommandRun created =
+  ProgramRun created =
       Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\nhttp://a.example/3\n",
                "--deletable --state '" + State() + "'");
   ASSERT_EQ(created.exit_code, 0) << created.err;
-  CommandRun forgot = Urlsieve(
+  ProgramRun forgot = Urlsieve(
       "forget", "HTTP://A.EXAMPLE/1\n\nnot a url\nhttp://b.example/never\nhttp://a.example/3#x\n",
       "--state '" + State() + "'");
   EXPECT_EQ(forgot.exit_code, 3) << forgot.err;  // some lines were invalid
@@ -78,13 +65,13 @@ TEST_F(ForgetCommandTest, ForgetsEachUrlReportsInvalidLinesAndTheFilterPrintsThe
   EXPECT_NE(forgot.err.find("line 3: "), std::string::npos) << forgot.err;
   EXPECT_NE(forgot.err.find("2 forgotten, 1 absent, 1 invalid"), std::string::npos) << forgot.err;
   // Durable: the next filter run prints exactly the forgotten URLs.
-  CommandRun again =
+  ProgramRun again =
       Urlsieve("filter", "http://a.example/1\nhttp://a.example/2\nhttp://a.example/3\n",
                "--state '" + State() + "'");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, "http://a.example/1\nhttp://a.example/3\n");
   // All valid: exit 0; --quiet prints the summary only.
-  CommandRun quiet = Urlsieve("forget", "http://a.example/2\n", "-q --state '" + State() + "'");
+  ProgramRun quiet = Urlsieve("forget", "http://a.example/2\n", "-q --state '" + State() + "'");
   EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.out, "");
   EXPECT_NE(quiet.err.find("1 forgotten, 0 absent, 0 invalid"), std::string::npos) << quiet.err;
@@ -95,7 +82,7 @@ TEST_F(ForgetCommandTest, AnExactStateForgets) {
                      "--exact --state '" + State() + "'")
                 .exit_code,
             0);
-  CommandRun forgot =
+  ProgramRun forgot =
       Urlsieve("forget", "http://a.example/2\nhttp://a.example/3\n", "--state '" + State() + "'");
   EXPECT_EQ(forgot.exit_code, 0) << forgot.err;
   EXPECT_EQ(forgot.out, "forgotten\thttp://a.example/2\nabsent\thttp://a.example/3\n");
@@ -108,7 +95,7 @@ TEST_F(ForgetCommandTest, AnExactStateForgets) {
 TEST_F(ForgetCommandTest, APlainBloomStateIsRefusedAndUnchanged) {
   ASSERT_EQ(Urlsieve("filter", "http://a.example/1\n", "--state '" + State() + "'").exit_code, 0);
   const std::string db_before = ReadFile(dir_.path() / "state" / "bloom.snap");
-  CommandRun forgot = Urlsieve("forget", "http://a.example/1\n", "--state '" + State() + "'");
+  ProgramRun forgot = Urlsieve("forget", "http://a.example/1\n", "--state '" + State() + "'");
   EXPECT_EQ(forgot.exit_code, 1);
   EXPECT_NE(forgot.err.find("--deletable"), std::string::npos) << forgot.err;
   EXPECT_NE(forgot.err.find("--exact"), std::string::npos) << forgot.err;
@@ -125,11 +112,11 @@ TEST_F(ForgetCommandTest, ALockedStateNamesTheHolderAndAMissingOneIsAnError) {
     o.state_dir = State();
     auto holder = SeenFilter::Open(o);  // this process holds the lock
     ASSERT_TRUE(holder.ok()) << holder.status().ToString();
-    CommandRun forgot = Urlsieve("forget", "http://a.example/1\n", "--state '" + State() + "'");
+    ProgramRun forgot = Urlsieve("forget", "http://a.example/1\n", "--state '" + State() + "'");
     EXPECT_EQ(forgot.exit_code, 1);
     EXPECT_NE(forgot.err.find(std::to_string(::getpid())), std::string::npos) << forgot.err;
   }
-  CommandRun missing = Urlsieve("forget", "http://a.example/1\n",
+  ProgramRun missing = Urlsieve("forget", "http://a.example/1\n",
                                 "--state '" + (dir_.path() / "nope").string() + "'");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("no state"), std::string::npos) << missing.err;
@@ -147,29 +134,18 @@ TEST_P(ForgetCrawlTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   std::ofstream(dir_.path() / "site" / "index.html") << "<a href=a.html>a</a> <a href=b.html>b</a>";
   std::ofstream(dir_.path() / "site" / "a.html") << "<a href=index.html>home</a>";
   std::ofstream(dir_.path() / "site" / "b.html") << "<a href=a.html>a</a>";
-  auto server = SiteServer::Start(
-      site::SiteServerOptions{},
-      [&](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-        auto opened = StaticSite::Open(dir_.path() / "site");
-        if (!opened.ok()) return opened.status();
-        return std::unique_ptr<site::Site>(std::move(*opened));
-      });
-  ASSERT_TRUE(server.ok()) << server.status().ToString();
-  std::ofstream(dir_.path() / "seeds.txt") << (*server)->Url("/index.html") << "\n";
-  CrawlConfig c;
-  c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-  c.crawl.out_dir = (dir_.path() / "out").string();
-  c.crawl.threads = 2;
-  c.crawl.expected_urls = 1000;
+  auto server = testing::StartSite(
+      [&](const std::vector<std::string>&) { return StaticSite::Open(dir_.path() / "site"); });
+  ASSERT_NE(server, nullptr);
+  std::ofstream(dir_.path() / "seeds.txt") << server->Url("/index.html") << "\n";
+  CrawlConfig c = testing::SmallCrawlConfig(dir_.path() / "seeds.txt", dir_.path() / "out", 2);
   c.crawl.deletable = !GetParam();
   c.crawl.exact = GetParam();
   c.politeness.delay_ms = 10;
   c.fetch.timeout_ms = 5000;
-  c.output.progress = false;
-  c.output.log_level = LogLevel::kQuiet;
   auto fetches = [&] {
     std::map<std::string, int> count;
-    for (const LoggedRequest& r : (*server)->log().Snapshot()) ++count[r.resource];
+    for (const LoggedRequest& r : server->log().Snapshot()) ++count[r.resource];
     return count;
   };
   auto first = testing::RunCrawlWithWatchdog(c);
@@ -179,8 +155,8 @@ TEST_P(ForgetCrawlTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   ASSERT_EQ(before["/a.html"], 1);
   ASSERT_EQ(before["/b.html"], 1);
 
-  CommandRun forgot =
-      Urlsieve("forget", (*server)->Url("/index.html") + "\n" + (*server)->Url("/b.html") + "\n",
+  ProgramRun forgot =
+      Urlsieve("forget", server->Url("/index.html") + "\n" + server->Url("/b.html") + "\n",
                "--state '" + c.crawl.out_dir + "'");  // OUT, taken as OUT/state
   ASSERT_EQ(forgot.exit_code, 0) << forgot.err;
   EXPECT_NE(forgot.err.find("2 forgotten, 0 absent"), std::string::npos) << forgot.err;

@@ -12,29 +12,15 @@
 #include <vector>
 
 #include "frontier/frontier.h"
+#include "tests/support/jsonl.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
 
 class JsonlWriterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = ::testing::TempDir() + "/pages_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".jsonl";
-    std::filesystem::remove(path_);
-  }
-  void TearDown() override { std::filesystem::remove(path_); }
-
-  std::vector<nlohmann::json> Lines() {
-    std::ifstream in(path_);
-    std::vector<nlohmann::json> out;
-    std::string line;
-    while (std::getline(in, line)) {
-      EXPECT_TRUE(nlohmann::json::accept(line)) << line;
-      out.push_back(nlohmann::json::parse(line, nullptr, false));
-    }
-    return out;
-  }
+  std::vector<nlohmann::json> Lines() { return testing::ReadJsonl(path_); }
 
   static PageRecord Record(std::string url) {
     PageRecord r;
@@ -51,7 +37,8 @@ class JsonlWriterTest : public ::testing::Test {
     return r;
   }
 
-  std::string path_;
+  testing::ScratchDir dir_{"urlsieve_jsonl_writer"};
+  const std::string path_ = (dir_.path() / "pages.jsonl").string();
 };
 
 TEST_F(JsonlWriterTest, OneObjectPerLineWithEveryField) {

@@ -24,6 +24,7 @@
 #include "crawler/crawl/crawler.h"
 #include "crawler/deploy/deployment_factory.h"
 #include "crawler/state/fetch_record.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
 
@@ -100,29 +101,21 @@ class ChangingSite : public site::Site {
 class RecrawlSmokeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = site::SiteServer::Start(
-        {}, [this](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
-          auto created = std::make_unique<ChangingSite>();
-          site_ = created.get();
-          return std::unique_ptr<site::Site>(std::move(created));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
+    server_ = testing::StartSite([this](const std::vector<std::string>&) {
+      auto created = std::make_unique<ChangingSite>();
+      site_ = created.get();
+      return created;
+    });
+    ASSERT_NE(server_, nullptr);
     std::ofstream(dir_.path() / "seeds.txt") << server_->Url("/") << "\n";
   }
 
   CrawlConfig Config() const {
-    CrawlConfig c;
-    c.crawl.seeds = (dir_.path() / "seeds.txt").string();
-    c.crawl.out_dir = out().string();
-    c.crawl.threads = 2;
-    c.crawl.expected_urls = 1000;
+    CrawlConfig c = testing::SmallCrawlConfig(dir_.path() / "seeds.txt", out(), 2);
     c.crawl.checkpoint_interval_s = 3600;  // only the final checkpoint
     c.politeness.delay_ms = 0;
     c.politeness.obey_robots = false;
     c.fetch.max_body_bytes = 64 * 1024;
-    c.output.progress = false;
-    c.output.log_level = LogLevel::kQuiet;
     return c;
   }
   fs::path out() const { return dir_.path() / "out"; }

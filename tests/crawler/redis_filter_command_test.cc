@@ -20,9 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "redis/redis_client.h"
 #include "dedup/redis_seen_set.h"
+#include "redis/redis_client.h"
+#include "tests/support/child_process.h"
 #include "tests/support/file_contents.h"
+#include "tests/support/jsonl.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 
@@ -32,16 +34,10 @@ namespace urlsieve {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Lines;
 using testing::ReadFile;
 using testing::RedisServer;
 using testing::ScratchDir;
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // The distinct lines of `input`, at their first occurrence (what one filter run prints, when
 // every line is its own canonical key).
@@ -54,77 +50,32 @@ std::string FirstOccurrences(const std::string& input) {
   return out;
 }
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using CommandRun = testing::ProgramRun;
 
-// A `urlsieve` child with stdin, stdout and stderr on files (or stdin on a pipe the test writes).
-class Child {
+// A `urlsieve` child with stdin, stdout and stderr on files dir/<tag>.in, .out, .err (or stdin on
+// a pipe the test writes, when `input` is null).
+class Child : public testing::ChildProcess {
  public:
   Child(const fs::path& dir, const std::string& tag, const std::vector<std::string>& args,
         const std::string* input)
-      : out_(dir / (tag + ".out")), err_(dir / (tag + ".err")) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    int pipe_fds[2] = {-1, -1};
-    if (input != nullptr) {
-      const fs::path in = dir / (tag + ".in");
-      std::ofstream(in, std::ios::binary) << *input;
-      posix_spawn_file_actions_addopen(&actions, 0, in.c_str(), O_RDONLY, 0);
-    } else {
-      EXPECT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
-      posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], 0);
-      stdin_ = pipe_fds[1];
-    }
-    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> argv_strings = {URLSIEVE_BINARY};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_strings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    if (pipe_fds[0] >= 0) close(pipe_fds[0]);
-  }
-  ~Child() {
-    CloseStdin();
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-  }
+      : ChildProcess(Argv(args), Streams(dir, tag, input)) {}
 
-  void Write(const std::string& text) {
-    size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(stdin_, text.data() + done, text.size() - done);
-      ASSERT_GT(n, 0);
-      done += static_cast<size_t>(n);
-    }
-  }
-  void CloseStdin() {
-    if (stdin_ >= 0) close(stdin_);
-    stdin_ = -1;
-  }
-  std::string err() const { return ReadFile(err_); }
-  CommandRun Wait() {
-    CommandRun run;
-    int status = 0;
-    EXPECT_EQ(waitpid(pid_, &status, 0), pid_);
-    pid_ = -1;
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = ReadFile(out_);
-    run.err = ReadFile(err_);
-    return run;
-  }
+  void Write(const std::string& text) { WriteStdin(text); }
+  CommandRun Wait() { return Finish(); }
 
  private:
-  fs::path out_, err_;
-  pid_t pid_ = -1;
-  int stdin_ = -1;
+  static std::vector<std::string> Argv(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {URLSIEVE_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
+  static testing::ChildStreams Streams(const fs::path& dir, const std::string& tag,
+                                       const std::string* input) {
+    testing::ChildStreams streams{dir / (tag + ".in"), dir / (tag + ".out"), dir / (tag + ".err"),
+                                  /*stdin_pipe=*/input == nullptr};
+    if (input != nullptr) testing::WriteFile(streams.in, *input);
+    return streams;
+  }
 };
 
 class RedisFilterCommandTest : public ::testing::Test {

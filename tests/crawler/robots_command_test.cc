@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/scratch_dir.h"
+
 namespace {
 
 struct ProcessResult {
@@ -31,10 +33,6 @@ ProcessResult RunUrlsieve(const std::string& args) {
 class RobotsCommandTest : public ::testing::Test {
  protected:
   RobotsCommandTest() {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("robots_cmd_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
     robots_ = (dir_ / "robots.txt").string();
     std::ofstream(robots_) << "# test file\n"
                               "User-agent: *\n"
@@ -44,9 +42,9 @@ class RobotsCommandTest : public ::testing::Test {
                               "User-agent: strictbot\n"
                               "Disallow: /\n";
   }
-  ~RobotsCommandTest() override { std::filesystem::remove_all(dir_); }
 
-  std::filesystem::path dir_;
+  urlsieve::testing::ScratchDir scratch_{"robots_cmd"};
+  const std::filesystem::path dir_ = scratch_.path();
   std::string robots_;
 };
 

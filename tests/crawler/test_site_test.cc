@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "crawler/fetch/fetcher.h"
-#include "url/url_canonicalizer.h"
+#include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve::site {
 namespace {
@@ -78,8 +79,8 @@ TEST(SiteServerTest, BindsLoopbackAndLogsEveryRequest) {
 TEST(SiteServerTest, MirrorsTheLogToAFile) {
   auto server = StartGenerated(1);
   ASSERT_TRUE(server.ok());
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("urlsieve_site_log_" + std::to_string(::getpid()) + ".tsv");
+  urlsieve::testing::ScratchDir scratch("urlsieve_site_log");
+  const auto path = scratch.path() / "log.tsv";
   ASSERT_TRUE((*server)->log().MirrorToFile(path.string()).ok());
   EXPECT_EQ(MakeFetcher()->Fetch((*server)->Url("/about")).status, 200);
   (*server)->Stop();
@@ -92,7 +93,6 @@ TEST(SiteServerTest, MirrorsTheLogToAFile) {
   // ... then the answer: status, body bytes, and no If-None-Match / If-Modified-Since ("-").
   EXPECT_NE(line.find("\t/about\t200\t"), std::string::npos) << line;
   EXPECT_TRUE(line.ends_with("\t-\t-")) << line;
-  std::filesystem::remove(path);
   EXPECT_FALSE((*server)->log().MirrorToFile("/nonexistent-dir/x.tsv").ok());
 }
 
@@ -245,8 +245,8 @@ TEST(StaticSiteTest, DemoSiteIsSmallConnectedAndHasItsRedirectsAnd404) {
 }
 
 TEST(StaticSiteTest, ServesFilesIndexesRedirectsAndRefusesTraversal) {
-  const auto root =
-      std::filesystem::temp_directory_path() / ("urlsieve_static_" + std::to_string(::getpid()));
+  urlsieve::testing::ScratchDir scratch("urlsieve_static");
+  const auto root = scratch.path() / "site";
   std::filesystem::create_directories(root / "sub");
   std::ofstream(root / "index.html") << "<p>home</p>";
   std::ofstream(root / "sub" / "page.html") << "<p>page</p>";
@@ -274,8 +274,6 @@ TEST(StaticSiteTest, ServesFilesIndexesRedirectsAndRefusesTraversal) {
   std::ofstream(root / "_redirects") << "/bad\n";
   EXPECT_EQ(StaticSite::Open(root).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(StaticSite::Open(root / "index.html").ok());
-  std::filesystem::remove_all(root);
-  std::filesystem::remove(root.parent_path() / "outside.html");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// ThreadSanitizer suppressions for crawler_tests.
+// ThreadSanitizer suppressions for the crawler test binaries (crawler_tests, crawler_e2e_tests,
+// crawler_redis_tests: tests/CMakeLists.txt links this file into each).
 //
 // Debian's libcpp-httplib is a prebuilt, uninstrumented shared library. Its function-local static
 // std::regex objects are initialized under a guard whose fast-path acquire load TSan cannot see, so

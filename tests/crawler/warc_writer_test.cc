@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tests/support/file_contents.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -98,18 +99,9 @@ struct Record {
 
 class WarcWriterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    // The process id and the suite: two suites running at once (WarcWriterTest and
-    // WarcRevisitTest share test names; two checkouts' ctest runs) never share a directory.
-    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ =
-        std::filesystem::path(::testing::TempDir()) /
-        ("warc_" + std::to_string(getpid()) + "_" + test->test_suite_name() + "." + test->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "crawl.warc.gz").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // ScratchDir names the process and the suite: two suites running at once (WarcWriterTest and
+  // WarcRevisitTest share test names; two checkouts' ctest runs) never share a directory.
+  void SetUp() override { path_ = (dir_ / "crawl.warc.gz").string(); }
 
   std::unique_ptr<WarcWriter> Open(std::optional<uint64_t> truncate_to = {}) {
     WarcWriterOptions options;
@@ -131,7 +123,8 @@ class WarcWriterTest : public ::testing::Test {
     return ex;
   }
 
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_{"warc"};
+  const std::filesystem::path dir_ = scratch_.path();
   std::string path_;
 };
 

@@ -18,6 +18,7 @@
 #include "dedup/bloom/scalable_bloom_filter.h"
 #include "tests/dedup/bloom_test_util.h"
 #include "tests/support/file_contents.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -29,9 +30,6 @@ using testing::WriteFile;
 class BloomSnapshotTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "bloom_snapshot_XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     path_ = dir_ + "/seen.bloom";
     BloomOptions options;
     options.capacity = 2'000;
@@ -40,7 +38,6 @@ class BloomSnapshotTest : public ::testing::Test {
     keys_ = RandomKeys(7'000, 7);  // 2'000 + 4'000 < 7'000: three layers
     for (const KeyHash& k : keys_) filter_->InsertIfNew(k);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Loading `bytes` fails with `code`, and leaves the file byte-for-byte as it was.
   void ExpectLoadFails(const std::string& bytes, StatusCode code) {
@@ -62,7 +59,8 @@ class BloomSnapshotTest : public ::testing::Test {
     return names;
   }
 
-  std::string dir_;
+  testing::ScratchDir scratch_{"bloom_snapshot"};
+  const std::string dir_ = scratch_.path().string();
   std::string path_;
   std::unique_ptr<ScalableBloomFilter> filter_;
   std::vector<KeyHash> keys_;

@@ -14,26 +14,18 @@
 #include <string>
 
 #include "tests/support/redis_server.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve::testing {
 
 class SharedRedisServerHolder {
  public:
-  SharedRedisServerHolder()
-      : dir_(std::filesystem::temp_directory_path() /
-             ("urlsieve_shared_redis_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(dir_);
-    server_ = RedisServer::Start(dir_);
-  }
-  ~SharedRedisServerHolder() {
-    server_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  SharedRedisServerHolder() : server_(RedisServer::Start(dir_.path())) {}
+  ~SharedRedisServerHolder() { server_.reset(); }  // before its directory goes
   RedisServer* server() { return server_.get(); }
 
  private:
-  std::filesystem::path dir_;
+  ScratchDir dir_{"urlsieve_shared_redis"};
   std::unique_ptr<RedisServer> server_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "base/sqlite_db.h"
 #include "dedup/seen_filter.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -16,14 +17,6 @@ namespace fs = std::filesystem;
 
 class SeenFilterKeyVersionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("urlsieve_key_version_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   SeenFilterOptions Options(int key_version = kCurrentKeyVersion) const {
     SeenFilterOptions o;
     o.capacity = 1000;
@@ -42,7 +35,8 @@ class SeenFilterKeyVersionTest : public ::testing::Test {
     return std::string(read->ColumnText(0));
   }
 
-  fs::path dir_;
+  testing::ScratchDir scratch_{"urlsieve_key_version"};
+  const fs::path dir_ = scratch_.path() / "state";  // created by the filter
 };
 
 TEST_F(SeenFilterKeyVersionTest, NewStateRecordsTheCurrentKeyVersion) {

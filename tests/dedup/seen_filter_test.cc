@@ -19,6 +19,7 @@
 #include "tests/dedup/format1_state.h"
 #include "tests/dedup/seen_state.h"
 #include "tests/support/file_contents.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
 namespace {
@@ -28,14 +29,6 @@ using testing::ReadFile;
 
 class SeenFilterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("urlsieve_seen_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   SeenFilterOptions Persistent(bool exact, bool checkpointed = false) {
     SeenFilterOptions o;
     o.capacity = 10000;
@@ -70,7 +63,8 @@ class SeenFilterTest : public ::testing::Test {
     return false;
   }
 
-  fs::path dir_;
+  testing::ScratchDir scratch_{"urlsieve_seen"};
+  const fs::path dir_ = scratch_.path() / "state";  // created by the filter
 };
 
 TEST_F(SeenFilterTest, InMemoryDeduplicatesCanonicalSpellings) {

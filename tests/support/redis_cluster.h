@@ -31,6 +31,7 @@
 
 #include "redis/redis_address.h"
 #include "redis/redis_connection.h"
+#include "tests/support/child_process.h"
 #include "tests/support/redis_server.h"
 
 namespace urlsieve::testing {
@@ -181,31 +182,9 @@ class RedisCluster {
   // Runs a tool, its output to `log`; false if it fails or outlives `timeout` (then it is killed).
   static bool RunTool(std::vector<std::string> args, const std::filesystem::path& log,
                       std::chrono::seconds timeout) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, STDOUT_FILENO);
-        ::dup2(fd, STDERR_FILENO);
-      }
-      std::vector<char*> argv;
-      for (std::string& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execvp(argv[0], argv.data());
-      ::_exit(127);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling for its exit
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    return false;
+    std::filesystem::remove(log);
+    ChildProcess tool(std::move(args), ChildStreams{"/dev/null", log, log});
+    return tool.Wait(timeout) == 0;
   }
 
   static std::string ReadFile(const std::filesystem::path& path) {

@@ -11,12 +11,13 @@
 #include <thread>
 #include <vector>
 
+#include "dedup/redis_seen_set.h"
 #include "redis/redis_client.h"
 #include "redis/redis_cluster_client.h"
-#include "dedup/redis_seen_set.h"
 #include "tests/dedup/redis_contract_set.h"
 #include "tests/dedup/seen_set_contract.h"
 #include "tests/support/redis_cluster.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve::testing {
 namespace {
@@ -25,21 +26,12 @@ namespace {
 // exits (ctest runs each test in a process of its own; inside one, tests use distinct set names).
 class SharedClusterHolder {
  public:
-  SharedClusterHolder()
-      : dir_(std::filesystem::temp_directory_path() /
-             ("urlsieve_shared_redis_cluster_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(dir_);
-    cluster_ = RedisCluster::Start(dir_);
-  }
-  ~SharedClusterHolder() {
-    cluster_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  SharedClusterHolder() : cluster_(RedisCluster::Start(dir_.path())) {}
+  ~SharedClusterHolder() { cluster_.reset(); }  // before its directory goes
   RedisCluster* cluster() { return cluster_.get(); }
 
  private:
-  std::filesystem::path dir_;
+  ScratchDir dir_{"urlsieve_shared_redis_cluster"};
   std::unique_ptr<RedisCluster> cluster_;
 };
 

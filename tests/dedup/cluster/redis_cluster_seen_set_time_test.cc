@@ -15,6 +15,7 @@
 #include "base/clock.h"
 #include "dedup/redis_seen_set.h"
 #include "tests/support/redis_cluster.h"
+#include "tests/support/scratch_dir.h"
 
 namespace urlsieve::testing {
 namespace {
@@ -50,10 +51,8 @@ int CountForgotten(SeenSet& set, int from, int to) {
 }
 
 TEST(RedisClusterSeenSetTimeTest, GenerationsAndForgettingSpreadOverTheMasters) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("urlsieve_cluster_time_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  auto cluster = RedisCluster::Start(dir);
+  ScratchDir dir("urlsieve_cluster_time");
+  auto cluster = RedisCluster::Start(dir.path());
   ASSERT_NE(cluster, nullptr);
   for (bool exact : {false, true}) {
     ManualClock clock;
@@ -95,7 +94,6 @@ TEST(RedisClusterSeenSetTimeTest, GenerationsAndForgettingSpreadOverTheMasters) 
     EXPECT_EQ(masters.size(), static_cast<size_t>(cluster->size()));
   }
   cluster.reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

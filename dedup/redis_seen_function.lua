@@ -224,13 +224,37 @@ local function replayed(prefix, token, seq)
   return done_key, nil
 end
 
--- The test-and-set of a batch in one shard (insert and insert_routed): the batch's key
--- arguments follow `head` leading arguments, each key's starting with [field (exact)]
--- [payload (with_payload)]. Returns nil and an error reply (nothing written), or a table:
--- answer (one character per key), fresh (the argument starts of the keys told new), layers,
--- count.
-local function test_and_set(count_key, exact, provided, with_payload, argv, head)
-  local prefix = string.sub(count_key, 1, -6)
+-- The head of every writing call: KEYS[1] the shard's count hash; ARGV exact, token, seq. Returns
+-- the shard's key prefix, exact, seq, and the replay record (replayed).
+local function writing_call(keys, argv)
+  local prefix = string.sub(keys[1], 1, -6)
+  local done_key, done = replayed(prefix, argv[2], argv[3])
+  return prefix, argv[1] == '1', argv[3], done_key, done
+end
+
+-- Keeps a call's answer under its token and sequence number for 300 s (replayed).
+local function remember(done_key, seq, answer)
+  if done_key then redis.call('SET', done_key, seq .. '|' .. answer, 'EX', 300) end
+end
+
+-- A crawl's claim log (ARGV claim log; "" none): "<generation> <payload>" appended per key told
+-- new, its payload at argv[fresh[i] + e], in pushes of at most 4001 (Lua's unpack takes ≤ 8000).
+local function log_claims(prefix, claims, generation, argv, fresh, e)
+  if claims == '' or #fresh == 0 then return end
+  local list = prefix .. 'claims:' .. claims
+  local j = 1
+  while j <= #fresh do
+    local last = math.min(#fresh, j + 4000)
+    local items = {}
+    for r = j, last do items[#items + 1] = generation .. ' ' .. argv[fresh[r] + e] end
+    redis.call('RPUSH', list, unpack(items))
+    j = last + 1
+  end
+end
+
+-- A layered shard's state, checked against the P (`provided`) layers a call gives offsets for:
+-- the state (as shard_state), or nil and an error reply.
+local function layered_state(count_key, provided)
   local nlayers, count, layers, maybe, fps, unit = shard_state(count_key)
   if not nlayers then
     return nil, redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
@@ -238,6 +262,25 @@ local function test_and_set(count_key, exact, provided, with_payload, argv, head
   if not provided or provided < 1 or provided > #layers then
     return nil, redis.error_reply('ERR urlsieve: bad layer count')
   end
+  return nlayers, count, layers, maybe, fps, unit
+end
+
+-- The argument starts of a call's keys: key i's are at head + 1 + (i - 1) * stride.
+local function key_starts(nkeys, head, stride)
+  local starts = {}
+  for i = 1, nkeys do starts[i] = head + 1 + (i - 1) * stride end
+  return starts
+end
+
+-- The test-and-set of a batch in one shard (insert and insert_routed): the batch's key
+-- arguments follow `head` leading arguments, each key's starting with [field (exact)]
+-- [payload (with_payload)]. Returns nil and an error reply (nothing written), or a table:
+-- answer (one character per key), fresh (the argument starts of the keys told new), layers,
+-- count.
+local function test_and_set(count_key, exact, provided, with_payload, argv, head)
+  local prefix = string.sub(count_key, 1, -6)
+  local nlayers, count, layers, maybe, fps, unit = layered_state(count_key, provided)
+  if not nlayers then return nil, count end
   local starts, stride = arguments(layers, provided, exact, with_payload)
   local nkeys = (#argv - head) / stride
   if nkeys ~= math.floor(nkeys) then
@@ -254,11 +297,8 @@ local function test_and_set(count_key, exact, provided, with_payload, argv, head
   local bumped = {}
   local e = exact and 1 or 0
   local answer = {}
-  local pending = {}
-  for i = 1, nkeys do
-    answer[i] = '0'
-    pending[i] = head + 1 + (i - 1) * stride
-  end
+  for i = 1, nkeys do answer[i] = '0' end
+  local pending = key_starts(nkeys, head, stride)
   local newest = nlayers - 1
   for l = 0, newest - 1 do pending = absent_from(c, l, pending) end
   local fresh = {}
@@ -317,41 +357,11 @@ local function test_and_set(count_key, exact, provided, with_payload, argv, head
   return {answer = table.concat(answer), fresh = fresh, layers = newest + 1, count = count}, nil
 end
 
-local function insert(keys, argv)
-  local count_key = keys[1]
-  local prefix = string.sub(count_key, 1, -6)
-  local exact = argv[1] == '1'
-  local token, seq, claims, generation = argv[2], argv[3], argv[4], argv[5]
-  local done_key, done = replayed(prefix, token, seq)
-  if done then return done end
-  local claim = claims ~= ''
-  local r, err = test_and_set(count_key, exact, tonumber(argv[6]), claim, argv, 6)
-  if not r then return err end
-  local fresh = r.fresh
-  local e = exact and 1 or 0
-  if claim and #fresh > 0 then
-    local list = prefix .. 'claims:' .. claims
-    local j = 1
-    while j <= #fresh do
-      local last = math.min(#fresh, j + 4000)
-      local items = {}
-      for r2 = j, last do items[#items + 1] = generation .. ' ' .. argv[fresh[r2] + e] end
-      redis.call('RPUSH', list, unpack(items))
-      j = last + 1
-    end
-  end
-  if done_key then redis.call('SET', done_key, seq .. '|' .. r.answer, 'EX', 300) end
-  return {r.answer, r.layers, r.count}
-end
-
 -- Routed mode: the test-and-set of insert, and each new key's payload appended to the shard's
 -- inbox stream (KEYS[2]), whose consumer group is created with it, before its first entry.
 local function insert_routed(keys, argv)
-  local count_key, inbox = keys[1], keys[2]
-  local prefix = string.sub(count_key, 1, -6)
-  local exact = argv[1] == '1'
-  local token, seq, group = argv[2], argv[3], argv[4]
-  local done_key, done = replayed(prefix, token, seq)
+  local count_key, inbox, group = keys[1], keys[2], argv[4]
+  local _, exact, seq, done_key, done = writing_call(keys, argv)
   if done then return done end
   -- Checked before any write: a failing XADD would leave keys seen and not queued.
   local inbox_type = redis.call('TYPE', inbox)['ok']
@@ -369,7 +379,7 @@ local function insert_routed(keys, argv)
     local e = exact and 1 or 0
     for q = 1, #fresh do redis.call('XADD', inbox, '*', 'c', argv[fresh[q] + e]) end
   end
-  if done_key then redis.call('SET', done_key, seq .. '|' .. r.answer, 'EX', 300) end
+  remember(done_key, seq, r.answer)
   return {r.answer, r.layers, r.count}
 end
 
@@ -378,13 +388,8 @@ local function contains(keys, argv)
   local prefix = string.sub(count_key, 1, -6)
   local exact = argv[1] == '1'
   local provided = tonumber(argv[2])
-  local nlayers, count, layers, _, _, unit = shard_state(count_key)
-  if not nlayers then
-    return redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
-  end
-  if not provided or provided < 1 or provided > #layers then
-    return redis.error_reply('ERR urlsieve: bad layer count')
-  end
+  local nlayers, count, layers, _, _, unit = layered_state(count_key, provided)
+  if not nlayers then return count end
   if nlayers > provided then return stale(nlayers, count) end
   local starts, stride = arguments(layers, provided, exact, false)
   local nkeys = (#argv - 2) / stride
@@ -393,8 +398,7 @@ local function contains(keys, argv)
   end
   local c = {prefix = prefix, argv = argv, layers = layers, starts = starts, exact = exact,
              maybe = 0, fp = 0, unit = unit}
-  local pending = {}
-  for i = 1, nkeys do pending[i] = 3 + (i - 1) * stride end
+  local pending = key_starts(nkeys, 2, stride)
   for l = 0, nlayers - 1 do pending = absent_from(c, l, pending) end
   local answer = {}
   for i = 1, nkeys do answer[i] = '1' end
@@ -448,19 +452,11 @@ end
 -- counters there are decremented. Replies [one character per key, '1' forgotten; layers; count].
 local function forget(keys, argv)
   local count_key = keys[1]
-  local prefix = string.sub(count_key, 1, -6)
-  local exact = argv[1] == '1'
-  local token, seq = argv[2], argv[3]
-  local done_key, done = replayed(prefix, token, seq)
+  local prefix, exact, seq, done_key, done = writing_call(keys, argv)
   if done then return done end
   local provided = tonumber(argv[4])
-  local nlayers, count, layers, _, _, unit = shard_state(count_key)
-  if not nlayers then
-    return redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
-  end
-  if not provided or provided < 1 or provided > #layers then
-    return redis.error_reply('ERR urlsieve: bad layer count')
-  end
+  local nlayers, count, layers, _, _, unit = layered_state(count_key, provided)
+  if not nlayers then return count end
   if nlayers > provided then return stale(nlayers, count) end
   if not exact and unit ~= 4 then
     return redis.error_reply('ERR urlsieve: ' .. count_key .. ' is a plain Bloom filter: it ' ..
@@ -491,7 +487,7 @@ local function forget(keys, argv)
     answer[i] = gone and '1' or '0'
   end
   local r = table.concat(answer)
-  if done_key then redis.call('SET', done_key, seq .. '|' .. r, 'EX', 300) end
+  remember(done_key, seq, r)
   return {r, nlayers, count}
 end
 
@@ -543,8 +539,7 @@ local function gen_test_and_set(count_key, exact, with_payload, argv, head, now_
   local now = gen_now(now_text)
   local cur = math.floor(now / st.span)
   local c = {argv = argv, exact = exact, unit = st.unit, maybe = st.maybe, fp = st.fp, held = {}}
-  local pending = {}
-  for i = 1, nkeys do pending[i] = head + 1 + (i - 1) * stride end
+  local pending = key_starts(nkeys, head, stride)
   -- The live generations before the current one, and any after it: a client whose clock is
   -- behind another's (a clock given by the client) must not tell new a key that client put into
   -- a generation it does not know yet (its age then counts as 0).
@@ -602,38 +597,33 @@ local function gen_test_and_set(count_key, exact, with_payload, argv, head, now_
     if g then answer[i] = string.char(65 + cur - g) else answer[i] = '1' end
   end
   return {answer = fmt(now) .. ' ' .. fmt(cur) .. ' ' .. table.concat(answer), fresh = fresh,
-          count = count}, nil
+          layers = 1, count = count}, nil
 end
 
--- ARGV: exact, token, seq, claim log ("" none), generation, now ("" server TIME), then per key
--- [field (exact)] [payload (claim log)] [bucket (exact)] its bit offsets. Replies ["<now> <cur>
--- <per key: '1' new, 'A' + age of the generation holding it>", 1, the current count].
-local function insert_gen(keys, argv)
-  local count_key = keys[1]
-  local prefix = string.sub(count_key, 1, -6)
-  local exact = argv[1] == '1'
-  local token, seq, claims, generation = argv[2], argv[3], argv[4], argv[5]
-  local done_key, done = replayed(prefix, token, seq)
+-- insert and insert_gen. ARGV: exact, token, seq, claim log ("" none), generation, then P
+-- (insert; see test_and_set) or now (insert_gen: unix ms, "" the server's TIME), then per key its
+-- arguments. The batch's test-and-set in a layered or a generational shard, then its claim log.
+-- Replies [verdicts, layers (1 for a generational shard), count].
+local function logged_insert(keys, argv, generational)
+  local count_key, claims, generation = keys[1], argv[4], argv[5]
+  local prefix, exact, seq, done_key, done = writing_call(keys, argv)
   if done then return done end
-  local claim = claims ~= ''
-  local r, err = gen_test_and_set(count_key, exact, claim, argv, 6, argv[6])
-  if not r then return err end
-  local fresh = r.fresh
-  local e = exact and 1 or 0
-  if claim and #fresh > 0 then
-    local list = prefix .. 'claims:' .. claims
-    local j = 1
-    while j <= #fresh do
-      local last = math.min(#fresh, j + 4000)
-      local items = {}
-      for r2 = j, last do items[#items + 1] = generation .. ' ' .. argv[fresh[r2] + e] end
-      redis.call('RPUSH', list, unpack(items))
-      j = last + 1
-    end
+  local r, err
+  if generational then
+    r, err = gen_test_and_set(count_key, exact, claims ~= '', argv, 6, argv[6])
+  else
+    r, err = test_and_set(count_key, exact, tonumber(argv[6]), claims ~= '', argv, 6)
   end
-  if done_key then redis.call('SET', done_key, seq .. '|' .. r.answer, 'EX', 300) end
-  return {r.answer, 1, r.count}
+  if not r then return err end
+  log_claims(prefix, claims, generation, argv, r.fresh, exact and 1 or 0)
+  remember(done_key, seq, r.answer)
+  return {r.answer, r.layers, r.count}
 end
+
+local function insert(keys, argv) return logged_insert(keys, argv, false) end
+-- A generational shard's answer is "<now> <cur> <per key: '1' new, 'A' + the age of the
+-- generation holding it>".
+local function insert_gen(keys, argv) return logged_insert(keys, argv, true) end
 
 -- ARGV: exact, now, then per key [field] [bucket] offsets. Replies ['1' per key a live
 -- generation holds, 1, 0]. No writes.
@@ -653,8 +643,7 @@ local function contains_gen(keys, argv)
   local now = gen_now(argv[2])
   local cur = math.floor(now / st.span)
   local c = {argv = argv, exact = exact, unit = st.unit, maybe = 0, fp = 0}
-  local pending = {}
-  for i = 1, nkeys do pending[i] = head + 1 + (i - 1) * stride end
+  local pending = key_starts(nkeys, head, stride)
   for g = cur - st.gens, cur + st.gens do
     local key = prefix .. 'gen:' .. fmt(g)
     if #pending > 0 and redis.call('EXISTS', key) == 1 then
@@ -673,10 +662,7 @@ end
 -- decremented. Replies ['1' per key forgotten, 1, 0].
 local function forget_gen(keys, argv)
   local count_key = keys[1]
-  local prefix = string.sub(count_key, 1, -6)
-  local exact = argv[1] == '1'
-  local token, seq = argv[2], argv[3]
-  local done_key, done = replayed(prefix, token, seq)
+  local prefix, exact, seq, done_key, done = writing_call(keys, argv)
   if done then return done end
   local st = gen_state(count_key)
   if not st then return gen_noinit(count_key) end
@@ -713,7 +699,7 @@ local function forget_gen(keys, argv)
     answer[i] = gone and '1' or '0'
   end
   local r = table.concat(answer)
-  if done_key then redis.call('SET', done_key, seq .. '|' .. r, 'EX', 300) end
+  remember(done_key, seq, r)
   return {r, 1, 0}
 end
 

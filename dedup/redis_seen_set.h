@@ -182,8 +182,8 @@ class RedisSeenSet final : public SeenSet {
                                                     std::vector<SeenNotice>* notices);
   ~RedisSeenSet() override;
 
-  Status InsertHashedIfNew(std::span<const std::string_view> keys,
-                           std::span<const KeyHash> hashes, std::span<bool> is_new) override;
+  Status InsertHashedIfNew(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
+                           std::span<bool> is_new) override;
   Status InsertHashedIfNewClaiming(std::span<const std::string_view> keys,
                                    std::span<const KeyHash> hashes,
                                    std::span<const std::string_view> payloads,

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/sqlite_db.h"
+#include "crawler/cluster_keys.h"
 #include "dedup/bloom_seen_set.h"
 #include "dedup/redis_address.h"
 #include "dedup/redis_seen_set.h"
@@ -249,6 +250,8 @@ Status CrawlState::OpenRoutedSeenSet(RedisSeenSetOptions redis_options,
                                      const CrawlStateOptions::ClusterJoined& joined) {
   // One shard per partition, each sharing its partition's hash tag (redis_seen_set.h).
   redis_options.routed = true;
+  redis_options.new_key_stream = {std::string(kClusterInboxSuffix),
+                                  std::string(kClusterInboxGroup)};
   redis_options.shards = joined.partitions;
   Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(redis_options, &notices_);
   if (!set.ok()) return set.status();

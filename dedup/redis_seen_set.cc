@@ -28,10 +28,6 @@ std::string RedisShardKeyPrefix(std::string_view name, uint32_t shard) {
   return out;
 }
 
-std::string RedisInboxKey(std::string_view name, uint32_t shard) {
-  return RedisShardKeyPrefix(name, shard) + "inbox";
-}
-
 RedisSeenSet::RedisSeenSet(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RedisSeenSet::~RedisSeenSet() = default;
 

@@ -125,7 +125,11 @@ class RedisSeenSet::Impl {
     return RedisShardKeyPrefix(options_.name, shard);
   }
   std::string CountKey(uint32_t shard) const { return ShardPrefix(shard) + "count"; }
-  std::string InboxKey(uint32_t shard) const { return RedisInboxKey(options_.name, shard); }
+  // Routed mode: the shard's new-key stream (RedisNewKeyStream), when the options name one.
+  bool has_stream() const { return routed_ && !options_.new_key_stream.suffix.empty(); }
+  std::string InboxKey(uint32_t shard) const {
+    return ShardPrefix(shard) + options_.new_key_stream.suffix;
+  }
   std::string EpochKey() const { return "urlsieve:{" + options_.name + "}:forgets"; }
   std::string ClaimsKey(uint32_t shard) const {
     return ShardPrefix(shard) + "claims:" + options_.claim_log;

@@ -177,7 +177,7 @@ RedisCommand RedisSeenSet::Impl::BuildInsertCall(const InsertCall& call, size_t 
             ExactArg(),
             call.batch.token,
             call.seq,
-            std::string(kRedisInboxGroup),
+            options_.new_key_stream.group,
             std::to_string(provided)};
   } else {
     argv = {"FCALL",         kRedisSeenInsert,        "1",      CountKey(s),

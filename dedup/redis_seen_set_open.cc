@@ -99,6 +99,11 @@ Status RedisSeenSet::Impl::CheckOpenOptions() const {
                                      " routed: a routed set has no claim log (its inboxes "
                                      "hold the new keys)");
     }
+    if (options_.new_key_stream.suffix.empty() || options_.new_key_stream.group.empty()) {
+      return Status::InvalidArgument("opening " + What() +
+                                     " routed: the stream its new keys go to is required "
+                                     "(new_key_stream)");
+    }
   }
   return Status::Ok();
 }
@@ -326,7 +331,7 @@ Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too) {
   for (uint32_t s = 0; s < shards_; ++s) {
     expected.push_back({CountKey(s), "hash"});
     expected.push_back({ShardPrefix(s) + "bloom:0", "string"});
-    if (routed_) expected.push_back({InboxKey(s), "stream"});
+    if (has_stream()) expected.push_back({InboxKey(s), "stream"});
   }
   for (const auto& [key, type] : expected) commands.push_back(Command({"TYPE", key}));
   std::vector<RedisReply> replies;

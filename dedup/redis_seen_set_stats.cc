@@ -211,7 +211,7 @@ Status RedisSeenSet::Impl::AddInboxUsage(RedisClient& client, RedisSeenSetUsage*
   // A routed set's inboxes: the crawl cluster's work queue, counted apart from the set.
   std::vector<RedisCommand> commands;
   std::vector<RedisReply> replies;
-  for (uint32_t begin = 0; routed_ && begin < shards_; begin += kPipelineChunk / 2) {
+  for (uint32_t begin = 0; has_stream() && begin < shards_; begin += kPipelineChunk / 2) {
     const uint32_t end = std::min<uint32_t>(shards_, begin + kPipelineChunk / 2);
     commands.clear();
     for (uint32_t s = begin; s < end; ++s) {

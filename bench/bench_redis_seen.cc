@@ -48,9 +48,10 @@
 #include <vector>
 
 #include "bench/support_url_generator.h"
-#include "redis/redis_client.h"
+#include "crawler/cluster/cluster_keys.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_set.h"
+#include "redis/redis_client.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve {
@@ -330,6 +331,7 @@ class UrlsieveContender final : public Contender {
     if (!front_cache_) options.front_cache_keys = 0;
     options.shards = shards_;
     options.routed = routed_;
+    options.new_key_stream = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
     options.requested.revisit_after_s = revisit_after_s_;
     options.requested.generations = kGenerations;
     options.requested.deletable = deletable_;

@@ -4,6 +4,8 @@
 # urlsieve::url (base/ + url/, for the frontier), urlsieve::dedup (the embeddable seen stage,
 # installed) and urlsieve::crawler.
 
+include(${CMAKE_CURRENT_LIST_DIR}/EmbedFile.cmake)  # urlsieve_embed_file: Redis Functions' .lua
+
 # urlsieve_objects(NAME SOURCES file... [LINK target...]): a folder's object library.
 function(urlsieve_objects name)
   cmake_parse_arguments(arg "" "" "SOURCES;LINK" ${ARGN})

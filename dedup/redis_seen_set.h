@@ -21,8 +21,9 @@
 //                                   per bucket at the layer's capacity, so they stay listpack-
 //                                   encoded), field = 14 bytes of the key's 128-bit hash, no value.
 //   urlsieve:{NAME:s}:claims:LOG    list: the claim log of a crawl, "<generation> <payload>".
-//   urlsieve:{NAME:s}:inbox         routed mode: stream, one entry {c: payload} per key told new,
-//                                   consumer group "crawl"; made with the shard's first new key.
+//   urlsieve:{NAME:s}:<suffix>      routed mode: the caller's stream (RedisNewKeyStream; a crawl
+//                                   cluster's inbox), one entry {c: payload} per key told new, its
+//                                   consumer group made with it, at the shard's first new key.
 //   urlsieve:{NAME:s}:done:TOKEN    string, 300 s: the last answer of one pooled connection
 //                                   ("<seq>|<verdicts>"), for retries (below).
 //   urlsieve:{NAME:s}:gen:G         a generational set (revisit_after) instead of layers: the
@@ -106,13 +107,22 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "redis/redis_address.h"
-#include "redis/redis_connection.h"
 #include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
 #include "dedup/state_dir.h"
+#include "redis/redis_address.h"
+#include "redis/redis_connection.h"
 
 namespace urlsieve {
+
+// Where a routed set appends each new key's payload: per shard s, the stream
+// RedisShardKeyPrefix(name, s) + suffix (so it shares the shard's slot), with the consumer group
+// `group`, created with the stream (reading from id 0). The names are the caller's: a crawl
+// cluster's inboxes (crawler/cluster/cluster_keys.h).
+struct RedisNewKeyStream {
+  std::string suffix;  // e.g. "inbox"
+  std::string group;
+};
 
 struct RedisSeenSetOptions {
   RedisAddress address;
@@ -133,16 +143,18 @@ struct RedisSeenSetOptions {
   // exactly `shards` shards (required; an existing set must have been created routed with as many,
   // else FailedPrecondition naming both), the caller names each key's shard (InsertRouted: the
   // cluster's partition of the URL's host), and with each key told new its payload is appended,
-  // in the same atomic Function call, to that shard's inbox stream (RedisInboxKey: one field
-  // "c" = the payload; the consumer group kRedisInboxGroup is created with the stream, reading
-  // from id 0). So a key can never be seen and not queued. A routed set has no claim log
-  // (claim_log must be empty); InsertHashedIfNew / InsertHashedIfNewClaiming on it are
+  // in the same atomic Function call, to that shard's stream `new_key_stream` (one field "c" =
+  // the payload; its consumer group is created with the stream, reading from id 0; required when
+  // routed, InvalidArgument without). So a key can never be seen and not queued. A routed set has
+  // no claim log (claim_log must be empty); InsertHashedIfNew / InsertHashedIfNewClaiming on it are
   // InvalidArgument, and so is InsertRouted on a set that is not routed. The meta hash records
   // "routed" = 1; opening a routed set unrouted, or the reverse, is FailedPrecondition. A
   // read-only open takes the set as stored. ContainsHashed on a routed set is InvalidArgument
-  // (the key's shard is the caller's to name). The inboxes are the cluster's: the set creates
-  // and appends to them, never reads, trims or deletes them (Usage counts them apart).
+  // (the key's shard is the caller's to name). The streams are the caller's: the set creates
+  // and appends to them, never reads, trims or deletes them (Usage counts them apart; a read-only
+  // open without new_key_stream leaves them out).
   bool routed = false;
+  RedisNewKeyStream new_key_stream;
   // Time and forgetting (docs/features/redis-seen-set.md, "The Redis seen set", "Generations" and
   // "Forgetting"): requested.revisit_after_s / generations make a generational set,
   // requested.deletable a counting one; both stored in the meta, an existing set keeps its own.
@@ -156,9 +168,6 @@ struct RedisSeenSetOptions {
 // Cluster hash tag is "{NAME:s}". A crawl cluster keeps a partition's own keys (its lease) under
 // it, so that they share the shard's slot and one Function may touch them together.
 std::string RedisShardKeyPrefix(std::string_view name, uint32_t shard);
-// Routed mode: the inbox stream of a shard ("urlsieve:{NAME:s}:inbox") and its consumer group.
-std::string RedisInboxKey(std::string_view name, uint32_t shard);
-inline constexpr std::string_view kRedisInboxGroup = "crawl";
 
 // What a set costs in Redis (`urlsieve stats --redis`). bytes and keys are the set's own (its
 // filter, buckets, counters, claim log); a routed set's inbox streams, the crawl cluster's work
@@ -182,8 +191,8 @@ class RedisSeenSet final : public SeenSet {
                                                     std::vector<SeenNotice>* notices);
   ~RedisSeenSet() override;
 
-  Status InsertHashedIfNew(std::span<const std::string_view> keys,
-                           std::span<const KeyHash> hashes, std::span<bool> is_new) override;
+  Status InsertHashedIfNew(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
+                           std::span<bool> is_new) override;
   Status InsertHashedIfNewClaiming(std::span<const std::string_view> keys,
                                    std::span<const KeyHash> hashes,
                                    std::span<const std::string_view> payloads,

@@ -52,59 +52,6 @@ Status CheckStateDbIsThere(const std::string& dir, const std::string& db_path) {
 
 }  // namespace
 
-std::string EncodeStoredCanonicalize(const CanonicalizeOptions& o) {
-  std::string s;
-  if (o.key_version != 1) s += "key_version=" + std::to_string(o.key_version) + ",";
-  // "sort_query=0,drop_empty_query=0,...": the rules in table order, as existing states hold them.
-  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
-    if (&rule != &kCanonicalizeRules[0]) s += ',';
-    s += rule.name;
-    s += '=';
-    s += std::to_string(static_cast<int>(o.*rule.member));
-  }
-  s += ",max_length=" + std::to_string(o.max_length);
-  return s;
-}
-
-Result<CanonicalizeOptions> DecodeStoredCanonicalize(const std::string& s) {
-  CanonicalizeOptions o;
-  int consumed = 0;
-  o.key_version = 1;
-  if (std::sscanf(s.c_str(), "key_version=%d,%n", &o.key_version, &consumed) == 1 &&
-      (consumed == 0 || o.key_version < 2 || o.key_version > kCurrentKeyVersion)) {
-    return Status::Unsupported("the state's keys are of canonicalizer version " +
-                               std::to_string(o.key_version) + "; this build makes versions 1 to " +
-                               std::to_string(kCurrentKeyVersion));
-  }
-  // Field by field, as one sscanf over "sort_query=%u,...,max_length=%llu" read them: each name
-  // matched literally, each value by %u (so trailing text after max_length is ignored, as before).
-  auto unreadable = [&s] {
-    return Status::Corruption("unreadable canonicalizer options in state: '" + s + "'");
-  };
-  std::string_view rest = std::string_view(s).substr(consumed);
-  auto literal = [&rest](std::string_view text) {
-    if (!rest.starts_with(text)) return false;
-    rest.remove_prefix(text.size());
-    return true;
-  };
-  for (const CanonicalizeRule& rule : kCanonicalizeRules) {
-    unsigned value = 0;
-    int n = 0;
-    if ((&rule != &kCanonicalizeRules[0] && !literal(",")) || !literal(rule.name) ||
-        !literal("=") || std::sscanf(rest.data(), "%u%n", &value, &n) != 1) {
-      return unreadable();
-    }
-    rest.remove_prefix(n);
-    o.*rule.member = value != 0;
-  }
-  unsigned long long max_length = 0;
-  if (!literal(",max_length=") || std::sscanf(rest.data(), "%llu", &max_length) != 1) {
-    return unreadable();
-  }
-  o.max_length = static_cast<size_t>(max_length);
-  return o;
-}
-
 StateDir::StateDir(const Options& options)
     : path_(options.path),
       read_only_(options.read_only),
@@ -146,11 +93,22 @@ std::optional<uint64_t> StateDir::StoredNumber(std::string_view key) const {
 }
 
 Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
+  URLSIEVE_RETURN_IF_ERROR(LockDirectory());
+  bool has_meta = false;
+  URLSIEVE_RETURN_IF_ERROR(OpenDatabase(&has_meta));
+  const StateParameters requested = parameters_;
+  if (!has_meta) URLSIEVE_RETURN_IF_ERROR(CreateMeta());
+  // Read back what is stored (also right after creating it: one code path).
+  URLSIEVE_RETURN_IF_ERROR(ReadMeta());
+  NoteStoredParameters(requested, notices);
+  return Status::Ok();
+}
+
+Status StateDir::LockDirectory() {
   std::error_code ec;
   const std::string& dir = path_;
-  const std::string path = DbPath();
   if (read_only_) {
-    if (!std::filesystem::exists(path, ec)) {
+    if (!std::filesystem::exists(DbPath(), ec)) {
       return Status::NotFound("no state in " + dir + " (no state.db)");
     }
   } else {
@@ -161,8 +119,11 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
       StateLock::Acquire(dir, read_only_ ? StateLock::Mode::kShared : StateLock::Mode::kExclusive);
   if (!lock.ok()) return lock.status();
   lock_ = std::move(*lock);
-  URLSIEVE_RETURN_IF_ERROR(CheckStateDbIsThere(dir, path));
+  return CheckStateDbIsThere(dir, DbPath());
+}
 
+Status StateDir::OpenDatabase(bool* has_meta) {
+  const std::string path = DbPath();
   // Open without WAL first: switching the journal mode writes the file header, and a foreign
   // database must be left exactly as it was.
   SqliteDb::Options db_options;
@@ -180,139 +141,115 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
   auto row = tables->Step();
   if (!row.ok()) return row.status();
   const int64_t table_count = tables->ColumnInt64(0);
-  const bool has_meta = tables->ColumnInt64(1) > 0;
+  *has_meta = tables->ColumnInt64(1) > 0;
   tables = SqliteStatement();
-  if (table_count > 0 && !has_meta) {
+  if (table_count > 0 && !*has_meta) {
     return Status::Corruption(path + ": not a urlsieve state database (no urlsieve_meta table)");
   }
-  if (read_only_ && !has_meta) {
-    return Status::NotFound("no state in " + dir + " (state.db holds no urlsieve state)");
+  if (read_only_ && !*has_meta) {
+    return Status::NotFound("no state in " + path_ + " (state.db holds no urlsieve state)");
   }
   if (!read_only_) {
     URLSIEVE_RETURN_IF_ERROR(
         db_->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", "switching to WAL mode"));
   }
   // The exact store's B-tree pages stay hot between batches.
-  URLSIEVE_RETURN_IF_ERROR(db_->Exec("PRAGMA cache_size=-65536"));
+  return db_->Exec("PRAGMA cache_size=-65536");
+}
 
-  const StateParameters requested = parameters_;
-  if (!has_meta) {
-    auto identity = StateIdentity::Random();
-    if (!identity.ok()) return identity.status();
-    URLSIEVE_RETURN_IF_ERROR(db_->Begin("creating the state"));
-    URLSIEVE_RETURN_IF_ERROR(
-        db_->Exec("CREATE TABLE urlsieve_meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID"));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta("format", std::string(kFormat)));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta(
-        "version", std::to_string(requested.exact ? kFormatVersion : kBloomOnlyFormatVersion)));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta("identity", identity->ToHex()));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta("capacity", std::to_string(requested.capacity)));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta("fp_rate", FormatDouble(requested.fp_rate)));
-    URLSIEVE_RETURN_IF_ERROR(WriteMeta("exact", requested.exact ? "1" : "0"));
-    URLSIEVE_RETURN_IF_ERROR(
-        WriteMeta("canonicalize", EncodeStoredCanonicalize(requested.canonicalize)));
+Status StateDir::CreateMeta() {
+  const StateParameters& requested = parameters_;
+  auto identity = StateIdentity::Random();
+  if (!identity.ok()) return identity.status();
+  URLSIEVE_RETURN_IF_ERROR(db_->Begin("creating the state"));
+  URLSIEVE_RETURN_IF_ERROR(
+      db_->Exec("CREATE TABLE urlsieve_meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID"));
+  URLSIEVE_RETURN_IF_ERROR(WriteMeta("format", std::string(kFormat)));
+  URLSIEVE_RETURN_IF_ERROR(WriteMeta(
+      "version", std::to_string(requested.exact ? kFormatVersion : kBloomOnlyFormatVersion)));
+  URLSIEVE_RETURN_IF_ERROR(WriteMeta("identity", identity->ToHex()));
+  // The parameters, the generation between the core ones and the time rows (the order states were
+  // always written in). The time rows only with time, deletable only when set: a state without
+  // them is a plain one, readable by older builds.
+  const FieldList parameters = EncodeStoredParameters(requested, StoredTimeFields::kEachWhenSet);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (i == kStoredCoreFields) URLSIEVE_RETURN_IF_ERROR(WriteMeta("generation", "0"));
+    URLSIEVE_RETURN_IF_ERROR(WriteMeta(parameters[i].first, parameters[i].second));
+  }
+  if (parameters.size() == kStoredCoreFields) {
     URLSIEVE_RETURN_IF_ERROR(WriteMeta("generation", "0"));
-    if (requested.revisit_after_s > 0) {  // absent: a state without time, as before
-      URLSIEVE_RETURN_IF_ERROR(
-          WriteMeta("revisit_after", std::to_string(requested.revisit_after_s)));
-      URLSIEVE_RETURN_IF_ERROR(WriteMeta("generations", std::to_string(requested.generations)));
-    }
-    // Only when set: a state without the row is a plain one, readable by older builds.
-    if (requested.deletable) URLSIEVE_RETURN_IF_ERROR(WriteMeta("deletable", "1"));
-    // An exact state's shards are created by the seen set, once this commit gave it an identity
-    // (exact_store.h).
-    URLSIEVE_RETURN_IF_ERROR(db_->Commit("creating the state"));
   }
+  // An exact state's shards are created by the seen set, once this commit gave it an identity
+  // (exact_store.h).
+  return db_->Commit("creating the state");
+}
 
-  // Read back what is stored (also right after creating it: one code path).
-  {
-    auto read = db_->Prepare("SELECT key, CAST(value AS TEXT) FROM urlsieve_meta");
-    if (!read.ok()) return read.status();
-    for (;;) {
-      auto r = read->Step();
-      if (!r.ok()) return r.status();
-      if (!*r) break;
-      meta_.emplace(std::string(read->ColumnText(0)), std::string(read->ColumnText(1)));
-    }
+Status StateDir::ReadMeta() {
+  auto read = db_->Prepare("SELECT key, CAST(value AS TEXT) FROM urlsieve_meta");
+  if (!read.ok()) return read.status();
+  for (;;) {
+    auto r = read->Step();
+    if (!r.ok()) return r.status();
+    if (!*r) break;
+    meta_.emplace(std::string(read->ColumnText(0)), std::string(read->ColumnText(1)));
   }
-  auto get = [&](std::string_view key) -> Result<std::string> {
-    auto it = meta_.find(key);
-    if (it == meta_.end()) {
-      return Status::Corruption(path + ": urlsieve_meta lacks '" + std::string(key) + "'");
-    }
-    return it->second;
+  return AdoptMeta();
+}
+
+Status StateDir::AdoptMeta() {
+  const std::string path = DbPath();
+  auto lacks = [&path](std::string_view key) {
+    return Status::Corruption(path + ": urlsieve_meta lacks '" + std::string(key) + "'");
   };
-  auto format = get("format");
-  if (!format.ok() || *format != kFormat) {
+  auto format = StoredMeta("format");
+  if (!format || *format != kFormat) {
     return Status::Corruption(path + ": not a urlsieve state database (format is not " +
                               std::string(kFormat) + ")");
   }
-  auto version = get("version");
-  if (!version.ok()) return version.status();
+  auto version = StoredMeta("version");
+  if (!version) return lacks("version");
   const long long version_number = std::strtoll(version->c_str(), nullptr, 10);
   if (version_number > kFormatVersion) {
     return Status::Unsupported(path + ": state format version " + *version +
                                " is newer than this build's " + std::to_string(kFormatVersion));
   }
-  auto capacity = get("capacity");
-  auto fp_rate = get("fp_rate");
-  auto exact = get("exact");
-  auto canon = get("canonicalize");
-  auto generation = get("generation");
-  for (const auto* r : {&capacity, &fp_rate, &exact, &canon, &generation}) {
-    if (!r->ok()) return r->status();
-  }
-  auto canon_options = DecodeStoredCanonicalize(*canon);
-  if (!canon_options.ok()) return canon_options.status();
-  char* end = nullptr;
-  parameters_.capacity = std::strtoull(capacity->c_str(), &end, 10);
-  parameters_.fp_rate = std::strtod(fp_rate->c_str(), &end);
-  parameters_.exact = *exact == "1";
-  if (auto deletable = meta_.find("deletable"); deletable != meta_.end()) {
-    if (deletable->second != "0" && deletable->second != "1") {
-      return Status::Corruption(path + ": bad deletable '" + deletable->second +
-                                "' in urlsieve_meta");
-    }
-    parameters_.deletable = deletable->second == "1";
-  } else {
-    parameters_.deletable = false;
-  }
-  parameters_.canonicalize = *canon_options;
-  generation_ = std::strtoull(generation->c_str(), &end, 10);
-  if (parameters_.capacity == 0 || !(parameters_.fp_rate > 0 && parameters_.fp_rate < 1)) {
-    return Status::Corruption(path + ": bad capacity or fp_rate in urlsieve_meta");
-  }
-  parameters_.revisit_after_s = StoredNumber("revisit_after").value_or(0);
-  parameters_.generations = static_cast<uint32_t>(StoredNumber("generations").value_or(0));
-  if (meta_.contains("revisit_after") &&
-      (parameters_.revisit_after_s == 0 || parameters_.generations == 0)) {
-    return Status::Corruption(path + ": bad revisit_after or generations in urlsieve_meta");
-  }
+  StoredParameterRules rules;
+  rules.where = path + ": urlsieve_meta";
+  rules.time = StoredTimeFields::kEachWhenSet;
+  auto stored = DecodeStoredParameters(meta_, rules);
+  if (!stored.ok()) return stored.status();
+  parameters_ = *stored;
+  auto generation = StoredNumber("generation");
+  if (!generation) return lacks("generation");
+  generation_ = *generation;
   upgraded_at_ = StoredNumber("upgraded_at_generation");
-  if (auto identity = meta_.find("identity"); identity != meta_.end()) {
-    auto parsed = StateIdentity::FromHex(identity->second);
+  if (auto identity = StoredMeta("identity"); identity) {
+    auto parsed = StateIdentity::FromHex(*identity);
     if (!parsed.ok()) return Status::Corruption(path + ": " + parsed.status().message());
     identity_ = *parsed;
   } else if (version_number <= 1) {
     version1_ = true;
   } else {
-    return Status::Corruption(path + ": urlsieve_meta lacks 'identity'");
+    return lacks("identity");
   }
+  return Status::Ok();
+}
 
+void StateDir::NoteStoredParameters(const StateParameters& requested,
+                                    std::vector<SeenNotice>* notices) const {
   const StateParameters& stored = parameters_;
+  auto note = [notices](std::string text) {
+    notices->push_back({SeenNotice::Kind::kStoredParameters, std::move(text)});
+  };
   if (stored.capacity != requested.capacity || stored.fp_rate != requested.fp_rate) {
-    notices->push_back({SeenNotice::Kind::kStoredParameters,
-                        "using the stored capacity " + std::to_string(stored.capacity) +
-                            " and fp-rate " + FormatDouble(stored.fp_rate) + " (requested " +
-                            std::to_string(requested.capacity) + ", " +
-                            FormatDouble(requested.fp_rate) + ")"});
+    note("using the stored capacity " + std::to_string(stored.capacity) + " and fp-rate " +
+         FormatStoredDouble(stored.fp_rate) + " (requested " + std::to_string(requested.capacity) +
+         ", " + FormatStoredDouble(requested.fp_rate) + ")");
   }
   if (stored.exact != requested.exact) {
-    notices->push_back({SeenNotice::Kind::kStoredParameters,
-                        stored.exact
-                            ? "the state is exact (created with exact mode): staying exact"
-                            : "the state was created without exact mode, so its store lacks the "
-                              "earlier keys: staying Bloom-only"});
+    note(stored.exact ? "the state is exact (created with exact mode): staying exact"
+                      : "the state was created without exact mode, so its store lacks the "
+                        "earlier keys: staying Bloom-only");
   }
   if (stored.revisit_after_s != requested.revisit_after_s ||
       (stored.revisit_after_s > 0 && stored.generations != requested.generations)) {
@@ -322,33 +259,27 @@ Status StateDir::OpenDb(std::vector<SeenNotice>* notices) {
       return "revisit-after " + FormatDuration(std::chrono::seconds(p.revisit_after_s)) + " in " +
              std::to_string(p.generations) + " generations";
     };
-    std::string text;
     if (stored.revisit_after_s == 0) {
-      text =
+      note(
           "the state was created without revisit-after, so its keys carry no time: they stay "
-          "seen for good (a new state directory can revisit)";
+          "seen for good (a new state directory can revisit)");
     } else if (requested.revisit_after_s == 0) {
-      text = "the state forgets with time: using its stored " + spell(stored);
+      note("the state forgets with time: using its stored " + spell(stored));
     } else {
-      text = "using the stored " + spell(stored) + " (requested " + spell(requested) + ")";
+      note("using the stored " + spell(stored) + " (requested " + spell(requested) + ")");
     }
-    notices->push_back({SeenNotice::Kind::kStoredParameters, text});
   }
   if (stored.deletable != requested.deletable && !stored.exact) {
-    notices->push_back({SeenNotice::Kind::kStoredParameters,
-                        stored.deletable
-                            ? "the state's Bloom filter counts (created with --deletable): staying "
-                              "deletable"
-                            : "the state's Bloom filter was created without --deletable, so it "
-                              "cannot forget: staying plain"});
+    note(stored.deletable ? "the state's Bloom filter counts (created with --deletable): staying "
+                            "deletable"
+                          : "the state's Bloom filter was created without --deletable, so it "
+                            "cannot forget: staying plain");
   }
   if (EncodeStoredCanonicalize(stored.canonicalize) !=
       EncodeStoredCanonicalize(requested.canonicalize)) {
-    notices->push_back(
-        {SeenNotice::Kind::kStoredParameters, "using the stored canonicalizer options (" + *canon +
-                                                  ")" + KeyVersionNote(stored.canonicalize)});
+    note("using the stored canonicalizer options (" + StoredMeta("canonicalize").value_or("") +
+         ")" + KeyVersionNote(stored.canonicalize));
   }
-  return Status::Ok();
 }
 
 Status StateDir::Upgrade(std::vector<SeenNotice>* notices) {

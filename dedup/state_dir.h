@@ -7,6 +7,8 @@
 // opened on top of it. The layout, the recovery rules and the messages are described in
 // seen_filter.h.
 //
+// The parameters are stored as seen_set_params.h spells them (as the Redis seen set does).
+//
 // What it does at Open, in order: creates the directory (writable), takes DIR/LOCK (state_lock.h:
 // exclusive, or shared when read-only), refuses a missing or empty state.db beside a Bloom
 // snapshot, opens state.db (creating it, WAL, when writable), refuses a foreign database, creates
@@ -40,49 +42,12 @@
 #include "base/status.h"
 #include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
+#include "dedup/seen_set_params.h"
 #include "dedup/state/state_identity.h"
 #include "dedup/state/state_lock.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve {
-
-// What a state is created with, and keeps: the seen set's size and error bound, whether it is
-// exact, and the canonicalizer options its keys are made with.
-struct StateParameters {
-  uint64_t capacity = 0;
-  double fp_rate = 0;
-  bool exact = false;
-  CanonicalizeOptions canonicalize;
-  // Time (docs/features/generational.md, "The generational seen set"): a key told new longer ago
-  // than revisit_after is new again (0: never), the span covered by `generations` generations.
-  uint64_t revisit_after_s = 0;
-  uint32_t generations = 0;  // 0 with revisit_after_s == 0
-  // The Bloom filter counts (4-bit saturating counters), so that a key can be forgotten.
-  bool deletable = false;
-
-  // As the options of a SeenFilter over the state's set (SeenFilter::Over).
-  SeenFilterOptions AsFilterOptions() const {
-    SeenFilterOptions options;
-    options.capacity = capacity;
-    options.fp_rate = fp_rate;
-    options.exact = exact;
-    options.canonicalize = canonicalize;
-    options.revisit_after = std::chrono::seconds(revisit_after_s);
-    options.generations = generations;
-    options.deletable = deletable;
-    return options;
-  }
-};
-
-// The canonicalizer options as urlsieve_meta's 'canonicalize' row holds them: keys written under
-// other options would never match, so they are part of the state's identity. So is the key
-// version, written first from version 2 on: a build that predates it then refuses the state (it
-// cannot parse the string) rather than keying it the old way; a string without it is a version 1
-// state. The format is that of existing states: "key_version=2,sort_query=0,...,max_length=2083",
-// the rules in kCanonicalizeRules order. Decoding fails with Unsupported for a key version this
-// build does not make, Corruption for an unreadable string.
-std::string EncodeStoredCanonicalize(const CanonicalizeOptions& o);
-Result<CanonicalizeOptions> DecodeStoredCanonicalize(const std::string& s);
 
 class StateDir {
  public:
@@ -152,7 +117,19 @@ class StateDir {
 
  private:
   StateDir(const Options& options);
+  // Open's steps, in order (see above).
   Status OpenDb(std::vector<SeenNotice>* notices);
+  Status LockDirectory();
+  // state.db opened (WAL when writable); *has_meta: whether it holds a urlsieve state.
+  Status OpenDatabase(bool* has_meta);
+  // The meta rows of a new state, with the requested parameters, in one transaction.
+  Status CreateMeta();
+  // urlsieve_meta into meta_, then format, version, parameters, generation and identity from it.
+  Status ReadMeta();
+  Status AdoptMeta();
+  // A notice per stored parameter that differs from the requested one.
+  void NoteStoredParameters(const StateParameters& requested,
+                            std::vector<SeenNotice>* notices) const;
 
   const std::string path_;
   const bool read_only_;

@@ -14,9 +14,10 @@
 #include "base/duration.h"
 #include "crawler/cli/commands.h"
 #include "crawler/cli/option_flags.h"
-#include "redis/redis_address.h"
+#include "crawler/cluster/cluster_keys.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
+#include "redis/redis_address.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve::cli {
@@ -174,6 +175,8 @@ int RunRedisStats(const StatsFlags& flags) {
   options.name = flags.redis_name;
   options.read_only = true;  // NotFound for a set that is not there; creates nothing
   options.front_cache_keys = 0;
+  // A crawl cluster's set: its inboxes are counted apart (Usage).
+  options.new_key_stream = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
   std::vector<SeenNotice> notices;
   auto opened = RedisSeenSet::Open(options, &notices);
   if (!opened.ok()) return Fail(opened.status());

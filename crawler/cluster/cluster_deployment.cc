@@ -1,21 +1,21 @@
 #include "crawler/cluster/cluster_deployment.h"
 
 #include <algorithm>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "crawler/cluster/cluster_admission.h"
 #include "crawler/cluster/cluster_coordinator.h"
 #include "crawler/cluster/cluster_feed.h"
+#include "crawler/cluster/cluster_keys.h"
 #include "crawler/cluster/cluster_seeds.h"
 #include "crawler/cluster/cluster_url_router.h"
 #include "crawler/cluster/cluster_work_source.h"
-#include "crawler/state/crawl_state.h"
-#include "crawler/metrics/crawl_stats.h"
-#include "crawler/metrics/progress_reporter.h"
 #include "crawler/crawl/scope.h"
 #include "crawler/crawl/seen_retry.h"
+#include "crawler/metrics/crawl_stats.h"
+#include "crawler/metrics/progress_reporter.h"
+#include "crawler/state/crawl_state.h"
 #include "redis/redis_address.h"
 
 namespace urlsieve {
@@ -35,6 +35,7 @@ void ClusterDeployment::PrepareState(CrawlStateOptions* options) {
   options->cluster_name = config_.cluster.name;
   options->node_id = config_.cluster.node_id;
   options->partitions = config_.cluster.partitions;
+  options->inbox = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
   options->join_cluster =
       [this](const std::string& node_id) -> Result<CrawlStateOptions::ClusterJoined> {
     Result<std::pair<std::string, uint32_t>> joined = Join(node_id);
@@ -99,8 +100,8 @@ Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<Canon
   SeenRetryOptions retry;
   retry.what = parts.state->shared_seen_set();
   Logger* log = parts.log;
-  retry_ = std::make_unique<SeenRetry>(retry,
-                                       [log](const std::string& message) { log->Info(message); });
+  retry_ =
+      std::make_unique<SeenRetry>(retry, [log](const std::string& message) { log->Info(message); });
   router_ = std::make_unique<ClusterUrlRouter>(parts.state->routed_seen_set(), frontier_options_,
                                                coordinator_->partitions(), coordinator_.get());
   if (config_.scope.mode != ScopeMode::kAny) {

@@ -50,7 +50,8 @@ inline constexpr const char* kClusterRead = "urlsieve_cluster_v1_read";
 inline constexpr const char* kClusterAck = "urlsieve_cluster_v1_ack";
 inline constexpr const char* kClusterProbe = "urlsieve_cluster_v1_probe";
 
-// The library's source, for FUNCTION LOAD REPLACE.
+// The library's source (cluster_function.lua, byte for byte, embedded at build time by
+// cmake/EmbedFile.cmake), for FUNCTION LOAD REPLACE.
 const std::string& ClusterLibrarySource();
 
 }  // namespace urlsieve

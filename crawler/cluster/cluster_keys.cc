@@ -30,6 +30,12 @@ std::string ClusterLeaseKey(std::string_view name, uint32_t partition) {
   return key;
 }
 
+std::string ClusterInboxKey(std::string_view name, uint32_t partition) {
+  std::string key = RedisShardKeyPrefix(name, partition);
+  key += kClusterInboxSuffix;
+  return key;
+}
+
 std::string ClusterLeaseValue(std::string_view node_id, std::string_view token) {
   std::string value(node_id);
   value += '@';

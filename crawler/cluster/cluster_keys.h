@@ -6,7 +6,8 @@
 //   urlsieve:{NAME}:nodes     sorted set: node id -> heartbeat expiry (ms, Redis TIME)
 //   urlsieve:{NAME}:node:ID   hash: token, host, pid, state, counters, beat_ms
 //   urlsieve:{NAME:p}:lease   string with a TTL: "ID@TOKEN" of the owner, or "released"
-//   urlsieve:{NAME:p}:inbox   stream (consumer group kRedisInboxGroup)
+//   urlsieve:{NAME:p}:inbox   stream (consumer group kClusterInboxGroup): the routed seen set
+//                             appends each new URL's payload to it (RedisNewKeyStream)
 //
 // Thread-safety: pure functions.
 #ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_KEYS_H_
@@ -20,6 +21,10 @@ namespace urlsieve {
 
 inline constexpr std::string_view kClusterFormat = "urlsieve-cluster";
 inline constexpr int kClusterFormatVersion = 1;
+// A partition's inbox: the routed seen set's new-key stream of shard p (RedisNewKeyStream:
+// {kClusterInboxSuffix, kClusterInboxGroup}), "urlsieve:{NAME:p}:inbox", and its consumer group.
+inline constexpr std::string_view kClusterInboxSuffix = "inbox";
+inline constexpr std::string_view kClusterInboxGroup = "crawl";
 // A lease's value during the hand-over cool-down.
 inline constexpr std::string_view kClusterLeaseReleased = "released";
 
@@ -27,6 +32,13 @@ std::string ClusterMetaKey(std::string_view name);
 std::string ClusterNodesKey(std::string_view name);
 std::string ClusterNodeKey(std::string_view name, std::string_view node_id);
 std::string ClusterLeaseKey(std::string_view name, uint32_t partition);
+std::string ClusterInboxKey(std::string_view name, uint32_t partition);
+// The names these had in dedup/redis_seen_set.h, until their last callers (the coordinator and
+// its tests, being split meanwhile) are renamed.
+inline std::string RedisInboxKey(std::string_view name, uint32_t partition) {
+  return ClusterInboxKey(name, partition);
+}
+inline constexpr std::string_view kRedisInboxGroup = kClusterInboxGroup;
 
 // A lease's value: "ID@TOKEN" (the token tells two instances of one node id apart); the node id
 // of a value ("" for "released" or nothing).

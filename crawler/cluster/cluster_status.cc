@@ -87,10 +87,10 @@ Result<ClusterStatus> ReadClusterStatus(const RedisAddress& address, std::string
   }
   const size_t first_partition = commands.size();
   for (uint32_t p = 0; p < status.partitions; ++p) {
-    const std::string inbox = RedisInboxKey(name, p);
+    const std::string inbox = ClusterInboxKey(name, p);
     commands.push_back(RedisCommand{{"GET", ClusterLeaseKey(name, p)}, 1});
     commands.push_back(RedisCommand{{"XLEN", inbox}, 1});
-    commands.push_back(RedisCommand{{"XPENDING", inbox, std::string(kRedisInboxGroup)}, 1});
+    commands.push_back(RedisCommand{{"XPENDING", inbox, std::string(kClusterInboxGroup)}, 1});
   }
   URLSIEVE_RETURN_IF_ERROR((*client)->Pipeline(commands, &replies));
   std::map<std::string, uint32_t> leases;

@@ -11,9 +11,9 @@
 
 #include "base/sqlite_db.h"
 #include "dedup/bloom_seen_set.h"
-#include "redis/redis_address.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/state_dir.h"
+#include "redis/redis_address.h"
 
 namespace urlsieve {
 namespace {
@@ -249,6 +249,7 @@ Status CrawlState::OpenRoutedSeenSet(RedisSeenSetOptions redis_options,
                                      const CrawlStateOptions::ClusterJoined& joined) {
   // One shard per partition, each sharing its partition's hash tag (redis_seen_set.h).
   redis_options.routed = true;
+  redis_options.new_key_stream = options.inbox;
   redis_options.shards = joined.partitions;
   Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(redis_options, &notices_);
   if (!set.ok()) return set.status();

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
 #include "dedup/seen_set.h"
 #include "url/url_canonicalizer.h"
@@ -71,10 +72,10 @@ class StateDir;
 struct RedisSeenSetOptions;
 
 struct CrawlStateOptions {
-  std::string dir;        // OUT/state; created if missing
-  uint64_t capacity = 0;  // the seen set's, for a new state (an existing one keeps its own)
-  double fp_rate = 0;     // ditto
-  bool exact = false;     // ditto
+  std::string dir;         // OUT/state; created if missing
+  uint64_t capacity = 0;   // the seen set's, for a new state (an existing one keeps its own)
+  double fp_rate = 0;      // ditto
+  bool exact = false;      // ditto
   bool deletable = false;  // ditto: a counting Bloom filter (docs/features/forgetting.md,
                            // "Forgetting")
   CanonicalizeOptions canonicalize;  // ditto: the rules the seen set's keys are made with
@@ -90,6 +91,9 @@ struct CrawlStateOptions {
   std::string cluster_name;
   std::string node_id;
   uint32_t partitions = 0;
+  // The stream each partition's new URLs are appended to (the cluster's inboxes: its key names
+  // are the cluster's, crawler/cluster/cluster_keys.h).
+  RedisNewKeyStream inbox;
   // Joins the cluster as the given node id: the cluster's identity and partition count, or why
   // not (nothing is written then). Required with cluster_url.
   struct ClusterJoined {

@@ -36,8 +36,8 @@
 // Compatibility: a newer build adds functions or optional arguments, never changes what an
 // existing one means, so an older binary's calls keep working after a newer one's FUNCTION LOAD
 // REPLACE.
-// See redis_seen_function.cc for the algorithm (docs/features/redis-seen-set.md, "The Redis seen
-// set").
+// The source is redis_seen_function.lua, embedded at build time (cmake/EmbedFile.cmake); it
+// describes the algorithm (docs/features/redis-seen-set.md, "The Redis seen set").
 //
 // Thread-safety: constants.
 #ifndef URLSIEVE_DEDUP_REDIS_REDIS_SEEN_FUNCTION_H_
@@ -58,7 +58,7 @@ inline constexpr const char* kRedisSeenInsertGen = "urlsieve_v1_insert_gen";
 inline constexpr const char* kRedisSeenContainsGen = "urlsieve_v1_contains_gen";
 inline constexpr const char* kRedisSeenForgetGen = "urlsieve_v1_forget_gen";
 
-// The library's source, for FUNCTION LOAD REPLACE.
+// The library's source (redis_seen_function.lua, byte for byte), for FUNCTION LOAD REPLACE.
 const std::string& RedisSeenLibrarySource();
 
 }  // namespace urlsieve

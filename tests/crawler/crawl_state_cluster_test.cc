@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/cluster/cluster_keys.h"
 #include "crawler/state/crawl_state.h"
 #include "dedup/redis_seen_set.h"
 #include "redis/redis_client.h"
@@ -42,6 +43,7 @@ class CrawlStateClusterTest : public ::testing::Test {
     o.cluster_name = cluster;
     o.node_id = node_id;
     o.partitions = kPartitions;
+    o.inbox = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
     o.join_cluster = [this,
                       cluster](const std::string& id) -> Result<CrawlStateOptions::ClusterJoined> {
       joined_as_.push_back(id);

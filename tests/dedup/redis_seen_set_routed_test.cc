@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "dedup/bloom/key_hash.h"
-#include "redis/redis_client.h"
 #include "dedup/redis/redis_seen_function.h"
 #include "dedup/redis/redis_seen_layout.h"
 #include "dedup/redis_seen_set.h"
+#include "redis/redis_client.h"
 #include "tests/dedup/forked_inserters.h"
 #include "tests/dedup/redis_shared_server.h"
 #include "tests/support/redis_server.h"
@@ -32,6 +32,12 @@ namespace urlsieve::testing {
 namespace {
 
 constexpr uint32_t kShards = 16;
+// The stream new keys go to (a crawl cluster's inbox: crawler/cluster/cluster_keys.h), and its
+// group.
+const RedisNewKeyStream kInbox = {"inbox", "crawl"};
+std::string InboxKey(const std::string& name, uint32_t shard) {
+  return RedisShardKeyPrefix(name, shard) + kInbox.suffix;
+}
 
 // Key i is a URL of host i % 37; its shard is its host's, as a crawl cluster's partition is.
 std::string Url(int i) {
@@ -52,6 +58,7 @@ RedisSeenSetOptions RoutedOptions(const RedisAddress& address, const std::string
   options.requested.exact = exact;
   options.front_cache_keys = 0;
   options.routed = true;
+  options.new_key_stream = kInbox;
   options.shards = shards;
   return options;
 }
@@ -99,7 +106,7 @@ struct Inbox {
 std::vector<Inbox> ReadInboxes(RedisClient& client, const std::string& name, uint32_t shards) {
   std::vector<Inbox> inboxes(shards);
   for (uint32_t s = 0; s < shards; ++s) {
-    const std::string key = RedisInboxKey(name, s);
+    const std::string key = InboxKey(name, s);
     auto exists = client.Run({{"EXISTS", key}, 1});
     EXPECT_TRUE(exists.ok()) << exists.status().ToString();
     if (!exists.ok() || exists->integer == 0) continue;
@@ -122,7 +129,7 @@ std::vector<Inbox> ReadInboxes(RedisClient& client, const std::string& name, uin
     if (!groups.ok()) continue;
     for (const RedisReply& group : groups->elements) {
       for (size_t f = 0; f + 1 < group.elements.size(); f += 2) {
-        if (group.elements[f].str == "name" && group.elements[f + 1].str == kRedisInboxGroup) {
+        if (group.elements[f].str == "name" && group.elements[f + 1].str == kInbox.group) {
           inboxes[s].has_group = true;
         }
       }
@@ -141,7 +148,7 @@ void ExpectInboxesHoldOnce(RedisClient& client, const std::string& name,
   size_t total = 0;
   for (uint32_t s = 0; s < shards; ++s) {
     if (inboxes[s].exists) {
-      EXPECT_TRUE(inboxes[s].has_group) << "shard " << s << " has no group " << kRedisInboxGroup;
+      EXPECT_TRUE(inboxes[s].has_group) << "shard " << s << " has no group " << kInbox.group;
     }
     for (const std::string& payload : inboxes[s].payloads) {
       ++total;
@@ -313,11 +320,11 @@ TEST(RedisSeenSetRoutedTest, AReplayedCallIsAnsweredAsItsFirstRunAndAppendsNothi
                                      kRedisSeenInsertRouted,
                                      "2",
                                      RedisShardKeyPrefix(name, shard) + "count",
-                                     RedisInboxKey(name, shard),
+                                     InboxKey(name, shard),
                                      "1",
                                      "test-token",
                                      seq,
-                                     std::string(kRedisInboxGroup),
+                                     kInbox.group,
                                      "1"};
     for (int i : ids) {
       const std::string payload = Payload(i);
@@ -330,7 +337,7 @@ TEST(RedisSeenSetRoutedTest, AReplayedCallIsAnsweredAsItsFirstRunAndAppendsNothi
     return reply->elements.empty() ? std::string("?") : reply->elements[0].str;
   };
   auto xlen = [&] {
-    auto reply = client->Run({{"XLEN", RedisInboxKey(name, shard)}, 1});
+    auto reply = client->Run({{"XLEN", InboxKey(name, shard)}, 1});
     return reply.ok() ? reply->integer : -1;
   };
   const std::vector<int> ids = {3, 40, 77};  // hosts 3, 3, 3
@@ -476,7 +483,7 @@ TEST(RedisSeenSetRoutedTest, BadInputIsAClearErrorAndAppendsNothing) {
 
   // An inbox key of another type, made after the set opened: the call is refused before it
   // writes anything, so the key is not "seen" and not queued.
-  const std::string inbox = RedisInboxKey("routed-bad", 1);
+  const std::string inbox = InboxKey("routed-bad", 1);
   ASSERT_TRUE(client->Run({{"SET", inbox, "not a stream"}, 1}).ok());
   status = (*set)->InsertRouted(std::span(shards, 1), std::span(keys, 1), std::span(hashes, 1),
                                 std::span(payloads, 1), std::span(is_new, 1));

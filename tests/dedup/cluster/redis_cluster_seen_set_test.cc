@@ -145,6 +145,7 @@ TEST(RedisClusterSeenSetTest, RoutedInboxesLiveWithTheirShardsAndHoldEachKeyOnce
   options.requested.fp_rate = 1e-3;
   options.front_cache_keys = 0;
   options.routed = true;
+  options.new_key_stream = {"inbox", "crawl"};  // a crawl cluster's inboxes
   options.shards = kShards;
   auto set = RedisSeenSet::Open(options, nullptr);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
@@ -191,7 +192,7 @@ TEST(RedisClusterSeenSetTest, RoutedInboxesLiveWithTheirShardsAndHoldEachKeyOnce
   std::vector<int> in_inbox(kKeys, 0);
   std::set<int> masters;
   for (uint32_t s = 0; s < kShards; ++s) {
-    const std::string inbox = RedisInboxKey(name, s);
+    const std::string inbox = RedisShardKeyPrefix(name, s) + "inbox";
     auto range = (*client)->Run({{"XRANGE", inbox, "-", "+"}, 1});
     ASSERT_TRUE(range.ok()) << range.status().ToString();
     if (range->elements.empty()) continue;

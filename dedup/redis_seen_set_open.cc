@@ -1,0 +1,449 @@
+// Opening a RedisSeenSet (redis_seen_set_impl.h): the options checked, the meta hash read or the
+// set created (layout, identity, meta hash), the Function library loaded, the shards initialized,
+// and a notice per stored parameter that differs from the requested one.
+#include <algorithm>
+#include <cstdio>
+
+#include "dedup/redis/redis_seen_function.h"
+#include "dedup/redis_seen_set_impl.h"
+
+namespace urlsieve {
+
+using namespace redis_seen_internal;
+
+namespace {
+
+constexpr const char* kFormat = "urlsieve-redis-seen-set";
+constexpr const char* kVersion = "1";
+// Sets with generations or counters: a build that predates them must refuse such a set.
+constexpr const char* kVersionTimed = "2";
+constexpr uint32_t kMaxGenerations = 64;
+
+std::string ShortDouble(double value) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
+  URLSIEVE_RETURN_IF_ERROR(CheckOpenOptions());
+  auto first = Acquire();
+  if (!first.ok()) {
+    const Status& s = first.status();
+    return Status(s.code(), "opening " + What() + ": " + s.message());
+  }
+  std::unique_ptr<PooledClient> pooled = std::move(first).value();
+  RedisClient& client = *pooled->client;
+  bool exists = false;
+  URLSIEVE_RETURN_IF_ERROR(ReadStoredSet(client, &exists));
+  if (!exists) {
+    if (options_.read_only) {
+      return Status::NotFound(client.server() + ": there is no " + What() + " (no key " +
+                              MetaKey() + ")");
+    }
+    URLSIEVE_RETURN_IF_ERROR(CreateSet(client, notices));
+  }
+  if (!options_.read_only) {
+    URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+    std::vector<uint32_t> all(shards_);
+    for (uint32_t s = 0; s < shards_; ++s) all[s] = s;
+    URLSIEVE_RETURN_IF_ERROR(InitShards(client, all));
+  }
+  NoteStoredParameters(notices);
+  hints_ = std::make_unique<ShardHint[]>(shards_);
+  if (options_.front_cache_keys > 0) {
+    cache_ = std::make_unique<RedisFrontCache>(options_.front_cache_keys, generational());
+  }
+  building_generation_.store(options_.committed_generation + 1);
+  Release(std::move(pooled));
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::CheckOpenOptions() const {
+  if (!ValidName(options_.name)) {
+    return Status::InvalidArgument("Redis seen set name \"" + options_.name +
+                                   "\": use 1-64 characters of A-Z a-z 0-9 _ . -");
+  }
+  const StateParameters& asked = options_.requested;
+  if (options_.routed && (asked.revisit_after_s > 0 || asked.deletable)) {
+    return Status::InvalidArgument(
+        "opening " + What() +
+        " routed: a crawl cluster's set has no revisit_after and is not deletable (not built: "
+        "its inboxes would need to forget too)");
+  }
+  if (asked.revisit_after_s > 0 && (asked.generations < 1 || asked.generations > kMaxGenerations)) {
+    return Status::InvalidArgument("opening " + What() + ": generations " +
+                                   std::to_string(asked.generations) + " is outside 1.." +
+                                   std::to_string(kMaxGenerations));
+  }
+  if (options_.routed && !options_.read_only) {
+    if (options_.shards == 0) {
+      return Status::InvalidArgument("opening " + What() +
+                                     " routed: its shard count (the cluster's partitions) is "
+                                     "required");
+    }
+    if (!options_.claim_log.empty()) {
+      return Status::InvalidArgument("opening " + What() +
+                                     " routed: a routed set has no claim log (its inboxes "
+                                     "hold the new keys)");
+    }
+    if (options_.new_key_stream.suffix.empty() || options_.new_key_stream.group.empty()) {
+      return Status::InvalidArgument("opening " + What() +
+                                     " routed: the stream its new keys go to is required "
+                                     "(new_key_stream)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::ReadStoredSet(RedisClient& client, bool* exists) {
+  const std::string& server = client.server();
+  auto type = client.Run(Command({"TYPE", MetaKey()}));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!type.ok()) return type.status();
+  if (type->is_error()) return RedisErrorStatus(server, "TYPE " + MetaKey(), *type);
+  *exists = type->str == "hash";
+  if (type->str != "none" && !*exists) {
+    return Status::FailedPrecondition(server + ": key " + MetaKey() + " holds a " + type->str +
+                                      ", not the metadata hash of " + What() +
+                                      ": choose another name");
+  }
+  if (!*exists) return Status::Ok();
+  auto meta = client.Run(Command({"HGETALL", MetaKey()}));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!meta.ok()) return meta.status();
+  if (meta->is_error()) return RedisErrorStatus(server, "HGETALL " + MetaKey(), *meta);
+  URLSIEVE_RETURN_IF_ERROR(AdoptMeta(AsMap(*meta)));
+  URLSIEVE_RETURN_IF_ERROR(CheckRouting(server));
+  return CheckKeyTypes(client, /*meta_too=*/false);
+}
+
+Status RedisSeenSet::Impl::CreateSet(RedisClient& client, std::vector<SeenNotice>* notices) {
+  StateParameters wanted = options_.requested;
+  if (wanted.exact && wanted.deletable) {
+    // Exact mode forgets by deleting the record: its Bloom filter need not count.
+    wanted.deletable = false;
+    notices->push_back({SeenNotice::Kind::kStoredParameters,
+                        "Redis seen set \"" + options_.name +
+                            "\": exact mode forgets by deleting the key's record: the filter "
+                            "is not made deletable (counting)"});
+  }
+  if (wanted.revisit_after_s == 0) wanted.generations = 0;
+  auto layout = ChooseLayout(client, wanted);
+  if (!layout.ok()) return layout.status();
+  auto identity = StateIdentity::Random();
+  if (!identity.ok()) return identity.status();
+  parameters_ = wanted;
+  identity_ = *identity;
+  shards_ = layout->shards;
+  routed_ = options_.routed;
+  layers_ = layout->layers;
+  layer_table_ = layout->EncodeLayers();
+  URLSIEVE_RETURN_IF_ERROR(CheckKeyTypes(client, /*meta_too=*/true));
+  URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+  // Atomic: of two processes creating the set at once, one writes it and both adopt it.
+  auto stored = CreateMeta(client);
+  if (!stored.ok()) return stored.status();
+  URLSIEVE_RETURN_IF_ERROR(AdoptMeta(*stored));
+  // Another process may have created it at the same time, otherwise.
+  return CheckRouting(client.server());
+}
+
+Result<RedisSeenLayout> RedisSeenSet::Impl::ChooseLayout(RedisClient& client,
+                                                         const StateParameters& wanted) {
+  const StateParameters& requested = options_.requested;
+  // Shards spread a set over a cluster's masters; on one server they only split batches
+  // (redis_seen_layout.h).
+  uint32_t spread = 1;
+  if (client.is_cluster()) {
+    std::vector<RedisReply> pongs;
+    URLSIEVE_RETURN_IF_ERROR(client.OnEveryMaster(Command({"PING"}, -1), &pongs));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    spread = static_cast<uint32_t>(std::min<size_t>(4 * std::max<size_t>(pongs.size(), 1), 4096));
+  }
+  // A generational set: one geometry for every generation, capacity/G keys at ε/(G+1) (the
+  // layout's layer 0 takes 0.9 of the ε it is given). A routed shard holds a partition of hosts:
+  // its first layer keeps a floor (redis_seen_layout.h).
+  const uint64_t gens = wanted.generations;
+  auto layout =
+      wanted.revisit_after_s > 0
+          ? ChooseRedisSeenLayout((requested.capacity + gens - 1) / gens,
+                                  requested.fp_rate / (gens + 1) / 0.9, options_.shards, spread)
+          : ChooseRedisSeenLayout(requested.capacity, requested.fp_rate, options_.shards, spread,
+                                  options_.routed ? kRoutedMinShardKeys : 0,
+                                  options_.routed ? kRoutedGrowthShift : 1);
+  if (!layout.ok()) {
+    return Status(layout.status().code(), "creating " + What() + ": " + layout.status().message());
+  }
+  if (wanted.revisit_after_s > 0) layout->layers.resize(1);
+  if (wanted.deletable) {
+    while (!layout->layers.empty() && layout->layers.back().blocks > kMaxCountingLayerBlocks) {
+      layout->layers.pop_back();
+    }
+    if (layout->layers.empty()) {
+      return Status::InvalidArgument("creating " + What() + ": capacity " +
+                                     std::to_string(requested.capacity) + " over " +
+                                     std::to_string(layout->shards) +
+                                     " shards needs counter strings above 512 MiB: use more "
+                                     "shards");
+    }
+  }
+  return layout;
+}
+
+std::vector<std::string> RedisSeenSet::Impl::MetaFields() const {
+  std::vector<std::string> fields = {
+      "format",   kFormat,
+      "version",  HasStoredTimeFields(parameters_) ? kVersionTimed : kVersion,
+      "identity", identity_.ToHex()};
+  // The parameters (redis_seen_set.h's order: the core ones, shards and layers, then those of a
+  // set with time or counters, which only it has).
+  const FieldList parameters = EncodeStoredParameters(parameters_, StoredTimeFields::kAllOrNone);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (i == kStoredCoreFields) {
+      fields.insert(fields.end(), {"shards", std::to_string(shards_), "layers", layer_table_});
+    }
+    fields.push_back(parameters[i].first);
+    fields.push_back(parameters[i].second);
+  }
+  if (parameters.size() == kStoredCoreFields) {
+    fields.insert(fields.end(), {"shards", std::to_string(shards_), "layers", layer_table_});
+  }
+  // Only a routed set has the field: an unrouted one stays as earlier builds wrote it.
+  if (routed_) fields.insert(fields.end(), {"routed", "1"});
+  return fields;
+}
+
+Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string, std::less<>>& meta) {
+  const std::string where = options_.address.ToString() + ": " + MetaKey();
+  auto field = [&](const char* name) -> const std::string* {
+    auto it = meta.find(name);
+    return it == meta.end() ? nullptr : &it->second;
+  };
+  const std::string* format = field("format");
+  if (format == nullptr || *format != kFormat) {
+    return Status::Corruption(where + " is not the metadata of a urlsieve seen set (format " +
+                              (format ? "\"" + *format + "\"" : std::string("missing")) + ")");
+  }
+  const std::string* version = field("version");
+  if (version == nullptr || (*version != kVersion && *version != kVersionTimed)) {
+    return Status::Unsupported(where + " is a urlsieve seen set of format version " +
+                               (version ? *version : std::string("(missing)")) +
+                               "; this build reads versions " + kVersion + " and " + kVersionTimed);
+  }
+  auto bad = [&](const char* name) {
+    return Status::Corruption(where + ": unreadable field '" + name + "'");
+  };
+  const std::string* text = field("identity");
+  if (text == nullptr) return bad("identity");
+  auto identity = StateIdentity::FromHex(*text);
+  if (!identity.ok()) return bad("identity");
+  StoredParameterRules rules;
+  rules.where = where;
+  rules.time = StoredTimeFields::kAllOrNone;
+  rules.has_time_fields = *version == kVersionTimed;
+  rules.max_generations = kMaxGenerations;
+  auto p = DecodeStoredParameters(meta, rules);
+  if (!p.ok()) return p.status();
+  uint64_t shards = 0;
+  if ((text = field("shards")) == nullptr || !ParseStoredUint(*text, &shards) || shards == 0 ||
+      shards > 4096) {
+    return bad("shards");
+  }
+  bool routed = false;
+  if (const std::string* flag = field("routed"); flag != nullptr) {
+    if (*flag != "0" && *flag != "1") return bad("routed");
+    routed = *flag == "1";
+  }
+  if ((text = field("layers")) == nullptr) return bad("layers");
+  auto layers = RedisSeenLayout::DecodeLayers(*text);
+  if (!layers.ok()) return Status::Corruption(where + ": " + layers.status().message());
+  if (p->revisit_after_s > 0 && (layers->size() != 1 || routed)) {
+    return Status::Corruption(where +
+                              ": a generational set has one generation geometry and "
+                              "is not routed");
+  }
+  parameters_ = *p;
+  identity_ = *identity;
+  shards_ = static_cast<uint32_t>(shards);
+  routed_ = routed;
+  layers_ = std::move(layers).value();
+  for (uint32_t l = 0; l < layers_.size(); ++l)
+    layers_[l].fp_rate = RedisLayerFpRate(p->fp_rate, l);
+  if (p->revisit_after_s > 0) layers_[0].fp_rate = p->fp_rate / (p->generations + 1);
+  layer_table_ = *text;
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::CheckRouting(const std::string& server) const {
+  if (options_.read_only) return Status::Ok();
+  auto describe = [](bool routed, uint32_t shards) {
+    return routed ? "routed with " + std::to_string(shards) + " shards"
+                  : std::string("not routed (") + std::to_string(shards) + " shards)";
+  };
+  if (routed_ == options_.routed && (!routed_ || shards_ == options_.shards)) return Status::Ok();
+  const std::string asked = options_.routed
+                                ? "a routed set of " + std::to_string(options_.shards) + " shards"
+                                : std::string("a set that is not routed");
+  return Status::FailedPrecondition(server + ": " + What() + " is " + describe(routed_, shards_) +
+                                    ", but it was opened as " + asked +
+                                    (routed_ || options_.routed
+                                         ? " (a crawl cluster's partition count is fixed when "
+                                           "it is created)"
+                                         : ""));
+}
+
+Status RedisSeenSet::Impl::LoadLibrary(RedisClient& client) {
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(client.OnEveryMaster(
+      Command({"FUNCTION", "LOAD", "REPLACE", RedisSeenLibrarySource()}, -1), &replies));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  for (const RedisReply& reply : replies) {
+    if (!reply.is_error()) continue;
+    if (TextHas(reply.str, "unknown command") || TextHas(reply.str, "unknown subcommand")) {
+      return Status::FailedPrecondition(
+          client.server() + ": this Redis has no Functions (FUNCTION LOAD: " + reply.str +
+          "); the seen set needs Redis 7 or later");
+    }
+    return RedisErrorStatus(client.server(), "loading the urlsieve function library", reply);
+  }
+  return Status::Ok();
+}
+
+// Every key the set would create must be absent or of the set's type: a name holding other data
+// is refused before anything is written.
+Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too) {
+  std::vector<RedisCommand> commands;
+  std::vector<std::pair<std::string, std::string>> expected;  // key, type
+  if (meta_too) expected.push_back({MetaKey(), "hash"});
+  for (uint32_t s = 0; s < shards_; ++s) {
+    expected.push_back({CountKey(s), "hash"});
+    expected.push_back({ShardPrefix(s) + "bloom:0", "string"});
+    if (has_stream()) expected.push_back({InboxKey(s), "stream"});
+  }
+  for (const auto& [key, type] : expected) commands.push_back(Command({"TYPE", key}));
+  std::vector<RedisReply> replies;
+  for (size_t begin = 0; begin < commands.size(); begin += kPipelineChunk) {
+    const size_t end = std::min(commands.size(), begin + kPipelineChunk);
+    std::vector<RedisReply> part;
+    URLSIEVE_RETURN_IF_ERROR(
+        client.Pipeline(std::span(commands).subspan(begin, end - begin), &part));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (RedisReply& reply : part) replies.push_back(std::move(reply));
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const RedisReply& reply = replies[i];
+    if (reply.is_error())
+      return RedisErrorStatus(client.server(), "TYPE " + expected[i].first, reply);
+    if (reply.str != "none" && reply.str != expected[i].second) {
+      return Status::FailedPrecondition(
+          client.server() + ": key " + expected[i].first + " holds a " + reply.str + ", not the " +
+          expected[i].second + " of " + What() + ": choose another name");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::map<std::string, std::string, std::less<>>> RedisSeenSet::Impl::CreateMeta(
+    RedisClient& client) {
+  std::vector<std::string> argv = {"FCALL", kRedisSeenCreate, "1", MetaKey()};
+  for (std::string& field : MetaFields()) argv.push_back(std::move(field));
+  auto created = client.Run(Command(std::move(argv), 3));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!created.ok()) return created.status();
+  if (created->is_error()) {
+    return RedisErrorStatus(client.server(), "creating the metadata of " + What(), *created);
+  }
+  return AsMap(*created);
+}
+
+Status RedisSeenSet::Impl::InitShards(RedisClient& client, const std::vector<uint32_t>& shards) {
+  // The metadata first (again, if a restart without persistence lost it): the same identity, or
+  // another process recreated the set and this one must stop.
+  auto stored = CreateMeta(client);
+  if (!stored.ok()) return stored.status();
+  auto it = stored->find("identity");
+  if (it == stored->end() || it->second != identity_.ToHex()) {
+    return Status::FailedPrecondition(
+        client.server() + ": " + MetaKey() + " now belongs to another set (identity " +
+        (it == stored->end() ? std::string("missing") : it->second) + ", this one is " +
+        identity_.ToHex() + "): it was deleted and created again");
+  }
+  std::vector<RedisCommand> commands;
+  for (uint32_t s : shards) {
+    std::vector<std::string> init = {"FCALL",     kRedisSeenInit, "1",
+                                     CountKey(s), layer_table_,   identity_.ToHex()};
+    if (unit() != 1 || generational()) init.push_back(std::to_string(unit()));
+    if (generational()) {
+      init.push_back(std::to_string(span_ms()));
+      init.push_back(std::to_string(parameters_.generations));
+    }
+    commands.push_back(Command(std::move(init), 3));
+  }
+  for (size_t begin = 0; begin < commands.size(); begin += 64) {
+    const size_t end = std::min(commands.size(), begin + 64);
+    std::vector<RedisReply> replies;
+    URLSIEVE_RETURN_IF_ERROR(
+        client.Pipeline(std::span(commands).subspan(begin, end - begin), &replies));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (!replies[i].is_error()) continue;
+      const std::string what = "initializing " + commands[begin + i].argv[3];
+      if (StartsWith(replies[i].str, "IDENTITY") || StartsWith(replies[i].str, "CORRUPT")) {
+        return Status::Corruption(client.server() + ": " + what + ": " + replies[i].str);
+      }
+      return RedisErrorStatus(client.server(), what, replies[i]);
+    }
+  }
+  return Status::Ok();
+}
+
+void RedisSeenSet::Impl::NoteStoredParameters(std::vector<SeenNotice>* notices) const {
+  const StateParameters& requested = options_.requested;
+  const StateParameters& stored = parameters_;
+  const std::string prefix = "Redis seen set \"" + options_.name + "\": ";
+  auto note = [&](const std::string& text) {
+    notices->push_back({SeenNotice::Kind::kStoredParameters, prefix + text});
+  };
+  if (stored.capacity != requested.capacity || stored.fp_rate != requested.fp_rate) {
+    note("using the stored capacity " + std::to_string(stored.capacity) + " and fp-rate " +
+         ShortDouble(stored.fp_rate) + " (requested " + std::to_string(requested.capacity) + ", " +
+         ShortDouble(requested.fp_rate) + ")");
+  }
+  if (stored.exact != requested.exact) {
+    note(stored.exact ? "the set is exact (created with exact mode): staying exact"
+                      : "the set was created without exact mode, so it holds no fingerprints of "
+                        "the earlier keys: staying Bloom-only");
+  }
+  if (EncodeStoredCanonicalize(stored.canonicalize) !=
+      EncodeStoredCanonicalize(requested.canonicalize)) {
+    note("using the stored canonicalizer options (" +
+         EncodeStoredCanonicalize(stored.canonicalize) + ")");
+  }
+  if (stored.revisit_after_s != requested.revisit_after_s ||
+      (requested.revisit_after_s > 0 && stored.generations != requested.generations)) {
+    note("using the stored revisit_after " + std::to_string(stored.revisit_after_s) + " s in " +
+         std::to_string(stored.generations) + " generations (requested " +
+         std::to_string(requested.revisit_after_s) + " s in " +
+         std::to_string(requested.generations) + ")");
+  }
+  if (stored.deletable != requested.deletable && !(requested.exact && stored.exact)) {
+    note(stored.deletable ? "the set is deletable (counting): staying deletable"
+                          : "the set was created without --deletable: it cannot become a "
+                            "counting filter");
+  }
+}
+
+}  // namespace urlsieve

@@ -1,5 +1,5 @@
-// ClusterCoordinator: the public class over its Impl (crawler/cluster/cluster_coordinator_impl.h, which
-// lists the files of each concern), the Impl's construction, its error messages, and the
+// ClusterCoordinator: the public class over its Impl (crawler/cluster/cluster_coordinator_impl.h,
+// which lists the files of each concern), the Impl's construction, its error messages, and the
 // heartbeat thread that keeps the node's membership and leases alive.
 #include "crawler/cluster/cluster_coordinator.h"
 
@@ -55,7 +55,7 @@ ClusterCoordinator::Impl::Impl(const ClusterOptions& options)
   valid_for_ = options.lease_ttl - options.handover_delay - options.lease_ttl / 10;
   for (uint32_t p = 0; p < options.partitions; ++p) {
     parts_[p].lease_key = ClusterLeaseKey(options.name, p);
-    parts_[p].inbox_key = RedisInboxKey(options.name, p);
+    parts_[p].inbox_key = ClusterInboxKey(options.name, p);
   }
   totals_.name = options.name;
   totals_.server = server_;

@@ -9,7 +9,7 @@
 // routed seen set's shard p, "{NAME:p}" (RedisShardKeyPrefix(NAME, p)); the cluster's own keys
 // share "{NAME}" (crawler/cluster/cluster_keys.h):
 //   urlsieve:{NAME:p}:inbox   stream of the URLs new to the cluster whose host is in p (appended by
-//                             the seen set's Function, consumer group kRedisInboxGroup)
+//                             the seen set's Function, consumer group kClusterInboxGroup)
 //   urlsieve:{NAME:p}:lease   string with a TTL: "ID@TOKEN" of the owner (TOKEN: the instance,
 //                             so that a second process under the same id never renews the
 //                             first one's lease), or "released" during the hand-over cool-down

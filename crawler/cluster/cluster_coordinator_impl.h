@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/cluster/cluster_keys.h"
 #include "crawler/cluster/cluster_redis.h"
 #include "redis/redis_client.h"
 #include "redis/redis_reply.h"

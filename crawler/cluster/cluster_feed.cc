@@ -4,14 +4,14 @@
 #include <optional>
 #include <utility>
 
-#include "crawler/state/claim_record.h"
+#include "base/logger.h"
 #include "crawler/cluster/cluster_seeds.h"
 #include "crawler/cluster/cluster_url_router.h"
-#include "base/logger.h"
 #include "crawler/crawl/scope.h"
 #include "crawler/crawl/seen_retry.h"
-#include "url/url_canonicalizer.h"
+#include "crawler/state/claim_record.h"
 #include "frontier/frontier.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {

@@ -1,6 +1,7 @@
-// A node's reading of the inboxes of the partitions it holds (crawler/cluster/cluster_coordinator.h,
-// "Inboxes"): each Poll reads the hot partitions and probes the others that are due, in one
-// pipeline; entries read are outstanding until acknowledged (Ack: XACK + XDEL) or forgotten.
+// A node's reading of the inboxes of the partitions it holds
+// (crawler/cluster/cluster_coordinator.h, "Inboxes"): each Poll reads the hot partitions and probes
+// the others that are due, in one pipeline; entries read are outstanding until acknowledged (Ack:
+// XACK + XDEL) or forgotten.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -55,7 +56,7 @@ Status ClusterCoordinator::Impl::PlanPoll(size_t max, std::vector<PollAsk>* asks
     part.busy = true;
     asks->push_back({p, part.epoch, part.nudges, false, 0, part.claim_cursor});
     commands->push_back(Fcall(kClusterRead, {part.lease_key, part.inbox_key},
-                              {lease_value_, std::string(kRedisInboxGroup), options_.node_id,
+                              {lease_value_, std::string(kClusterInboxGroup), options_.node_id,
                                std::to_string(n), part.claim_cursor}));
   }
   for (uint32_t p : probes) {
@@ -279,7 +280,7 @@ Result<std::vector<RedisCommand>> ClusterCoordinator::Impl::AckCommands(
   std::vector<RedisCommand> commands;
   for (const auto& [p, list] : by_partition) {
     for (size_t start = 0; start < list.size(); start += kAckChunk) {
-      std::vector<std::string> args = {std::string(kRedisInboxGroup)};
+      std::vector<std::string> args = {std::string(kClusterInboxGroup)};
       for (size_t i = start; i < std::min(list.size(), start + kAckChunk); ++i) {
         args.push_back(list[i]->id);
       }

@@ -33,12 +33,6 @@ std::string ClusterNodesKey(std::string_view name);
 std::string ClusterNodeKey(std::string_view name, std::string_view node_id);
 std::string ClusterLeaseKey(std::string_view name, uint32_t partition);
 std::string ClusterInboxKey(std::string_view name, uint32_t partition);
-// The names these had in dedup/redis_seen_set.h, until their last callers (the coordinator and
-// its tests, being split meanwhile) are renamed.
-inline std::string RedisInboxKey(std::string_view name, uint32_t partition) {
-  return ClusterInboxKey(name, partition);
-}
-inline constexpr std::string_view kRedisInboxGroup = kClusterInboxGroup;
 
 // A lease's value: "ID@TOKEN" (the token tells two instances of one node id apart); the node id
 // of a value ("" for "released" or nothing).

@@ -1,6 +1,6 @@
-// A node's partition leases (crawler/cluster/cluster_coordinator.h, "Ownership"): acquiring the wanted
-// ones, renewing the held ones, handing over the drained ones with the politeness cool-down, and
-// fencing: a lease is used (MayFetch) only while valid, and one found lost ends its tenure.
+// A node's partition leases (crawler/cluster/cluster_coordinator.h, "Ownership"): acquiring the
+// wanted ones, renewing the held ones, handing over the drained ones with the politeness cool-down,
+// and fencing: a lease is used (MayFetch) only while valid, and one found lost ends its tenure.
 #include <algorithm>
 #include <utility>
 

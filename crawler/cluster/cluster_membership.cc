@@ -1,6 +1,6 @@
-// A node's membership of its crawl cluster (crawler/cluster/cluster_coordinator.h, "Ownership"): joining
-// (the meta hash checked or created, the node registered, a dead previous instance of the same
-// node id taken over) and the heartbeat, whose reply lists the live nodes and so decides which
+// A node's membership of its crawl cluster (crawler/cluster/cluster_coordinator.h, "Ownership"):
+// joining (the meta hash checked or created, the node registered, a dead previous instance of the
+// same node id taken over) and the heartbeat, whose reply lists the live nodes and so decides which
 // partitions this node wants (rendezvous hashing: a join or a leave moves only that node's share).
 #include <signal.h>
 #include <unistd.h>

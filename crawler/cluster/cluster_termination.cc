@@ -1,6 +1,6 @@
-// Whether a crawl cluster's crawl is over (crawler/cluster/cluster_coordinator.h, "The end"): seeded, and
-// every inbox empty on two scans with no entry added in between. A cheap scan (XLEN of every
-// inbox) comes first and answers "not over" while the crawl runs.
+// Whether a crawl cluster's crawl is over (crawler/cluster/cluster_coordinator.h, "The end"):
+// seeded, and every inbox empty on two scans with no entry added in between. A cheap scan (XLEN of
+// every inbox) comes first and answers "not over" while the crawl runs.
 #include <utility>
 
 #include "crawler/cluster/cluster_coordinator_impl.h"
@@ -45,7 +45,7 @@ Result<bool> ClusterCoordinator::Impl::Finished() {
   probes.push_back(lengths.back());
   for (const Partition& part : parts_) {
     lengths.push_back(RedisCommand{{"XLEN", part.inbox_key}, 1});
-    probes.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kRedisInboxGroup)}));
+    probes.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kClusterInboxGroup)}));
   }
   auto client = pool_.Take();
   if (!client.ok()) return client.status();

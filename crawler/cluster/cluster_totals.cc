@@ -40,7 +40,7 @@ Status ClusterCoordinator::Impl::ProbeTotals(RedisClient& client) {
   std::vector<RedisCommand> commands;
   commands.reserve(parts_.size());
   for (const Partition& part : parts_) {
-    commands.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kRedisInboxGroup)}));
+    commands.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kClusterInboxGroup)}));
   }
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));

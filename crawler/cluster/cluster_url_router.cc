@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "crawler/state/claim_record.h"
 #include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/state/claim_record.h"
 #include "dedup/redis_seen_set.h"
 #include "frontier/politeness_key.h"
 #include "url/url_parts.h"

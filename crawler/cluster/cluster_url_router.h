@@ -21,8 +21,8 @@
 
 #include "base/status.h"
 #include "dedup/bloom/key_hash_value.h"
-#include "url/url_canonicalizer.h"
 #include "frontier/frontier_options.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 

@@ -20,8 +20,8 @@
 
 #include "crawler/cluster/cluster_keys.h"
 #include "crawler/cluster/rendezvous.h"
-#include "redis/redis_client.h"
 #include "dedup/redis_seen_set.h"
+#include "redis/redis_client.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 
@@ -101,8 +101,8 @@ class ClusterCoordinatorTest : public ::testing::Test {
 
   // What the routed seen set's Function does for a URL new to partition p.
   std::string Append(const std::string& name, uint32_t partition, const std::string& payload) {
-    const std::string inbox = RedisInboxKey(name, partition);
-    Run({"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0",
+    const std::string inbox = ClusterInboxKey(name, partition);
+    Run({"XGROUP", "CREATE", inbox, std::string(kClusterInboxGroup), "0",
          "MKSTREAM"});  // or BUSYGROUP
     RedisReply id = Run({"XADD", inbox, "*", "c", payload});
     EXPECT_EQ(id.type, RedisReply::Type::kString) << id.str;
@@ -462,7 +462,7 @@ TEST_F(ClusterCoordinatorTest, PollAckForgetAndBounds) {
   auto none = a->Poll(64);
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->empty());
-  Run({"XADD", RedisInboxKey("crawl1", 3), "*", "c", "no-group"});
+  Run({"XADD", ClusterInboxKey("crawl1", 3), "*", "c", "no-group"});
 
   std::map<std::string, uint32_t> where;
   for (int i = 0; i < 12; ++i) {
@@ -501,7 +501,7 @@ TEST_F(ClusterCoordinatorTest, PollAckForgetAndBounds) {
   }
   EXPECT_TRUE(forgotten_back);
   // Acknowledged entries are deleted: the inbox holds what is pending only.
-  EXPECT_EQ(Run({"XLEN", RedisInboxKey("crawl1", 1)}).integer, 10);
+  EXPECT_EQ(Run({"XLEN", ClusterInboxKey("crawl1", 1)}).integer, 10);
   EXPECT_TRUE(a->error().ok());
 }
 

@@ -14,8 +14,8 @@
 #include "crawler/cluster/cluster_coordinator.h"
 #include "crawler/cluster/cluster_keys.h"
 #include "crawler/cluster/rendezvous.h"
-#include "redis/redis_client.h"
 #include "dedup/redis_seen_set.h"
+#include "redis/redis_client.h"
 #include "tests/support/redis_cluster.h"
 #include "tests/support/scratch_dir.h"
 
@@ -83,9 +83,9 @@ TEST(ClusterCoordinatorOnRedisClusterTest, SplitsPollsAcksFinishesAndSurvivesADe
   // One entry per partition, as the routed seen set appends them.
   std::set<std::string> payloads;
   for (uint32_t p = 0; p < kParts; ++p) {
-    const std::string inbox = RedisInboxKey("cc", p);
+    const std::string inbox = ClusterInboxKey("cc", p);
     auto group = (*raw)->Run(RedisCommand{
-        {"XGROUP", "CREATE", inbox, std::string(kRedisInboxGroup), "0", "MKSTREAM"}, 2});
+        {"XGROUP", "CREATE", inbox, std::string(kClusterInboxGroup), "0", "MKSTREAM"}, 2});
     ASSERT_TRUE(group.ok()) << group.status().ToString();
     std::string payload = "url-";
     payload += std::to_string(p);

@@ -168,6 +168,7 @@ Result<std::unique_ptr<CrawlState>> CrawlState::Open(const CrawlStateOptions& op
     }
     if (cluster) {
       URLSIEVE_RETURN_IF_ERROR(state->CheckCluster(options, &joined));
+      redis_options.new_key_stream = options.inbox;
       URLSIEVE_RETURN_IF_ERROR(state->OpenRoutedSeenSet(redis_options, *joined));
     } else {
       URLSIEVE_RETURN_IF_ERROR(state->CheckSharedSeenSet(redis_options, probe.get()));
@@ -249,7 +250,6 @@ Status CrawlState::OpenRoutedSeenSet(RedisSeenSetOptions redis_options,
                                      const CrawlStateOptions::ClusterJoined& joined) {
   // One shard per partition, each sharing its partition's hash tag (redis_seen_set.h).
   redis_options.routed = true;
-  redis_options.new_key_stream = options.inbox;
   redis_options.shards = joined.partitions;
   Result<std::unique_ptr<RedisSeenSet>> set = RedisSeenSet::Open(redis_options, &notices_);
   if (!set.ok()) return set.status();

@@ -21,6 +21,8 @@
 # ratios are taken within a round: on a shared machine the load drifts between rounds.
 # Targets (issue 10): --checkpoint-s 0 <= 2x the baseline; the default interval <= 1.05x.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 pages=1500
@@ -39,51 +41,25 @@ while (($#)); do
     --exact) exact=(--exact); shift ;;
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) print_help 23; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ $pages =~ ^[0-9]+$ && $pages -ge 11 ]] || { echo "--pages must be an integer >= 11" >&2; exit 2; }
-[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "--threads must be a positive integer" >&2; exit 2; }
-[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "--runs must be a positive integer" >&2; exit 2; }
+need_pages "$pages"
+need_positive --threads "$threads"
+need_positive --runs "$runs"
 for s in $intervals; do
   [[ $s =~ ^[0-9]+$ ]] || { echo "--intervals: '$s' is not a number of seconds" >&2; exit 2; }
 done
 
 urlsieve="$build/crawler/urlsieve"
 server_bin="$build/tools/urlsieve-demo-site"
-for f in "$urlsieve" "$server_bin"; do
-  [[ -x $f ]] || {
-    echo "missing $f: cmake --build $build --target urlsieve urlsieve-demo-site" >&2
-    exit 1
-  }
-done
+need_built "cmake --build $build --target urlsieve urlsieve-demo-site" "$urlsieve" "$server_bin"
 
-tmp=$(mktemp -d /tmp/urlsieve_ckptbench.XXXXXX)
-server_pid=
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2> /dev/null || true
-    wait "$server_pid" 2> /dev/null || true
-  fi
-  if ((keep)); then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_tmp urlsieve_ckptbench
+on_exit cleanup_all
 
-echo "generating $pages pages ..."
-/usr/bin/python3 bench/gen_static_site.py "$tmp/site" --pages "$pages" | sed 's/^/  site: /'
-
-"$server_bin" --root "$tmp/site" --port 0 > "$tmp/server.out" 2> "$tmp/server.err" &
-server_pid=$!
-base=
-for ((i = 0; i < 100; i++)); do
-  base=$(head -1 "$tmp/server.out")
-  [[ -n $base ]] && break
-  kill -0 "$server_pid" 2> /dev/null || break
-  sleep 0.1
-done
-[[ -n $base ]] || { echo "urlsieve-demo-site did not start:" >&2; cat "$tmp/server.err" >&2; exit 1; }
+serve_generated_site "$server_bin" "$pages" /usr/bin/python3
 echo "$base/index.html" > "$tmp/seeds.txt"
 
 # The baseline checkpoints only at the end: its interval is far longer than the crawl.
@@ -92,8 +68,8 @@ settings=("$baseline" $intervals)
 declare -A times
 crawl_once() { # crawl_once INTERVAL RUN -> prints the wall time in seconds
   local out="$tmp/out-$1-$2"
-  local start end
-  start=$(date +%s%N)
+  local start wall
+  start=$(now_ns)
   "$urlsieve" crawl --seeds "$tmp/seeds.txt" --out "$out" --threads "$threads" \
     --per-host "$threads" --delay-ms 0 --max-depth 100 --ignore-robots --checkpoint-s "$1" \
     ${exact[@]+"${exact[@]}"} > "$tmp/crawl.log" 2>&1 || {
@@ -101,7 +77,7 @@ crawl_once() { # crawl_once INTERVAL RUN -> prints the wall time in seconds
     tail -20 "$tmp/crawl.log" >&2
     exit 1
   }
-  end=$(date +%s%N)
+  wall=$(seconds_since "$start" 4)
   local fetched
   fetched=$(wc -l < "$out/pages.jsonl")
   if ((fetched != pages)); then
@@ -109,7 +85,7 @@ crawl_once() { # crawl_once INTERVAL RUN -> prints the wall time in seconds
     exit 1
   fi
   rm -rf "$out"
-  awk -v ns=$((end - start)) 'BEGIN { printf "%.4f", ns / 1e9 }'
+  echo "$wall"
 }
 
 # Each round crawls every setting once, starting at a different one each round; ratios are taken
@@ -127,17 +103,15 @@ for ((run = 1; run <= runs; run++)); do
     round[$s]=$t
   done
   for s in "${settings[@]}"; do
-    ratios[$s]="${ratios[$s]:-} $(awk -v t="${round[$s]}" -v b="${round[$baseline]}" 'BEGIN { print t / b }')"
+    ratios[$s]="${ratios[$s]:-} $(ratio "${round[$s]}" "${round[$baseline]}")"
   done
 done
 
-median() { tr ' ' '\n' <<< "$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END {
-  print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 base_time=$(median "${times[$baseline]}")
 
 echo
 echo "site: $pages pages on $base; $threads threads; ${exact[*]:-Bloom-only}; $runs runs per" \
-  "setting (median); $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  "setting (median); $(machine_load)"
 printf '%-22s %8s %9s %8s %11s\n' "--checkpoint-s" "wall s" "pages/s" "ratio" "projected"
 per_checkpoint=
 if [[ " $intervals " == *" 0 "* ]]; then

@@ -15,6 +15,8 @@
 # per page and share of the total, each with its callees (from callgrind_annotate
 # --inclusive=yes --tree=calling). Exits 1 when the crawl did not fetch every page.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 pages=300
@@ -25,46 +27,23 @@ while (($#)); do
     --pages) pages=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) print_help 16; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ $pages =~ ^[0-9]+$ && $pages -ge 11 ]] || { echo "--pages must be an integer >= 11" >&2; exit 2; }
+need_pages "$pages"
 
 urlsieve="$build/crawler/urlsieve"
 server_bin="$build/tools/urlsieve-demo-site"
-for f in "$urlsieve" "$server_bin"; do
-  [[ -x $f ]] || { echo "missing $f: scripts/build.sh --release (or --build-dir DIR)" >&2; exit 1; }
-done
+need_built "scripts/build.sh --release (or --build-dir DIR)" "$urlsieve" "$server_bin"
 for tool in valgrind callgrind_annotate python3; do
   command -v "$tool" > /dev/null || { echo "missing $tool: apt-get install -y valgrind" >&2; exit 1; }
 done
 
-tmp=$(mktemp -d /tmp/urlsieve_profile.XXXXXX)
-server_pid=
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2> /dev/null || true
-    wait "$server_pid" 2> /dev/null || true
-  fi
-  if ((keep)); then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_tmp urlsieve_profile
+on_exit cleanup_all
 
-echo "generating $pages pages ..."
-python3 bench/gen_static_site.py "$tmp/site" --pages "$pages" | sed 's/^/  site: /'
-
-"$server_bin" --root "$tmp/site" --port 0 > "$tmp/server.out" 2> "$tmp/server.err" &
-server_pid=$!
-base=
-for ((i = 0; i < 100; i++)); do
-  base=$(head -n 1 "$tmp/server.out")
-  [[ -n $base ]] && break
-  kill -0 "$server_pid" 2> /dev/null || break
-  sleep 0.1
-done
-[[ -n $base ]] || { echo "the site server did not start:" >&2; cat "$tmp/server.err" >&2; exit 1; }
+serve_generated_site "$server_bin" "$pages" python3
 echo "$base/index.html" > "$tmp/seeds.txt"
 
 echo "crawling $base under callgrind (a minute or two) ..."

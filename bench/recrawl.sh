@@ -20,6 +20,8 @@
 # robots.txt) / wall time of the crawl process. Exits 1 when a crawl fails or the re-crawl does
 # not request every page.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 pages=5000
@@ -36,56 +38,26 @@ while (($#)); do
     --warc) warc=(--warc); shift ;;
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,22s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) print_help 22; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ $pages =~ ^[0-9]+$ && $pages -ge 11 ]] || { echo "--pages must be an integer >= 11" >&2; exit 2; }
+need_pages "$pages"
 [[ $percent =~ ^[0-9]+$ && $percent -le 100 ]] || {
   echo "--changed-percent must be an integer in [0, 100]" >&2
   exit 2
 }
-[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "--threads must be a positive integer" >&2; exit 2; }
+need_positive --threads "$threads"
 
 urlsieve="$build/crawler/urlsieve"
 server_bin="$build/tools/urlsieve-demo-site"
-for f in "$urlsieve" "$server_bin"; do
-  [[ -x $f ]] || {
-    echo "missing $f: cmake --build $build --target urlsieve urlsieve-demo-site" >&2
-    exit 1
-  }
-done
+need_built "cmake --build $build --target urlsieve urlsieve-demo-site" "$urlsieve" "$server_bin"
 
-tmp=$(mktemp -d /tmp/urlsieve_recrawlbench.XXXXXX)
-server_pid=
-stop_server() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2> /dev/null || true
-    wait "$server_pid" 2> /dev/null || true
-    server_pid=
-  fi
-}
-cleanup() {
-  stop_server
-  if ((keep)); then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-echo "generating $pages pages ..."
-/usr/bin/python3 bench/gen_static_site.py "$tmp/site" --pages "$pages" | sed 's/^/  site: /'
+make_tmp urlsieve_recrawlbench
+on_exit cleanup_all
 
 log="$tmp/requests.tsv"
-"$server_bin" --root "$tmp/site" --port 0 --log "$log" > "$tmp/server.out" 2> "$tmp/server.err" &
-server_pid=$!
-base=
-for ((i = 0; i < 100; i++)); do
-  base=$(head -1 "$tmp/server.out")
-  [[ -n $base ]] && break
-  kill -0 "$server_pid" 2> /dev/null || break
-  sleep 0.1 # polling for the server's first line
-done
-[[ -n $base ]] || { echo "urlsieve-demo-site did not start:" >&2; cat "$tmp/server.err" >&2; exit 1; }
+serve_generated_site "$server_bin" "$pages" /usr/bin/python3 --log "$log"
 echo "$base/index.html" > "$tmp/seeds.txt"
 
 common=(--seeds "$tmp/seeds.txt" --out "$tmp/out" --threads "$threads" --per-host "$threads" --delay-ms 0 --max-depth 100
@@ -95,15 +67,14 @@ common=(--seeds "$tmp/seeds.txt" --out "$tmp/out" --threads "$threads" --per-hos
 crawl() {
   local name=$1
   shift
-  local start end
-  start=$(date +%s%N)
+  local start
+  start=$(now_ns)
   "$urlsieve" crawl "$@" > "$tmp/$name.log" 2>&1 || {
     echo "$name failed:" >&2
     tail -20 "$tmp/$name.log" >&2
     exit 1
   }
-  end=$(date +%s%N)
-  awk -v ns=$((end - start)) 'BEGIN { printf "%.3f", ns / 1e9 }'
+  seconds_since "$start" 3
 }
 
 echo "full crawl ..."
@@ -129,7 +100,7 @@ PY
 
 echo "re-crawl ($changed pages changed) ..."
 re_s=$(crawl recrawl --recrawl --revisit-after 0 "${common[@]}")
-stop_server # flushes and closes the log
+stop_site_server # flushes and closes the log
 
 # Columns: 1 ms, 2 host, 3 port, 4 method, 5 Host, 6 target, 7 status, 8 body bytes, 9 If-None-Match,
 # 10 If-Modified-Since.
@@ -156,7 +127,7 @@ printf '%-10s %8s %8s %8s %8s %14s %9s %9s\n' crawl requests 200 304 cond. "body
   "pages/s"
 row() {
   printf '%-10s %8d %8d %8d %8d %14d %9.2f %9.1f\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" \
-    "$(awk -v n="$2" -v s="$7" 'BEGIN { print n / s }')"
+    "$(ratio "$2" "$7")"
 }
 row full "$full_n" "$full_200" "$full_304" "$full_cond" "$full_bytes" "$full_s"
 row re-crawl "$re_n" "$re_200" "$re_304" "$re_cond" "$re_bytes" "$re_s"

@@ -16,6 +16,8 @@
 #
 # Exits 1 when a contender fails or answers wrongly; a missed target is printed, not an error.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 urls=10000000
@@ -29,7 +31,7 @@ while (($#)); do
     --links) links=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h | --help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) print_help 17; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,48 +41,14 @@ done
 }
 
 program="$build/bench/bench_redis_seen"
-[[ -x $program ]] || { echo "missing $program: cmake --build $build --target bench_redis_seen" >&2; exit 1; }
-command -v redis-server > /dev/null && command -v redis-cli > /dev/null || {
-  echo "missing redis-server/redis-cli: run scripts/setup.sh (or: apt-get install -y redis-server)" >&2
-  exit 1
-}
+need_built "cmake --build $build --target bench_redis_seen" "$program"
+need_redis
 
-tmp=$(mktemp -d /tmp/urlsieve_redisbench.XXXXXX)
-redis_pid=
-cleanup() {
-  if [[ -n $redis_pid ]]; then
-    kill "$redis_pid" 2> /dev/null || true
-    wait "$redis_pid" 2> /dev/null || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_tmp urlsieve_redisbench
+on_exit cleanup_all
 
-# A free loopback port (another process may take it first: then redis-server exits and we retry).
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-for attempt in 1 2 3 4 5; do
-  port=$(free_port)
-  redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no --dir "$tmp" \
-    --logfile "$tmp/redis.log" --daemonize no &
-  redis_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    if redis-cli -h 127.0.0.1 -p "$port" ping 2> /dev/null | grep -q PONG; then break 2; fi
-    kill -0 "$redis_pid" 2> /dev/null || break
-    sleep 0.1
-  done
-  kill "$redis_pid" 2> /dev/null || true
-  wait "$redis_pid" 2> /dev/null || true
-  redis_pid=
-done
-if [[ -z $redis_pid ]]; then
-  echo "redis-server did not start on a loopback port:" >&2
-  cat "$tmp/redis.log" >&2
-  exit 1
-fi
+start_redis "$tmp"
 
-echo "redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on 127.0.0.1:$port" \
-  "(--save '' --appendonly no); $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-"$program" --redis "redis://127.0.0.1:$port" --urls "$urls" --links "$links" ${extra[@]+"${extra[@]}"}
+echo "redis-server $(redis_version) on 127.0.0.1:$redis_port" \
+  "(--save '' --appendonly no); $(machine_load)"
+"$program" --redis "redis://127.0.0.1:$redis_port" --urls "$urls" --links "$links" ${extra[@]+"${extra[@]}"}

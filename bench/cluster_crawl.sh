@@ -28,6 +28,8 @@
 # first node's start to the last node's exit (a cluster node exits once the whole crawl is over).
 # Exits 1 when a run fails or misses a page; a missed target is printed, not an error.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 pages=1500
@@ -42,84 +44,38 @@ while (($#)); do
     --reps) reps=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) print_help 24; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ $pages =~ ^[0-9]+$ && $pages -ge 11 ]] || { echo "--pages must be an integer >= 11" >&2; exit 2; }
-[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "--reps must be a positive integer" >&2; exit 2; }
+need_pages "$pages"
+need_positive --reps "$reps"
 
 urlsieve="$build/crawler/urlsieve"
 python=/usr/bin/python3
-[[ -x $urlsieve ]] || {
-  echo "missing $urlsieve: scripts/build.sh (or cmake --build $build --target urlsieve)" >&2
-  exit 1
-}
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+need_built "scripts/build.sh (or cmake --build $build --target urlsieve)" "$urlsieve"
 missing=()
-[[ -x $nginx_bin ]] || missing+=(nginx-light)
+[[ -x $(nginx_bin) ]] || missing+=(nginx-light)
 command -v redis-server > /dev/null && command -v redis-cli > /dev/null || missing+=(redis-server)
 [[ -x /usr/bin/time ]] || missing+=(time)
 [[ -x $python ]] || missing+=(python3)
-if ((${#missing[@]})); then
-  echo "missing ${missing[*]}: run scripts/setup.sh --bench" \
-    "(or: apt-get install -y ${missing[*]})" >&2
-  exit 1
-fi
+need_missing_none
 
-tmp=$(mktemp -d /tmp/urlsieve_clusterbench.XXXXXX)
+make_tmp urlsieve_clusterbench
 chmod 755 "$tmp" # nginx's workers run as an unprivileged user when started as root
-nginx_pid=
-redis_pid=
 sampler_pid=
 node_pids=()
-stop_nginx() {
-  if [[ -n $nginx_pid ]]; then
-    kill -QUIT "$nginx_pid" 2> /dev/null || true
-    wait "$nginx_pid" 2> /dev/null || true
-    nginx_pid=
-  fi
-}
 cleanup() {
   local pid
   for pid in ${node_pids[@]+"${node_pids[@]}"} $sampler_pid; do
-    kill -KILL "$pid" 2> /dev/null || true
-    wait "$pid" 2> /dev/null || true
+    stop_child "$pid" KILL
   done
-  stop_nginx
-  if [[ -n $redis_pid ]]; then
-    kill "$redis_pid" 2> /dev/null || true
-    wait "$redis_pid" 2> /dev/null || true
-  fi
-  if ((keep)); then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+  cleanup_all
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup
 
-free_port() {
-  "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# --- redis-server on a free loopback port (another process may take it first: then retry) ---
-for attempt in 1 2 3 4 5; do
-  redis_port=$(free_port)
-  redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$tmp" \
-    --logfile "$tmp/redis.log" --daemonize no &
-  redis_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    if redis-cli -h 127.0.0.1 -p "$redis_port" ping 2> /dev/null | grep -q PONG; then break 2; fi
-    kill -0 "$redis_pid" 2> /dev/null || break
-    sleep 0.1
-  done
-  kill "$redis_pid" 2> /dev/null || true
-  wait "$redis_pid" 2> /dev/null || true
-  redis_pid=
-done
-if [[ -z $redis_pid ]]; then
-  echo "redis-server did not start on a loopback port:" >&2
-  cat "$tmp/redis.log" >&2
-  exit 1
-fi
+# --- redis-server on a free loopback port ---
+start_redis "$tmp"
 redis_url="redis://127.0.0.1:$redis_port"
 rcli() { redis-cli -h 127.0.0.1 -p "$redis_port" "$@"; }
 # info_field SECTION FIELD: one field of INFO.
@@ -127,52 +83,18 @@ info_field() { rcli INFO "$1" | tr -d '\r' | sed -n "s/^$2://p"; }
 
 # --- the site: one directory, 8 nginx server blocks (ports) ---
 echo "generating $pages pages (served by each of $hosts hosts) ..."
-"$python" bench/gen_static_site.py "$tmp/site" --pages "$pages" | sed 's/^/  site: /'
+gen_site "$tmp/site" "$pages" "$python"
 chmod -R a+rX "$tmp/site"
 ports=()
 for ((h = 0; h < hosts; h++)); do ports+=("$(free_port)"); done
 : > "$tmp/seeds.txt"
 for port in "${ports[@]}"; do echo "http://127.0.0.1:$port/index.html" >> "$tmp/seeds.txt"; done
-mkdir -p "$tmp/nginx/logs" "$tmp/nginx/tmp"
+mkdir -p "$tmp/nginx/logs"
 
 # start_nginx LOG: a fresh nginx (foreground child) logging "port status uri" per request to LOG.
 start_nginx() {
-  local servers="" port
-  for port in "${ports[@]}"; do
-    servers+="  server { listen 127.0.0.1:$port; root $tmp/site; }"$'\n'
-  done
-  cat > "$tmp/nginx/nginx.conf" << EOF
-worker_processes 1;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-  types { text/html html; }
-  default_type application/octet-stream;
-  log_format bench '\$server_port \$status \$request_uri';
-  access_log $1 bench;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  client_body_temp_path $tmp/nginx/tmp/body;
-  proxy_temp_path $tmp/nginx/tmp/proxy;
-  fastcgi_temp_path $tmp/nginx/tmp/fastcgi;
-  uwsgi_temp_path $tmp/nginx/tmp/uwsgi;
-  scgi_temp_path $tmp/nginx/tmp/scgi;
-$servers}
-EOF
-  "$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" \
-    -g 'daemon off;' &
-  nginx_pid=$!
-  local i
-  for ((i = 0; i < 100; i++)); do
-    if (exec 3<> "/dev/tcp/127.0.0.1/${ports[-1]}") 2> /dev/null; then return 0; fi
-    kill -0 "$nginx_pid" 2> /dev/null || break
-    sleep 0.1
-  done
-  echo "nginx did not start on 127.0.0.1:${ports[*]}:" >&2
-  cat "$tmp/nginx/error.log" >&2
-  exit 1
+  # shellcheck disable=SC2016 # nginx's variables
+  start_nginx_on "$tmp/nginx" "$tmp/site" "$1" '$server_port $status $request_uri' "${ports[@]}"
 }
 
 common=(--delay-ms 0 --max-depth 100 --checkpoint-s 30 --ignore-robots)
@@ -194,9 +116,9 @@ run() {
     sample_memory "cluster$id" > "$tmp/samples.$id" &
     sampler_pid=$!
   fi
-  local start end n args
+  local start wall_s n args
   node_pids=()
-  start=$(date +%s.%N)
+  start=$(now_ns)
   for ((n = 0; n < nodes; n++)); do
     args=("$urlsieve" crawl --seeds "$tmp/seeds.txt" --out "$tmp/out.$id.$n" --threads "$threads"
       "${common[@]}")
@@ -211,7 +133,7 @@ run() {
   for ((n = 0; n < nodes; n++)); do
     wait "${node_pids[$n]}" || failed=1
   done
-  end=$(date +%s.%N)
+  wall_s=$(seconds_since "$start" 6)
   node_pids=()
   if [[ -n $sample ]]; then
     kill "$sampler_pid" 2> /dev/null || true
@@ -226,7 +148,7 @@ run() {
     exit 1
   fi
   names+=("$name")
-  wall[$name]=$(awk -v s="$start" -v e="$end" 'BEGIN { print e - s }')
+  wall[$name]=$wall_s
   cpu[$name]=$(cat "$tmp"/time."$id".* | awk '{ c += $1 + $2 } END { print c }')
   rss[$name]=$(cat "$tmp"/time."$id".* | awk '$3 > m { m = $3 } END { print m }')
   served[$name]=$(awk '$2 == 200 { print $1, $3 }' "$log" | sort -u | wc -l)
@@ -258,14 +180,12 @@ sample_memory() {
   done
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 declare -A rates
 timed() { # timed LABEL REP NODES THREADS MODE: one repetition of a timed run
   local label=$1 name=$1
   ((reps > 1)) && name="$label #$2"
   run "$name" "$3" "$4" "$5"
-  rates[$label]+="$(awk -v p="${served[$name]}" -v w="${wall[$name]}" 'BEGIN { print p / w }') "
+  rates[$label]+="$(ratio "${served[$name]}" "${wall[$name]}") "
 }
 # Repetitions go round the configurations, so that a change of the machine's load shows in all.
 for ((rep = 1; rep <= reps; rep++)); do
@@ -281,8 +201,7 @@ sampled_id=$((runs - 1))
 total=$((pages * hosts))
 echo
 echo "site: $pages pages x $hosts hosts = $total pages, served by nginx on 127.0.0.1:${ports[0]}..; redis-server" \
-  "$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on 127.0.0.1:$redis_port;" \
-  "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$(redis_version) on 127.0.0.1:$redis_port;" "$(machine_load)"
 printf '%-30s %6s %8s %9s %7s %8s %8s %6s %9s %9s\n' run pages "wall s" "pages/s" "cpu%" \
   "ms/page" "RSS MB" dupes "cmds/page" "fcall/pg"
 for name in "${names[@]}"; do
@@ -296,7 +215,7 @@ echo " largest node's; cmds/page: Redis commands executed per page, those run in
 echo " included; fcall/pg: Function calls per page; nginx's and Redis's own CPU not counted)"
 echo
 
-rate() { tr ' ' '\n' <<< "${rates[$1]}" | grep . | median; }
+rate() { median "${rates[$1]}"; }
 awk -v alone="$(rate 'standalone 2 threads')" -v one="$(rate 'cluster 1 node x 2')" \
   -v seen="$(rate '--seen-redis 2 threads')" -v n13="$(rate 'cluster 1 node x 3')" \
   -v n31="$(rate 'cluster 3 nodes x 1')" -v reps="$reps" 'BEGIN {

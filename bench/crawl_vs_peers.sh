@@ -15,6 +15,8 @@
 # nginx's access log (a fresh nginx and log per tool): pages = distinct URIs served with 200,
 # duplicates = requests beyond the first for a URI. Exits 1 when urlsieve misses a page.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 pages=5000
@@ -29,102 +31,45 @@ while (($#)); do
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --urlsieve-only) peers=0; shift ;;
-    -h | --help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) print_help 17; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ $pages =~ ^[0-9]+$ && $pages -ge 11 ]] || { echo "--pages must be an integer >= 11" >&2; exit 2; }
-[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "--threads must be a positive integer" >&2; exit 2; }
+need_pages "$pages"
+need_positive --threads "$threads"
 
 urlsieve="$build/crawler/urlsieve"
 ceiling_bin="$build/bench/bench_parse_ceiling"
 python=/usr/bin/python3
-for f in "$urlsieve" "$ceiling_bin"; do
-  [[ -x $f ]] || {
-    echo "missing $f: cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release &&" \
-      "cmake --build $build --target urlsieve bench_parse_ceiling" >&2
-    exit 1
-  }
-done
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+need_built "cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release &&\
+ cmake --build $build --target urlsieve bench_parse_ceiling" "$urlsieve" "$ceiling_bin"
 missing=()
-[[ -x $nginx_bin ]] || missing+=(nginx-light)
+[[ -x $(nginx_bin) ]] || missing+=(nginx-light)
 if ((peers)); then
   command -v wget2 > /dev/null || missing+=(wget2)
   [[ -x $python ]] && "$python" -c 'import scrapy' 2> /dev/null || missing+=(python3-scrapy)
 fi
 [[ -x /usr/bin/time ]] || missing+=(time)
-if ((${#missing[@]})); then
-  echo "missing ${missing[*]}: run scripts/setup.sh --bench" \
-    "(or: apt-get install -y nginx-light wget2 python3-scrapy time)" >&2
-  exit 1
-fi
+need_missing_none "nginx-light wget2 python3-scrapy time"
 
-tmp=$(mktemp -d /tmp/urlsieve_crawlbench.XXXXXX)
+make_tmp urlsieve_crawlbench
 chmod 755 "$tmp" # nginx's workers run as an unprivileged user when started as root
-nginx_pid=
-stop_nginx() {
-  if [[ -n $nginx_pid ]]; then
-    kill -QUIT "$nginx_pid" 2> /dev/null || true
-    wait "$nginx_pid" 2> /dev/null || true
-    nginx_pid=
-  fi
-}
-cleanup() {
-  stop_nginx
-  if ((keep)); then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit cleanup_all
 
 echo "generating $pages pages ..."
-"$python" bench/gen_static_site.py "$tmp/site" --pages "$pages" | sed 's/^/  site: /'
+gen_site "$tmp/site" "$pages" "$python"
 chmod -R a+rX "$tmp/site"
 site_mb=$(du -sm "$tmp/site" | cut -f1)
 
-port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 base="http://127.0.0.1:$port"
 echo "$base/index.html" > "$tmp/seeds.txt"
-mkdir -p "$tmp/nginx/logs" "$tmp/nginx/tmp"
+mkdir -p "$tmp/nginx/logs"
 
 # start_nginx LOG: a fresh nginx (foreground child) logging "status uri" per request to LOG.
 start_nginx() {
-  cat > "$tmp/nginx/nginx.conf" << EOF
-worker_processes 1;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-  types { text/html html; }
-  default_type application/octet-stream;
-  log_format bench '\$status \$request_uri';
-  access_log $1 bench;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 1000000;
-  client_body_temp_path $tmp/nginx/tmp/body;
-  proxy_temp_path $tmp/nginx/tmp/proxy;
-  fastcgi_temp_path $tmp/nginx/tmp/fastcgi;
-  uwsgi_temp_path $tmp/nginx/tmp/uwsgi;
-  scgi_temp_path $tmp/nginx/tmp/scgi;
-  server {
-    listen 127.0.0.1:$port;
-    root $tmp/site;
-  }
-}
-EOF
-  "$nginx_bin" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" \
-    -g 'daemon off;' &
-  nginx_pid=$!
-  local i
-  for ((i = 0; i < 100; i++)); do
-    if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then return 0; fi
-    kill -0 "$nginx_pid" 2> /dev/null || break
-    sleep 0.1
-  done
-  echo "nginx did not start on 127.0.0.1:$port:" >&2
-  cat "$tmp/nginx/error.log" >&2
-  exit 1
+  # shellcheck disable=SC2016 # nginx's variables
+  start_nginx_on "$tmp/nginx" "$tmp/site" "$1" '$status $request_uri' "$port"
 }
 
 declare -A wall cpu usr sys rss served requests dupes other
@@ -143,13 +88,11 @@ run() {
     exit 1
   }
   stop_nginx
-  local elapsed
-  elapsed=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
-  wall[$name]=$(awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }' <<< "$elapsed")
-  usr[$name]=$(sed -n 's/.*User time (seconds): //p' "$tmp/time")
-  sys[$name]=$(sed -n 's/.*System time (seconds): //p' "$tmp/time")
-  cpu[$name]=$(awk -v u="${usr[$name]}" -v s="${sys[$name]}" 'BEGIN { print u + s }')
-  rss[$name]=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time")
+  wall[$name]=$(time_v_wall "$tmp/time")
+  usr[$name]=$(time_v_field "$tmp/time" "User time (seconds)")
+  sys[$name]=$(time_v_field "$tmp/time" "System time (seconds)")
+  cpu[$name]=$(time_v_cpu "$tmp/time")
+  rss[$name]=$(time_v_field "$tmp/time" "Maximum resident set size (kbytes)")
   requests[$name]=$(wc -l < "$log")
   served[$name]=$(awk '$1 == 200 { print $2 }' "$log" | sort -u | wc -l)
   dupes[$name]=$(awk '{ n[$2]++ } END { d = 0; for (u in n) d += n[u] - 1; print d }' "$log")
@@ -198,8 +141,8 @@ if ((peers)); then
 fi
 
 echo
-echo "site: $pages pages, $site_mb MB, served by nginx on $base; $threads crawl threads; $(nproc) cores," \
-  "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "site: $pages pages, $site_mb MB, served by nginx on $base; $threads crawl threads;" \
+  "$(machine_load)"
 printf 'parse ceiling (gumbo alone): %.0f pages/s per core (%.1f MB/s) x %d cores = %.0f pages/s' \
   "$parse_core" "$parse_mbs" "$threads" "$parse_all"
 printf '; full link extraction %.0f pages/s per core\n' "$extract_core"
@@ -218,7 +161,7 @@ echo
 
 # Wall-time ratios, then the same on CPU time per page (steadier on a loaded machine, where a
 # crawler waits for a core as much as for the network).
-rate() { awk -v p="${served[$1]}" -v w="${wall[$1]}" 'BEGIN { print p / w }'; }
+rate() { ratio "${served[$1]}" "${wall[$1]}"; }
 cpu_ms() { awk -v p="${served[$1]}" -v c="${cpu[$1]}" 'BEGIN { print 1000 * c / p }'; }
 peer_rate() { if ((peers)); then rate "$1"; else echo 0; fi; }
 peer_cpu_ms() { if ((peers)); then cpu_ms "$1"; else echo 0; fi; }

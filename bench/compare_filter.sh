@@ -8,14 +8,14 @@
 # Not the same job: awk and sort -u drop exact duplicate lines; urlsieve drops duplicate canonical
 # URLs (so it also removes re-spellings), and sort -u does not keep input order.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 build=${1:-build}
 n=${2:-10000000}
 urlsieve="$build/crawler/urlsieve"
 gen="$build/tools/urlsieve_gen_urls"
-for f in "$urlsieve" "$gen"; do
-  [[ -x "$f" ]] || { echo "missing $f: cmake --build $build --target urlsieve urlsieve_gen_urls" >&2; exit 1; }
-done
+need_built "cmake --build $build --target urlsieve urlsieve_gen_urls" "$urlsieve" "$gen"
 [[ -x /usr/bin/time ]] || { echo "needs /usr/bin/time (Debian package 'time')" >&2; exit 1; }
 
 tmp=$(mktemp -d /tmp/urlsieve_compare.XXXXXX)
@@ -35,11 +35,9 @@ run() {
     cat "$tmp/time" >&2
     exit 1
   }
-  local elapsed
-  elapsed=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$tmp/time")
-  wall[$name]=$(awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }' <<< "$elapsed")
-  cpu[$name]=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$tmp/time")
-  rss[$name]=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tmp/time")
+  wall[$name]=$(time_v_wall "$tmp/time")
+  cpu[$name]=$(time_v_cpu "$tmp/time")
+  rss[$name]=$(time_v_field "$tmp/time" "Maximum resident set size (kbytes)")
   lines[$name]=$(wc -l < "$tmp/out")
 }
 

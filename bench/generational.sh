@@ -5,10 +5,12 @@
 #
 #   bench/generational.sh [BUILD_DIR]      default: build
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 build=${1:-build}
 bench="$build/bench/bench_generational"
-[[ -x "$bench" ]] || { echo "missing $bench: cmake --build $build --target bench_generational" >&2; exit 1; }
+need_built "cmake --build $build --target bench_generational" "$bench"
 tmp=$(mktemp /tmp/urlsieve_generational.XXXXXX.json)
 trap 'rm -f "$tmp"' EXIT
 "$bench" --benchmark_format=json --benchmark_out="$tmp" --benchmark_out_format=json > /dev/null

@@ -97,11 +97,7 @@ std::string ClusterDeployment::ClusterSettings() const {
 
 Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) {
   log_ = parts.log;
-  SeenRetryOptions retry;
-  retry.what = parts.state->shared_seen_set();
-  Logger* log = parts.log;
-  retry_ =
-      std::make_unique<SeenRetry>(retry, [log](const std::string& message) { log->Info(message); });
+  retry_ = SharedSeenSetRetry(parts);
   router_ = std::make_unique<ClusterUrlRouter>(parts.state->routed_seen_set(), frontier_options_,
                                                coordinator_->partitions(), coordinator_.get());
   if (config_.scope.mode != ScopeMode::kAny) {

@@ -17,10 +17,10 @@
 #define URLSIEVE_CRAWLER_CRAWL_DEPLOYMENT_H_
 
 #include <functional>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
 #include "url/url_canonicalizer.h"
@@ -32,6 +32,7 @@ class CrawlState;
 class Frontier;
 class Logger;
 class Scope;
+class SeenRetry;
 class SqliteDb;
 class UrlRouter;
 class WorkSource;
@@ -51,10 +52,13 @@ struct CrawlParts {
   Scope* scope = nullptr;
   const UrlCanonicalizer* fetch_form = nullptr;
   Logger* log = nullptr;
-  std::function<Status()> checkpoint;           // the crawl's checkpoint
-  std::function<void(const Status&)> fail;      // fails the crawl
-  std::function<void()> record_rejections;      // the frontier's rejections to rejected.jsonl
+  std::function<Status()> checkpoint;       // the crawl's checkpoint
+  std::function<void(const Status&)> fail;  // fails the crawl
+  std::function<void()> record_rejections;  // the frontier's rejections to rejected.jsonl
 };
+
+// Retries of calls to the state's shared seen set (or a cluster's), saying so through parts.log.
+std::unique_ptr<SeenRetry> SharedSeenSetRetry(const CrawlParts& parts);
 
 class Deployment {
  public:

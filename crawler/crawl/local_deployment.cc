@@ -1,12 +1,11 @@
 #include "crawler/crawl/local_deployment.h"
 
 #include "crawler/config/crawl_config.h"
-#include "crawler/state/crawl_state.h"
 #include "crawler/crawl/local_admission.h"
 #include "crawler/crawl/local_work_source.h"
-#include "base/logger.h"
 #include "crawler/crawl/seen_retry.h"
 #include "crawler/crawl/shared_admission.h"
+#include "crawler/state/crawl_state.h"
 #include "frontier/frontier.h"
 
 namespace urlsieve {
@@ -23,11 +22,7 @@ Status LocalDeployment::Build(const CrawlParts& parts, const std::vector<Canonic
   if (state.shared_seen_set().empty()) {
     admission_ = std::make_unique<LocalAdmission>(&state.seen_set(), parts.router);
   } else {
-    SeenRetryOptions retry;
-    retry.what = state.shared_seen_set();
-    Logger* log = parts.log;
-    retry_ = std::make_unique<SeenRetry>(retry,
-                                         [log](const std::string& message) { log->Info(message); });
+    retry_ = SharedSeenSetRetry(parts);
     admission_ = std::make_unique<SharedAdmission>(&state.seen_set(), parts.router, retry_.get(),
                                                    parts.log, state.shared_seen_set());
   }

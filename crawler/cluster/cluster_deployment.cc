@@ -23,12 +23,7 @@ namespace urlsieve {
 ClusterDeployment::ClusterDeployment(const CrawlConfig& config, std::vector<std::string>* notices)
     : config_(config), notices_(notices) {}
 
-// Declared in this order so that the feed stops before what it reads is destroyed.
-ClusterDeployment::~ClusterDeployment() {
-  work_.reset();
-  admission_.reset();
-  feed_.reset();
-}
+ClusterDeployment::~ClusterDeployment() = default;
 
 void ClusterDeployment::PrepareState(CrawlStateOptions* options) {
   options->cluster_url = config_.cluster.url;

@@ -64,6 +64,8 @@ class ClusterDeployment final : public Deployment {
   std::vector<std::string>* const notices_;
   Logger* log_ = nullptr;
   FrontierOptions frontier_options_;  // as the crawl's frontier was opened
+  // Destroyed in reverse: the seams and the feed (its threads stop) before the router, the seeds,
+  // the retries and, last, the coordinator they use.
   std::unique_ptr<ClusterCoordinator> coordinator_;
   std::unique_ptr<SeenRetry> retry_;  // Redis calls retried while it does not answer
   std::unique_ptr<ClusterUrlRouter> router_;

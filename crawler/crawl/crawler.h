@@ -248,10 +248,6 @@ class Crawler {
   SystemClock clock_;
   std::vector<std::string> notices_;
   Logger log_;  // stderr at config.output.log_level
-  // The deployment and its seams (admission_, work_: deployment_'s, set once it is built).
-  std::unique_ptr<Deployment> deployment_;
-  Admission* admission_ = nullptr;
-  WorkSource* work_ = nullptr;
 
   std::unique_ptr<UrlCanonicalizer> fetch_form_;  // RFC 3986 normal form, no opt-in rules
   std::unique_ptr<CrawlState> state_;  // OUT/state: the seen set, the checkpoint gate and protocol
@@ -281,6 +277,12 @@ class Crawler {
   bool fetchers_done_ = false;  // guarded by monitor_mu_
   std::mutex error_mu_;
   Status first_error_;  // guarded by error_mu_: a storage failure ends the crawl
+  // The deployment and its seams (admission_, work_: deployment_'s, set once it is built).
+  // Declared after what they use (state, frontier, router, scope, Fail()'s mutexes), so destroyed
+  // before it.
+  std::unique_ptr<Deployment> deployment_;
+  Admission* admission_ = nullptr;
+  WorkSource* work_ = nullptr;
 
   // Metrics: when this run's last checkpoint committed (its start before the first), in
   // clock_ ticks; the final snapshot, once the crawl has ended; the server, declared last so that

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
@@ -51,10 +52,6 @@ std::string Name(const ::testing::TestParamInfo<Deployment>& info) {
   return "?";
 }
 
-bool IsRobots(const std::string& resource) {
-  return resource == "/robots.txt" || resource == "/moved-robots.txt";
-}
-
 class CrawlDeploymentsTest : public ::testing::TestWithParam<Deployment> {
  protected:
   void SetUp() override {
@@ -63,48 +60,20 @@ class CrawlDeploymentsTest : public ::testing::TestWithParam<Deployment> {
       redis_ = RedisServer::Start(dir_->path() / "redis");
       ASSERT_NE(redis_, nullptr);
     }
-    site::GeneratedSiteOptions gen;
-    gen.page_count = 12;
-    gen.large_page_bytes = 512 * 1024;
-    gen.gzip_bomb_bytes = 8 * 1024 * 1024;
-    gen.slow_delay = std::chrono::milliseconds(200);
-    gen.crawl_delay = "0.05";
-    site::SiteServerOptions options;
-    options.hosts = kHosts;
-    auto server = SiteServer::Start(
-        options,
-        [&](const std::vector<std::string>& origins) -> Result<std::unique_ptr<site::Site>> {
-          auto generated = std::make_unique<GeneratedSite>(gen, origins);
-          site_ = generated.get();
-          return std::unique_ptr<site::Site>(std::move(generated));
-        });
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(*server);
-    std::ofstream(dir_->path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
-                                               << "[politeness]\nbackoff_ms = 50\n"
-                                               << "[fetch]\nconnect_timeout_ms = 1000\n"
-                                               << "[output]\nprogress = false\n";
+    server_ = testing::StartGeneratedSite(testing::TrapSiteOptions(std::chrono::milliseconds(200)),
+                                          kHosts, &site_);
+    ASSERT_NE(server_, nullptr);
+    testing::WriteChildCrawlToml(dir_->path() / "crawl.toml", /*progress=*/false);
     std::ofstream(dir_->path() / "seeds.txt") << server_->Url("/") << "\n";
   }
 
   std::vector<std::string> CrawlArgs() const {
-    std::vector<std::string> args = {"crawl",
-                                     "--seeds",
-                                     (dir_->path() / "seeds.txt").string(),
-                                     "--out",
-                                     Out().string(),
-                                     "--threads",
-                                     "2",
-                                     "--delay-ms",
-                                     "20",
-                                     "--max-depth",
-                                     "8",
-                                     "--timeout-ms",
-                                     "1000",
-                                     "--max-body-bytes",
-                                     "262144",
-                                     "--config",
-                                     (dir_->path() / "crawl.toml").string()};
+    std::vector<std::string> args = {"crawl", "--seeds",      (dir_->path() / "seeds.txt").string(),
+                                     "--out", Out().string(), "--threads",
+                                     "2"};
+    for (std::string& flag : testing::ChildCrawlFlags(20, dir_->path() / "crawl.toml")) {
+      args.push_back(std::move(flag));
+    }
     switch (GetParam()) {
       case Deployment::kLocal:
         break;
@@ -133,12 +102,12 @@ TEST_P(CrawlDeploymentsTest, FetchesEveryPageOnceAndRecordsEachFetchOnce) {
 
   std::map<std::pair<int, std::string>, int> count;
   for (const LoggedRequest& request : server_->log().Snapshot()) {
-    if (!IsRobots(request.resource)) ++count[{request.host, request.resource}];
+    if (!testing::IsRobots(request.resource)) ++count[{request.host, request.resource}];
   }
   for (int h = 0; h < kHosts; ++h) {
     const site::HostExpectations& expect = site_->expectations(h);
     for (const std::string& resource : expect.must_fetch) {
-      if (IsRobots(resource)) continue;
+      if (testing::IsRobots(resource)) continue;
       EXPECT_GE(count[std::make_pair(h, resource)], 1)
           << "host " << h << " never fetched " << resource;
     }

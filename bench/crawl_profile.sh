@@ -4,8 +4,8 @@
 #
 #   bench/crawl_profile.sh [--pages N] [--build-dir DIR] [--keep]
 #       --pages N      pages in the generated site (default 300; 10-60 KB, 50-100 links each)
-#       --build-dir    where urlsieve and urlsieve-demo-site were built (default build-release,
-#                      from scripts/build.sh --release)
+#       --build-dir    where urlsieve and urlsieve-demo-site were built (default build, from
+#                      scripts/build.sh)
 #       --keep         keep the temp dir (site, crawl output, callgrind.out) and print its path
 #
 # The site comes from bench/gen_static_site.py and is served by tools/site_server
@@ -20,7 +20,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 pages=300
-build=build-release
+build=build
 keep=0
 while (($#)); do
   case $1 in
@@ -35,7 +35,7 @@ need_pages "$pages"
 
 urlsieve="$build/crawler/urlsieve"
 server_bin="$build/tools/urlsieve-demo-site"
-need_built "scripts/build.sh --release (or --build-dir DIR)" "$urlsieve" "$server_bin"
+need_built "scripts/build.sh (or --build-dir DIR)" "$urlsieve" "$server_bin"
 for tool in valgrind callgrind_annotate python3; do
   command -v "$tool" > /dev/null || { echo "missing $tool: apt-get install -y valgrind" >&2; exit 1; }
 done

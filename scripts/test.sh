@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up, builds, and runs every test.
-#   scripts/test.sh [--fast] [--sanitize asan|tsan | --release] [--build-dir DIR] [cmake args]
+#   scripts/test.sh [--fast] [--sanitize asan|tsan] [--build-dir DIR] [cmake args]
 # (the arguments of scripts/build.sh, which builds with warnings as errors).
 # --fast: the quick loop — builds only the unit-test targets (`unit_tests`) and runs the tests
 # labelled `unit` (no urlsieve binary, no crawl over a site, no Redis; tests/CMakeLists.txt).
@@ -25,7 +25,6 @@ build_dir=build
 while (($#)); do  # the directory scripts/build.sh chose
   case "$1" in
     --sanitize) build_dir="build-$2"; shift 2 ;;
-    --release) build_dir="build-release"; shift ;;
     --build-dir) build_dir="$2"; break ;;
     *) shift ;;
   esac

@@ -25,11 +25,11 @@
 #include <utility>
 #include <vector>
 
-#include "crawler/state/fetch_record.h"
 #include "crawler/fetch/fetcher.h"
 #include "crawler/output/page_record.h"
-#include "crawler/state/recrawl_schedule.h"
 #include "crawler/output/warc_writer.h"
+#include "crawler/state/fetch_record.h"
+#include "crawler/state/recrawl_schedule.h"
 #include "frontier/frontier.h"
 
 namespace urlsieve {
@@ -73,10 +73,13 @@ class PageProcessor {
 
   // The WARC records of a page whose archive is kExchange, resp. one of the revisits; they refer
   // to `r` and `known`, which must outlive them.
-  static WarcExchange Exchange(const Lease& lease, const FetchResult& r,
-                               const ProcessedPage& page);
+  static WarcExchange Exchange(const Lease& lease, const FetchResult& r, const ProcessedPage& page);
   static WarcRevisit Revisit(const Lease& lease, const FetchResult& r, const ProcessedPage& page,
                              const std::optional<FetchRecord>& known);
+  // The revisit refers into `known`: a temporary (e.g. a FetchRecord converted to an optional at
+  // the call) would leave it dangling.
+  static WarcRevisit Revisit(const Lease& lease, const FetchResult& r, const ProcessedPage& page,
+                             std::optional<FetchRecord>&& known) = delete;
 
   // The fetch record of lease.url after a page that answered; `archived`: the response record
   // the WARC holds for it (nullopt: none was written).

@@ -188,7 +188,7 @@ TEST_F(PageProcessorTest, FirstFetchRecordHasTheInitialIntervalAndTheArchivedRec
 
 TEST_F(PageProcessorTest, NotModifiedIsARevisitThatKeepsTheRecord) {
   const FetchResult first = Html("<a href=/x>x</a>");
-  const FetchRecord known = FirstRecord(first, "<urn:uuid:1>");
+  const std::optional<FetchRecord> known = FirstRecord(first, "<urn:uuid:1>");
   FetchResult r = Html("");
   r.status = 304;
   r.etag = "\"v2\"";  // a 304 may update the validators (RFC 9110 §15.4.5)
@@ -205,10 +205,11 @@ TEST_F(PageProcessorTest, NotModifiedIsARevisitThatKeepsTheRecord) {
 
   const FetchRecord next = processor_.UpdatedRecord(known, lease_, r, page, std::nullopt);
   EXPECT_EQ(next.status, 200);  // the original's
-  EXPECT_EQ(next.payload_digest, known.payload_digest);
+  EXPECT_EQ(next.payload_digest, known->payload_digest);
   EXPECT_EQ(next.etag, "\"v2\"");
   EXPECT_EQ(next.warc.record_id, "<urn:uuid:1>");
-  EXPECT_EQ(next.interval_s, schedule_.NextInterval(known.interval_s, RefetchResult::kNotModified));
+  EXPECT_EQ(next.interval_s,
+            schedule_.NextInterval(known->interval_s, RefetchResult::kNotModified));
 }
 
 TEST_F(PageProcessorTest, UnchangedPayloadIsARevisitOnlyWhenTheOriginalIsArchived) {

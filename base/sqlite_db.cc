@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/sqlite_process.h"
+
 namespace urlsieve {
 namespace {
 
@@ -193,6 +195,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, const 
     name = ImmutableUri(path);
     flags |= SQLITE_OPEN_URI;
   }
+  ConfigureSqliteForProcess();
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
   if (rc != SQLITE_OK) {

@@ -2,25 +2,30 @@
 // dedup/exact_store.h, through ExactSeenSet) against v1 (one seen_urls table of URLs in state.db,
 // kept as bench/support_exact_store_v1.h, behind one lock as v1's ExactSeenSet held it), in one
 // run:
-//  - new keys/s with 1 and 2 threads inserting distinct new canonical keys in batches of 4096
+//  - new keys/s with 1, 2, 4 ... threads (up to the cores, at most 16; --threads picks) inserting
+//    distinct new canonical keys in batches of 4096
 //    (keys and their XXH3-128 made before the timed region; the timed work is the seen set's:
 //    Bloom test-and-set, confirmation, insert), in crawl mode (checkpointed: every shard keeps a
-//    transaction open; a checkpoint every 1M keys and at the end, timed), and the 2/1 ratios;
+//    transaction open; a checkpoint every 1M keys and at the end, timed), and the N/1 ratios next
+//    to what the machine gives N threads of pure computation at that moment (the ceiling);
 //  - bytes per key on disk after --size-keys keys (1 thread, closed, WAL checkpointed): the store's
 //    files (v1 state.db, v2 seen-NN.db) and the whole directory but the Bloom snapshot.
 // Each rate also shows the CPU time per key (user + system, the whole process): on a loaded
 // machine the wall-clock ratio says how many cores were free, the CPU per key whether the second
 // thread added work (contention) of its own.
 // Usage: bench_exact_store [--scaling-keys N (2000000)] [--size-keys N (10000000)] [--dir D]
-//        [--only-scaling | --only-size] [--version 1|2] [--threads 1|2] [--no-memstatus]
-// (--no-memstatus: SQLite's global allocation statistics off, to see what their mutex costs.)
+//        [--only-scaling | --only-size] [--version 1|2] [--threads N,M,...] [--memstatus]
+// (--memstatus: SQLite's global allocation statistics on, as before urlsieve turned them off
+// (base/sqlite_process.h), to see what their process-wide mutex costs.)
 #include <sqlite3.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -247,23 +252,46 @@ double MeasureRate(int version, const std::string& dir, uint64_t total, int thre
   return static_cast<double>(fresh.load()) / (seconds - *checkpoint_seconds);
 }
 
-// What the machine gives 2 threads of pure computation (no shared data) against 1, at this
-// moment: the ceiling of any 2/1 ratio measured next to it (1.99 on an idle 2-core machine).
-double MachineRatio() {
-  const auto run = [](int threads) {
+// What the machine gives `threads` threads of pure computation (no shared data) against 1, at
+// this moment: the ceiling of any N/1 ratio measured next to it (1.99 for 2 on an idle 2-core
+// machine).
+double MachineRatio(int threads) {
+  const auto run = [](int spinning) {
     constexpr uint64_t kWork = 300'000'000;
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> spinners;
-    for (int t = 0; t < threads; ++t) {
-      spinners.emplace_back([threads] {
+    for (int t = 0; t < spinning; ++t) {
+      spinners.emplace_back([spinning] {
         volatile uint64_t x = 0;
-        for (uint64_t i = 0; i < kWork / static_cast<uint64_t>(threads); ++i) x = x + i;
+        for (uint64_t i = 0; i < kWork / static_cast<uint64_t>(spinning); ++i) x = x + i;
       });
     }
     for (auto& s : spinners) s.join();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  return run(1) / run(2);
+  return run(1) / run(threads);
+}
+
+// "1,2,4" -> {1, 2, 4}; empty when malformed.
+std::vector<int> ParseThreads(const std::string& text) {
+  std::vector<int> threads;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const int n = std::atoi(text.substr(at, comma - at).c_str());
+    if (n < 1 || n > 256) return {};
+    threads.push_back(n);
+    at = comma + 1;
+  }
+  return threads;
+}
+
+// 1, 2, 4 ... up to the machine's cores (at least 2), at most 16.
+std::vector<int> DefaultThreads() {
+  const int cores = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<int> threads;
+  for (int n = 1; n <= std::min(cores, 16); n *= 2) threads.push_back(n);
+  return threads;
 }
 
 struct Size {
@@ -307,7 +335,8 @@ int main(int argc, char** argv) {
   bool scaling = true;
   bool size = true;
   int only_version = 0;  // 0: both
-  int only_threads = 0;
+  std::vector<int> thread_counts = DefaultThreads();
+  bool memstatus = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--scaling-keys" && i + 1 < argc) {
@@ -321,45 +350,57 @@ int main(int argc, char** argv) {
     } else if (arg == "--version" && i + 1 < argc) {
       only_version = std::atoi(argv[++i]);
     } else if (arg == "--threads" && i + 1 < argc) {
-      only_threads = std::atoi(argv[++i]);
-    } else if (arg == "--no-memstatus") {
-      sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);  // before any connection
+      thread_counts = ParseThreads(argv[++i]);
+      if (thread_counts.empty()) {
+        std::fprintf(stderr, "--threads: a list such as 1,2,4 (each 1..256)\n");
+        return 2;
+      }
+    } else if (arg == "--memstatus") {
+      memstatus = true;
     } else if (arg == "--only-size") {
       scaling = false;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--scaling-keys N] [--size-keys N] [--dir D] "
-                   "[--only-scaling|--only-size]\n",
+                   "[--only-scaling|--only-size] [--version 1|2] [--threads N,M,...] "
+                   "[--memstatus]\n",
                    argv[0]);
       return 2;
     }
   }
-  std::printf("cores: %u\n", std::thread::hardware_concurrency());
+  if (memstatus) {
+    // Configured and initialized before urlsieve's first open, which then keeps it.
+    if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1) != SQLITE_OK ||
+        sqlite3_initialize() != SQLITE_OK) {
+      std::fprintf(stderr, "could not turn SQLite's memory statistics on\n");
+      return 1;
+    }
+  }
+  std::printf("cores: %u; SQLite memory statistics %s\n", std::thread::hardware_concurrency(),
+              memstatus ? "on (--memstatus)" : "off (as urlsieve configures SQLite)");
   if (scaling) {
-    double rate[3][3] = {};
     for (int version : {1, 2}) {
-      for (int threads : {1, 2}) {
-        if ((only_version != 0 && version != only_version) ||
-            (only_threads != 0 && threads != only_threads)) {
-          continue;
-        }
+      if (only_version != 0 && version != only_version) continue;
+      std::map<int, double> rate;
+      for (int threads : thread_counts) {
         double cpu_ns = 0;
         double checkpoint_s = 0;
-        rate[version][threads] =
-            MeasureRate(version, dir, scaling_keys, threads, &cpu_ns, &checkpoint_s);
+        rate[threads] = MeasureRate(version, dir, scaling_keys, threads, &cpu_ns, &checkpoint_s);
         std::printf(
-            "v%d %d thread%s: %.0f new keys/s (%llu keys; %.0f ns CPU per key; "
+            "v%d %2d thread%s: %.0f new keys/s (%llu keys; %.0f ns CPU per key; "
             "checkpoints %.2f s, not in the rate)\n",
-            version, threads, threads == 1 ? " " : "s", rate[version][threads],
+            version, threads, threads == 1 ? " " : "s", rate[threads],
             static_cast<unsigned long long>(scaling_keys), cpu_ns, checkpoint_s);
         std::fflush(stdout);
       }
+      if (rate.count(1) == 0) continue;
+      for (const auto& [threads, r] : rate) {
+        if (threads == 1) continue;
+        const double ceiling = MachineRatio(threads);
+        std::printf("v%d %d/1 threads: %.2fx; the machine now: %.2fx (the ceiling); %.2f of it\n",
+                    version, threads, r / rate[1], ceiling, r / rate[1] / ceiling);
+      }
     }
-    std::printf("2/1 threads: v1 %.2fx, v2 %.2fx; v2/v1 at 1 thread %.2fx, at 2 threads %.2fx\n",
-                rate[1][2] / rate[1][1], rate[2][2] / rate[2][1], rate[2][1] / rate[1][1],
-                rate[2][2] / rate[1][2]);
-    std::printf("the machine now: 2/1 threads of pure computation %.2fx (the ceiling)\n",
-                MachineRatio());
   }
   if (size) {
     for (int version : {1, 2}) {

@@ -46,7 +46,7 @@ Result<LoadedFilter> LoadFilter(const std::string& path, bool deletable, uint64_
 Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeenSetOptions& options,
                                                   std::vector<SeenNotice>* notices) {
   const StateParameters& p = dir->parameters();
-  if (p.revisit_after_s > 0) {
+  if (p.revisit_after_s > 0 && !p.exact) {
     auto generational = GenerationalSeenSet::Open(dir, options);
     if (!generational.ok()) return generational.status();
     return std::unique_ptr<SeenSet>(std::move(*generational));
@@ -301,6 +301,7 @@ SeenStats BloomSeenSet::Stats() const {
     if (dir_ != nullptr) {
       s.generation = dir_->generation();
       s.identity = dir_->identity();
+      s.revisit_after_s = dir_->parameters().revisit_after_s;  // an exact state's (time-aware)
     }
     s.stored_keys = StoredKeysLocked();
   }

@@ -49,8 +49,8 @@ struct StateSeenSetOptions {
   // False: the state's owner (the crawl, CrawlState) checkpoints the set; Save() is then
   // FailedPrecondition.
   bool saves = true;
-  // A generational state (revisit_after, generational_seen_set.h): the clock that ages its
-  // generations; null = the system's wall clock.
+  // A time-aware state (revisit_after): the clock that ages its keys (generational_seen_set.h,
+  // exact_seen_set.h); null = the system's wall clock.
   const Clock* clock = nullptr;
 };
 
@@ -59,7 +59,8 @@ struct StateSeenSetOptions {
 // rebuilds it from the exact store when asked to or when the database says it is due, upgrades a
 // version-1 state (StateDir::Upgrade) and restamps its snapshot. Notices (kRebuilt, kUpgraded)
 // are appended to `notices`. Errors as SeenFilter::Open; on error no file has been changed.
-// A state with a revisit_after gets a GenerationalSeenSet (generational_seen_set.h) instead.
+// A Bloom-only state with a revisit_after gets a GenerationalSeenSet (generational_seen_set.h)
+// instead; an exact one ages its keys in the store (exact_seen_set.h).
 Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeenSetOptions& options,
                                                   std::vector<SeenNotice>* notices);
 
@@ -92,8 +93,8 @@ class BloomSeenSet : public SeenSet {
   friend Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir*, const StateSeenSetOptions&,
                                                            std::vector<SeenNotice>*);
   // `dir` null: in memory.
-  BloomSeenSet(StateDir* dir, const StateSeenSetOptions& options, uint64_t capacity,
-               double fp_rate, bool deletable = false);
+  BloomSeenSet(StateDir* dir, const StateSeenSetOptions& options, uint64_t capacity, double fp_rate,
+               bool deletable = false);
 
   // Exact mode (ExactSeenSet): opens the store, refilling the (empty) Bloom filter from its rows
   // when `refill` (notices: a migration); the rows it holds; its part of a checkpoint's prepare
@@ -116,7 +117,7 @@ class BloomSeenSet : public SeenSet {
   // Shared by Bloom-only inserts, exclusive for exact-mode batches, Contains in exact mode, and
   // the checkpoint steps.
   mutable std::shared_mutex mu_;
-  std::unique_ptr<ScalableBloomFilter> bloom_;      // null when deletable_
+  std::unique_ptr<ScalableBloomFilter> bloom_;     // null when deletable_
   std::unique_ptr<CountingBloomFilter> counting_;  // deletable_ only
   // Persistent: the keys new since the last checkpoint, and bloom.delta (bloom_delta_log.h).
   std::unique_ptr<BloomDeltaLog> delta_log_;

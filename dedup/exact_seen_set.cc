@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/clock.h"
 #include "base/sqlite_db.h"
 #include "dedup/bloom/bloom_delta_log.h"
 #include "dedup/bloom/scalable_bloom_filter.h"
@@ -12,12 +13,6 @@
 
 namespace urlsieve {
 namespace {
-
-int64_t UnixNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Per-thread buffers of one batch (no allocation per batch once warm).
 struct ShardScratch {
@@ -55,6 +50,17 @@ Status ExactSeenSet::OpenStore(bool refill, std::vector<SeenNotice>* notices) {
   if (!store.ok()) return store.status();
   store_ = std::move(*store);
   return Status::Ok();
+}
+
+int64_t ExactSeenSet::UnixNow() const {
+  const Clock::WallTime now =
+      options_.clock != nullptr ? options_.clock->WallNow() : std::chrono::system_clock::now();
+  return std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+}
+
+int64_t ExactSeenSet::RenewAtOrBefore(int64_t now) const {
+  const uint64_t revisit_after = dir_->parameters().revisit_after_s;
+  return revisit_after == 0 ? ExactShard::kNeverRenew : now - static_cast<int64_t>(revisit_after);
 }
 
 uint64_t ExactSeenSet::PendingGeneration() const {
@@ -166,6 +172,7 @@ Status ExactSeenSet::InsertHashedIfNew(std::span<const std::string_view> keys,
   URLSIEVE_RETURN_IF_ERROR(SupersedeSnapshot(&lock));
   const uint64_t generation = PendingGeneration();
   const int64_t now = UnixNow();
+  const int64_t renew_at_or_before = RenewAtOrBefore(now);
   uint64_t maybes = 0;
   uint64_t false_positives = 0;
   Status status = ForEachShard(hashes, [&](ExactShard& shard, std::span<const uint32_t> positions) {
@@ -182,7 +189,8 @@ Status ExactSeenSet::InsertHashedIfNew(std::span<const std::string_view> keys,
       maybes += bloom_new[j] ? 0 : 1;
     }
     s.inserted.resize(n);
-    URLSIEVE_RETURN_IF_ERROR(shard.InsertIfAbsent(s.entries, generation, now, s.inserted.data()));
+    URLSIEVE_RETURN_IF_ERROR(
+        shard.InsertIfAbsent(s.entries, generation, now, renew_at_or_before, s.inserted.data()));
     for (size_t j = 0; j < n; ++j) {
       false_positives += (!bloom_new[j] && s.inserted[j]) ? 1 : 0;
       is_new[positions[j]] = s.inserted[j] != 0;
@@ -198,14 +206,10 @@ Status ExactSeenSet::InsertHashedIfNew(std::span<const std::string_view> keys,
   return status;
 }
 
-Result<bool> ExactSeenSet::ContainsHashed(std::string_view, const KeyHash& hash) const {
-  if (!bloom_->MayContain(hash)) return false;
-  std::shared_lock lock(mu_);
-  URLSIEVE_RETURN_IF_ERROR(store_->broken());
-  if (store_->empty()) return false;
-  const uint32_t shard = store_->ShardOf(hash);
-  std::lock_guard shard_lock(store_->mutex(shard));
-  return store_->shard(shard).Contains(hash);
+Result<bool> ExactSeenSet::ContainsHashed(std::string_view key, const KeyHash& hash) const {
+  auto times = KeyTimesHashed(key, hash);
+  if (!times.ok()) return times.status();
+  return times->has_value();
 }
 
 Status ExactSeenSet::ForgetHashed(std::span<const std::string_view> keys,
@@ -252,7 +256,10 @@ Result<std::optional<SeenKeyTimes>> ExactSeenSet::KeyTimesHashed(std::string_vie
   std::lock_guard shard_lock(store_->mutex(shard));
   auto times = store_->shard(shard).GetTimes(hash);
   if (!times.ok()) return times.status();
-  if (!times->has_value()) return std::optional<SeenKeyTimes>();
+  // An aged-out key (time-aware) is not in the set any more: it would be told new.
+  if (!times->has_value() || (*times)->first_seen <= RenewAtOrBefore(UnixNow())) {
+    return std::optional<SeenKeyTimes>();
+  }
   return std::optional<SeenKeyTimes>(SeenKeyTimes{(*times)->first_seen, (*times)->last_fetched});
 }
 

@@ -5,6 +5,12 @@
 // n^2 / 2^129). It costs ~13 bytes of RAM per stored key on top of the Bloom filter's ~2, and
 // keeps each key's first-seen and last-fetched times (KeyTimesHashed, RecordFetchedHashed).
 //
+// Time-aware (a state with revisit_after T, docs/features/generational.md): a key first seen at
+// or before now - T is new again, to the second. The Bloom filter still only says "surely new";
+// a "maybe" is settled by the row's first-seen time, and a renewed row is first seen now. The
+// filter keeps every key, aged or not, so a state of many expired keys probes the store more
+// often than a generational Bloom filter would, but never forgets a key early.
+//
 // Why a subclass of BloomSeenSet rather than a decorator over any SeenSet: the store and the
 // filter are one structure, not two layers. A key's Bloom test-and-set, confirmation and insert
 // happen under one lock (below); a key goes into the filter's delta log only once the store has
@@ -73,6 +79,11 @@ class ExactSeenSet final : public BloomSeenSet {
   Status SupersedeSnapshot(std::shared_lock<std::shared_mutex>* lock);
   // The generation new rows and forgets are tagged with.
   uint64_t PendingGeneration() const;
+  // The wall clock (StateSeenSetOptions::clock), in unix seconds.
+  int64_t UnixNow() const;
+  // A time-aware state (revisit_after T): a key first seen at or before now - T is new again;
+  // ExactShard::kNeverRenew otherwise.
+  int64_t RenewAtOrBefore(int64_t now) const;
   // Runs `work(shard, positions)` for each shard that holds some of `hashes`, positions being
   // the indexes of its keys, under the shard's mutex and, standalone, in its own transaction.
   // Shards free at once are served first. Stops at the first error.

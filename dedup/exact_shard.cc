@@ -87,10 +87,8 @@ Status ExactShard::CreateOrCheckStamp() {
         "gen INTEGER NOT NULL, forgot INTEGER NOT NULL DEFAULT 0)",
         "creating an exact-store shard");
     const std::pair<std::string_view, std::string> stamp[] = {
-        {"format", std::string(kShardFormat)},
-        {"version", std::to_string(kShardVersion)},
-        {"identity", options_.identity.ToHex()},
-        {"shard", std::to_string(options_.number)},
+        {"format", std::string(kShardFormat)},      {"version", std::to_string(kShardVersion)},
+        {"identity", options_.identity.ToHex()},    {"shard", std::to_string(options_.number)},
         {"shards", std::to_string(options_.count)},
     };
     for (const auto& [key, value] : stamp) {
@@ -163,9 +161,8 @@ Status ExactShard::Prepare() {
     const char* sql;
   } statements[] = {
       {&insert_, "INSERT INTO seen(hi, lo, first_seen, gen) VALUES(?, ?, ?, ?)"},
-      {&fetch_,
-       "SELECT hi, lo, forgot, gen, first_seen, last_fetched FROM seen WHERE id = ?"},
-      {&revive_, "UPDATE seen SET forgot = 0, first_seen = ? WHERE id = ?"},
+      {&fetch_, "SELECT hi, lo, forgot, gen, first_seen, last_fetched FROM seen WHERE id = ?"},
+      {&renew_, "UPDATE seen SET forgot = 0, first_seen = ?, gen = ? WHERE id = ?"},
       {&delete_, "DELETE FROM seen WHERE id = ?"},
       {&mark_forgotten_, "UPDATE seen SET forgot = ? WHERE id = ?"},
       {&set_fetched_, "UPDATE seen SET last_fetched = ? WHERE id = ?"},
@@ -251,6 +248,7 @@ Result<ExactShard::Found> ExactShard::Lookup(const KeyHash& hash) {
         fetch_.ColumnInt64(1) == AsInt(hash.low)) {
       const uint64_t forgot = static_cast<uint64_t>(fetch_.ColumnInt64(2));
       found.id = slots_[i].id;
+      found.forgot = forgot;
       // Writable, every forget counts (it is pending or committed); read-only, only a committed
       // one (the open skipped those, so a forgotten row here was forgotten later).
       found.forgotten =
@@ -265,21 +263,27 @@ Result<ExactShard::Found> ExactShard::Lookup(const KeyHash& hash) {
   return Found();
 }
 
-Status ExactShard::InsertIfAbsent(std::span<const Entry> entries, uint64_t generation,
-                                  int64_t now, uint8_t* inserted) {
+Status ExactShard::InsertIfAbsent(std::span<const Entry> entries, uint64_t generation, int64_t now,
+                                  int64_t renew_at_or_before, uint8_t* inserted) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const Entry& e = entries[i];
     inserted[i] = 0;
     if (e.maybe_present) {
       Result<Found> found = Lookup(e.hash);
       if (!found.ok()) return found.status();
-      if (found->id != 0 && !found->forgotten) continue;
       if (found->id != 0) {
-        // Forgotten, and now seen again: the row comes back, first seen now.
-        URLSIEVE_RETURN_IF_ERROR(revive_.BindInt64(1, now));
-        URLSIEVE_RETURN_IF_ERROR(revive_.BindInt64(2, found->id));
-        URLSIEVE_RETURN_IF_ERROR(revive_.Run());
-        ++rows_;
+        const bool renew = found->forgotten || found->times.first_seen <= renew_at_or_before;
+        if (!renew) continue;
+        // Forgotten or aged out, and now seen again: the row counts again, first seen now. A
+        // forget of this same pending generation and the renewal vanish together in a crash, so
+        // the row keeps its generation; otherwise the row now belongs to `generation`.
+        const bool forgot_now = found->forgotten && found->forgot == generation;
+        URLSIEVE_RETURN_IF_ERROR(renew_.BindInt64(1, now));
+        URLSIEVE_RETURN_IF_ERROR(
+            renew_.BindInt64(2, AsInt(forgot_now ? found->generation : generation)));
+        URLSIEVE_RETURN_IF_ERROR(renew_.BindInt64(3, found->id));
+        URLSIEVE_RETURN_IF_ERROR(renew_.Run());
+        if (found->forgotten) ++rows_;
         inserted[i] = 1;
         continue;
       }

@@ -30,6 +30,7 @@
 #define URLSIEVE_DEDUP_EXACT_SHARD_H_
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -79,9 +80,14 @@ class ExactShard {
 
   // Records every entry that is not yet stored, tagged with `generation`, first seen at `now`.
   // inserted[i] becomes 1 when entries[i] was added, 0 when the shard already held it (or an
-  // earlier entry of this batch added it). A forgotten row is revived.
+  // earlier entry of this batch added it). A forgotten row is revived, and a row first seen at or
+  // before `renew_at_or_before` (a time-aware set's now - revisit_after; kNeverRenew otherwise)
+  // is renewed: first seen now, inserted[i] = 1. Both retag the row with `generation` (unless it
+  // was forgotten in that very generation), so that a crash before `generation` commits deletes
+  // it: the key was not counted at the last committed generation either.
+  static constexpr int64_t kNeverRenew = INT64_MIN;
   Status InsertIfAbsent(std::span<const Entry> entries, uint64_t generation, int64_t now,
-                        uint8_t* inserted);
+                        int64_t renew_at_or_before, uint8_t* inserted);
   Result<bool> Contains(const KeyHash& hash);
   // Deletes the row; when `defer` (a checkpointed state) and the row is of an older generation
   // than `generation`, marks it forgotten in `generation` instead, so that a crash before the
@@ -119,6 +125,7 @@ class ExactShard {
   struct Found {
     int64_t id = 0;  // 0: not stored
     bool forgotten = false;
+    uint64_t forgot = 0;  // the generation it was forgotten in (0: never)
     uint64_t generation = 0;
     Times times;
   };
@@ -138,7 +145,7 @@ class ExactShard {
   std::unique_ptr<SqliteDb> db_;
   SqliteStatement insert_;  // INSERT INTO seen(hi, lo, first_seen, gen)
   SqliteStatement fetch_;   // SELECT hi, lo, forgot, gen, first_seen, last_fetched ... WHERE id = ?
-  SqliteStatement revive_;  // UPDATE seen SET forgot = 0, first_seen = ? WHERE id = ?
+  SqliteStatement renew_;   // UPDATE seen SET forgot = 0, first_seen = ?, gen = ? WHERE id = ?
   SqliteStatement delete_;  // DELETE FROM seen WHERE id = ?
   SqliteStatement mark_forgotten_;  // UPDATE seen SET forgot = ? WHERE id = ?
   SqliteStatement set_fetched_;     // UPDATE seen SET last_fetched = ? WHERE id = ?

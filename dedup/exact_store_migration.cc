@@ -86,7 +86,8 @@ Result<uint64_t> MigrateFormat1ExactStore(StateDir* dir, uint32_t shards,
       const ExactShard::Entry entry{hash, /*maybe_present=*/true};
       uint8_t inserted = 0;
       ExactShard& shard = *files[shift >= 64 ? 0 : hash.high >> shift];
-      URLSIEVE_RETURN_IF_ERROR(shard.InsertIfAbsent({&entry, 1}, generation, /*now=*/0, &inserted));
+      URLSIEVE_RETURN_IF_ERROR(shard.InsertIfAbsent({&entry, 1}, generation, /*now=*/0,
+                                                    ExactShard::kNeverRenew, &inserted));
       keys += inserted;
     }
   }

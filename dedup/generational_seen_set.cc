@@ -166,11 +166,6 @@ Result<std::unique_ptr<GenerationalSeenSet>> GenerationalSeenSet::Open(
                                       ": cannot rebuild the Bloom filter of a Bloom-only state "
                                       "(it has no exact store to rebuild it from)");
   }
-  if (p.exact) {
-    return Status::Unsupported(dir->DbPath() +
-                               ": a state with both exact mode and revisit_after is not supported "
-                               "by this build");
-  }
   GenerationalOptions options;
   options.capacity = p.capacity;
   options.fp_rate = p.fp_rate;

@@ -56,21 +56,14 @@ Status CheckRedisOptions(const SeenFilterOptions& options) {
   return Status::Ok();
 }
 
-// revisit_after (docs/features/generational.md, "The generational seen set"): a generational Bloom
-// filter, local and Bloom-only for now.
+// revisit_after (docs/features/generational.md): a generational Bloom filter, or, exact, the
+// store's first-seen times.
 Status CheckRevisitOptions(const SeenFilterOptions& options) {
   if (options.revisit_after.count() < 0) {
     return Status::InvalidArgument("revisit_after must not be negative");
   }
   if (options.revisit_after.count() == 0) return Status::Ok();
-  URLSIEVE_RETURN_IF_ERROR(
-      GenerationalSeenSet::CheckOptions(options.revisit_after, options.generations));
-  if (options.exact) {
-    return Status::InvalidArgument(
-        "revisit_after with exact mode is not supported yet: use a Bloom-only filter (drop "
-        "--exact) to revisit");
-  }
-  return Status::Ok();
+  return GenerationalSeenSet::CheckOptions(options.revisit_after, options.generations);
 }
 
 }  // namespace

@@ -149,13 +149,14 @@ struct SeenFilterOptions {
   std::string redis_url;
   std::string redis_name;
   uint64_t redis_front_cache_keys = kDefaultRedisFrontCacheKeys;  // answered locally; 0: none
-  // Time (docs/features/generational.md, "The generational seen set"): a key told new longer ago
-  // than revisit_after is new again (at most one generation later); 0 = never. The set is then
-  // `generations` Bloom filters, each covering revisit_after / generations, sized together for
-  // `capacity` keys per revisit_after at fp_rate overall. Stored with the state, like capacity.
+  // Time (docs/features/generational.md): a key told new longer ago than revisit_after is new
+  // again; 0 = never. Bloom-only, the set is `generations` Bloom filters, each covering
+  // revisit_after / generations (a key comes back at most one generation late), sized together
+  // for `capacity` keys per revisit_after at fp_rate overall. Exact, the store's first-seen time
+  // decides, to the second (`generations` unused). Stored with the state, like capacity.
   std::chrono::seconds revisit_after{0};
   uint32_t generations = kDefaultGenerations;
-  // The clock that ages generations (tests pass a ManualClock); null = the system's wall clock.
+  // The clock that ages keys (tests pass a ManualClock); null = the system's wall clock.
   // Must outlive the filter.
   const Clock* clock = nullptr;
   // Bloom-only forgetting (docs/features/forgetting.md, "Forgetting"): the filter keeps 4-bit
@@ -182,9 +183,8 @@ class SeenFilter {
  public:
   // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir or
   // Redis, capacity 0, fp_rate outside (0, 1), a bad redis_url, redis_url without redis_name or
-  // the reverse, redis_url with state_dir, checkpointed or rebuild_bloom; revisit_after < 0, with
-  // exact, or generations outside [1, 256]; Unsupported: revisit_after over Redis, for now);
-  // FailedPrecondition when
+  // the reverse, redis_url with state_dir, checkpointed or rebuild_bloom; revisit_after < 0 or
+  // generations outside [1, 256]); FailedPrecondition when
   // another process has the state directory open (naming its pid), or for a missing snapshot;
   // Corruption for a foreign, mixed-up or damaged state; IoError. Over Redis, the errors of
   // RedisSeenSet::Open, naming the server: kUnavailable (no server), kFailedPrecondition (a wrong

@@ -89,9 +89,10 @@ struct SeenStats {
   uint64_t stored_keys = 0;      // keys in the exact store
   uint64_t maybe_lookups = 0;    // Bloom "maybe seen" answers confirmed in SQLite
   uint64_t false_positives = 0;  // ... of which the key was in fact new
-  // Time (a generational set, generational_seen_set.h; zero otherwise): revisit_after, the number
-  // of generations it is cut into, and the live generation filters (the bloom_* figures above
-  // are their sums; the expected fp rate is the union bound over them).
+  // Time (a time-aware set; zero otherwise): revisit_after; for a generational one
+  // (generational_seen_set.h, the Redis set) also the number of generations it is cut into and
+  // the live generation filters (the bloom_* figures above are their sums; the expected fp rate
+  // is the union bound over them). A local exact set ages by first-seen times: 0 generations.
   uint64_t revisit_after_s = 0;
   uint32_t generations = 0;
   uint32_t live_generations = 0;

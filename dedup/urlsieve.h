@@ -93,10 +93,10 @@ typedef struct urlsieve_options {
                                       urlsieve_options_init: 1048576 */
   /* Appended with re-crawls; a caller compiled before it gets 0 and 4. Time
    * (docs/features/generational.md, "The generational seen set"): a URL told new longer ago than
-   * revisit_after_seconds is new again (at most revisit_after_seconds / generations later), and
-   * capacity counts URLs per period. 0: never. A local state: Bloom-only (INVALID_ARGUMENT with
-   * exact); a Redis set also in exact mode. Stored with a new state; an existing one keeps its
-   * own. */
+   * revisit_after_seconds is new again, and capacity counts URLs per period. 0: never.
+   * Bloom-only: at most revisit_after_seconds / generations late; exact (a local state), to the
+   * second by each URL's first-seen time (generations unused). Stored with a new state; an
+   * existing one keeps its own. */
   uint64_t revisit_after_seconds;
   uint32_t generations; /* the period is cut into (1-256); urlsieve_options_init: 4 */
   /* Appended with forgetting (docs/features/forgetting.md, "Forgetting"); a caller compiled before

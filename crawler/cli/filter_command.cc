@@ -13,25 +13,26 @@
 // buffer. After a kill -9 the next run prints again the URLs printed since the last save or
 // checkpoint, and nothing is lost.
 //
-// The state directory is locked for the whole run (dedup/state/state_lock.h): a second `filter` on it
-// exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is left
-// as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
+// The state directory is locked for the whole run (dedup/state/state_lock.h): a second `filter` on
+// it exits 1 naming the first one's pid. A damaged or mixed-up state is an error (exit 1) and is
+// left as it is; --rebuild is the explicit way to rebuild an exact state's Bloom filter.
 //
 // --redis URL --name NAME: the seen set is shared in Redis (dedup/redis_seen_set.h) instead of a
 // state directory, so any number of `filter` processes (and crawls, Scrapy spiders...) on the same
 // set print each URL once in total. Each batch is one call; while Redis does not answer
-// (kUnavailable) the same batch is asked again with back-off (crawler/crawl/seen_retry.h: stderr says so
-// once per outage and when it is back), and the set answers a retried batch as it answered the
-// first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
+// (kUnavailable) the same batch is asked again with back-off (crawler/crawl/seen_retry.h: stderr
+// says so once per outage and when it is back), and the set answers a retried batch as it answered
+// the first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
 // password, a name holding another type) ends the run (exit 1). Redis has every insert at once:
 // a kill -9 between a batch's insert and its output loses that batch's new URLs (they are seen,
 // never printed); a stop (SIGINT) while Redis is away, or an error mid-stream, prints the
 // unanswered batch's URLs as new (at-least-once, as the local filter: some may have been printed
 // before) and exits 1.
 //
-// --revisit-after D [--generations G]: a URL told new longer ago than D is new again (at most
-// D/G later): the state is a generational Bloom filter (dedup/generational_seen_set.h), stored
-// with the state like --capacity, which is then URLs per D. Not with --exact or --redis yet.
+// --revisit-after D [--generations G]: a URL told new longer ago than D is new again, stored with
+// the state like --capacity (then URLs per D). Bloom-only, a generational Bloom filter
+// (dedup/generational_seen_set.h; at most D/G late); with --exact, to the second by each URL's
+// first-seen time in the exact store (dedup/exact_seen_set.h; --generations unused).
 #include <unistd.h>
 
 #include <chrono>
@@ -48,8 +49,8 @@
 #include "crawler/cli/option_flags.h"
 #include "crawler/cli/stop_signals.h"
 #include "crawler/crawl/seen_retry.h"
-#include "redis/redis_address.h"
 #include "dedup/seen_filter.h"
+#include "redis/redis_address.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -301,7 +302,7 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
   auto* revisit_after =
       cmd->add_option("--revisit-after", flags->revisit_after,
                       "A URL told new longer ago than this (e.g. 7d, 12h) is new again (new "
-                      "state only; Bloom-only). --capacity is then URLs per revisit period")
+                      "state only). --capacity is then URLs per revisit period")
           ->check([](const std::string& text) {
             auto parsed = ParseDuration(text);
             if (!parsed.ok()) return parsed.status().message();
@@ -309,12 +310,11 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
           });
   auto* generations =
       cmd->add_option("--generations", flags->generations,
-                      "With --revisit-after: generations the period is cut into (a URL comes "
-                      "back new at most one generation late)")
+                      "With --revisit-after, Bloom-only: generations the period is cut into (a "
+                      "URL comes back new at most one generation late)")
           ->capture_default_str()
           ->check(CLI::Range(uint32_t{1}, uint32_t{256}));
   generations->needs(revisit_after);
-  revisit_after->excludes(exact);
   rebuild->excludes(redis);
   checkpoint_keys->excludes(redis);
   std::vector<CLI::Option*> canon = AddCanonicalizeRuleFlags(cmd, &flags->canonicalize);

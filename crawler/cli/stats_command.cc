@@ -68,8 +68,10 @@ void PrintStatsJson(const StatsFlags& flags, const SeenStats& s, const std::stri
   if (s.revisit_after_s > 0) {  // docs/features/generational.md, "The generational seen set"
     j["revisit_after"] = FormatDuration(std::chrono::seconds(s.revisit_after_s));
     j["revisit_after_seconds"] = s.revisit_after_s;
-    j["generations"] = s.generations;
-    j["live_generations"] = s.live_generations;
+    if (s.generations > 0) {  // a local exact state ages by first-seen times, not generations
+      j["generations"] = s.generations;
+      j["live_generations"] = s.live_generations;
+    }
   }
   j["identity"] = s.identity.ToHex();
   j["keys"] = s.bloom_inserted;
@@ -112,10 +114,13 @@ void PrintStatsTable(const StatsFlags& flags, const SeenStats& s, const std::str
   printf("fp rate bound     %g\n", s.fp_rate);
   printf("canonicalize      %s\n", canon.c_str());
   if (!redis) printf("generation        %llu\n", static_cast<unsigned long long>(s.generation));
-  if (s.revisit_after_s > 0) {
+  if (s.revisit_after_s > 0 && s.generations > 0) {
     printf("revisit after     %s in %u generations (%u live)\n",
            FormatDuration(std::chrono::seconds(s.revisit_after_s)).c_str(), s.generations,
            s.live_generations);
+  } else if (s.revisit_after_s > 0) {
+    printf("revisit after     %s (by each key's first-seen time)\n",
+           FormatDuration(std::chrono::seconds(s.revisit_after_s)).c_str());
   }
   printf("identity          %s\n", s.identity.ToHex().c_str());
   printf("keys              %llu\n", static_cast<unsigned long long>(s.bloom_inserted));

@@ -753,10 +753,10 @@ static void TestRedisSharedSet(void) {
   free(root);
 }
 
-/* revisit_after_seconds (docs/features/generational.md, "The generational seen set"): stored with
- * the state and reported in the stats; a caller compiled before the field gets a filter without
- * time; exact mode refuses it. (Ageing runs under a fake clock in
- * generational_seen_set_test.cc.) */
+/* revisit_after_seconds (docs/features/generational.md): stored with the state and reported in
+ * the stats; a caller compiled before the field gets a filter without time; exact mode takes it
+ * too, without generations. (Ageing runs under a fake clock in generational_seen_set_test.cc and
+ * exact_seen_set_test.cc.) */
 static void TestRevisitAfter(void) {
   char* root = MakeTempDir();
   char dir[600];
@@ -794,13 +794,22 @@ static void TestRevisitAfter(void) {
   CHECK(st.live_generations >= 1);
   CHECK(st.bloom_inserted == 1);
   CHECK_OK(close(f, &e_));
-  o.state_dir = NULL;
+  snprintf(dir, sizeof(dir), "%s/exact", root);
   o.exact = 1;
   f = NULL;
-  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
-  CHECK(f == NULL);
-  CHECK(strstr(e.message, "exact") != NULL);
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://r.example/1") == 1);
+  CHECK(Insert(f, "http://r.example/1") == 0);
+  memset(&st, 0, sizeof(st));
+  st.struct_size = sizeof(st);
+  CHECK_OK(get_stats(f, &st, &e_));
+  CHECK(st.exact == 1);
+  CHECK(st.revisit_after_seconds == 7 * 24 * 3600);
+  CHECK(st.generations == 0);
+  CHECK_OK(close(f, &e_));
   o.exact = 0;
+  o.state_dir = NULL;
   o.generations = 0;
   CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
   CHECK(f == NULL);

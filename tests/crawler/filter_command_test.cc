@@ -252,10 +252,26 @@ TEST_F(FilterCommandTest, RevisitAfterIsStoredAndShown) {
   EXPECT_EQ(Urlsieve("filter", "", other + "--revisit-after 0").exit_code, 2);
   EXPECT_EQ(Urlsieve("filter", "", other + "--generations 4").exit_code, 2);  // needs the period
   EXPECT_EQ(Urlsieve("filter", "", other + "--revisit-after 1d --generations 0").exit_code, 2);
-  CommandRun exact = Urlsieve("filter", "", other + "--revisit-after 1d --exact");
-  EXPECT_EQ(exact.exit_code, 2);
-  EXPECT_NE(exact.err.find("--revisit-after"), std::string::npos) << exact.err;
   EXPECT_FALSE(fs::exists(dir_ / "other"));
+}
+
+// --exact --revisit-after: the exact store ages URLs by their first-seen time (no generations).
+TEST_F(FilterCommandTest, ExactRevisitAfterIsStoredAndShown) {
+  CommandRun first = Filter("http://a.example/\nhttp://b.example/\nhttp://a.example/\n",
+                            "--exact --revisit-after 2h");
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, "http://a.example/\nhttp://b.example/\n");
+  CommandRun again = Filter("http://b.example/\nhttp://c.example/\n", "--exact");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "http://c.example/\n");
+  CommandRun table = Urlsieve("stats", "", "--state '" + state_ + "'");
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("revisit after     2h (by each key's first-seen time)"),
+            std::string::npos)
+      << table.out;
+  CommandRun json = Urlsieve("stats", "", "--state '" + state_ + "' --json");
+  EXPECT_NE(json.out.find("\"revisit_after_seconds\":7200"), std::string::npos) << json.out;
+  EXPECT_EQ(json.out.find("generations\""), std::string::npos) << json.out;
 }
 
 TEST_F(FilterCommandTest, UsageErrorsExitTwo) {

@@ -1,8 +1,6 @@
 // ExactShard (dedup/exact_shard.h): one file of the exact store: inserts, lookups by fingerprint,
 // forgets, times, the rows of uncommitted generations, and the bad files of [trust] (foreign,
 // wrong slot, not a shard, corrupt, truncated, missing, empty, a full disk).
-#include "dedup/exact_shard.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dedup/exact_shard.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
@@ -50,10 +49,12 @@ class ExactShardTest : public ::testing::Test {
     shard_ = std::move(*shard);
   }
   std::vector<uint8_t> Insert(const std::vector<ExactShard::Entry>& entries,
-                              uint64_t generation = 0, int64_t now = 1000) {
+                              uint64_t generation = 0, int64_t now = 1000,
+                              int64_t renew_at_or_before = ExactShard::kNeverRenew) {
     std::vector<uint8_t> inserted(entries.size(), 7);
     EXPECT_TRUE(shard_->Begin().ok());
-    Status status = shard_->InsertIfAbsent(entries, generation, now, inserted.data());
+    Status status =
+        shard_->InsertIfAbsent(entries, generation, now, renew_at_or_before, inserted.data());
     EXPECT_TRUE(status.ok()) << status.ToString();
     EXPECT_TRUE(shard_->Commit().ok());
     return inserted;
@@ -93,8 +94,7 @@ TEST_F(ExactShardTest, FirstOccurrenceInBatchWins) {
 }
 
 TEST_F(ExactShardTest, AnAbsenceHintSkipsTheLookup) {
-  EXPECT_EQ(Insert({{H(5), false}, {H(5), true}, {H(6), false}}),
-            (std::vector<uint8_t>{1, 0, 1}));
+  EXPECT_EQ(Insert({{H(5), false}, {H(5), true}, {H(6), false}}), (std::vector<uint8_t>{1, 0, 1}));
   EXPECT_EQ(shard_->rows(), 2u);
 }
 
@@ -132,7 +132,7 @@ TEST_F(ExactShardTest, RolledBackInsertsAreForgottenEvenWhenTheirRowIdIsReused) 
   std::vector<uint8_t> inserted(1);
   ASSERT_TRUE(shard_->Begin().ok());
   const ExactShard::Entry r{H(7)};
-  ASSERT_TRUE(shard_->InsertIfAbsent({&r, 1}, 0, 1, inserted.data()).ok());
+  ASSERT_TRUE(shard_->InsertIfAbsent({&r, 1}, 0, 1, ExactShard::kNeverRenew, inserted.data()).ok());
   EXPECT_TRUE(Has(H(7)));  // visible to its own connection inside the transaction
   ASSERT_TRUE(shard_->Rollback().ok());
   EXPECT_FALSE(Has(H(7)));
@@ -233,6 +233,45 @@ TEST_F(ExactShardTest, AForgottenKeyInsertedAgainInTheSameGenerationIsKept) {
   EXPECT_TRUE(Has(H(1)));
 }
 
+TEST_F(ExactShardTest, AKeyFirstSeenAtOrBeforeTheRenewTimeIsNewAgainAndFirstSeenNow) {
+  Insert({{H(1)}, {H(2)}}, 1, /*now=*/1000);
+  Reopen(1);
+  // Key 1 first seen at 1000 (at the renew time: aged out), key 2 at 1000 too but asked with an
+  // earlier renew time.
+  EXPECT_EQ(Insert({{H(1)}}, 2, /*now=*/5000, /*renew_at_or_before=*/1000),
+            (std::vector<uint8_t>{1}));
+  EXPECT_EQ(Insert({{H(2)}}, 2, 5000, /*renew_at_or_before=*/999), (std::vector<uint8_t>{0}));
+  EXPECT_EQ(Insert({{H(1)}}, 2, 5001, 1000), (std::vector<uint8_t>{0}));  // renewed: 5000
+  EXPECT_EQ((*shard_->GetTimes(H(1)))->first_seen, 5000);
+  EXPECT_EQ(shard_->rows(), 2u);
+  Reopen(2);  // generation 2 committed: the renewal holds
+  EXPECT_EQ((*shard_->GetTimes(H(1)))->first_seen, 5000);
+  EXPECT_EQ(shard_->rows(), 2u);
+}
+
+TEST_F(ExactShardTest, ARenewalThatNeverCommitsLeavesTheKeyNew) {
+  Insert({{H(1)}}, 1, /*now=*/1000);
+  Reopen(1);
+  EXPECT_EQ(Insert({{H(1)}}, 2, 5000, /*renew_at_or_before=*/1000), (std::vector<uint8_t>{1}));
+  // A crash before generation 2 commits: the key, aged out at generation 1, is new again, not
+  // "seen" with a first-seen time nobody acted on.
+  Reopen(1);
+  EXPECT_FALSE(Has(H(1)));
+  EXPECT_EQ(Insert({{H(1)}}, 2, 6000), (std::vector<uint8_t>{1}));
+}
+
+TEST_F(ExactShardTest, AKeyForgottenAtACommittedGenerationAndRevivedLaterIsUndoneByACrash) {
+  Insert({{H(1)}}, 1);
+  Reopen(1);
+  ASSERT_TRUE(shard_->Begin().ok());
+  EXPECT_TRUE(*shard_->Forget(H(1), 2, /*defer=*/true));
+  ASSERT_TRUE(shard_->Commit().ok());
+  // Generation 2 (with the forget) committed meanwhile; the revival belongs to generation 3.
+  EXPECT_EQ(Insert({{H(1)}}, 3, 2000), (std::vector<uint8_t>{1}));
+  Reopen(2);  // generation 3 never committed: forgotten, as at 2
+  EXPECT_FALSE(Has(H(1)));
+}
+
 TEST_F(ExactShardTest, AFileOfAnotherStateIsRefused) {
   Insert({{H(1)}});
   shard_.reset();
@@ -308,7 +347,7 @@ TEST_F(ExactShardTest, AFullDiskIsAnErrorNamingTheFileAndLosesNothing) {
   for (uint64_t i = 100; i < 2100; ++i) many.push_back({H(i, i)});
   std::vector<uint8_t> inserted(many.size());
   ASSERT_TRUE(shard_->Begin().ok());
-  Status status = shard_->InsertIfAbsent(many, 0, 1, inserted.data());
+  Status status = shard_->InsertIfAbsent(many, 0, 1, ExactShard::kNeverRenew, inserted.data());
   if (status.ok()) status = shard_->Commit();
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.message().find(path_), std::string::npos) << status.ToString();

@@ -410,12 +410,6 @@ TEST_F(GenerationalStateTest, StoredParametersWinWithANotice) {
 
 TEST_F(GenerationalStateTest, BadOptionsAreRefused) {
   SeenFilterOptions o = Options();
-  o.exact = true;
-  auto f = SeenFilter::Open(o);
-  ASSERT_FALSE(f.ok());
-  EXPECT_EQ(f.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(f.status().message().find("exact"), std::string::npos);
-  o = Options();
   o.generations = 0;
   EXPECT_EQ(SeenFilter::Open(o).status().code(), StatusCode::kInvalidArgument);
   o.generations = GenerationalSeenSet::kMaxGenerations + 1;

@@ -51,8 +51,8 @@ struct SeenSetImplementation {
   // nothing of the state's (the generation stays), and its identity is the shared set's own, not
   // the state directory's.
   bool shared = false;
-  // A time-aware set (generational_seen_set.h): the state is created with this revisit_after, and
-  // the factory gives the set a ManualClock that the tests never move.
+  // A time-aware set (generational_seen_set.h, exact_seen_set.h): the state is created with this
+  // revisit_after, and the factory gives the set a ManualClock that the tests never move.
   uint64_t revisit_after_s = 0;
   bool deletable = false;  // the state's Bloom filter counts (docs/features/forgetting.md,
                            // "Forgetting")

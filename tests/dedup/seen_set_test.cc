@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "dedup/bloom/key_hash.h"
 #include "dedup/bloom_seen_set.h"
 #include "dedup/generational_seen_set.h"
-#include "dedup/bloom/key_hash.h"
 #include "tests/dedup/seen_set_contract.h"
 
 namespace urlsieve::testing {
@@ -33,14 +33,15 @@ Result<std::unique_ptr<SeenSet>> OpenLocal(StateDir* dir, bool saves, const Stat
   return OpenStateSeenSet(dir, options, &notices);  // exact when the state is
 }
 
-// The generational set under a clock that stands still (its ageing: generational_seen_set_test.cc).
+// The time-aware sets under a clock that stands still (their ageing: generational_seen_set_test.cc
+// and exact_seen_set_test.cc).
 ManualClock& ContractClock() {
   static ManualClock clock;
   return clock;
 }
 
-Result<std::unique_ptr<SeenSet>> OpenGenerational(StateDir* dir, bool saves,
-                                                  const StateParameters& p) {
+Result<std::unique_ptr<SeenSet>> OpenTimeAware(StateDir* dir, bool saves,
+                                               const StateParameters& p) {
   if (dir == nullptr) {
     auto set = GenerationalSeenSet::InMemory({p.capacity, p.fp_rate,
                                               std::chrono::seconds(p.revisit_after_s),
@@ -52,7 +53,7 @@ Result<std::unique_ptr<SeenSet>> OpenGenerational(StateDir* dir, bool saves,
   options.saves = saves;
   options.clock = &ContractClock();
   std::vector<SeenNotice> notices;
-  return OpenStateSeenSet(dir, options, &notices);  // generational: the state has revisit_after
+  return OpenStateSeenSet(dir, options, &notices);  // the state has revisit_after
 }
 
 std::vector<SeenSetImplementation> LocalImplementations() {
@@ -60,9 +61,11 @@ std::vector<SeenSetImplementation> LocalImplementations() {
       {"BloomInMemory", /*persistent=*/false, /*exact=*/false, OpenLocal},
       {"Bloom", /*persistent=*/true, /*exact=*/false, OpenLocal},
       {"BloomExact", /*persistent=*/true, /*exact=*/true, OpenLocal},
-      {"GenerationalInMemory", /*persistent=*/false, /*exact=*/false, OpenGenerational,
+      {"GenerationalInMemory", /*persistent=*/false, /*exact=*/false, OpenTimeAware,
        /*shared=*/false, /*revisit_after_s=*/7 * 24 * 3600},
-      {"Generational", /*persistent=*/true, /*exact=*/false, OpenGenerational, /*shared=*/false,
+      {"Generational", /*persistent=*/true, /*exact=*/false, OpenTimeAware, /*shared=*/false,
+       /*revisit_after_s=*/7 * 24 * 3600},
+      {"ExactTimeAware", /*persistent=*/true, /*exact=*/true, OpenTimeAware, /*shared=*/false,
        /*revisit_after_s=*/7 * 24 * 3600},
       {"BloomDeletableInMemory", /*persistent=*/false, /*exact=*/false, OpenLocal,
        /*shared=*/false, /*revisit_after_s=*/0, /*deletable=*/true},

@@ -25,6 +25,10 @@ struct SeenState {
     dir_options.path = o.state_dir;
     dir_options.requested = {o.capacity, o.fp_rate, o.exact, o.canonicalize};
     dir_options.requested.deletable = o.deletable;
+    if (o.revisit_after.count() > 0) {
+      dir_options.requested.revisit_after_s = static_cast<uint64_t>(o.revisit_after.count());
+      dir_options.requested.generations = o.generations;
+    }
     dir_options.read_only = o.read_only;
     dir_options.checkpointed = o.checkpointed;
     auto dir = StateDir::Open(dir_options, &state->notices);
@@ -32,6 +36,7 @@ struct SeenState {
     state->dir = std::move(*dir);
     StateSeenSetOptions set_options;
     set_options.rebuild_bloom = o.rebuild_bloom;
+    set_options.clock = o.clock;
     auto set = OpenStateSeenSet(state->dir.get(), set_options, &state->notices);
     if (!set.ok()) return set.status();
     state->set = std::move(*set);

@@ -226,6 +226,20 @@ def test_revisit_after_is_stored_and_reported(tmp_path, revisit_after, seconds):
         assert any("revisit-after" in n for n in seen.notices)
 
 
+def test_exact_mode_takes_revisit_after(tmp_path):
+    # The exact store ages keys by their first-seen time (to the second): no generations.
+    state = str(tmp_path / "state")
+    with urlsieve.SeenFilter(capacity=1000, state_dir=state, exact=True,
+                             revisit_after="1h") as seen:
+        assert seen.insert_many(["http://e.example/1", "http://e.example/2"]) == [True, True]
+        assert seen.insert_if_new("http://e.example/1") is False
+        stats = seen.stats()
+        assert stats["exact"] and stats["revisit_after"] == 3600 and stats["generations"] == 0
+    with urlsieve.SeenFilter(capacity=1000, state_dir=state, exact=True) as seen:
+        assert "http://e.example/2" in seen
+        assert seen.stats()["revisit_after"] == 3600
+
+
 @pytest.mark.parametrize("kwargs, error", [
     (dict(revisit_after="7 days"), ValueError),
     (dict(revisit_after=-1), ValueError),

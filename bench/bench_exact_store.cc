@@ -181,7 +181,7 @@ class StoreV2 final : public Store {
 
  private:
   std::unique_ptr<StateDir> dir_;
-  std::unique_ptr<SeenSet> set_;
+  std::unique_ptr<StateSeenSet> set_;
 };
 
 std::unique_ptr<Store> OpenStore(int version, const std::string& dir, uint64_t capacity) {

@@ -43,13 +43,14 @@ Result<LoadedFilter> LoadFilter(const std::string& path, bool deletable, uint64_
 
 }  // namespace
 
-Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeenSetOptions& options,
-                                                  std::vector<SeenNotice>* notices) {
+Result<std::unique_ptr<StateSeenSet>> OpenStateSeenSet(StateDir* dir,
+                                                       const StateSeenSetOptions& options,
+                                                       std::vector<SeenNotice>* notices) {
   const StateParameters& p = dir->parameters();
   if (p.revisit_after_s > 0 && !p.exact) {
     auto generational = GenerationalSeenSet::Open(dir, options);
     if (!generational.ok()) return generational.status();
-    return std::unique_ptr<SeenSet>(std::move(*generational));
+    return std::unique_ptr<StateSeenSet>(std::move(*generational));
   }
   std::unique_ptr<BloomSeenSet> set;
   if (p.exact) {
@@ -58,7 +59,7 @@ Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeen
     set.reset(new BloomSeenSet(dir, options, p.capacity, p.fp_rate, p.deletable));
   }
   URLSIEVE_RETURN_IF_ERROR(set->Load(notices));
-  return std::unique_ptr<SeenSet>(std::move(set));
+  return std::unique_ptr<StateSeenSet>(std::move(set));
 }
 
 BloomSeenSet::BloomSeenSet(StateDir* dir, const StateSeenSetOptions& options, uint64_t capacity,
@@ -136,70 +137,83 @@ Status BloomSeenSet::Load(std::vector<SeenNotice>* notices) {
 }
 
 Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
-  namespace fs = std::filesystem;
-  const std::string snap = SnapshotPath();
-  const std::string next = NextSnapshotPath();
-  const std::string db_path = dir_->DbPath();
-  const uint64_t generation = dir_->generation();
-  std::error_code ec;
-  if (options_.rebuild_bloom) {
-    if (!exact()) {
-      return Status::FailedPrecondition(db_path +
-                                        ": cannot rebuild the Bloom filter of a Bloom-only state "
-                                        "(it has no exact store to rebuild it from)");
-    }
-    URLSIEVE_RETURN_IF_ERROR(NewBloom());
-    URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true, notices));
-    notices->push_back({SeenNotice::Kind::kRebuilt,
-                        "rebuilt the Bloom filter from " + std::to_string(StoredKeysLocked()) +
-                            " keys in the exact store, as requested; the next save replaces " +
-                            snap});
-    return Status::Ok();
-  }
-
-  // bloom.snap.next: the snapshot of a checkpoint that crashed around its COMMIT.
+  if (options_.rebuild_bloom) return RebuildFromStore(notices);
   bool use_next = false;  // read-only: the committed snapshot is .next, not bloom.snap
-  if (fs::exists(next, ec)) {
-    uint64_t next_generation = 0;
-    StateIdentity next_identity;
-    auto loaded = LoadFilter(next, deletable_, &next_generation, &next_identity);
-    if (!loaded.ok()) {
-      return Status(loaded.status().code(),
-                    loaded.status().message() + " (" + next +
-                        " is the snapshot of an interrupted checkpoint; it cannot be told to "
-                        "belong to this state: move it away)");
-    }
-    URLSIEVE_RETURN_IF_ERROR(dir_->CheckIdentity(next, next_identity, next_generation));
-    if (next_generation == generation) {
-      // The crash hit between a checkpoint's COMMIT and its rename: finish the rename.
-      if (read_only_) {
-        use_next = true;
-      } else {
-        fs::rename(next, snap, ec);
-        if (ec) return Status::IoError("rename " + next + " to " + snap + ": " + ec.message());
-      }
-    } else if (next_generation == generation + 1) {
-      // This state's snapshot of a checkpoint whose COMMIT never happened.
-      if (!read_only_) fs::remove(next, ec);
-    } else {
-      return Status::Corruption(next + " is at generation " + std::to_string(next_generation) +
-                                " but " + db_path + " is at generation " +
-                                std::to_string(generation) +
-                                ": they are not from one checkpoint; move it away");
-    }
-  }
-
-  const std::string file = use_next ? next : snap;
-  if (!fs::exists(file, ec)) {
+  URLSIEVE_RETURN_IF_ERROR(SettleNextSnapshot(&use_next));
+  const std::string file = use_next ? NextSnapshotPath() : SnapshotPath();
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    const uint64_t generation = dir_->generation();
     if (generation > 0) {
-      return Status::FailedPrecondition(file + " is missing but " + db_path + " is at generation " +
-                                        std::to_string(generation) + RebuildAdvice(exact()));
+      return Status::FailedPrecondition(file + " is missing but " + dir_->DbPath() +
+                                        " is at generation " + std::to_string(generation) +
+                                        RebuildAdvice(exact()));
     }
     // A fresh state, or one that never reached its first checkpoint or Save: in exact mode the
     // store holds every key there is, so filling the filter from it loses nothing.
     URLSIEVE_RETURN_IF_ERROR(NewBloom());
     return exact() ? OpenStore(/*refill=*/true, notices) : Status::Ok();
   }
+  return LoadSnapshot(file, use_next, notices);
+}
+
+Status BloomSeenSet::RebuildFromStore(std::vector<SeenNotice>* notices) {
+  if (!exact()) {
+    return Status::FailedPrecondition(dir_->DbPath() +
+                                      ": cannot rebuild the Bloom filter of a Bloom-only state "
+                                      "(it has no exact store to rebuild it from)");
+  }
+  URLSIEVE_RETURN_IF_ERROR(NewBloom());
+  URLSIEVE_RETURN_IF_ERROR(OpenStore(/*refill=*/true, notices));
+  notices->push_back({SeenNotice::Kind::kRebuilt,
+                      "rebuilt the Bloom filter from " + std::to_string(StoredKeysLocked()) +
+                          " keys in the exact store, as requested; the next save replaces " +
+                          SnapshotPath()});
+  return Status::Ok();
+}
+
+Status BloomSeenSet::SettleNextSnapshot(bool* use_next) {
+  // bloom.snap.next: the snapshot of a checkpoint that crashed around its COMMIT.
+  namespace fs = std::filesystem;
+  const std::string next = NextSnapshotPath();
+  const uint64_t generation = dir_->generation();
+  std::error_code ec;
+  if (!fs::exists(next, ec)) return Status::Ok();
+  uint64_t next_generation = 0;
+  StateIdentity next_identity;
+  auto loaded = LoadFilter(next, deletable_, &next_generation, &next_identity);
+  if (!loaded.ok()) {
+    return Status(loaded.status().code(),
+                  loaded.status().message() + " (" + next +
+                      " is the snapshot of an interrupted checkpoint; it cannot be told to "
+                      "belong to this state: move it away)");
+  }
+  URLSIEVE_RETURN_IF_ERROR(dir_->CheckIdentity(next, next_identity, next_generation));
+  if (next_generation == generation) {
+    // The crash hit between a checkpoint's COMMIT and its rename: finish the rename.
+    if (read_only_) {
+      *use_next = true;
+      return Status::Ok();
+    }
+    const std::string snap = SnapshotPath();
+    fs::rename(next, snap, ec);
+    if (ec) return Status::IoError("rename " + next + " to " + snap + ": " + ec.message());
+    return Status::Ok();
+  }
+  if (next_generation == generation + 1) {
+    // This state's snapshot of a checkpoint whose COMMIT never happened.
+    if (!read_only_) fs::remove(next, ec);
+    return Status::Ok();
+  }
+  return Status::Corruption(next + " is at generation " + std::to_string(next_generation) +
+                            " but " + dir_->DbPath() + " is at generation " +
+                            std::to_string(generation) +
+                            ": they are not from one checkpoint; move it away");
+}
+
+Status BloomSeenSet::LoadSnapshot(const std::string& file, bool use_next,
+                                  std::vector<SeenNotice>* notices) {
+  const uint64_t generation = dir_->generation();
   uint64_t snap_generation = 0;
   StateIdentity snap_identity;
   auto loaded = LoadFilter(file, deletable_, &snap_generation, &snap_identity);
@@ -246,7 +260,7 @@ Status BloomSeenSet::LoadBloom(std::vector<SeenNotice>* notices) {
           ? std::string()
           : " (with " + DeltaLogPath() + ", " + std::to_string(bloom_generation) + ")";
   return Status::Corruption(file + " is at generation " + std::to_string(snap_generation) +
-                            with_log + " but " + db_path + " is at generation " +
+                            with_log + " but " + dir_->DbPath() + " is at generation " +
                             std::to_string(generation) + ": they are not from one checkpoint" +
                             RebuildAdvice(exact()));
 }

@@ -5,7 +5,7 @@
 // be a false positive (at most the filter's ε); "new" is always right. ExactSeenSet
 // (exact_seen_set.h) derives from it to confirm every "maybe seen" in SQLite.
 //
-// Checkpoints (SeenSet's protocol): PrepareCheckpoint(g) writes the meta rows (`bloom_delta`,
+// Checkpoints (StateSeenSet's protocol): PrepareCheckpoint(g) writes the meta rows (`bloom_delta`,
 // the exact counters) and either appends the keys new since the last checkpoint to bloom.delta
 // (fdatasynced) or, now and then, the whole filter to bloom.snap.next; CheckpointCommitted(g)
 // marks the record committed or renames bloom.snap.next over bloom.snap.
@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "dedup/seen_set.h"
+#include "dedup/state_seen_set.h"
 
 namespace urlsieve {
 
@@ -61,10 +61,11 @@ struct StateSeenSetOptions {
 // are appended to `notices`. Errors as SeenFilter::Open; on error no file has been changed.
 // A Bloom-only state with a revisit_after gets a GenerationalSeenSet (generational_seen_set.h)
 // instead; an exact one ages its keys in the store (exact_seen_set.h).
-Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir* dir, const StateSeenSetOptions& options,
-                                                  std::vector<SeenNotice>* notices);
+Result<std::unique_ptr<StateSeenSet>> OpenStateSeenSet(StateDir* dir,
+                                                       const StateSeenSetOptions& options,
+                                                       std::vector<SeenNotice>* notices);
 
-class BloomSeenSet : public SeenSet {
+class BloomSeenSet : public StateSeenSet {
  public:
   // Nothing persists: Save() does nothing, PrepareCheckpoint is FailedPrecondition.
   // `deletable`: a counting filter, so that ForgetHashed works.
@@ -90,8 +91,9 @@ class BloomSeenSet : public SeenSet {
   Status CheckpointCommitted(uint64_t generation) override;
 
  protected:
-  friend Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir*, const StateSeenSetOptions&,
-                                                           std::vector<SeenNotice>*);
+  friend Result<std::unique_ptr<StateSeenSet>> OpenStateSeenSet(StateDir*,
+                                                                const StateSeenSetOptions&,
+                                                                std::vector<SeenNotice>*);
   // `dir` null: in memory.
   BloomSeenSet(StateDir* dir, const StateSeenSetOptions& options, uint64_t capacity, double fp_rate,
                bool deletable = false);
@@ -134,6 +136,14 @@ class BloomSeenSet : public SeenSet {
   // a version-1 state.
   Status Load(std::vector<SeenNotice>* notices);
   Status LoadBloom(std::vector<SeenNotice>* notices);
+  // --rebuild (exact mode only): a new filter filled from the store.
+  Status RebuildFromStore(std::vector<SeenNotice>* notices);
+  // bloom.snap.next, left by a checkpoint that crashed around its COMMIT: renamed over bloom.snap
+  // (or, read-only, used in its place: *use_next), deleted, or an error, by its generation.
+  Status SettleNextSnapshot(bool* use_next);
+  // `file` plus the committed records of the delta log, at the database's generation (or, for a
+  // standalone exact state whose rows are newer, the filter refilled from the store).
+  Status LoadSnapshot(const std::string& file, bool use_next, std::vector<SeenNotice>* notices);
   Status NewBloom();
   // bloom_ or counting_, whichever the set keeps.
   Status SaveFilter(const std::string& path, uint64_t generation) const;

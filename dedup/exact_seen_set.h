@@ -65,7 +65,7 @@ class ExactSeenSet final : public BloomSeenSet {
   ExactStore& store() { return *store_; }
 
  private:
-  friend Result<std::unique_ptr<SeenSet>> OpenStateSeenSet(StateDir*, const StateSeenSetOptions&,
+  friend Result<std::unique_ptr<StateSeenSet>> OpenStateSeenSet(StateDir*, const StateSeenSetOptions&,
                                                            std::vector<SeenNotice>*);
   using BloomSeenSet::BloomSeenSet;
   struct Batch;

@@ -28,7 +28,7 @@
 // DIR/bloom-gen-<index>.<checkpoint>.snap (a ScalableBloomFilter snapshot stamped with the
 // state's identity and the checkpoint that wrote it), and the urlsieve_meta row
 // `bloom_generations` = "<index>:<checkpoint> ..." naming the committed files. A checkpoint
-// (SeenSet's protocol: Save, or the owner's PrepareCheckpoint/CheckpointCommitted) writes a new
+// (StateSeenSet's protocol: Save, or the owner's PrepareCheckpoint/CheckpointCommitted) writes a new
 // file for each generation that got keys since the last one (only the current generation, and
 // the one before it right after a turn), under the checkpoint's own number, so no committed file
 // is ever overwritten; records the list in the checkpoint's transaction; and once it is
@@ -58,7 +58,7 @@
 
 #include "base/status.h"
 #include "dedup/bloom_seen_set.h"
-#include "dedup/seen_set.h"
+#include "dedup/state_seen_set.h"
 
 namespace urlsieve {
 
@@ -74,7 +74,7 @@ struct GenerationalOptions {
   const Clock* clock = nullptr;  // null: the system's wall clock; must outlive the set
 };
 
-class GenerationalSeenSet : public SeenSet {
+class GenerationalSeenSet : public StateSeenSet {
  public:
   static constexpr uint32_t kMaxGenerations = 256;
   // The share of a generation's ε' that its first layer gets (scalable_bloom_filter.h; 0.9 for

@@ -108,7 +108,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "dedup/seen_filter.h"
-#include "dedup/seen_set.h"
+#include "dedup/state_seen_set.h"
 #include "dedup/state_dir.h"
 #include "redis/redis_address.h"
 #include "redis/redis_connection.h"
@@ -132,7 +132,7 @@ struct RedisSeenSetOptions {
   // 0: no front cache. It costs up to ~32 bytes of this process's memory per remembered key.
   uint64_t front_cache_keys = kDefaultRedisFrontCacheKeys;
   RedisTimeouts timeouts;
-  // A crawl's claim log (see SeenSet::InsertHashedIfNewClaiming): its name (the crawl state's
+  // A crawl's claim log (see StateSeenSet::InsertHashedIfNewClaiming): its name (the crawl state's
   // identity), and the generation that state last committed. Empty: no claim log.
   // UncommittedClaims returns the payloads of entries above committed_generation; inserts are
   // logged at committed_generation + 1, and at g + 1 after CheckpointCommitted(g).
@@ -181,7 +181,7 @@ struct RedisSeenSetUsage {
   uint64_t inbox_bytes = 0;    // routed: MEMORY USAGE of the inboxes
 };
 
-class RedisSeenSet final : public SeenSet {
+class RedisSeenSet final : public StateSeenSet {
  public:
   // Opens or creates the set. Errors name the server and the set: kUnavailable (no server),
   // kFailedPrecondition (a wrong password, a peer that is not Redis, a name holding another type,

@@ -12,26 +12,16 @@
 // Keys and hashes. Each key comes with its 128-bit XXH3 digest (KeyHash, SeenSet::Hash), computed
 // once by the caller and shared by every structure that needs one; a set may trust it.
 //
-// Durability. A set keeps its keys durable in one of two ways:
-//  - Save(): the set commits everything inserted so far on its own (a standalone filter: the
-//    `filter` command, the C API, Python). A no-op for an in-memory set.
-//  - A checkpoint whose transaction someone else owns (the crawl, CrawlState): inside the open
-//    transaction of the state database the owner calls PrepareCheckpoint(db, g), which records
-//    the set's part of generation g (rows of `db`, and whatever the set keeps outside it, written
-//    so that it only counts once `db` commits g); the owner COMMITs g; then it calls
-//    CheckpointCommitted(g), which makes the set's outside part current (e.g. renames a snapshot).
-//    A crash anywhere in between leaves the set, on its next open, at the last generation the
-//    database committed. If the COMMIT fails, nothing more is called: the next PrepareCheckpoint
-//    (of the same generation) prepares again everything since the last committed one. From
-//    PrepareCheckpoint to CheckpointCommitted the owner keeps inserts out (CrawlState's gate).
-//    Save() of a set whose checkpoints belong to an owner is FailedPrecondition.
+// Durability. Save() commits everything inserted so far (a standalone filter: the `filter`
+// command, the C API, Python); a no-op for an in-memory set. The library's own sets can instead
+// take part in a checkpoint whose transaction the crawl owns (StateSeenSet, state_seen_set.h, an
+// internal interface); Save() of such a set is FailedPrecondition.
 //
 // Identity. A persistent set belongs to one state (StateIdentity, state_identity.h): a file or
 // namespace of another state is refused, never combined with this one.
 //
-// Thread-safety: every method may be called concurrently, except as said above for the
-// checkpoint calls. Exactly one of several threads inserting the same key at once is told "new"
-// (docs/architecture.md, "Invariants").
+// Thread-safety: every method may be called concurrently. Exactly one of several threads inserting
+// the same key at once is told "new" (docs/architecture.md, "Invariants").
 #ifndef URLSIEVE_DEDUP_SEEN_SET_H_
 #define URLSIEVE_DEDUP_SEEN_SET_H_
 
@@ -47,8 +37,6 @@
 #include "dedup/state/state_identity.h"
 
 namespace urlsieve {
-
-class SqliteDb;
 
 // Something opening a set (or a SeenFilter) wants the caller to know; nothing here is an error.
 struct SeenNotice {
@@ -118,25 +106,6 @@ class SeenSet {
   // The same, hashing the keys first: (*is_new)[i] is 1 for a new key.
   Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new);
 
-  // Claims, for a set shared beyond the crawl's own state (a Redis set opened for a crawl,
-  // redis_seen_set.h): the set's keys outlive a crash of the crawl, while the crawl's frontier
-  // returns to its last checkpoint, so a key told new after that checkpoint would be seen but
-  // never queued. Such a set stores payloads[i] (the crawl's record of the URL: its depth, its
-  // parent) with every key told new, in the same atomic step, and hands back, on the next open,
-  // the payloads of the keys told new after the last committed checkpoint (UncommittedClaims),
-  // for the crawl to queue again. A set whose keys roll back with the checkpoint (every local
-  // one) ignores the payloads, and has no uncommitted claims.
-  virtual Status InsertHashedIfNewClaiming(std::span<const std::string_view> keys,
-                                           std::span<const KeyHash> hashes,
-                                           std::span<const std::string_view> payloads,
-                                           std::span<bool> is_new) {
-    (void)payloads;
-    return InsertHashedIfNew(keys, hashes, is_new);
-  }
-  virtual Result<std::vector<std::string>> UncommittedClaims() const {
-    return std::vector<std::string>();
-  }
-
   // Forgetting (docs/features/forgetting.md, "Forgetting"): removes each key, so that its next
   // insert is told new again. forgotten[i] (forgotten.size() == keys.size()) becomes true when
   // keys[i] was in the set. A set that cannot delete a key (a plain Bloom filter) returns
@@ -172,12 +141,6 @@ class SeenSet {
 
   // Commits everything inserted so far (see Durability above).
   virtual Status Save() = 0;
-  // The set's part of checkpoint `generation`, inside the owner's open transaction on `db` (see
-  // Durability above).
-  virtual Status PrepareCheckpoint(SqliteDb& db, uint64_t generation) = 0;
-  // After the owner's COMMIT of `generation`. An error here (e.g. a rename that failed) leaves
-  // the committed state intact; the next checkpoint repairs it.
-  virtual Status CheckpointCommitted(uint64_t generation) = 0;
 };
 
 }  // namespace urlsieve

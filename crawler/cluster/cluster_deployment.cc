@@ -9,6 +9,7 @@
 #include "crawler/cluster/cluster_feed.h"
 #include "crawler/cluster/cluster_keys.h"
 #include "crawler/cluster/cluster_seeds.h"
+#include "crawler/cluster/cluster_seen_set_source.h"
 #include "crawler/cluster/cluster_url_router.h"
 #include "crawler/cluster/cluster_work_source.h"
 #include "crawler/crawl/scope.h"
@@ -16,6 +17,7 @@
 #include "crawler/metrics/crawl_stats.h"
 #include "crawler/metrics/progress_reporter.h"
 #include "crawler/state/crawl_state.h"
+#include "crawler/state/shared_seen_set_source.h"
 #include "redis/redis_address.h"
 
 namespace urlsieve {
@@ -25,18 +27,20 @@ ClusterDeployment::ClusterDeployment(const CrawlConfig& config, std::vector<std:
 
 ClusterDeployment::~ClusterDeployment() = default;
 
-void ClusterDeployment::PrepareState(CrawlStateOptions* options) {
-  options->cluster_url = config_.cluster.url;
-  options->cluster_name = config_.cluster.name;
-  options->node_id = config_.cluster.node_id;
-  options->partitions = config_.cluster.partitions;
-  options->inbox = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
-  options->join_cluster =
-      [this](const std::string& node_id) -> Result<CrawlStateOptions::ClusterJoined> {
-    Result<std::pair<std::string, uint32_t>> joined = Join(node_id);
-    if (!joined.ok()) return joined.status();
-    return CrawlStateOptions::ClusterJoined{joined->first, joined->second};
-  };
+Result<SeenSetSource*> ClusterDeployment::PrepareSeenSet(const CrawlStateOptions& state) {
+  Result<RedisSeenSetOptions> options = CrawlRedisSeenSetOptions(
+      config_.cluster.url, config_.cluster.name, state, config_.crawl.rebuild_bloom,
+      "a crawl cluster needs both the server (--cluster) and its name (--cluster-name)");
+  if (!options.ok()) return options.status();
+  options->new_key_stream = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
+  source_ = std::make_unique<ClusterSeenSetSource>(
+      std::move(*options), config_.cluster.node_id,
+      [this](const std::string& node_id) -> Result<ClusterSeenSetSource::Joined> {
+        Result<std::pair<std::string, uint32_t>> joined = Join(node_id);
+        if (!joined.ok()) return joined.status();
+        return ClusterSeenSetSource::Joined{joined->first, joined->second};
+      });
+  return source_.get();
 }
 
 void ClusterDeployment::PrepareFrontier(FrontierOptions* options) {
@@ -93,7 +97,7 @@ std::string ClusterDeployment::ClusterSettings() const {
 Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) {
   log_ = parts.log;
   retry_ = SharedSeenSetRetry(parts);
-  router_ = std::make_unique<ClusterUrlRouter>(parts.state->routed_seen_set(), frontier_options_,
+  router_ = std::make_unique<ClusterUrlRouter>(source_->routed(), frontier_options_,
                                                coordinator_->partitions(), coordinator_.get());
   if (config_.scope.mode != ScopeMode::kAny) {
     // The scope of every node knows every node's seeds: added before they are queued, read

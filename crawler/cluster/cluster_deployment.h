@@ -1,10 +1,10 @@
 // ClusterDeployment: a node of a crawl cluster (deployment.h; docs/features/cluster.md). The
-// state opens the cluster's routed seen set and, once the node id is settled, joins the cluster
-// through this deployment (ClusterCoordinator, with the settings every node must share:
-// ClusterSettings). Its seams: ClusterAdmission (the routed seen test appends new URLs to their
-// partitions' inboxes) and ClusterWorkSource (the inboxes of the partitions this node owns, read
-// into the local frontier by a ClusterFeed). The scope of every node knows every node's seeds
-// (ClusterSeeds); the progress line shows the cluster's totals and this node's counters are
+// state opens the cluster's routed seen set (ClusterSeenSetSource) and, once the node id is
+// settled, joins the cluster through this deployment (ClusterCoordinator, with the settings every
+// node must share: ClusterSettings). Its seams: ClusterAdmission (the routed seen test appends new
+// URLs to their partitions' inboxes) and ClusterWorkSource (the inboxes of the partitions this node
+// owns, read into the local frontier by a ClusterFeed). The scope of every node knows every node's
+// seeds (ClusterSeeds); the progress line shows the cluster's totals and this node's counters are
 // published with its heartbeat; at the end the node publishes its final counters and leaves.
 // Sitemaps are not read on a node (its inboxes hold pages only); its frontier's pending set is
 // not checkpointed (the inboxes are the truth). Budgets are per node.
@@ -27,6 +27,7 @@ class ClusterAdmission;
 class ClusterCoordinator;
 class ClusterFeed;
 class ClusterSeeds;
+class ClusterSeenSetSource;
 class ClusterUrlRouter;
 class ClusterWorkSource;
 class SeenRetry;
@@ -37,7 +38,7 @@ class ClusterDeployment final : public Deployment {
   ClusterDeployment(const CrawlConfig& config, std::vector<std::string>* notices);
   ~ClusterDeployment() override;
 
-  void PrepareState(CrawlStateOptions* options) override;
+  Result<SeenSetSource*> PrepareSeenSet(const CrawlStateOptions& state) override;
   void PrepareFrontier(FrontierOptions* options) override;
   void PrepareScope(ScopeOptions* options) override;
   bool SeedsOptional() const override { return true; }
@@ -64,6 +65,7 @@ class ClusterDeployment final : public Deployment {
   std::vector<std::string>* const notices_;
   Logger* log_ = nullptr;
   FrontierOptions frontier_options_;  // as the crawl's frontier was opened
+  std::unique_ptr<ClusterSeenSetSource> source_;
   // Destroyed in reverse: the seams and the feed (its threads stop) before the router, the seeds,
   // the retries and, last, the coordinator they use.
   std::unique_ptr<ClusterCoordinator> coordinator_;

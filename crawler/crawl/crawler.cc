@@ -175,11 +175,9 @@ Status Crawler::OpenState() {
   state_options.exact = config_.crawl.exact;
   state_options.deletable = config_.crawl.deletable;
   state_options.canonicalize = config_.canonicalize;
-  state_options.rebuild_bloom = config_.crawl.rebuild_bloom;
-  state_options.seen_redis_url = config_.crawl.seen_redis;
-  state_options.seen_redis_name = config_.crawl.seen_redis_name;
-  deployment_->PrepareState(&state_options);
-  Result<std::unique_ptr<CrawlState>> opened = CrawlState::Open(state_options);
+  Result<SeenSetSource*> source = deployment_->PrepareSeenSet(state_options);
+  if (!source.ok()) return source.status();
+  Result<std::unique_ptr<CrawlState>> opened = CrawlState::Open(state_options, **source);
   if (!opened.ok()) return opened.status();
   state_ = std::move(*opened);
   seen_ = &state_->seen();

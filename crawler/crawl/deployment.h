@@ -3,11 +3,11 @@
 // Redis, and a node of a crawl cluster — so that the crawl loop (crawler.h) holds no test of the
 // deployment. A deployment builds the loop's two seams, Admission (admission.h: where new links
 // go) and WorkSource (work_source.h: where leases come from and where finished pages go), and
-// adds what the node around them needs: what the state must open, whether seeds are optional,
-// the progress line, what the end of the crawl does, and its lines in stats.json.
+// adds what the node around them needs: where the state's seen set comes from, whether seeds are
+// optional, the progress line, what the end of the crawl does, and its lines in stats.json.
 //
 // Made by MakeDeployment (deployment_factory.h) from the config. The Crawler calls, in order:
-// PrepareState, PrepareFrontier, RestorePending (a resumed crawl), PrepareScope, Build, then
+// PrepareSeenSet, PrepareFrontier, RestorePending (a resumed crawl), PrepareScope, Build, then
 // admission() / work() for the rest of the crawl, and Finish once the fetchers ended.
 //
 // Thread-safety: the Prepare*, Build, SeedsQueued and Finish calls come from the thread that
@@ -33,6 +33,7 @@ class Frontier;
 class Logger;
 class Scope;
 class SeenRetry;
+class SeenSetSource;
 class SqliteDb;
 class UrlRouter;
 class WorkSource;
@@ -64,9 +65,10 @@ class Deployment {
  public:
   virtual ~Deployment() = default;
 
-  // What the state needs to open this deployment's seen set (a cluster node joins its cluster
-  // from there, once the node id is settled).
-  virtual void PrepareState(CrawlStateOptions*) {}
+  // Where the state's seen set comes from (crawler/state/seen_set_source.h), for a state created
+  // with `state`'s parameters; the deployment keeps it (a cluster node joins its cluster from
+  // there, once the node id is settled). Errors: bad options for that kind of set.
+  virtual Result<SeenSetSource*> PrepareSeenSet(const CrawlStateOptions& state) = 0;
   virtual void PrepareFrontier(FrontierOptions*) {}
   virtual void PrepareScope(ScopeOptions*) {}
   // Whether the crawl may start without seeds (a cluster node waits for work).

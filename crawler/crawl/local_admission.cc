@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "crawler/crawl/url_router.h"
-#include "dedup/seen_set.h"
+#include "dedup/state_seen_set.h"
 
 namespace urlsieve {
 

@@ -1,6 +1,6 @@
 // LocalAdmission: the Admission of a crawl with its own seen set (admission.h). Each batch is
-// one test-and-set on the seen set (SeenSet::InsertHashedIfNewClaiming, with no claims); the new
-// URLs go to the local frontier (UrlRouter).
+// one test-and-set on the seen set (StateSeenSet::InsertHashedIfNewClaiming, with no claims); the
+// new URLs go to the local frontier (UrlRouter).
 //
 // Thread-safety: as the seen set and the router, both thread-safe; no state of its own.
 #ifndef URLSIEVE_CRAWLER_CRAWL_LOCAL_ADMISSION_H_
@@ -10,18 +10,19 @@
 
 namespace urlsieve {
 
-class SeenSet;
+class StateSeenSet;
 class UrlRouter;
 
 class LocalAdmission final : public Admission {
  public:
   // Both must outlive the admission.
-  LocalAdmission(SeenSet* seen_set, UrlRouter* router) : seen_set_(seen_set), router_(router) {}
+  LocalAdmission(StateSeenSet* seen_set, UrlRouter* router)
+      : seen_set_(seen_set), router_(router) {}
 
   Result<Admitted> Admit(LinkBatch* batch) override;
 
  private:
-  SeenSet* const seen_set_;
+  StateSeenSet* const seen_set_;
   UrlRouter* const router_;
 };
 

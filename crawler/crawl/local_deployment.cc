@@ -6,12 +6,28 @@
 #include "crawler/crawl/seen_retry.h"
 #include "crawler/crawl/shared_admission.h"
 #include "crawler/state/crawl_state.h"
+#include "crawler/state/local_seen_set_source.h"
+#include "crawler/state/shared_seen_set_source.h"
 #include "frontier/frontier.h"
 
 namespace urlsieve {
 
-LocalDeployment::LocalDeployment() = default;
+LocalDeployment::LocalDeployment(const CrawlConfig& config) : config_(config) {}
 LocalDeployment::~LocalDeployment() = default;
+
+Result<SeenSetSource*> LocalDeployment::PrepareSeenSet(const CrawlStateOptions& state) {
+  const CrawlConfig::Crawl& crawl = config_.crawl;
+  if (crawl.seen_redis.empty() && crawl.seen_redis_name.empty()) {
+    source_ = std::make_unique<LocalSeenSetSource>(crawl.rebuild_bloom);
+    return source_.get();
+  }
+  Result<RedisSeenSetOptions> options = CrawlRedisSeenSetOptions(
+      crawl.seen_redis, crawl.seen_redis_name, state, crawl.rebuild_bloom,
+      "a shared seen set needs both the server (--seen-redis) and the set's name (--name)");
+  if (!options.ok()) return options.status();
+  source_ = std::make_unique<SharedSeenSetSource>(std::move(*options));
+  return source_.get();
+}
 
 Status LocalDeployment::RestorePending(SqliteDb& db, Frontier* frontier) {
   return frontier->Restore(db);

@@ -1,6 +1,6 @@
 // LocalDeployment: a crawl that keeps its pending work in its own frontier (deployment.h), with
-// its own seen set (LocalAdmission) or a seen set shared in Redis (SharedAdmission, chosen when the
-// state opened one: CrawlState::shared_seen_set()). Its WorkSource is the local frontier.
+// its own seen set (LocalSeenSetSource, LocalAdmission) or a seen set shared in Redis
+// (--seen-redis: SharedSeenSetSource, SharedAdmission). Its WorkSource is the local frontier.
 //
 // Thread-safety: see deployment.h.
 #ifndef URLSIEVE_CRAWLER_CRAWL_LOCAL_DEPLOYMENT_H_
@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "crawler/config/crawl_config.h"
 #include "crawler/crawl/deployment.h"
 
 namespace urlsieve {
@@ -16,15 +17,18 @@ class SeenRetry;
 
 class LocalDeployment final : public Deployment {
  public:
-  LocalDeployment();
+  explicit LocalDeployment(const CrawlConfig& config);
   ~LocalDeployment() override;
 
+  Result<SeenSetSource*> PrepareSeenSet(const CrawlStateOptions& state) override;
   Status RestorePending(SqliteDb& db, Frontier* frontier) override;
   Status Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) override;
   Admission& admission() override { return *admission_; }
   WorkSource& work() override { return *work_; }
 
  private:
+  const CrawlConfig config_;
+  std::unique_ptr<SeenSetSource> source_;
   std::unique_ptr<SeenRetry> retry_;  // a shared seen set's retries
   std::unique_ptr<Admission> admission_;
   std::unique_ptr<WorkSource> work_;

@@ -3,15 +3,15 @@
 #include <chrono>
 #include <memory>
 
-#include "crawler/state/claim_record.h"
 #include "base/logger.h"
 #include "crawler/crawl/seen_retry.h"
 #include "crawler/crawl/url_router.h"
-#include "dedup/seen_set.h"
+#include "crawler/state/claim_record.h"
+#include "dedup/state_seen_set.h"
 
 namespace urlsieve {
 
-SharedAdmission::SharedAdmission(SeenSet* seen_set, UrlRouter* router, SeenRetry* retry,
+SharedAdmission::SharedAdmission(StateSeenSet* seen_set, UrlRouter* router, SeenRetry* retry,
                                  Logger* log, std::string what)
     : seen_set_(seen_set), router_(router), retry_(retry), log_(log), what_(std::move(what)) {}
 
@@ -20,7 +20,7 @@ void SharedAdmission::Stop() { retry_->Stop(); }
 Result<Admitted> SharedAdmission::Admit(LinkBatch* batch) {
   const size_t n = batch->keys.size();
   // What a resumed crawl needs to queue a URL again that the set told it new after its last
-  // checkpoint (SeenSet::InsertHashedIfNewClaiming).
+  // checkpoint (StateSeenSet::InsertHashedIfNewClaiming).
   std::vector<std::string> claims;
   claims.reserve(n);
   for (const CanonicalUrl& url : batch->urls) {

@@ -27,14 +27,14 @@ namespace urlsieve {
 
 class Logger;
 class SeenRetry;
-class SeenSet;
+class StateSeenSet;
 class UrlRouter;
 
 class SharedAdmission final : public Admission {
  public:
   // Every part must outlive the admission. `what` names the set in messages (CrawlState::
   // shared_seen_set()).
-  SharedAdmission(SeenSet* seen_set, UrlRouter* router, SeenRetry* retry, Logger* log,
+  SharedAdmission(StateSeenSet* seen_set, UrlRouter* router, SeenRetry* retry, Logger* log,
                   std::string what);
 
   Result<Admitted> Admit(LinkBatch* batch) override;
@@ -44,7 +44,7 @@ class SharedAdmission final : public Admission {
   // Routes the keys of a batch the set did not answer in time that were not routed so before.
   Result<Admitted> RouteUnanswered(LinkBatch* batch, const Status& inserted, bool too_late);
 
-  SeenSet* const seen_set_;
+  StateSeenSet* const seen_set_;
   UrlRouter* const router_;
   SeenRetry* const retry_;
   Logger* const log_;

@@ -10,7 +10,7 @@ namespace urlsieve {
 std::unique_ptr<Deployment> MakeDeployment(const CrawlConfig& config,
                                            std::vector<std::string>* notices) {
   if (config.cluster_mode()) return std::make_unique<ClusterDeployment>(config, notices);
-  return std::make_unique<LocalDeployment>();
+  return std::make_unique<LocalDeployment>(config);
 }
 
 Result<std::unique_ptr<Crawler>> OpenCrawler(const CrawlConfig& config) {

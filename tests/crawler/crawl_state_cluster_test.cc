@@ -1,7 +1,8 @@
-// CrawlState of a node of a crawl cluster (crawler/state/crawl_state.h, "A crawl cluster"), against
-// a real redis-server and the real ClusterCoordinator: the rows state.db records, the node id kept
-// for --resume, the routed seen set, and every resume that must be refused with the command that
-// works. A join refused for a new state leaves nothing behind.
+// CrawlState of a node of a crawl cluster, its seen set from ClusterSeenSetSource
+// (crawler/cluster/cluster_seen_set_source.h), against a real redis-server and the real
+// ClusterCoordinator: the rows state.db records, the node id kept for --resume, the routed seen
+// set, and every resume that must be refused with the flags that work. A join refused for a new
+// state leaves nothing behind.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,7 +12,10 @@
 
 #include "crawler/cluster/cluster_coordinator.h"
 #include "crawler/cluster/cluster_keys.h"
+#include "crawler/cluster/cluster_seen_set_source.h"
 #include "crawler/state/crawl_state.h"
+#include "crawler/state/local_seen_set_source.h"
+#include "crawler/state/shared_seen_set_source.h"
 #include "dedup/redis_seen_set.h"
 #include "redis/redis_client.h"
 #include "tests/support/redis_server.h"
@@ -33,19 +37,16 @@ class CrawlStateClusterTest : public ::testing::Test {
   }
   void TearDown() override { Leave(); }
 
-  // Options of a node of `cluster` whose join is the real ClusterCoordinator's.
-  CrawlStateOptions Options(const std::string& cluster, const std::string& node_id = "") {
+  CrawlStateOptions StateOptions(const std::string& dir = "state") const {
     CrawlStateOptions o;
-    o.dir = (dir_.path() / "state").string();
+    o.dir = (dir_.path() / dir).string();
     o.capacity = 10000;
     o.fp_rate = 1e-3;
-    o.cluster_url = redis_->url();
-    o.cluster_name = cluster;
-    o.node_id = node_id;
-    o.partitions = kPartitions;
-    o.inbox = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
-    o.join_cluster = [this,
-                      cluster](const std::string& id) -> Result<CrawlStateOptions::ClusterJoined> {
+    return o;
+  }
+  // The real ClusterCoordinator's join of `cluster`.
+  ClusterSeenSetSource::Join JoinOf(const std::string& cluster) {
+    return [this, cluster](const std::string& id) -> Result<ClusterSeenSetSource::Joined> {
       joined_as_.push_back(id);
       ClusterOptions options;
       options.address = redis_->address();
@@ -59,9 +60,34 @@ class CrawlStateClusterTest : public ::testing::Test {
           ClusterCoordinator::Join(options, nullptr);
       if (!joined.ok()) return joined.status();
       coordinator_ = std::move(*joined);
-      return CrawlStateOptions::ClusterJoined{coordinator_->identity(), coordinator_->partitions()};
+      return ClusterSeenSetSource::Joined{coordinator_->identity(), coordinator_->partitions()};
     };
-    return o;
+  }
+  // The state of a node of `cluster` (source_: its seen set's source, for its node id).
+  Result<std::unique_ptr<CrawlState>> OpenNode(const std::string& cluster,
+                                               const std::string& node_id = "",
+                                               const std::string& dir = "state",
+                                               ClusterSeenSetSource::Join join = nullptr) {
+    const CrawlStateOptions state = StateOptions(dir);
+    Result<RedisSeenSetOptions> options =
+        CrawlRedisSeenSetOptions(redis_->url(), cluster, state, false, "server and name");
+    if (!options.ok()) return options.status();
+    options->new_key_stream = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
+    source_ = std::make_unique<ClusterSeenSetSource>(std::move(*options), node_id,
+                                                     join ? join : JoinOf(cluster));
+    return CrawlState::Open(state, *source_);
+  }
+  // The state as a crawl with its own seen set, or over the shared set "s".
+  Result<std::unique_ptr<CrawlState>> OpenStandalone() {
+    LocalSeenSetSource local;
+    return CrawlState::Open(StateOptions(), local);
+  }
+  Result<std::unique_ptr<CrawlState>> OpenShared() {
+    Result<RedisSeenSetOptions> options =
+        CrawlRedisSeenSetOptions(redis_->url(), "s", StateOptions(), false, "server and name");
+    if (!options.ok()) return options.status();
+    SharedSeenSetSource shared(std::move(*options));
+    return CrawlState::Open(StateOptions(), shared);
   }
   // Hands the node's partitions back, as a crawl that ends does: its id may join again.
   void Leave() {
@@ -86,15 +112,16 @@ class CrawlStateClusterTest : public ::testing::Test {
   testing::ScratchDir dir_{"urlsieve_crawl_state_cluster"};
   std::unique_ptr<RedisServer> redis_;
   std::unique_ptr<ClusterCoordinator> coordinator_;
+  std::unique_ptr<ClusterSeenSetSource> source_;
   std::vector<std::string> joined_as_;
 };
 
 TEST_F(CrawlStateClusterTest, ANewNodeGetsAnIdThatResumeKeeps) {
   std::string node;
   {
-    auto state = CrawlState::Open(Options("c1"));
+    auto state = OpenNode("c1");
     ASSERT_TRUE(state.ok()) << state.status().ToString();
-    node = (*state)->node_id();
+    node = source_->node_id();
     // The host name and 6 random hex digits, in the characters a node id may have.
     const size_t dash = node.rfind('-');
     ASSERT_NE(dash, std::string::npos) << node;
@@ -107,7 +134,7 @@ TEST_F(CrawlStateClusterTest, ANewNodeGetsAnIdThatResumeKeeps) {
     EXPECT_EQ(node.find_first_not_of("0123456789abcdef", dash + 1), std::string::npos) << node;
     ASSERT_EQ(joined_as_, std::vector<std::string>{node});
     // The seen set is the cluster's routed set, with a shard per partition.
-    RedisSeenSet* set = (*state)->routed_seen_set();
+    RedisSeenSet* set = source_->routed();
     ASSERT_NE(set, nullptr);
     EXPECT_EQ(&(*state)->seen_set(), set);
     const std::string key = "http://a.example/";
@@ -121,86 +148,73 @@ TEST_F(CrawlStateClusterTest, ANewNodeGetsAnIdThatResumeKeeps) {
     EXPECT_TRUE((*state)->Checkpoint([](SqliteDb&) { return Status::Ok(); }).ok());
   }
   Leave();
-  auto resumed = CrawlState::Open(Options("c1"));
+  auto resumed = OpenNode("c1");
   ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
-  EXPECT_EQ((*resumed)->node_id(), node);
+  EXPECT_EQ(source_->node_id(), node);
   EXPECT_EQ(joined_as_.back(), node);  // it joined again as itself
 }
 
 TEST_F(CrawlStateClusterTest, AnIdAskedForIsRecordedAndAnotherOneIsRefusedOnResume) {
   {
-    auto state = CrawlState::Open(Options("c1", "n1"));
+    auto state = OpenNode("c1", "n1");
     ASSERT_TRUE(state.ok()) << state.status().ToString();
-    EXPECT_EQ((*state)->node_id(), "n1");
+    EXPECT_EQ(source_->node_id(), "n1");
   }
   Leave();
-  ExpectRefused(CrawlState::Open(Options("c1", "n2")), "--node-id n1");
-  auto same = CrawlState::Open(Options("c1", "n1"));
+  ExpectRefused(OpenNode("c1", "n2"), "--node-id n1");
+  auto same = OpenNode("c1", "n1");
   ASSERT_TRUE(same.ok()) << same.status().ToString();
 }
 
 TEST_F(CrawlStateClusterTest, ResumingWithAnotherClusterOrNoneIsRefused) {
   {
-    auto state = CrawlState::Open(Options("c1", "n1"));
+    auto state = OpenNode("c1", "n1");
     ASSERT_TRUE(state.ok()) << state.status().ToString();
     ASSERT_TRUE((*state)->Checkpoint([](SqliteDb&) { return Status::Ok(); }).ok());
   }
   Leave();
   const std::string command = "--cluster " + redis_->url() + " --cluster-name c1";
-  ExpectRefused(CrawlState::Open(Options("c2", "n1")), command);
+  ExpectRefused(OpenNode("c2", "n1"), command);
 
-  CrawlStateOptions standalone = Options("c1");
-  standalone.cluster_url.clear();
-  standalone.cluster_name.clear();
-  ExpectRefused(CrawlState::Open(standalone), command);
-
-  CrawlStateOptions shared = standalone;
-  shared.seen_redis_url = redis_->url();
-  shared.seen_redis_name = "s";
-  ExpectRefused(CrawlState::Open(shared), command);
+  ExpectRefused(OpenStandalone(), command);
+  ExpectRefused(OpenShared(), command);
 }
 
 TEST_F(CrawlStateClusterTest, AStandaloneCrawlCannotContinueAsANode) {
   {
-    CrawlStateOptions standalone = Options("c1");
-    standalone.cluster_url.clear();
-    standalone.cluster_name.clear();
-    auto state = CrawlState::Open(standalone);
+    auto state = OpenStandalone();
     ASSERT_TRUE(state.ok()) << state.status().ToString();
     ASSERT_TRUE((*state)->Checkpoint([](SqliteDb&) { return Status::Ok(); }).ok());
   }
-  ExpectRefused(CrawlState::Open(Options("c1")), "resume it without --cluster");
+  ExpectRefused(OpenNode("c1"), "resume it without --cluster");
 }
 
 TEST_F(CrawlStateClusterTest, AClusterMadeAgainSinceIsRefused) {
   {
-    auto state = CrawlState::Open(Options("c1", "n1"));
+    auto state = OpenNode("c1", "n1");
     ASSERT_TRUE(state.ok()) << state.status().ToString();
   }
   Leave();
   FlushAll();  // the cluster is gone; the next join makes a new one under the same name
-  ExpectRefused(CrawlState::Open(Options("c1", "n1")), "made again");
+  ExpectRefused(OpenNode("c1", "n1"), "made again");
 }
 
 TEST_F(CrawlStateClusterTest, AJoinRefusedForANewNodeLeavesNothingBehind) {
-  CrawlStateOptions options = Options("c1", "n1");
-  options.join_cluster = [](const std::string&) -> Result<CrawlStateOptions::ClusterJoined> {
-    return Status::FailedPrecondition("settings differ");
-  };
-  auto refused = CrawlState::Open(options);
+  auto refused =
+      OpenNode("c1", "n1", "state", [](const std::string&) -> Result<ClusterSeenSetSource::Joined> {
+        return Status::FailedPrecondition("settings differ");
+      });
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message(), "settings differ");
-  EXPECT_FALSE(fs::exists(options.dir));
+  EXPECT_FALSE(fs::exists(StateOptions().dir));
   // A second node under a live node's id is refused by the cluster itself, before anything is
   // written.
-  auto first = CrawlState::Open(Options("c1", "n1"));
+  auto first = OpenNode("c1", "n1");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  CrawlStateOptions second = Options("c1", "n1");
-  second.dir = (dir_.path() / "state2").string();
   std::unique_ptr<ClusterCoordinator> keep = std::move(coordinator_);
-  auto twin = CrawlState::Open(second);
+  auto twin = OpenNode("c1", "n1", "state2");
   ASSERT_FALSE(twin.ok());
-  EXPECT_FALSE(fs::exists(second.dir));
+  EXPECT_FALSE(fs::exists(StateOptions("state2").dir));
   coordinator_ = std::move(keep);
 }
 

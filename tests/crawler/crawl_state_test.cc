@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
+#include "crawler/state/local_seen_set_source.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
@@ -17,6 +18,7 @@ namespace {
 
 class CrawlStateTest : public ::testing::Test {
  protected:
+  LocalSeenSetSource local_;
   CrawlStateOptions Options(bool exact) const {
     CrawlStateOptions o;
     o.dir = (dir_.path() / "state").string();
@@ -71,7 +73,7 @@ TEST_F(CrawlStateTest, PartsAndSeenSetCommitTogetherAndACrashReturnsBothToTheChe
     SCOPED_TRACE(exact);
     std::filesystem::remove_all(dir_.path() / "state");
     {
-      auto state = CrawlState::Open(Options(exact));
+      auto state = CrawlState::Open(Options(exact), local_);
       ASSERT_TRUE(state.ok()) << state.status().ToString();
       EXPECT_EQ(Insert(**state, 0, 30), 30);
       ASSERT_TRUE((*state)->Checkpoint([](SqliteDb& db) { return WriteRow(db, "one"); }).ok());
@@ -83,7 +85,7 @@ TEST_F(CrawlStateTest, PartsAndSeenSetCommitTogetherAndACrashReturnsBothToTheChe
       // Rows written outside a checkpoint, then the crash (no checkpoint).
       ASSERT_TRUE((*state)->Restore([](SqliteDb& db) { return WriteRow(db, "lost"); }).ok());
     }
-    auto state = CrawlState::Open(Options(exact));
+    auto state = CrawlState::Open(Options(exact), local_);
     ASSERT_TRUE(state.ok()) << state.status().ToString();
     EXPECT_TRUE((*state)->notices().empty()) << (*state)->notices()[0].text;
     EXPECT_EQ((*state)->generation(), 2u);
@@ -98,7 +100,7 @@ TEST_F(CrawlStateTest, PartsAndSeenSetCommitTogetherAndACrashReturnsBothToTheChe
 // transaction still holds the seen set's rows) commits everything.
 TEST_F(CrawlStateTest, AFailedPartCommitsNothingAndTheNextCheckpointCommitsAll) {
   {
-    auto state = CrawlState::Open(Options(/*exact=*/true));
+    auto state = CrawlState::Open(Options(/*exact=*/true), local_);
     ASSERT_TRUE(state.ok()) << state.status().ToString();
     EXPECT_EQ(Insert(**state, 0, 10), 10);
     Status failed =
@@ -108,14 +110,14 @@ TEST_F(CrawlStateTest, AFailedPartCommitsNothingAndTheNextCheckpointCommitsAll) 
     ASSERT_TRUE((*state)->Checkpoint([](SqliteDb& db) { return WriteRow(db, "after"); }).ok());
     EXPECT_EQ((*state)->generation(), 1u);
   }
-  auto state = CrawlState::Open(Options(true));
+  auto state = CrawlState::Open(Options(true), local_);
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   EXPECT_EQ(ReadRows(**state), "after");
   EXPECT_EQ(Contained(**state, 0, 10), 10);
 }
 
 TEST_F(CrawlStateTest, ACheckpointHoldsTheGateExclusively) {
-  auto state = CrawlState::Open(Options(false));
+  auto state = CrawlState::Open(Options(false), local_);
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   bool shared_while_checkpointing = true;
   ASSERT_TRUE((*state)
@@ -135,16 +137,16 @@ TEST_F(CrawlStateTest, ACheckpointHoldsTheGateExclusively) {
 }
 
 TEST_F(CrawlStateTest, TheSeenSetIsCheckpointedByTheCrawlOnly) {
-  auto state = CrawlState::Open(Options(false));
+  auto state = CrawlState::Open(Options(false), local_);
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   EXPECT_EQ((*state)->seen().Save().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ((*state)->generation(), 0u);
 }
 
 TEST_F(CrawlStateTest, ASecondOpenOfTheStateIsRefused) {
-  auto first = CrawlState::Open(Options(false));
+  auto first = CrawlState::Open(Options(false), local_);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  auto second = CrawlState::Open(Options(false));
+  auto second = CrawlState::Open(Options(false), local_);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(second.status().message().find("in use by process"), std::string::npos)

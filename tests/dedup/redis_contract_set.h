@@ -22,7 +22,7 @@
 
 namespace urlsieve::testing {
 
-inline Result<std::unique_ptr<SeenSet>> OpenContractRedisSet(const RedisAddress& address,
+inline Result<std::unique_ptr<StateSeenSet>> OpenContractRedisSet(const RedisAddress& address,
                                                              StateDir* dir, bool saves,
                                                              const StateParameters& parameters,
                                                              uint64_t front_cache_keys,
@@ -44,7 +44,7 @@ inline Result<std::unique_ptr<SeenSet>> OpenContractRedisSet(const RedisAddress&
   std::vector<SeenNotice> notices;
   auto set = RedisSeenSet::Open(options, &notices);
   if (!set.ok()) return set.status();
-  return std::unique_ptr<SeenSet>(std::move(*set));
+  return std::unique_ptr<StateSeenSet>(std::move(*set));
 }
 
 }  // namespace urlsieve::testing

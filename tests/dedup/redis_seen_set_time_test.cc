@@ -33,7 +33,7 @@ using std::chrono::seconds;
 
 // The contract over a generational set (server time, a day: nothing ages out during a test) and a
 // deletable one, with and without the front cache.
-Result<std::unique_ptr<SeenSet>> OpenTimed(StateDir* dir, bool saves, const StateParameters& p,
+Result<std::unique_ptr<StateSeenSet>> OpenTimed(StateDir* dir, bool saves, const StateParameters& p,
                                            uint64_t cache, bool generational, bool deletable) {
   RedisServer* server = SharedRedisServer();
   if (server == nullptr) return Status::Unavailable("no redis-server");

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "base/sqlite_db.h"
-#include "dedup/seen_set.h"
 #include "dedup/state_dir.h"
+#include "dedup/state_seen_set.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve::testing {
@@ -40,16 +40,16 @@ struct SeenSetImplementation {
   // Opens the set kept in `dir` (null for an in-memory set). `saves`: standalone, Save() commits
   // (false: the crawl's set, whose checkpoints its owner runs). `parameters` are those the state
   // was created with.
-  std::function<Result<std::unique_ptr<SeenSet>>(StateDir* dir, bool saves,
-                                                 const StateParameters& parameters)>
+  std::function<Result<std::unique_ptr<StateSeenSet>>(StateDir* dir, bool saves,
+                                                      const StateParameters& parameters)>
       open;
   // A set shared beyond the state directory (RedisSeenSet): its keys live elsewhere, shared with
   // other processes, so they cannot return to the last checkpoint when one process crashes (the
   // other processes' inserts since are not this state's to undo). Instead the crawl's set (saves
   // false) keeps a claim log: the keys told new after the last committed checkpoint come back,
-  // after a crash, as UncommittedClaims (seen_set.h), and the tests check that. Its Save commits
-  // nothing of the state's (the generation stays), and its identity is the shared set's own, not
-  // the state directory's.
+  // after a crash, as UncommittedClaims (state_seen_set.h), and the tests check that. Its Save
+  // commits nothing of the state's (the generation stays), and its identity is the shared set's
+  // own, not the state directory's.
   bool shared = false;
   // A time-aware set (generational_seen_set.h, exact_seen_set.h): the state is created with this
   // revisit_after, and the factory gives the set a ManualClock that the tests never move.
@@ -73,7 +73,7 @@ class SeenSetContractTest : public ::testing::TestWithParam<SeenSetImplementatio
   // checkpoints run by the test as CrawlState runs them) or standalone (Save).
   struct Opened {
     std::unique_ptr<StateDir> dir;  // null in memory
-    std::unique_ptr<SeenSet> set;
+    std::unique_ptr<StateSeenSet> set;
     std::vector<SeenNotice> notices;
   };
 

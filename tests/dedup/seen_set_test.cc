@@ -21,11 +21,12 @@
 namespace urlsieve::testing {
 namespace {
 
-Result<std::unique_ptr<SeenSet>> OpenLocal(StateDir* dir, bool saves, const StateParameters& p) {
+Result<std::unique_ptr<StateSeenSet>> OpenLocal(StateDir* dir, bool saves,
+                                                const StateParameters& p) {
   if (dir == nullptr) {
     auto set = BloomSeenSet::InMemory(p.capacity, p.fp_rate, p.deletable);
     if (!set.ok()) return set.status();
-    return std::unique_ptr<SeenSet>(std::move(*set));
+    return std::unique_ptr<StateSeenSet>(std::move(*set));
   }
   StateSeenSetOptions options;
   options.saves = saves;
@@ -40,14 +41,14 @@ ManualClock& ContractClock() {
   return clock;
 }
 
-Result<std::unique_ptr<SeenSet>> OpenTimeAware(StateDir* dir, bool saves,
-                                               const StateParameters& p) {
+Result<std::unique_ptr<StateSeenSet>> OpenTimeAware(StateDir* dir, bool saves,
+                                                    const StateParameters& p) {
   if (dir == nullptr) {
     auto set = GenerationalSeenSet::InMemory({p.capacity, p.fp_rate,
                                               std::chrono::seconds(p.revisit_after_s),
                                               p.generations, &ContractClock()});
     if (!set.ok()) return set.status();
-    return std::unique_ptr<SeenSet>(std::move(*set));
+    return std::unique_ptr<StateSeenSet>(std::move(*set));
   }
   StateSeenSetOptions options;
   options.saves = saves;

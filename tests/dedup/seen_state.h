@@ -60,7 +60,7 @@ struct SeenState {
   std::vector<SeenNotice> notices;
   // In this order: the set is closed before the database and the lock.
   std::unique_ptr<StateDir> dir;
-  std::unique_ptr<SeenSet> set;
+  std::unique_ptr<StateSeenSet> set;
   std::unique_ptr<SeenFilter> filter;
 };
 

@@ -83,10 +83,10 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
       return Status::InvalidArgument("a bloom snapshot's layers must all be plain or all counting");
     }
     const BloomLayout& layout = counting ? layer.counting->layout() : layer.filter->layout();
-    auto checksum =
-        counting ? WriteLayerWords(fd, layer.counting->words(),
-                                   CountingBlockedBloomFilter::kWordsPerBlock, offset, tmp)
-                 : WriteLayerWords(fd, layer.filter->words(), kWordsPerBlock, offset, tmp);
+    auto checksum = counting
+                        ? WriteLayerWords(fd, layer.counting->words(),
+                                          CountingBlockedBloomFilter::kWordsPerBlock, offset, tmp)
+                        : WriteLayerWords(fd, layer.filter->words(), kWordsPerBlock, offset, tmp);
     if (!checksum.ok()) return checksum.status();
     char* rec = header.data() + kFixedHeaderBytes + kLayerRecordBytes * i;
     Put64(rec, layer.capacity);
@@ -262,8 +262,8 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
       }
       return created;
     }
-    URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), reinterpret_cast<char*>(words.data()),
-                                     layer_bytes, offset, path, kTruncated));
+    URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), reinterpret_cast<char*>(words.data()), layer_bytes,
+                                     offset, path, kTruncated));
     if (XXH3_64bits(words.data(), layer_bytes) != Get64(rec + 48)) {
       return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
                                 " checksum mismatch");

@@ -159,6 +159,8 @@ class Fetcher {
   Fetcher(FetcherOptions options, CURL* easy);
   FetchResult Perform(const std::string& url, const Policy& policy,
                       const ConditionalRequest* conditional = nullptr);
+  // Sets the result's error for a transfer that failed with `code`.
+  void RecordError(CURLcode code, const Transfer& transfer) const;
 
   static size_t OnHeader(char* data, size_t size, size_t count, void* transfer);
   static size_t OnBody(char* data, size_t size, size_t count, void* transfer);

@@ -16,6 +16,102 @@ constexpr int64_t kShardVersion = 1;
 
 int64_t AsInt(uint64_t v) { return static_cast<int64_t>(v); }
 
+// shard_meta's rows: the stamp that says which state, and which shard of it, a file is.
+using Stamp = std::map<std::string, std::string, std::less<>>;
+
+// How many tables the database has, and whether shard_meta is one of them.
+Status CountTables(SqliteDb& db, int64_t* table_count, bool* has_meta) {
+  auto tables = db.Prepare(
+      "SELECT count(*), sum(name = 'shard_meta') FROM sqlite_schema WHERE type = 'table'");
+  if (!tables.ok()) return tables.status();
+  auto row = tables->Step();
+  if (!row.ok()) return row.status();
+  *table_count = tables->ColumnInt64(0);
+  *has_meta = tables->ColumnInt64(1) > 0;
+  return Status::Ok();
+}
+
+Status InsertStamp(SqliteDb& db, const ExactShard::Options& options) {
+  const std::pair<std::string_view, std::string> stamp[] = {
+      {"format", std::string(kShardFormat)},     {"version", std::to_string(kShardVersion)},
+      {"identity", options.identity.ToHex()},    {"shard", std::to_string(options.number)},
+      {"shards", std::to_string(options.count)},
+  };
+  for (const auto& [key, value] : stamp) {
+    auto insert = db.Prepare("INSERT INTO shard_meta(key, value) VALUES(?, ?)");
+    if (!insert.ok()) return insert.status();
+    URLSIEVE_RETURN_IF_ERROR(insert->BindText(1, key));
+    URLSIEVE_RETURN_IF_ERROR(insert->BindText(2, value));
+    URLSIEVE_RETURN_IF_ERROR(insert->Run());
+  }
+  return Status::Ok();
+}
+
+// Turns an empty database into a stamped shard with no keys, in one transaction.
+Status CreateShard(SqliteDb& db, const ExactShard::Options& options) {
+  URLSIEVE_RETURN_IF_ERROR(
+      db.Exec("PRAGMA journal_mode=WAL", "switching the exact store to WAL mode"));
+  URLSIEVE_RETURN_IF_ERROR(db.Begin("creating an exact-store shard"));
+  Status status = db.Exec(
+      "CREATE TABLE shard_meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+      "CREATE TABLE seen(id INTEGER PRIMARY KEY, hi INTEGER NOT NULL, lo INTEGER NOT NULL, "
+      "first_seen INTEGER NOT NULL, last_fetched INTEGER NOT NULL DEFAULT 0, "
+      "gen INTEGER NOT NULL, forgot INTEGER NOT NULL DEFAULT 0)",
+      "creating an exact-store shard");
+  if (status.ok()) status = InsertStamp(db, options);
+  if (status.ok()) status = db.Commit("creating an exact-store shard");
+  if (!status.ok()) {
+    db.Rollback();
+    return status;
+  }
+  return Status::Ok();
+}
+
+Result<Stamp> ReadStamp(SqliteDb& db) {
+  Stamp stamp;
+  auto read = db.Prepare("SELECT key, CAST(value AS TEXT) FROM shard_meta");
+  if (!read.ok()) return read.status();
+  for (;;) {
+    auto r = read->Step();
+    if (!r.ok()) return r.status();
+    if (!*r) break;
+    stamp.emplace(std::string(read->ColumnText(0)), std::string(read->ColumnText(1)));
+  }
+  return stamp;
+}
+
+// The stamp must be of this format (at most this version), of this state, and of this shard.
+Status CheckStamp(const Stamp& meta, const std::string& path, const ExactShard::Options& options) {
+  auto value = [&meta](std::string_view key) {
+    auto it = meta.find(key);
+    return it == meta.end() ? std::string() : it->second;
+  };
+  if (value("format") != kShardFormat) {
+    return Status::Corruption(path + ": not a urlsieve exact-store shard (format is not " +
+                              std::string(kShardFormat) + ")");
+  }
+  if (std::strtoll(value("version").c_str(), nullptr, 10) > kShardVersion) {
+    return Status::Unsupported(path + ": exact-store shard version " + value("version") +
+                               " is newer than this build's " + std::to_string(kShardVersion));
+  }
+  const std::string identity = options.identity.ToHex();
+  if (value("identity") != identity) {
+    return Status::Corruption(path + " belongs to another state: its identity is " +
+                              value("identity") + ", the state's is " + identity +
+                              ". It was copied from another state directory or left over from "
+                              "one; move it away (nothing was changed)");
+  }
+  if (value("shard") != std::to_string(options.number) ||
+      value("shards") != std::to_string(options.count)) {
+    return Status::Corruption(path + " is shard " + value("shard") + " of " + value("shards") +
+                              ", but this slot holds shard " + std::to_string(options.number) +
+                              " of " + std::to_string(options.count) +
+                              ": the files were renamed or mixed up; restore them (nothing was "
+                              "changed)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 ExactShard::~ExactShard() = default;
@@ -63,88 +159,20 @@ Status ExactShard::EmptyError() const {
 }
 
 Status ExactShard::CreateOrCheckStamp() {
-  const std::string& path = db_->path();
-  auto tables = db_->Prepare(
-      "SELECT count(*), sum(name = 'shard_meta') FROM sqlite_schema WHERE type = 'table'");
-  if (!tables.ok()) return tables.status();
-  auto row = tables->Step();
-  if (!row.ok()) return row.status();
-  const int64_t table_count = tables->ColumnInt64(0);
-  const bool has_meta = tables->ColumnInt64(1) > 0;
-  tables = SqliteStatement();
+  int64_t table_count = 0;
+  bool has_meta = false;
+  URLSIEVE_RETURN_IF_ERROR(CountTables(*db_, &table_count, &has_meta));
   if (table_count > 0 && !has_meta) {
-    return Status::Corruption(path + ": not a urlsieve exact-store shard (no shard_meta table)");
+    return Status::Corruption(db_->path() +
+                              ": not a urlsieve exact-store shard (no shard_meta table)");
   }
   if (table_count == 0) {
     if (!options_.create || options_.read_only) return EmptyError();
-    URLSIEVE_RETURN_IF_ERROR(
-        db_->Exec("PRAGMA journal_mode=WAL", "switching the exact store to WAL mode"));
-    URLSIEVE_RETURN_IF_ERROR(db_->Begin("creating an exact-store shard"));
-    Status status = db_->Exec(
-        "CREATE TABLE shard_meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
-        "CREATE TABLE seen(id INTEGER PRIMARY KEY, hi INTEGER NOT NULL, lo INTEGER NOT NULL, "
-        "first_seen INTEGER NOT NULL, last_fetched INTEGER NOT NULL DEFAULT 0, "
-        "gen INTEGER NOT NULL, forgot INTEGER NOT NULL DEFAULT 0)",
-        "creating an exact-store shard");
-    const std::pair<std::string_view, std::string> stamp[] = {
-        {"format", std::string(kShardFormat)},      {"version", std::to_string(kShardVersion)},
-        {"identity", options_.identity.ToHex()},    {"shard", std::to_string(options_.number)},
-        {"shards", std::to_string(options_.count)},
-    };
-    for (const auto& [key, value] : stamp) {
-      if (!status.ok()) break;
-      auto insert = db_->Prepare("INSERT INTO shard_meta(key, value) VALUES(?, ?)");
-      if (!insert.ok()) {
-        status = insert.status();
-        break;
-      }
-      status = insert->BindText(1, key);
-      if (status.ok()) status = insert->BindText(2, value);
-      if (status.ok()) status = insert->Run();
-    }
-    if (status.ok()) status = db_->Commit("creating an exact-store shard");
-    if (!status.ok()) {
-      db_->Rollback();
-      return status;
-    }
+    URLSIEVE_RETURN_IF_ERROR(CreateShard(*db_, options_));
   }
-  std::map<std::string, std::string, std::less<>> meta;
-  auto read = db_->Prepare("SELECT key, CAST(value AS TEXT) FROM shard_meta");
-  if (!read.ok()) return read.status();
-  for (;;) {
-    auto r = read->Step();
-    if (!r.ok()) return r.status();
-    if (!*r) break;
-    meta.emplace(std::string(read->ColumnText(0)), std::string(read->ColumnText(1)));
-  }
-  auto value = [&meta](std::string_view key) {
-    auto it = meta.find(key);
-    return it == meta.end() ? std::string() : it->second;
-  };
-  if (value("format") != kShardFormat) {
-    return Status::Corruption(path + ": not a urlsieve exact-store shard (format is not " +
-                              std::string(kShardFormat) + ")");
-  }
-  if (std::strtoll(value("version").c_str(), nullptr, 10) > kShardVersion) {
-    return Status::Unsupported(path + ": exact-store shard version " + value("version") +
-                               " is newer than this build's " + std::to_string(kShardVersion));
-  }
-  const std::string identity = options_.identity.ToHex();
-  if (value("identity") != identity) {
-    return Status::Corruption(path + " belongs to another state: its identity is " +
-                              value("identity") + ", the state's is " + identity +
-                              ". It was copied from another state directory or left over from "
-                              "one; move it away (nothing was changed)");
-  }
-  if (value("shard") != std::to_string(options_.number) ||
-      value("shards") != std::to_string(options_.count)) {
-    return Status::Corruption(path + " is shard " + value("shard") + " of " + value("shards") +
-                              ", but this slot holds shard " + std::to_string(options_.number) +
-                              " of " + std::to_string(options_.count) +
-                              ": the files were renamed or mixed up; restore them (nothing was "
-                              "changed)");
-  }
-  return Status::Ok();
+  auto stamp = ReadStamp(*db_);
+  if (!stamp.ok()) return stamp.status();
+  return CheckStamp(*stamp, db_->path(), options_);
 }
 
 Status ExactShard::Prepare() {

@@ -366,46 +366,16 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
       return false;
     }
     if (options_.obey_robots) {
-      if (origin.robots == OriginState::Robots::kKnown && now >= origin.robots_expires) {
-        origin.robots = OriginState::Robots::kUnknown;  // RFC 9309 §2.4: refresh after the TTL
-      }
-      if (origin.robots == OriginState::Robots::kFetching) {
-        key.waiting_robots = true;
-        return false;
-      }
-      if (origin.robots == OriginState::Robots::kUnknown) {
-        origin.robots = OriginState::Robots::kFetching;
-        key.waiting_robots = true;  // its pages wait for the rules
-        ++key.in_flight;
-        ++stats_.in_flight;
-        ++stats_.robots_handed_out;
-        key.next_due = now + std::max(options_.delay, key.crawl_delay);
-        lease->kind = Lease::Kind::kRobots;
-        if (origin.robots_target.empty()) {
-          lease->url.assign(origin.name).append("/robots.txt");
-        } else {
-          lease->url.assign(origin.robots_target);  // a redirect's next hop (FinishRobots)
-        }
-        lease->depth = head.depth;
-        lease->retries = 0;
-        lease->parent.clear();
-        lease->start = now;
-        lease->id = 0;
-        lease->key = key_id;
-        lease->origin = head.origin;
-        return true;
-      }
-      std::string_view path = head.rest;
-      if (path.empty() || path.front() != '/') {
-        // "http://a?q" has the path "/" (RFC 3986 §6.2.3); match "/?q".
-        thread_local std::string with_slash;
-        with_slash.assign(1, '/');  // not assign("/"): GCC 12 -O3 warns -Wrestrict wrongly
-        with_slash.append(path);
-        path = with_slash;
-      }
-      if (!origin.policy->IsAllowed(path)) {
-        PopAndReject(key, RejectReason::kRobotsDisallowed);
-        continue;
+      switch (PassRobots(key, key_id, origin, head, now, lease)) {
+        case RobotsGate::kAllowed:
+          break;
+        case RobotsGate::kDisallowed:
+          PopAndReject(key, RejectReason::kRobotsDisallowed);
+          continue;
+        case RobotsGate::kWaitForRules:
+          return false;
+        case RobotsGate::kRulesLeased:
+          return true;
       }
     }
     if (options_.max_total_pages > 0 && pages_started_ >= options_.max_total_pages &&
@@ -414,32 +384,89 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
       for (uint32_t k = 0; k < keys_.size(); ++k) CloseKey(k, RejectReason::kTotalBudget);
       return false;
     }
-    lease->kind = head.sitemap ? Lease::Kind::kSitemap : Lease::Kind::kPage;
-    lease->url.assign(origin.name).append(head.rest);
-    lease->depth = head.depth;
-    lease->retries = head.retries;
-    lease->parent.assign(parents_.Get(head.parent));
-    lease->start = now;
-    lease->id = head.id;
-    lease->key = key_id;
-    lease->origin = head.origin;
-    key.queue.Pop();
-    parents_.Unref(head.parent);  // a retry takes a new reference from lease.parent
-    --stats_.pending;
-    --stats_.pending_in_memory;
-    if (head.retries == 0 && !head.sitemap) {
-      ++key.pages_started;
-      ++pages_started_;
-    }
-    ++key.in_flight;
-    ++stats_.in_flight;
-    ++(head.sitemap ? stats_.sitemaps_handed_out : stats_.handed_out);
-    // Invariant 3: the next start of this key comes no sooner than one delay from now (Done()
-    // then adds the adaptive delay and jitter, counted from the end of this fetch).
-    key.next_due = now + std::max(options_.delay, key.crawl_delay);
+    LeaseHead(key, key_id, head, now, lease);
     return true;
   }
   return false;
+}
+
+Frontier::RobotsGate Frontier::PassRobots(KeyState& key, uint32_t key_id, OriginState& origin,
+                                          const QueuedUrl& head, Clock::TimePoint now,
+                                          Lease* lease) {
+  if (origin.robots == OriginState::Robots::kKnown && now >= origin.robots_expires) {
+    origin.robots = OriginState::Robots::kUnknown;  // RFC 9309 §2.4: refresh after the TTL
+  }
+  if (origin.robots == OriginState::Robots::kFetching) {
+    key.waiting_robots = true;
+    return RobotsGate::kWaitForRules;
+  }
+  if (origin.robots == OriginState::Robots::kUnknown) {
+    origin.robots = OriginState::Robots::kFetching;
+    key.waiting_robots = true;  // its pages wait for the rules
+    LeaseRobots(key, key_id, origin, head, now, lease);
+    return RobotsGate::kRulesLeased;
+  }
+  return RobotsAllow(origin, head.rest) ? RobotsGate::kAllowed : RobotsGate::kDisallowed;
+}
+
+bool Frontier::RobotsAllow(const OriginState& origin, std::string_view path) {
+  if (path.empty() || path.front() != '/') {
+    // "http://a?q" has the path "/" (RFC 3986 §6.2.3); match "/?q".
+    thread_local std::string with_slash;
+    with_slash.assign(1, '/');  // not assign("/"): GCC 12 -O3 warns -Wrestrict wrongly
+    with_slash.append(path);
+    path = with_slash;
+  }
+  return origin.policy->IsAllowed(path);
+}
+
+void Frontier::LeaseRobots(KeyState& key, uint32_t key_id, const OriginState& origin,
+                           const QueuedUrl& head, Clock::TimePoint now, Lease* lease) {
+  ++key.in_flight;
+  ++stats_.in_flight;
+  ++stats_.robots_handed_out;
+  key.next_due = now + std::max(options_.delay, key.crawl_delay);
+  lease->kind = Lease::Kind::kRobots;
+  if (origin.robots_target.empty()) {
+    lease->url.assign(origin.name).append("/robots.txt");
+  } else {
+    lease->url.assign(origin.robots_target);  // a redirect's next hop (FinishRobots)
+  }
+  lease->depth = head.depth;
+  lease->retries = 0;
+  lease->parent.clear();
+  lease->start = now;
+  lease->id = 0;
+  lease->key = key_id;
+  lease->origin = head.origin;
+}
+
+void Frontier::LeaseHead(KeyState& key, uint32_t key_id, const QueuedUrl& head,
+                         Clock::TimePoint now, Lease* lease) {
+  const OriginState& origin = origins_[head.origin];
+  lease->kind = head.sitemap ? Lease::Kind::kSitemap : Lease::Kind::kPage;
+  lease->url.assign(origin.name).append(head.rest);
+  lease->depth = head.depth;
+  lease->retries = head.retries;
+  lease->parent.assign(parents_.Get(head.parent));
+  lease->start = now;
+  lease->id = head.id;
+  lease->key = key_id;
+  lease->origin = head.origin;
+  key.queue.Pop();
+  parents_.Unref(head.parent);  // a retry takes a new reference from lease.parent
+  --stats_.pending;
+  --stats_.pending_in_memory;
+  if (head.retries == 0 && !head.sitemap) {
+    ++key.pages_started;
+    ++pages_started_;
+  }
+  ++key.in_flight;
+  ++stats_.in_flight;
+  ++(head.sitemap ? stats_.sitemaps_handed_out : stats_.handed_out);
+  // Invariant 3: the next start of this key comes no sooner than one delay from now (Done()
+  // then adds the adaptive delay and jitter, counted from the end of this fetch).
+  key.next_due = now + std::max(options_.delay, key.crawl_delay);
 }
 
 DoneDecision Frontier::Done(const Lease& lease, const FetchOutcome& outcome) {

@@ -280,6 +280,23 @@ class Frontier {
   bool EnsureHead(KeyState& key, uint32_t key_id);
   NextStatus TryNextLocked(Lease* lease, Clock::TimePoint* wake_at);
   bool HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease);
+  // What obeying robots.txt makes of a key's head URL.
+  enum class RobotsGate {
+    kAllowed,
+    kDisallowed,
+    kWaitForRules,  // the origin's robots.txt fetch is in flight
+    kRulesLeased,   // *lease is the origin's robots.txt fetch; the head waits for its rules
+  };
+  RobotsGate PassRobots(KeyState& key, uint32_t key_id, OriginState& origin, const QueuedUrl& head,
+                        Clock::TimePoint now, Lease* lease);
+  // Whether the origin's rules allow the URL whose part after the origin is `path` (path and
+  // query).
+  static bool RobotsAllow(const OriginState& origin, std::string_view path);
+  void LeaseRobots(KeyState& key, uint32_t key_id, const OriginState& origin, const QueuedUrl& head,
+                   Clock::TimePoint now, Lease* lease);
+  // Hands out the key's head URL (a page or a sitemap), popping it from the queue.
+  void LeaseHead(KeyState& key, uint32_t key_id, const QueuedUrl& head, Clock::TimePoint now,
+                 Lease* lease);
   void Schedule(uint32_t key_id, Clock::TimePoint now);
   Clock::Duration KeyDelay(const KeyState& key);
   Clock::Duration Backoff(uint32_t failures) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "base/strings.h"
 
@@ -107,6 +108,69 @@ bool PatternMatches(std::string_view pattern, std::string_view path) {
   return !anchored || positions.back() == path.size();
 }
 
+// The part of a robots.txt body that is parsed: at most kRobotsParseLimit bytes (*truncated when
+// the body is longer), without a leading byte order mark.
+std::string_view ParsedPart(std::string_view body, bool* truncated) {
+  if (body.size() > kRobotsParseLimit) {
+    // RFC 9309 §2.5: parse the first 500 KiB; a line cut by the limit is dropped, not half-read.
+    *truncated = true;
+    body = body.substr(0, kRobotsParseLimit);
+    const size_t last_break = body.find_last_of("\r\n");
+    body = last_break == std::string_view::npos ? std::string_view() : body.substr(0, last_break);
+  }
+  // A UTF-8 byte order mark (or the part of one that survived) precedes the first line.
+  for (unsigned char bom : {0xEF, 0xBB, 0xBF}) {
+    if (!body.empty() && static_cast<unsigned char>(body.front()) == bom) body.remove_prefix(1);
+  }
+  return body;
+}
+
+// The line of `body` that starts at *pos, without its end; *pos moves past the end.
+std::string_view NextLine(std::string_view body, size_t* pos) {
+  // CR, LF and CRLF all end a line (RFC 9309 §2.2: EOL = %x0A / %x0D / %x0D.0A).
+  size_t end = body.find_first_of("\r\n", *pos);
+  if (end == std::string_view::npos) end = body.size();
+  const std::string_view line = body.substr(*pos, end - *pos);
+  *pos = end + 1;
+  if (end + 1 < body.size() && body[end] == '\r' && body[end + 1] == '\n') ++*pos;
+  return line;
+}
+
+std::string_view StripCommentAndBlanks(std::string_view line) {
+  if (const size_t hash = line.find('#'); hash != std::string_view::npos) {
+    line = line.substr(0, hash);
+  }
+  return Trim(line);
+}
+
+// The agent a user-agent line names: "*", or the product token of its value ("" when none).
+std::string AgentToken(std::string_view value) {
+  return !value.empty() && value.front() == '*' ? std::string("*") : ProductToken(value);
+}
+
+// The rule of an allow or disallow line with a non-empty `value`.
+RobotsRule MakeRule(bool allow, std::string_view value, std::string_view line, uint32_t line_no) {
+  RobotsRule rule;
+  rule.allow = allow;
+  rule.pattern = NormalizeRobotsPath(value);
+  // Patterns must start with '/' or '*' (§2.2.2); be lenient and anchor the others.
+  if (rule.pattern.front() != '/' && rule.pattern.front() != '*') {
+    rule.pattern.insert(rule.pattern.begin(), '/');
+  }
+  rule.line = line_no;
+  rule.text = std::string(line);
+  return rule;
+}
+
+// A crawl-delay value in seconds; none unless it is a finite number >= 0.
+std::optional<double> ParseCrawlDelay(std::string_view value) {
+  double seconds = 0;
+  const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  (void)ptr;
+  if (ec == std::errc() && std::isfinite(seconds) && seconds >= 0) return seconds;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string NormalizeRobotsPath(std::string_view path) {
@@ -152,36 +216,15 @@ RobotsRules RobotsRules::DisallowAll() {
 
 RobotsRules RobotsRules::Parse(std::string_view body) {
   RobotsRules out;
-  if (body.size() > kRobotsParseLimit) {
-    // RFC 9309 §2.5: parse the first 500 KiB; a line cut by the limit is dropped, not half-read.
-    out.truncated_ = true;
-    body = body.substr(0, kRobotsParseLimit);
-    const size_t last_break = body.find_last_of("\r\n");
-    body = last_break == std::string_view::npos ? std::string_view() : body.substr(0, last_break);
-  }
-  // A UTF-8 byte order mark (or the part of one that survived) precedes the first line.
-  for (unsigned char bom : {0xEF, 0xBB, 0xBF}) {
-    if (!body.empty() && static_cast<unsigned char>(body.front()) == bom) body.remove_prefix(1);
-  }
-
+  body = ParsedPart(body, &out.truncated_);
   // A group is one or more user-agent lines followed by rules (RFC 9309 §2.1, §2.2.1); a
   // user-agent line after a rule starts the next group.
   bool in_agent_run = false;
   uint32_t line_no = 0;
   size_t pos = 0;
   while (pos < body.size()) {
-    // CR, LF and CRLF all end a line (RFC 9309 §2.2: EOL = %x0A / %x0D / %x0D.0A).
-    size_t end = body.find_first_of("\r\n", pos);
-    if (end == std::string_view::npos) end = body.size();
-    std::string_view line = body.substr(pos, end - pos);
-    pos = end + 1;
-    if (end + 1 < body.size() && body[end] == '\r' && body[end + 1] == '\n') ++pos;
+    const std::string_view line = StripCommentAndBlanks(NextLine(body, &pos));
     ++line_no;
-
-    if (const size_t hash = line.find('#'); hash != std::string_view::npos) {
-      line = line.substr(0, hash);
-    }
-    line = Trim(line);
     if (line.empty()) continue;
     Key key;
     std::string_view value;
@@ -193,41 +236,26 @@ RobotsRules RobotsRules::Parse(std::string_view body) {
           out.groups_.emplace_back();
           in_agent_run = true;
         }
-        std::string token =
-            !value.empty() && value.front() == '*' ? std::string("*") : ProductToken(value);
+        std::string token = AgentToken(value);
         if (!token.empty()) out.groups_.back().agents.push_back(std::move(token));
         break;
       }
       case Key::kAllow:
-      case Key::kDisallow: {
+      case Key::kDisallow:
         in_agent_run = false;
         // Rules before the first user-agent line belong to no group and are ignored.
         if (out.groups_.empty()) break;
         // An empty value matches nothing (RFC 9309 §2.2.2); keep no rule for it.
         if (value.empty()) break;
-        RobotsRule rule;
-        rule.allow = key == Key::kAllow;
-        rule.pattern = NormalizeRobotsPath(value);
-        // Patterns must start with '/' or '*' (§2.2.2); be lenient and anchor the others.
-        if (rule.pattern.front() != '/' && rule.pattern.front() != '*') {
-          rule.pattern.insert(rule.pattern.begin(), '/');
-        }
-        rule.line = line_no;
-        rule.text = std::string(line);
-        out.groups_.back().rules.push_back(std::move(rule));
+        out.groups_.back().rules.push_back(MakeRule(key == Key::kAllow, value, line, line_no));
         break;
-      }
-      case Key::kCrawlDelay: {
+      case Key::kCrawlDelay:
         in_agent_run = false;
         if (out.groups_.empty()) break;
-        double seconds = 0;
-        const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-        (void)ptr;
-        if (ec == std::errc() && std::isfinite(seconds) && seconds >= 0) {
-          out.groups_.back().crawl_delay = seconds;
+        if (const std::optional<double> seconds = ParseCrawlDelay(value)) {
+          out.groups_.back().crawl_delay = *seconds;
         }
         break;
-      }
       case Key::kSitemap:
         // Sitemap lines are global, not group members (RFC 9309 §2.2.4), so they do not end a
         // run of user-agent lines either.

@@ -160,16 +160,7 @@ class ClusterRedisClient final : public RedisClient {
   Status Pipeline(std::span<const RedisCommand> commands,
                   std::vector<RedisReply>* replies) override {
     replies->assign(commands.size(), RedisReply{});
-    for (const RedisCommand& command : commands) {
-      if (command.key_index >= static_cast<int>(command.argv.size()) || command.key_index < -1 ||
-          command.argv.empty()) {
-        std::string message = server();
-        message += ": a command without the key it is routed by (key_index ";
-        message += std::to_string(command.key_index);
-        message += ")";
-        return Status::InvalidArgument(std::move(message));
-      }
-    }
+    if (Status s = CheckRoutable(commands); !s.ok()) return s;
     if (map_stale_) {
       if (Status s = RefreshSlotMap(); !s.ok()) return s;
     }
@@ -180,98 +171,15 @@ class ClusterRedisClient final : public RedisClient {
     std::string last_redirection;
     for (int round = 0;; ++round) {
       std::vector<std::vector<size_t>> groups(nodes_.size());
-      for (size_t i : pending) {
-        size_t node = ask_node[i] != kNoNode ? ask_node[i] : NodeFor(commands[i]);
-        if (node == kNoNode) {
-          map_stale_ = true;
-          std::string message = "Redis Cluster at ";
-          message += server();
-          if (commands[i].key_index < 0) {
-            message += ": no master serves any slot";
-          } else {
-            message += ": no master serves slot ";
-            message += std::to_string(RedisKeySlot(commands[i].argv[commands[i].key_index]));
-          }
-          message += " (running ";
-          message += commands[i].argv[0];
-          message += "); is the cluster down or still being created?";
-          return Status::Unavailable(std::move(message));
-        }
-        groups[node].push_back(i);
-      }
-      // Every node gets its commands before any reply is read: a call waits for the slowest
-      // master, not for the sum of them.
-      std::vector<std::vector<RedisCommand>> copies(groups.size());
-      std::vector<std::span<const RedisCommand>> batches(groups.size());
-      size_t busy_nodes = 0;
-      for (size_t node = 0; node < groups.size(); ++node) busy_nodes += !groups[node].empty();
-      for (size_t node = 0; node < groups.size(); ++node) {
-        if (groups[node].empty()) continue;
-        if (busy_nodes == 1 && round == 0) {
-          batches[node] = commands;  // all to one node, in order: no copy
-          continue;
-        }
-        copies[node].reserve(groups[node].size());
-        for (size_t i : groups[node]) {
-          if (ask_node[i] != kNoNode) copies[node].push_back({{"ASKING"}, -1});
-          copies[node].push_back(commands[i]);
-        }
-        batches[node] = copies[node];
-      }
-      Status failed = Status::Ok();
-      std::vector<bool> sent(groups.size(), false);
-      for (size_t node = 0; node < groups.size(); ++node) {
-        if (groups[node].empty()) continue;
-        Status s = SendTo(node, batches[node]);
-        sent[node] = s.ok();
-        if (!s.ok() && failed.ok()) failed = s;
-      }
-      std::vector<std::vector<RedisReply>> got(groups.size());
-      for (size_t node = 0; node < groups.size(); ++node) {
-        if (!sent[node]) continue;  // every connection that was sent to is read, to stay in step
-        Status s = ReceiveFrom(node, batches[node], &got[node]);
-        if (!s.ok() && failed.ok()) failed = s;
-      }
-      if (!failed.ok()) return failed;
-
+      if (Status s = GroupByNode(commands, pending, ask_node, &groups); !s.ok()) return s;
+      std::vector<std::vector<RedisReply>> got;
+      if (Status s = RunGroups(commands, groups, ask_node, round, &got); !s.ok()) return s;
       std::vector<size_t> redirected;
       std::vector<std::pair<int, size_t>> moved;  // (slot, node) from MOVED answers
-      for (size_t node = 0; node < groups.size(); ++node) {
-        size_t next_reply = 0;
-        for (size_t i : groups[node]) {
-          if (ask_node[i] != kNoNode) ++next_reply;  // ASKING's +OK
-          RedisReply& reply = got[node][next_reply++];
-          ask_node[i] = kNoNode;
-          Redirection redirection;
-          if (reply.is_error() && ParseRedirection(reply.str, &redirection)) {
-            if (redirection.host.empty()) redirection.host = nodes_[node].address.host;
-            size_t target = NodeIndex(redirection.host, redirection.port);
-            if (redirection.ask) {
-              ask_node[i] = target;
-            } else {
-              moved.emplace_back(redirection.slot, target);
-            }
-            last_redirection = reply.str;
-            redirected.push_back(i);
-            continue;
-          }
-          if (reply.is_error() && reply.str.starts_with("CLUSTERDOWN")) map_stale_ = true;
-          (*replies)[i] = std::move(reply);
-        }
-      }
+      TakeReplies(groups, &got, &ask_node, replies, &redirected, &moved, &last_redirection);
       if (redirected.empty()) return Status::Ok();
       if (round + 1 >= kMaxRedirections) {
-        map_stale_ = true;
-        std::string message = "Redis Cluster at ";
-        message += server();
-        message += ": ";
-        message += commands[redirected[0]].argv[0];
-        message += " still redirected after ";
-        message += std::to_string(kMaxRedirections);
-        message += " redirections (last: ";
-        message += last_redirection;
-        message += "); is the cluster resharding or misconfigured?";
-        return Status::Unavailable(std::move(message));
+        return TooManyRedirections(commands[redirected[0]], last_redirection);
       }
       if (!moved.empty()) {
         // The slot map changed: read it again, then trust the nodes that answered MOVED for
@@ -339,6 +247,145 @@ class ClusterRedisClient final : public RedisClient {
     bool known = false;
     for (size_t master : masters_) known = known || master == node;
     if (!known) masters_.push_back(node);
+  }
+
+  // Every command must name the key it is routed by (or none, key_index -1).
+  Status CheckRoutable(std::span<const RedisCommand> commands) const {
+    for (const RedisCommand& command : commands) {
+      if (command.key_index >= static_cast<int>(command.argv.size()) || command.key_index < -1 ||
+          command.argv.empty()) {
+        std::string message = server();
+        message += ": a command without the key it is routed by (key_index ";
+        message += std::to_string(command.key_index);
+        message += ")";
+        return Status::InvalidArgument(std::move(message));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // groups[node]: the indices of the pending commands that go to `node` this round, in order.
+  Status GroupByNode(std::span<const RedisCommand> commands, const std::vector<size_t>& pending,
+                     const std::vector<size_t>& ask_node,
+                     std::vector<std::vector<size_t>>* groups) {
+    for (size_t i : pending) {
+      size_t node = ask_node[i] != kNoNode ? ask_node[i] : NodeFor(commands[i]);
+      if (node == kNoNode) {
+        map_stale_ = true;
+        std::string message = "Redis Cluster at ";
+        message += server();
+        if (commands[i].key_index < 0) {
+          message += ": no master serves any slot";
+        } else {
+          message += ": no master serves slot ";
+          message += std::to_string(RedisKeySlot(commands[i].argv[commands[i].key_index]));
+        }
+        message += " (running ";
+        message += commands[i].argv[0];
+        message += "); is the cluster down or still being created?";
+        return Status::Unavailable(std::move(message));
+      }
+      (*groups)[node].push_back(i);
+    }
+    return Status::Ok();
+  }
+
+  // batches[node]: what `node` runs this round, each command an ASK sent there preceded by
+  // ASKING; copies holds the batches that are not `commands` itself.
+  static void BuildBatches(std::span<const RedisCommand> commands,
+                           const std::vector<std::vector<size_t>>& groups,
+                           const std::vector<size_t>& ask_node, int round,
+                           std::vector<std::vector<RedisCommand>>* copies,
+                           std::vector<std::span<const RedisCommand>>* batches) {
+    size_t busy_nodes = 0;
+    for (size_t node = 0; node < groups.size(); ++node) busy_nodes += !groups[node].empty();
+    for (size_t node = 0; node < groups.size(); ++node) {
+      if (groups[node].empty()) continue;
+      if (busy_nodes == 1 && round == 0) {
+        (*batches)[node] = commands;  // all to one node, in order: no copy
+        continue;
+      }
+      std::vector<RedisCommand>& copy = (*copies)[node];
+      copy.reserve(groups[node].size());
+      for (size_t i : groups[node]) {
+        if (ask_node[i] != kNoNode) copy.push_back({{"ASKING"}, -1});
+        copy.push_back(commands[i]);
+      }
+      (*batches)[node] = copy;
+    }
+  }
+
+  // Runs each node's group; got[node] are its replies (ASKING's included). Every node gets its
+  // commands before any reply is read: a call waits for the slowest master, not for the sum of
+  // them.
+  Status RunGroups(std::span<const RedisCommand> commands,
+                   const std::vector<std::vector<size_t>>& groups,
+                   const std::vector<size_t>& ask_node, int round,
+                   std::vector<std::vector<RedisReply>>* got) {
+    std::vector<std::vector<RedisCommand>> copies(groups.size());
+    std::vector<std::span<const RedisCommand>> batches(groups.size());
+    BuildBatches(commands, groups, ask_node, round, &copies, &batches);
+    Status failed = Status::Ok();
+    std::vector<bool> sent(groups.size(), false);
+    for (size_t node = 0; node < groups.size(); ++node) {
+      if (groups[node].empty()) continue;
+      Status s = SendTo(node, batches[node]);
+      sent[node] = s.ok();
+      if (!s.ok() && failed.ok()) failed = s;
+    }
+    got->assign(groups.size(), {});
+    for (size_t node = 0; node < groups.size(); ++node) {
+      if (!sent[node]) continue;  // every connection that was sent to is read, to stay in step
+      Status s = ReceiveFrom(node, batches[node], &(*got)[node]);
+      if (!s.ok() && failed.ok()) failed = s;
+    }
+    return failed;
+  }
+
+  // Moves each command's reply into (*replies)[i], unless it is a redirection: then the command
+  // goes to `redirected`, an ASK's target to (*ask_node)[i] and a MOVED's slot and node to
+  // `moved`.
+  void TakeReplies(const std::vector<std::vector<size_t>>& groups,
+                   std::vector<std::vector<RedisReply>>* got, std::vector<size_t>* ask_node,
+                   std::vector<RedisReply>* replies, std::vector<size_t>* redirected,
+                   std::vector<std::pair<int, size_t>>* moved, std::string* last_redirection) {
+    for (size_t node = 0; node < groups.size(); ++node) {
+      size_t next_reply = 0;
+      for (size_t i : groups[node]) {
+        if ((*ask_node)[i] != kNoNode) ++next_reply;  // ASKING's +OK
+        RedisReply& reply = (*got)[node][next_reply++];
+        (*ask_node)[i] = kNoNode;
+        Redirection redirection;
+        if (reply.is_error() && ParseRedirection(reply.str, &redirection)) {
+          if (redirection.host.empty()) redirection.host = nodes_[node].address.host;
+          size_t target = NodeIndex(redirection.host, redirection.port);
+          if (redirection.ask) {
+            (*ask_node)[i] = target;
+          } else {
+            moved->emplace_back(redirection.slot, target);
+          }
+          *last_redirection = reply.str;
+          redirected->push_back(i);
+          continue;
+        }
+        if (reply.is_error() && reply.str.starts_with("CLUSTERDOWN")) map_stale_ = true;
+        (*replies)[i] = std::move(reply);
+      }
+    }
+  }
+
+  Status TooManyRedirections(const RedisCommand& command, const std::string& last_redirection) {
+    map_stale_ = true;
+    std::string message = "Redis Cluster at ";
+    message += server();
+    message += ": ";
+    message += command.argv[0];
+    message += " still redirected after ";
+    message += std::to_string(kMaxRedirections);
+    message += " redirections (last: ";
+    message += last_redirection;
+    message += "); is the cluster resharding or misconfigured?";
+    return Status::Unavailable(std::move(message));
   }
 
   // Runs `commands` on node `index`, (re)connecting first. A network fault drops the connection

@@ -30,6 +30,138 @@ std::map<std::string, std::string> HashOf(const RedisReply& reply) {
 
 uint64_t Number(const std::string& text) { return std::strtoull(text.c_str(), nullptr, 10); }
 
+// What every step of a status read needs: the connection, and the names its errors give.
+struct StatusRead {
+  RedisClient& client;
+  std::string_view name;
+  const std::string& server;
+  const std::string& what;  // "the crawl cluster '<name>' at <server>"
+};
+
+// The node ids of the registry (a ZRANGE WITHSCORES reply) into status->nodes, and each one's
+// expiry (its score) into `expiries`.
+void ListNodes(const RedisReply& registry, ClusterStatus* status,
+               std::vector<long long>* expiries) {
+  for (size_t i = 0; i + 1 < registry.elements.size(); i += 2) {
+    ClusterNodeStatus node;
+    node.id = registry.elements[i].str;
+    expiries->push_back(std::atoll(registry.elements[i + 1].str.c_str()));
+    status->nodes.push_back(std::move(node));
+  }
+}
+
+// The first round: the meta hash (partitions, seeded), the server's clock in milliseconds and
+// the node registry.
+Status ReadMetaAndRegistry(const StatusRead& read, ClusterStatus* status, long long* now_ms,
+                           std::vector<long long>* expiries) {
+  const std::string meta_key = ClusterMetaKey(read.name);
+  std::vector<RedisCommand> commands = {
+      RedisCommand{{"HGETALL", meta_key}, 1},
+      RedisCommand{{"EVAL_RO", kTimeScript, "1", meta_key}, 3},
+      RedisCommand{{"ZRANGE", ClusterNodesKey(read.name), "0", "-1", "WITHSCORES"}, 1}};
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(read.client.Pipeline(commands, &replies));
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i].is_error()) {
+      return RedisErrorStatus(
+          read.server, "reading " + read.what + " (" + commands[i].argv[0] + ")", replies[i]);
+    }
+  }
+  std::map<std::string, std::string> meta = HashOf(replies[0]);
+  if (meta.empty()) {
+    return Status::NotFound("no crawl cluster named '" + std::string(read.name) + "' at " +
+                            read.server);
+  }
+  if (meta["format"] != kClusterFormat) {
+    return Status::FailedPrecondition(read.what + ": " + meta_key +
+                                      " is not a urlsieve crawl cluster");
+  }
+  *now_ms = replies[1].integer;
+  status->partitions = static_cast<uint32_t>(Number(meta["partitions"]));
+  status->seeded = meta["seeded"] == "1";
+  if (status->partitions == 0 || status->partitions > kMaxClusterPartitions) {
+    return Status::Corruption(read.what + ": its partition count '" + meta["partitions"] +
+                              "' is out of range");
+  }
+  ListNodes(replies[2], status, expiries);
+  return Status::Ok();
+}
+
+// The second round: each node's hash, then each partition's lease, inbox length and pending
+// entries (three commands a partition).
+std::vector<RedisCommand> NodeAndPartitionCommands(std::string_view name,
+                                                   const ClusterStatus& status) {
+  std::vector<RedisCommand> commands;
+  for (const ClusterNodeStatus& node : status.nodes) {
+    commands.push_back(RedisCommand{{"HGETALL", ClusterNodeKey(name, node.id)}, 1});
+  }
+  for (uint32_t p = 0; p < status.partitions; ++p) {
+    const std::string inbox = ClusterInboxKey(name, p);
+    commands.push_back(RedisCommand{{"GET", ClusterLeaseKey(name, p)}, 1});
+    commands.push_back(RedisCommand{{"XLEN", inbox}, 1});
+    commands.push_back(RedisCommand{{"XPENDING", inbox, std::string(kClusterInboxGroup)}, 1});
+  }
+  return commands;
+}
+
+// The nodes' fields from the second round's first replies (one a node); alive means the
+// registry's expiry is later than the server's clock.
+Status FillNodes(const StatusRead& read, const std::vector<RedisReply>& replies, long long now_ms,
+                 const std::vector<long long>& expiries, ClusterStatus* status) {
+  for (size_t i = 0; i < status->nodes.size(); ++i) {
+    if (replies[i].is_error()) {
+      return RedisErrorStatus(
+          read.server, "reading " + read.what + " (node " + status->nodes[i].id + ")", replies[i]);
+    }
+    std::map<std::string, std::string> fields = HashOf(replies[i]);
+    ClusterNodeStatus& node = status->nodes[i];
+    node.host = fields["host"];
+    node.pid = std::atoll(fields["pid"].c_str());
+    node.state = fields["state"];
+    node.alive = expiries[i] > now_ms;
+    node.heartbeat_age_ms = fields.count("beat_ms") > 0
+                                ? std::max(0LL, now_ms - std::atoll(fields["beat_ms"].c_str()))
+                                : 0;
+    node.counters.pages = Number(fields["pages"]);
+    node.counters.errors = Number(fields["errors"]);
+    node.counters.links_new = Number(fields["links_new"]);
+    status->pages += node.counters.pages;
+    status->errors += node.counters.errors;
+  }
+  return Status::Ok();
+}
+
+// The partitions' leases and inboxes from the second round's replies after the nodes', and the
+// leases each node holds.
+Status FillPartitions(const StatusRead& read, const std::vector<RedisReply>& replies,
+                      ClusterStatus* status) {
+  const size_t first_partition = status->nodes.size();
+  std::map<std::string, uint32_t> leases;
+  for (uint32_t p = 0; p < status->partitions; ++p) {
+    const RedisReply& lease = replies[first_partition + 3 * p];
+    const RedisReply& length = replies[first_partition + 3 * p + 1];
+    const RedisReply& pending = replies[first_partition + 3 * p + 2];
+    if (lease.is_error() || length.is_error()) {
+      return RedisErrorStatus(read.server,
+                              "reading " + read.what + " (partition " + std::to_string(p) + ")",
+                              lease.is_error() ? lease : length);
+    }
+    std::string_view owner = ClusterLeaseOwner(lease.str);
+    if (lease.type != RedisReply::Type::kString || owner.empty()) {
+      ++status->unowned_partitions;
+    } else {
+      ++leases[std::string(owner)];
+    }
+    status->pending += static_cast<uint64_t>(std::max(0LL, length.integer));
+    // XPENDING of a stream or group that does not exist yet is an error: nothing in flight.
+    if (!pending.is_error() && !pending.elements.empty()) {
+      status->in_flight += static_cast<uint64_t>(std::max(0LL, pending.elements[0].integer));
+    }
+  }
+  for (ClusterNodeStatus& node : status->nodes) node.partitions = leases[node.id];
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ClusterStatus> ReadClusterStatus(const RedisAddress& address, std::string_view name,
@@ -45,96 +177,18 @@ Result<ClusterStatus> ReadClusterStatus(const RedisAddress& address, std::string
   }
   auto client = RedisClient::Connect(address, timeouts);
   if (!client.ok()) return client.status();
-  const std::string meta_key = ClusterMetaKey(name);
-  std::vector<RedisCommand> commands = {
-      RedisCommand{{"HGETALL", meta_key}, 1},
-      RedisCommand{{"EVAL_RO", kTimeScript, "1", meta_key}, 3},
-      RedisCommand{{"ZRANGE", ClusterNodesKey(name), "0", "-1", "WITHSCORES"}, 1}};
-  std::vector<RedisReply> replies;
-  URLSIEVE_RETURN_IF_ERROR((*client)->Pipeline(commands, &replies));
-  for (size_t i = 0; i < replies.size(); ++i) {
-    if (replies[i].is_error()) {
-      return RedisErrorStatus(server, "reading " + what + " (" + commands[i].argv[0] + ")",
-                              replies[i]);
-    }
-  }
-  std::map<std::string, std::string> meta = HashOf(replies[0]);
-  if (meta.empty())
-    return Status::NotFound("no crawl cluster named '" + std::string(name) + "' at " + server);
-  if (meta["format"] != kClusterFormat) {
-    return Status::FailedPrecondition(what + ": " + meta_key + " is not a urlsieve crawl cluster");
-  }
-  const long long now_ms = replies[1].integer;
+  const StatusRead read{**client, name, server, what};
   ClusterStatus status;
+  long long now_ms = 0;
+  std::vector<long long> expiries;
+  URLSIEVE_RETURN_IF_ERROR(ReadMetaAndRegistry(read, &status, &now_ms, &expiries));
   status.name = std::string(name);
   status.server = server;
-  status.partitions = static_cast<uint32_t>(Number(meta["partitions"]));
-  status.seeded = meta["seeded"] == "1";
-  if (status.partitions == 0 || status.partitions > kMaxClusterPartitions) {
-    return Status::Corruption(what + ": its partition count '" + meta["partitions"] +
-                              "' is out of range");
-  }
-  std::vector<long long> expiries;
-  for (size_t i = 0; i + 1 < replies[2].elements.size(); i += 2) {
-    ClusterNodeStatus node;
-    node.id = replies[2].elements[i].str;
-    expiries.push_back(std::atoll(replies[2].elements[i + 1].str.c_str()));
-    status.nodes.push_back(std::move(node));
-  }
-  commands.clear();
-  for (const ClusterNodeStatus& node : status.nodes) {
-    commands.push_back(RedisCommand{{"HGETALL", ClusterNodeKey(name, node.id)}, 1});
-  }
-  const size_t first_partition = commands.size();
-  for (uint32_t p = 0; p < status.partitions; ++p) {
-    const std::string inbox = ClusterInboxKey(name, p);
-    commands.push_back(RedisCommand{{"GET", ClusterLeaseKey(name, p)}, 1});
-    commands.push_back(RedisCommand{{"XLEN", inbox}, 1});
-    commands.push_back(RedisCommand{{"XPENDING", inbox, std::string(kClusterInboxGroup)}, 1});
-  }
+  const std::vector<RedisCommand> commands = NodeAndPartitionCommands(name, status);
+  std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR((*client)->Pipeline(commands, &replies));
-  std::map<std::string, uint32_t> leases;
-  for (size_t i = 0; i < status.nodes.size(); ++i) {
-    if (replies[i].is_error()) {
-      return RedisErrorStatus(server, "reading " + what + " (node " + status.nodes[i].id + ")",
-                              replies[i]);
-    }
-    std::map<std::string, std::string> fields = HashOf(replies[i]);
-    ClusterNodeStatus& node = status.nodes[i];
-    node.host = fields["host"];
-    node.pid = std::atoll(fields["pid"].c_str());
-    node.state = fields["state"];
-    node.alive = expiries[i] > now_ms;
-    node.heartbeat_age_ms = fields.count("beat_ms") > 0
-                                ? std::max(0LL, now_ms - std::atoll(fields["beat_ms"].c_str()))
-                                : 0;
-    node.counters.pages = Number(fields["pages"]);
-    node.counters.errors = Number(fields["errors"]);
-    node.counters.links_new = Number(fields["links_new"]);
-    status.pages += node.counters.pages;
-    status.errors += node.counters.errors;
-  }
-  for (uint32_t p = 0; p < status.partitions; ++p) {
-    const RedisReply& lease = replies[first_partition + 3 * p];
-    const RedisReply& length = replies[first_partition + 3 * p + 1];
-    const RedisReply& pending = replies[first_partition + 3 * p + 2];
-    if (lease.is_error() || length.is_error()) {
-      return RedisErrorStatus(server, "reading " + what + " (partition " + std::to_string(p) + ")",
-                              lease.is_error() ? lease : length);
-    }
-    std::string_view owner = ClusterLeaseOwner(lease.str);
-    if (lease.type != RedisReply::Type::kString || owner.empty()) {
-      ++status.unowned_partitions;
-    } else {
-      ++leases[std::string(owner)];
-    }
-    status.pending += static_cast<uint64_t>(std::max(0LL, length.integer));
-    // XPENDING of a stream or group that does not exist yet is an error: nothing in flight.
-    if (!pending.is_error() && !pending.elements.empty()) {
-      status.in_flight += static_cast<uint64_t>(std::max(0LL, pending.elements[0].integer));
-    }
-  }
-  for (ClusterNodeStatus& node : status.nodes) node.partitions = leases[node.id];
+  URLSIEVE_RETURN_IF_ERROR(FillNodes(read, replies, now_ms, expiries, &status));
+  URLSIEVE_RETURN_IF_ERROR(FillPartitions(read, replies, &status));
   return status;
 }
 

@@ -53,6 +53,49 @@ FetchErrorKind KindOf(CURLcode code) {
   }
 }
 
+// A value with a line break would smuggle a header in: such a validator is not sent.
+bool HeaderSafe(const std::string& v) { return v.find_first_of("\r\n") == std::string::npos; }
+
+// The request headers of a conditional GET (null when there are none); the caller frees them.
+curl_slist* ConditionalHeaders(const ConditionalRequest* conditional) {
+  curl_slist* headers = nullptr;
+  if (conditional != nullptr) {
+    if (!conditional->etag.empty() && HeaderSafe(conditional->etag)) {
+      std::string line = "If-None-Match: ";
+      line += conditional->etag;
+      headers = curl_slist_append(headers, line.c_str());
+    }
+    if (!conditional->last_modified.empty() && HeaderSafe(conditional->last_modified)) {
+      std::string line = "If-Modified-Since: ";
+      line += conditional->last_modified;
+      headers = curl_slist_append(headers, line.c_str());
+    }
+  }
+  return headers;
+}
+
+// What libcurl reports of the finished transfer: status, peer, connections, sizes and time.
+void ReadTransferInfo(CURL* easy, FetchResult* result) {
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  result->status = status;
+  char* text = nullptr;
+  if (curl_easy_getinfo(easy, CURLINFO_PRIMARY_IP, &text) == CURLE_OK && text != nullptr) {
+    result->primary_ip = text;
+  }
+  curl_easy_getinfo(easy, CURLINFO_PRIMARY_PORT, &result->primary_port);
+  curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &result->new_connections);
+  curl_off_t wire = 0;
+  curl_easy_getinfo(easy, CURLINFO_SIZE_DOWNLOAD_T, &wire);
+  result->body_wire_bytes = static_cast<std::uint64_t>(wire);
+  long header_size = 0;
+  curl_easy_getinfo(easy, CURLINFO_HEADER_SIZE, &header_size);
+  result->header_bytes = static_cast<std::uint64_t>(header_size);
+  curl_off_t micros = 0;
+  curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &micros);
+  result->total_time = std::chrono::microseconds(micros);
+}
+
 }  // namespace
 
 std::string_view FetchErrorKindName(FetchErrorKind kind) {
@@ -178,23 +221,7 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
   Transfer transfer{&options_, policy, &result};
   error_buffer_[0] = '\0';
 
-  // A value with a line break would smuggle a header in: such a validator is not sent.
-  auto header_safe = [](const std::string& v) {
-    return v.find_first_of("\r\n") == std::string::npos;
-  };
-  curl_slist* headers = nullptr;
-  if (conditional != nullptr) {
-    if (!conditional->etag.empty() && header_safe(conditional->etag)) {
-      std::string line = "If-None-Match: ";
-      line += conditional->etag;
-      headers = curl_slist_append(headers, line.c_str());
-    }
-    if (!conditional->last_modified.empty() && header_safe(conditional->last_modified)) {
-      std::string line = "If-Modified-Since: ";
-      line += conditional->last_modified;
-      headers = curl_slist_append(headers, line.c_str());
-    }
-  }
+  curl_slist* headers = ConditionalHeaders(conditional);
   curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers);
 
   curl_easy_setopt(easy_, CURLOPT_URL, url.c_str());
@@ -209,25 +236,7 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
   curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, static_cast<curl_slist*>(nullptr));
   curl_slist_free_all(headers);
 
-  long status = 0;
-  curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status);
-  result.status = status;
-  char* text = nullptr;
-  if (curl_easy_getinfo(easy_, CURLINFO_PRIMARY_IP, &text) == CURLE_OK && text != nullptr) {
-    result.primary_ip = text;
-  }
-  curl_easy_getinfo(easy_, CURLINFO_PRIMARY_PORT, &result.primary_port);
-  curl_easy_getinfo(easy_, CURLINFO_NUM_CONNECTS, &result.new_connections);
-  curl_off_t wire = 0;
-  curl_easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &wire);
-  result.body_wire_bytes = static_cast<std::uint64_t>(wire);
-  long header_size = 0;
-  curl_easy_getinfo(easy_, CURLINFO_HEADER_SIZE, &header_size);
-  result.header_bytes = static_cast<std::uint64_t>(header_size);
-  curl_off_t micros = 0;
-  curl_easy_getinfo(easy_, CURLINFO_TOTAL_TIME_T, &micros);
-  result.total_time = std::chrono::microseconds(micros);
-
+  ReadTransferInfo(easy_, &result);
   result.media_type = MediaTypeOf(result.content_type);
   const auto& accepted = options_.accepted_content_types;
   result.content_type_accepted =
@@ -237,6 +246,12 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
   if (code == CURLE_OK) return result;
   // OnBody stops unwanted or capped bodies by failing the write; those are outcomes, not errors.
   if (code == CURLE_WRITE_ERROR && (result.body_skipped || result.body_truncated)) return result;
+  RecordError(code, transfer);
+  return result;
+}
+
+void Fetcher::RecordError(CURLcode code, const Transfer& transfer) const {
+  FetchResult& result = *transfer.result;
   if (code == CURLE_WRITE_ERROR && transfer.too_large) {
     result.error_kind = FetchErrorKind::kBodyTooLarge;
   } else {
@@ -244,13 +259,13 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
   }
   std::string detail = error_buffer_[0] != '\0' ? error_buffer_ : curl_easy_strerror(code);
   if (result.error_kind == FetchErrorKind::kBodyTooLarge) {
-    detail = "more than " + std::to_string(policy.max_body_bytes) + " bytes after decoding";
+    detail =
+        "more than " + std::to_string(transfer.policy.max_body_bytes) + " bytes after decoding";
   }
   std::string message = std::string(FetchErrorKindName(result.error_kind)) + ": " + detail;
   result.error = result.error_kind == FetchErrorKind::kInvalidUrl
                      ? Status::InvalidArgument(std::move(message))
                      : Status::IoError(std::move(message));
-  return result;
 }
 
 size_t Fetcher::OnHeader(char* data, size_t size, size_t count, void* self) {

@@ -66,14 +66,14 @@ struct ConditionalRequest {
 
 enum class FetchErrorKind {
   kNone = 0,
-  kInvalidUrl,        // malformed URL or a scheme other than http/https
-  kDns,               // host name did not resolve
-  kConnect,           // connection refused or unreachable
-  kTimeout,           // connect timeout, total timeout or low-speed abort
-  kTls,               // certificate not verified, or our TLS settings refused: permanent
-  kTlsHandshake,      // the TLS handshake failed otherwise (reset, no common protocol...)
-  kBodyTooLarge,      // decoded body passed max_body_bytes
-  kNetwork,           // any other transfer failure (reset, bad response, decoding error...)
+  kInvalidUrl,    // malformed URL or a scheme other than http/https
+  kDns,           // host name did not resolve
+  kConnect,       // connection refused or unreachable
+  kTimeout,       // connect timeout, total timeout or low-speed abort
+  kTls,           // certificate not verified, or our TLS settings refused: permanent
+  kTlsHandshake,  // the TLS handshake failed otherwise (reset, no common protocol...)
+  kBodyTooLarge,  // decoded body passed max_body_bytes
+  kNetwork,       // any other transfer failure (reset, bad response, decoding error...)
 };
 
 std::string_view FetchErrorKindName(FetchErrorKind kind);
@@ -82,7 +82,7 @@ std::string_view FetchErrorKindName(FetchErrorKind kind);
 bool IsPermanent(FetchErrorKind kind);
 
 struct FetchResult {
-  std::string url;  // as requested
+  std::string url;         // as requested
   std::string primary_ip;  // IP of the server connected to ("" when no connection was made)
   long primary_port = 0;
   long status = 0;  // HTTP status of the (last) response; 0 when no response arrived
@@ -101,7 +101,7 @@ struct FetchResult {
   bool content_type_accepted = false;  // media_type is in FetcherOptions::accepted_content_types
   bool body_skipped = false;           // not accepted, so the body was not downloaded
   bool body_truncated = false;  // FetchRobots, FetchSitemap: body cut at its cap (RFC 9309 §2.5)
-  std::string body;                    // decoded (Content-Encoding removed)
+  std::string body;             // decoded (Content-Encoding removed)
 
   std::uint64_t body_wire_bytes = 0;  // body bytes as received, before decoding
   std::uint64_t header_bytes = 0;     // response header bytes received
@@ -159,6 +159,8 @@ class Fetcher {
   Fetcher(FetcherOptions options, CURL* easy);
   FetchResult Perform(const std::string& url, const Policy& policy,
                       const ConditionalRequest* conditional = nullptr);
+  // Sets the result's error for a transfer that failed with `code`.
+  void RecordError(CURLcode code, const Transfer& transfer) const;
 
   static size_t OnHeader(char* data, size_t size, size_t count, void* transfer);
   static size_t OnBody(char* data, size_t size, size_t count, void* transfer);

@@ -26,8 +26,7 @@ Samples ByStatusClass(std::map<std::string, uint64_t> counts) {
 Samples One(uint64_t value) { return {{"", value}}; }
 Samples OneDouble(double value) { return {{"", value}}; }
 
-// The table (docs/features/metrics.md, "Metrics"). Counters first, then gauges.
-std::vector<MetricFamily> BuildFamilies() {
+std::vector<MetricFamily> CounterFamilies() {
   return {
       {"urlsieve_pages_total", MetricType::kCounter,
        "Fetches recorded (pages.jsonl), by HTTP status class (none: no response)", "class",
@@ -65,7 +64,12 @@ std::vector<MetricFamily> BuildFamilies() {
        [](const MetricsSnapshot& s) { return One(s.stats.seen_inserts); }},
       {"urlsieve_seen_new_total", MetricType::kCounter, "Keys the seen stage told new", "",
        "/seen/new", [](const MetricsSnapshot& s) { return One(s.stats.seen_new); }},
+  };
+}
 
+// The gauges, and last the info family.
+std::vector<MetricFamily> GaugeFamilies() {
+  return {
       {"urlsieve_frontier_pending", MetricType::kGauge,
        "URLs queued in the frontier, in memory or spilled to disk", "where", "/frontier/pending",
        [](const MetricsSnapshot& s) {
@@ -108,6 +112,14 @@ std::vector<MetricFamily> BuildFamilies() {
          return s.node_id.empty() ? Samples{} : Samples{{s.node_id, uint64_t{1}}};
        }},
   };
+}
+
+// The table (docs/features/metrics.md, "Metrics"). Counters first, then gauges.
+std::vector<MetricFamily> BuildFamilies() {
+  std::vector<MetricFamily> families = CounterFamilies();
+  const std::vector<MetricFamily> gauges = GaugeFamilies();
+  families.insert(families.end(), gauges.begin(), gauges.end());
+  return families;
 }
 
 // A sample value as the text format spells it (Go's strconv.ParseFloat reads it back exactly).

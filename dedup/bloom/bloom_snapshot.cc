@@ -83,10 +83,10 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
       return Status::InvalidArgument("a bloom snapshot's layers must all be plain or all counting");
     }
     const BloomLayout& layout = counting ? layer.counting->layout() : layer.filter->layout();
-    auto checksum =
-        counting ? WriteLayerWords(fd, layer.counting->words(),
-                                   CountingBlockedBloomFilter::kWordsPerBlock, offset, tmp)
-                 : WriteLayerWords(fd, layer.filter->words(), kWordsPerBlock, offset, tmp);
+    auto checksum = counting
+                        ? WriteLayerWords(fd, layer.counting->words(),
+                                          CountingBlockedBloomFilter::kWordsPerBlock, offset, tmp)
+                        : WriteLayerWords(fd, layer.filter->words(), kWordsPerBlock, offset, tmp);
     if (!checksum.ok()) return checksum.status();
     char* rec = header.data() + kFixedHeaderBytes + kLayerRecordBytes * i;
     Put64(rec, layer.capacity);
@@ -118,6 +118,205 @@ Status WriteToTemp(int fd, const std::string& tmp, const BloomSnapshotMeta& meta
   Put64(h + kHeaderChecksumOffset, HeaderChecksum(header));
   URLSIEVE_RETURN_IF_ERROR(WriteAll(fd, header.data(), header.size(), 0, tmp));
   if (::fsync(fd) != 0) return Status::IoError(ErrnoMessage("cannot fsync", tmp));
+  return Status::Ok();
+}
+
+// The snapshot being read: its descriptor, its path for messages and its size (checked once).
+struct SnapshotFile {
+  int fd;
+  const std::string& path;
+  uint64_t size;
+};
+
+// Magic and version first: a foreign or newer file gets that diagnosis, not "bad checksum".
+// `head` bytes of `fixed` were read.
+Status CheckMagicAndVersion(const std::string& fixed, size_t head, const std::string& path) {
+  if (head < 12 || std::memcmp(fixed.data(), kMagic, sizeof(kMagic)) != 0) {
+    return Status::Corruption(path + ": not a urlsieve bloom snapshot (bad magic)");
+  }
+  const uint32_t version = Get32(fixed.data() + 8);
+  if (version > kBloomSnapshotVersion) {
+    return Status::Unsupported(path + ": bloom snapshot format version " + std::to_string(version) +
+                               " is newer than this program's " +
+                               std::to_string(kBloomSnapshotVersion));
+  }
+  if (version == 0) return Status::Corruption(path + ": bloom snapshot version 0");
+  if (head < kFixedHeaderBytes) return Status::Corruption(path + ": truncated bloom snapshot");
+  return Status::Ok();
+}
+
+// The checks of a whole header (fixed part and layer records) once its size is known good.
+Status CheckHeaderContents(const std::string& header, const std::string& path) {
+  const char* h = header.data();
+  if (Get64(h + kHeaderChecksumOffset) != HeaderChecksum(header)) {
+    return Status::Corruption(path + ": bloom snapshot header checksum mismatch");
+  }
+  const std::string_view hash_id(h + 16, ::strnlen(h + 16, 16));
+  if (hash_id != kHashId) {
+    return Status::Unsupported(path + ": bloom snapshot uses hash '" + std::string(hash_id) + "'");
+  }
+  if (Get32(h + 32) != kBloomBlockBits) {
+    return Status::Unsupported(path + ": bloom snapshot block size is not 512 bits");
+  }
+  return Status::Ok();
+}
+
+// The fixed header and the layer records, checked: their size is 128 + 64 · layer count.
+Result<std::string> ReadHeader(const SnapshotFile& file) {
+  const std::string& path = file.path;
+  std::string fixed(kFixedHeaderBytes, '\0');
+  const size_t head = static_cast<size_t>(std::min<uint64_t>(file.size, kFixedHeaderBytes));
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(file.fd, fixed.data(), head, 0, path, kTruncated));
+  URLSIEVE_RETURN_IF_ERROR(CheckMagicAndVersion(fixed, head, path));
+  const uint32_t header_bytes = Get32(fixed.data() + 12);
+  const uint32_t layer_count = Get32(fixed.data() + 36);
+  if (layer_count == 0 || layer_count > kMaxSnapshotLayers ||
+      header_bytes != kFixedHeaderBytes + kLayerRecordBytes * layer_count) {
+    return Status::Corruption(path + ": bad bloom snapshot header size");
+  }
+  if (file.size < header_bytes) return Status::Corruption(path + ": truncated bloom snapshot");
+  std::string header = fixed;
+  header.resize(header_bytes);
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(file.fd, header.data() + kFixedHeaderBytes,
+                                   header_bytes - kFixedHeaderBytes, kFixedHeaderBytes, path,
+                                   kTruncated));
+  URLSIEVE_RETURN_IF_ERROR(CheckHeaderContents(header, path));
+  return header;
+}
+
+// The filter's parameters from a checked header; the fields a version lacks stay zero.
+Result<BloomSnapshotMeta> DecodeMeta(const std::string& header, const std::string& path) {
+  const char* h = header.data();
+  const uint32_t version = Get32(h + 8);
+  BloomSnapshotMeta meta{Get64(h + 48),     GetDouble(h + 56), GetDouble(h + 64),
+                         GetDouble(h + 72), Get64(h + 40),     StateIdentity()};
+  if (version >= 2) std::memcpy(meta.identity.bytes.data(), h + 88, 16);
+  if (version >= 3) {
+    meta.counter_bits = Get32(h + 104);
+    if (meta.counter_bits != kBloomSnapshotCounterBits) {
+      return Status::Unsupported(path + ": bloom snapshot with " +
+                                 std::to_string(meta.counter_bits) +
+                                 "-bit counters (this build counts in 4 bits)");
+    }
+  }
+  return meta;
+}
+
+// The layout a layer record gives.
+BloomLayout LayoutOf(const char* rec) {
+  return BloomLayout{Get64(rec + 24), Get32(rec + 32), Get32(rec + 36)};
+}
+
+// The byte size of layer `i`'s array, once its record `rec` places it at `offset` and inside
+// the file.
+Result<uint64_t> LayerBytes(const SnapshotFile& file, const char* rec, uint32_t i, bool counting,
+                            uint64_t offset) {
+  const std::string& path = file.path;
+  const BloomLayout layout = LayoutOf(rec);
+  if (Get64(rec + 40) != offset || layout.num_blocks == 0 ||
+      layout.num_blocks > (file.size - offset) / kBlockBytes) {
+    return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
+                              " lies outside the file (truncated?)");
+  }
+  const uint64_t layer_bytes =
+      counting ? CountingBlockedBloomFilter::BytesOf(layout) : layout.bytes();
+  if (counting && layout.num_blocks > (file.size - offset) / (layer_bytes / layout.num_blocks)) {
+    return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
+                              " lies outside the file (truncated?)");
+  }
+  return layer_bytes;
+}
+
+// An empty layer (plain or counting) of the layout record `rec` gives; a layout Create refuses
+// is the file's fault: Corruption.
+Result<BloomSnapshotLayer> CreateLayer(const SnapshotFile& file, const char* rec, uint32_t i,
+                                       bool counting) {
+  const BloomLayout layout = LayoutOf(rec);
+  BloomSnapshotLayer layer;
+  Status created;
+  if (counting) {
+    auto c = CountingBlockedBloomFilter::Create(layout);
+    if (c.ok()) {
+      layer.counting = std::move(c).value();
+    } else {
+      created = c.status();
+    }
+  } else {
+    auto f = BlockedBloomFilter::Create(layout);
+    if (f.ok()) {
+      layer.filter = std::move(f).value();
+    } else {
+      created = f.status();
+    }
+  }
+  if (!created.ok()) {
+    if (created.code() == StatusCode::kInvalidArgument) {
+      return Status::Corruption(file.path + ": bloom snapshot layer " + std::to_string(i) + ": " +
+                                created.message());
+    }
+    return created;
+  }
+  return layer;
+}
+
+// Fills `words` from the file at `offset`, checks them against the record's checksum, and puts
+// them in host order with the blocks' lock bits cleared.
+Status ReadLayerWords(const SnapshotFile& file, const char* rec, uint32_t i,
+                      std::span<uint64_t> words, size_t words_per_block, uint64_t layer_bytes,
+                      uint64_t offset) {
+  URLSIEVE_RETURN_IF_ERROR(ReadAll(file.fd, reinterpret_cast<char*>(words.data()), layer_bytes,
+                                   offset, file.path, kTruncated));
+  if (XXH3_64bits(words.data(), layer_bytes) != Get64(rec + 48)) {
+    return Status::Corruption(file.path + ": bloom snapshot layer " + std::to_string(i) +
+                              " checksum mismatch");
+  }
+  for (size_t w = 0; w < words.size(); ++w) {
+    words[w] = ToLittle(words[w]);
+    if (w % words_per_block == 0) words[w] &= ~uint64_t{1};  // a lock bit is never data
+  }
+  return Status::Ok();
+}
+
+// Layer `i`, described by record `rec`, whose array is `layer_bytes` at `offset`.
+Result<BloomSnapshotLayer> ReadLayer(const SnapshotFile& file, const char* rec, uint32_t i,
+                                     bool counting, uint64_t layer_bytes, uint64_t offset) {
+  auto layer = CreateLayer(file, rec, i, counting);
+  if (!layer.ok()) return layer.status();
+  const std::span<uint64_t> words = counting ? layer->counting->words() : layer->filter->words();
+  const size_t words_per_block =
+      counting ? CountingBlockedBloomFilter::kWordsPerBlock : kWordsPerBlock;
+  URLSIEVE_RETURN_IF_ERROR(
+      ReadLayerWords(file, rec, i, words, words_per_block, layer_bytes, offset));
+  layer->capacity = Get64(rec);
+  layer->fp_rate = GetDouble(rec + 8);
+  layer->inserted = Get64(rec + 16);
+  return layer;
+}
+
+// Every layer the checked `header` describes, back to back after it; the file must end with the
+// last, and the layers' counts add up to the header's total.
+Status ReadLayers(const SnapshotFile& file, const std::string& header, BloomSnapshot* snap) {
+  const char* h = header.data();
+  const uint32_t layer_count = Get32(h + 36);
+  const bool counting = snap->meta.counter_bits != 0;
+  uint64_t offset = header.size();
+  uint64_t total_inserted = 0;
+  for (uint32_t i = 0; i < layer_count; ++i) {
+    const char* rec = h + kFixedHeaderBytes + kLayerRecordBytes * i;
+    auto layer_bytes = LayerBytes(file, rec, i, counting, offset);
+    if (!layer_bytes.ok()) return layer_bytes.status();
+    auto layer = ReadLayer(file, rec, i, counting, *layer_bytes, offset);
+    if (!layer.ok()) return layer.status();
+    total_inserted += layer->inserted;
+    snap->layers.push_back(std::move(layer).value());
+    offset += *layer_bytes;
+  }
+  if (offset != file.size) {
+    return Status::Corruption(file.path + ": bloom snapshot has trailing bytes");
+  }
+  if (total_inserted != Get64(h + 80)) {
+    return Status::Corruption(file.path + ": bloom snapshot counts disagree");
+  }
   return Status::Ok();
 }
 
@@ -164,128 +363,15 @@ Result<BloomSnapshot> ReadBloomSnapshot(const std::string& path) {
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return Status::IoError(ErrnoMessage("cannot stat", path));
   if (!S_ISREG(st.st_mode)) return Status::IoError(path + ": not a regular file");
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  const SnapshotFile file{fd.get(), path, static_cast<uint64_t>(st.st_size)};
 
-  // Magic and version first: a foreign or newer file gets that diagnosis, not "bad checksum".
-  std::string fixed(kFixedHeaderBytes, '\0');
-  const size_t head = static_cast<size_t>(std::min<uint64_t>(file_size, kFixedHeaderBytes));
-  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), fixed.data(), head, 0, path, kTruncated));
-  if (head < 12 || std::memcmp(fixed.data(), kMagic, sizeof(kMagic)) != 0) {
-    return Status::Corruption(path + ": not a urlsieve bloom snapshot (bad magic)");
-  }
-  const uint32_t version = Get32(fixed.data() + 8);
-  if (version > kBloomSnapshotVersion) {
-    return Status::Unsupported(path + ": bloom snapshot format version " + std::to_string(version) +
-                               " is newer than this program's " +
-                               std::to_string(kBloomSnapshotVersion));
-  }
-  if (version == 0) return Status::Corruption(path + ": bloom snapshot version 0");
-  if (head < kFixedHeaderBytes) return Status::Corruption(path + ": truncated bloom snapshot");
-  const uint32_t header_bytes = Get32(fixed.data() + 12);
-  const uint32_t layer_count = Get32(fixed.data() + 36);
-  if (layer_count == 0 || layer_count > kMaxSnapshotLayers ||
-      header_bytes != kFixedHeaderBytes + kLayerRecordBytes * layer_count) {
-    return Status::Corruption(path + ": bad bloom snapshot header size");
-  }
-  if (file_size < header_bytes) return Status::Corruption(path + ": truncated bloom snapshot");
-  std::string header = fixed;
-  header.resize(header_bytes);
-  URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), header.data() + kFixedHeaderBytes,
-                                   header_bytes - kFixedHeaderBytes, kFixedHeaderBytes, path,
-                                   kTruncated));
-  const char* h = header.data();
-  if (Get64(h + kHeaderChecksumOffset) != HeaderChecksum(header)) {
-    return Status::Corruption(path + ": bloom snapshot header checksum mismatch");
-  }
-  const std::string_view hash_id(h + 16, ::strnlen(h + 16, 16));
-  if (hash_id != kHashId) {
-    return Status::Unsupported(path + ": bloom snapshot uses hash '" + std::string(hash_id) + "'");
-  }
-  if (Get32(h + 32) != kBloomBlockBits) {
-    return Status::Unsupported(path + ": bloom snapshot block size is not 512 bits");
-  }
-
+  auto header = ReadHeader(file);
+  if (!header.ok()) return header.status();
+  auto meta = DecodeMeta(*header, path);
+  if (!meta.ok()) return meta.status();
   BloomSnapshot snap;
-  snap.meta = BloomSnapshotMeta{Get64(h + 48),     GetDouble(h + 56), GetDouble(h + 64),
-                                GetDouble(h + 72), Get64(h + 40),     StateIdentity()};
-  if (version >= 2) std::memcpy(snap.meta.identity.bytes.data(), h + 88, 16);
-  if (version >= 3) {
-    snap.meta.counter_bits = Get32(h + 104);
-    if (snap.meta.counter_bits != kBloomSnapshotCounterBits) {
-      return Status::Unsupported(path + ": bloom snapshot with " +
-                                 std::to_string(snap.meta.counter_bits) +
-                                 "-bit counters (this build counts in 4 bits)");
-    }
-  }
-  const bool counting = snap.meta.counter_bits != 0;
-  uint64_t offset = header_bytes;
-  uint64_t total_inserted = 0;
-  for (uint32_t i = 0; i < layer_count; ++i) {
-    const char* rec = h + kFixedHeaderBytes + kLayerRecordBytes * i;
-    BloomLayout layout{Get64(rec + 24), Get32(rec + 32), Get32(rec + 36)};
-    if (Get64(rec + 40) != offset || layout.num_blocks == 0 ||
-        layout.num_blocks > (file_size - offset) / kBlockBytes) {
-      return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
-                                " lies outside the file (truncated?)");
-    }
-    const uint64_t layer_bytes =
-        counting ? CountingBlockedBloomFilter::BytesOf(layout) : layout.bytes();
-    if (counting && layout.num_blocks > (file_size - offset) / (layer_bytes / layout.num_blocks)) {
-      return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
-                                " lies outside the file (truncated?)");
-    }
-    std::unique_ptr<BlockedBloomFilter> plain;
-    std::unique_ptr<CountingBlockedBloomFilter> counters;
-    Status created;
-    std::span<uint64_t> words;
-    if (counting) {
-      auto c = CountingBlockedBloomFilter::Create(layout);
-      if (c.ok()) {
-        counters = std::move(c).value();
-        words = counters->words();
-      } else {
-        created = c.status();
-      }
-    } else {
-      auto f = BlockedBloomFilter::Create(layout);
-      if (f.ok()) {
-        plain = std::move(f).value();
-        words = plain->words();
-      } else {
-        created = f.status();
-      }
-    }
-    if (!created.ok()) {
-      if (created.code() == StatusCode::kInvalidArgument) {
-        return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) + ": " +
-                                  created.message());
-      }
-      return created;
-    }
-    URLSIEVE_RETURN_IF_ERROR(ReadAll(fd.get(), reinterpret_cast<char*>(words.data()),
-                                     layer_bytes, offset, path, kTruncated));
-    if (XXH3_64bits(words.data(), layer_bytes) != Get64(rec + 48)) {
-      return Status::Corruption(path + ": bloom snapshot layer " + std::to_string(i) +
-                                " checksum mismatch");
-    }
-    const size_t words_per_block =
-        counting ? CountingBlockedBloomFilter::kWordsPerBlock : kWordsPerBlock;
-    for (size_t w = 0; w < words.size(); ++w) {
-      words[w] = ToLittle(words[w]);
-      if (w % words_per_block == 0) words[w] &= ~uint64_t{1};  // a lock bit is never data
-    }
-    const uint64_t inserted = Get64(rec + 16);
-    snap.layers.push_back(BloomSnapshotLayer{Get64(rec), GetDouble(rec + 8), inserted,
-                                             std::move(plain), std::move(counters)});
-    offset += layer_bytes;
-    total_inserted += inserted;
-  }
-  if (offset != file_size) {
-    return Status::Corruption(path + ": bloom snapshot has trailing bytes");
-  }
-  if (total_inserted != Get64(h + 80)) {
-    return Status::Corruption(path + ": bloom snapshot counts disagree");
-  }
+  snap.meta = std::move(meta).value();
+  URLSIEVE_RETURN_IF_ERROR(ReadLayers(file, *header, &snap));
   return snap;
 }
 

@@ -93,8 +93,14 @@ Status CheckRecordedKind(const StateDir& dir, const RecordedSeenSet& recorded,
     return Status::FailedPrecondition(message);
   }
   std::string message = dir.DbPath();
-  message += recorded.kind == Kind::kCluster ? ": this crawl is a node of " : ": this crawl uses ";
-  message += recorded.Describe();
+  if (recorded.kind == Kind::kCluster) {
+    message += ": this crawl is a node of ";
+    message += recorded.Describe();
+  } else {
+    message += ": this crawl's seen set is shared in Redis (";
+    message += recorded.Describe();
+    message += ")";
+  }
   message += going_on;
   message += ": resume it with ";
   message += recorded.ResumeFlags();

@@ -116,9 +116,9 @@ Status SqliteStatement::BindInt64(int index, int64_t value) {
 }
 
 Status SqliteStatement::BindText(int index, std::string_view text, bool static_until_reset) {
-  const int rc = sqlite3_bind_text64(stmt_, index, text.data(), text.size(),
-                                     static_until_reset ? SQLITE_STATIC : SQLITE_TRANSIENT,
-                                     SQLITE_UTF8);
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, text.data(), text.size(),
+                          static_until_reset ? SQLITE_STATIC : SQLITE_TRANSIENT, SQLITE_UTF8);
   return rc == SQLITE_OK ? Status::Ok() : Error(rc, "binding a parameter of");
 }
 

@@ -65,8 +65,9 @@ class ExactSeenSet final : public BloomSeenSet {
   ExactStore& store() { return *store_; }
 
  private:
-  friend Result<std::unique_ptr<StateSeenSet>> OpenStateSeenSet(StateDir*, const StateSeenSetOptions&,
-                                                           std::vector<SeenNotice>*);
+  friend Result<std::unique_ptr<StateSeenSet>> OpenStateSeenSet(StateDir*,
+                                                                const StateSeenSetOptions&,
+                                                                std::vector<SeenNotice>*);
   using BloomSeenSet::BloomSeenSet;
   struct Batch;
 

@@ -28,8 +28,8 @@
 // DIR/bloom-gen-<index>.<checkpoint>.snap (a ScalableBloomFilter snapshot stamped with the
 // state's identity and the checkpoint that wrote it), and the urlsieve_meta row
 // `bloom_generations` = "<index>:<checkpoint> ..." naming the committed files. A checkpoint
-// (StateSeenSet's protocol: Save, or the owner's PrepareCheckpoint/CheckpointCommitted) writes a new
-// file for each generation that got keys since the last one (only the current generation, and
+// (StateSeenSet's protocol: Save, or the owner's PrepareCheckpoint/CheckpointCommitted) writes a
+// new file for each generation that got keys since the last one (only the current generation, and
 // the one before it right after a turn), under the checkpoint's own number, so no committed file
 // is ever overwritten; records the list in the checkpoint's transaction; and once it is
 // committed deletes the files the list no longer names (older versions, aged-out generations).

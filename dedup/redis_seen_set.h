@@ -108,8 +108,8 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "dedup/seen_filter.h"
-#include "dedup/state_seen_set.h"
 #include "dedup/state_dir.h"
+#include "dedup/state_seen_set.h"
 #include "redis/redis_address.h"
 #include "redis/redis_connection.h"
 

@@ -23,10 +23,10 @@
 namespace urlsieve::testing {
 
 inline Result<std::unique_ptr<StateSeenSet>> OpenContractRedisSet(const RedisAddress& address,
-                                                             StateDir* dir, bool saves,
-                                                             const StateParameters& parameters,
-                                                             uint64_t front_cache_keys,
-                                                             uint32_t shards = 0) {
+                                                                  StateDir* dir, bool saves,
+                                                                  const StateParameters& parameters,
+                                                                  uint64_t front_cache_keys,
+                                                                  uint32_t shards = 0) {
   RedisSeenSetOptions options;
   options.address = address;
   const std::string state = dir->path() + "#" + dir->identity().ToHex();

@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "redis/redis_client.h"
 #include "dedup/redis/redis_seen_layout.h"
+#include "redis/redis_client.h"
 #include "tests/dedup/forked_inserters.h"
 #include "tests/dedup/redis_contract_set.h"
 #include "tests/dedup/redis_shared_server.h"
@@ -34,18 +34,20 @@ namespace urlsieve::testing {
 namespace {
 
 // The set of a state directory on the shared server (redis_contract_set.h).
-Result<std::unique_ptr<StateSeenSet>> OpenRedisSet(StateDir* dir, bool saves, const StateParameters& p,
-                                              uint64_t front_cache_keys) {
+Result<std::unique_ptr<StateSeenSet>> OpenRedisSet(StateDir* dir, bool saves,
+                                                   const StateParameters& p,
+                                                   uint64_t front_cache_keys) {
   RedisServer* server = SharedRedisServer();
   if (server == nullptr) return Status::Unavailable("no redis-server");
   return OpenContractRedisSet(server->address(), dir, saves, p, front_cache_keys);
 }
 
-Result<std::unique_ptr<StateSeenSet>> OpenRedis(StateDir* dir, bool saves, const StateParameters& p) {
+Result<std::unique_ptr<StateSeenSet>> OpenRedis(StateDir* dir, bool saves,
+                                                const StateParameters& p) {
   return OpenRedisSet(dir, saves, p, 0);
 }
 Result<std::unique_ptr<StateSeenSet>> OpenRedisCached(StateDir* dir, bool saves,
-                                                 const StateParameters& p) {
+                                                      const StateParameters& p) {
   return OpenRedisSet(dir, saves, p, 1 << 16);
 }
 

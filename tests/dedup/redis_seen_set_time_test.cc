@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "redis/redis_client.h"
 #include "dedup/redis/redis_seen_layout.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
+#include "redis/redis_client.h"
 #include "tests/dedup/redis_contract_set.h"
 #include "tests/dedup/redis_shared_server.h"
 #include "tests/dedup/seen_set_contract.h"
@@ -34,7 +34,7 @@ using std::chrono::seconds;
 // The contract over a generational set (server time, a day: nothing ages out during a test) and a
 // deletable one, with and without the front cache.
 Result<std::unique_ptr<StateSeenSet>> OpenTimed(StateDir* dir, bool saves, const StateParameters& p,
-                                           uint64_t cache, bool generational, bool deletable) {
+                                                uint64_t cache, bool generational, bool deletable) {
   RedisServer* server = SharedRedisServer();
   if (server == nullptr) return Status::Unavailable("no redis-server");
   StateParameters q = p;

@@ -44,7 +44,8 @@ RedisCluster* SharedCluster() {
 // the three masters.
 constexpr uint32_t kContractShards = 8;
 
-Result<std::unique_ptr<StateSeenSet>> OpenCluster(StateDir* dir, bool saves, const StateParameters& p) {
+Result<std::unique_ptr<StateSeenSet>> OpenCluster(StateDir* dir, bool saves,
+                                                  const StateParameters& p) {
   RedisCluster* cluster = SharedCluster();
   if (cluster == nullptr) return Status::Unavailable("no Redis Cluster");
   return OpenContractRedisSet(cluster->address(), dir, saves, p, 0, kContractShards);

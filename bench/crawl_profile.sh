@@ -2,10 +2,11 @@
 # Profiles one single-threaded crawl under callgrind: instructions per page for the whole crawl and
 # for the link -> frontier path (canonicalize + scope + seen stage + push), the figures of issue 11.
 #
-#   bench/crawl_profile.sh [--pages N] [--build-dir DIR] [--keep]
+#   bench/crawl_profile.sh [--pages N] [--build-dir DIR] [--exact] [--keep]
 #       --pages N      pages in the generated site (default 300; 10-60 KB, 50-100 links each)
 #       --build-dir    where urlsieve and urlsieve-demo-site were built (default build, from
 #                      scripts/build.sh)
+#       --exact        crawl with --exact (every Bloom "maybe" confirmed in the exact store)
 #       --keep         keep the temp dir (site, crawl output, callgrind.out) and print its path
 #
 # The site comes from bench/gen_static_site.py and is served by tools/site_server
@@ -22,12 +23,14 @@ cd "$(dirname "$0")/.."
 pages=300
 build=build
 keep=0
+mode=()
 while (($#)); do
   case $1 in
     --pages) pages=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
+    --exact) mode=(--exact); shift ;;
     --keep) keep=1; shift ;;
-    -h | --help) print_help 16; exit 0 ;;
+    -h | --help) print_help 17; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +52,7 @@ echo "$base/index.html" > "$tmp/seeds.txt"
 echo "crawling $base under callgrind (a minute or two) ..."
 valgrind --tool=callgrind --callgrind-out-file="$tmp/callgrind.out" \
   "$urlsieve" crawl --seeds "$tmp/seeds.txt" --out "$tmp/out" --threads 1 --per-host 1 \
-  --delay-ms 0 --max-depth 100 --checkpoint-s 30 > "$tmp/crawl.log" 2>&1 || {
+  --delay-ms 0 --max-depth 100 --checkpoint-s 30 ${mode[@]+"${mode[@]}"} > "$tmp/crawl.log" 2>&1 || {
   echo "the crawl failed:" >&2
   tail -20 "$tmp/crawl.log" >&2
   exit 1

@@ -41,10 +41,14 @@ ClusterSeenSetSource::ClusterSeenSetSource(RedisSeenSetOptions options, std::str
 
 ClusterSeenSetSource::~ClusterSeenSetSource() = default;
 
+std::string ClusterSeenSetSource::AskedOrGenerated() const {
+  return asked_node_id_.empty() ? GenerateNodeId() : asked_node_id_;
+}
+
 Status ClusterSeenSetSource::BeforeOpen(bool state_exists) {
   // A new node joins its cluster before its directory is made.
   if (state_exists) return Status::Ok();
-  node_id_ = asked_node_id_.empty() ? GenerateNodeId() : asked_node_id_;
+  node_id_ = AskedOrGenerated();
   Result<Joined> joined = join_(node_id_);
   if (!joined.ok()) return joined.status();
   joined_ = std::move(*joined);
@@ -73,7 +77,7 @@ Status ClusterSeenSetSource::CheckRecorded(const StateDir& dir, const RecordedSe
   if (!recorded.node_id.empty()) {
     node_id_ = recorded.node_id;
   } else if (node_id_.empty()) {
-    node_id_ = asked_node_id_.empty() ? GenerateNodeId() : asked_node_id_;
+    node_id_ = AskedOrGenerated();
   }
   return Status::Ok();
 }

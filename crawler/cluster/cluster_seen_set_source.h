@@ -50,6 +50,8 @@ class ClusterSeenSetSource final : public SeenSetSource {
   RedisSeenSet* routed() const { return routed_; }
 
  private:
+  // The id asked for, else a new one (the host name and 6 random hex digits).
+  std::string AskedOrGenerated() const;
   // The rows state.db holds against this node's cluster and id; settles node_id_.
   Status CheckRecorded(const StateDir& dir, const RecordedSeenSet& recorded);
 

@@ -376,6 +376,8 @@ uint32_t LoneByte80(const TextEncoding& encoding) {
   return 0;
 }
 
+constexpr size_t kIconvWindow = 64 << 10;
+
 void DecodeWithIconv(iconv_t cd, std::string_view bytes, uint32_t byte80, size_t max_bytes,
                      DecodedText* text) {
   std::string& out = text->utf8;
@@ -395,14 +397,19 @@ void DecodeWithIconv(iconv_t cd, std::string_view bytes, uint32_t byte80, size_t
   for (;;) {
     char* out_ptr = out.data() + used;
     size_t out_left = capacity - used;
+    // At most kIconvWindow bytes of input per call: a sanitizer's iconv interceptor checks the
+    // whole input range at every call, and invalid text takes a call per bad byte (quadratic).
+    const size_t window = std::min(in_left, kIconvWindow);
+    size_t window_left = window;
     // Once all input is converted, one more call flushes the state (a character held back).
     const size_t rc = input_done ? iconv(cd, nullptr, nullptr, &out_ptr, &out_left)
-                                 : iconv(cd, &in, &in_left, &out_ptr, &out_left);
+                                 : iconv(cd, &in, &window_left, &out_ptr, &out_left);
     const int error = errno;
+    in_left -= window - window_left;
     used = capacity - out_left;
     if (rc != static_cast<size_t>(-1)) {
       if (input_done) break;
-      input_done = true;  // iconv succeeds only when it has converted all of the input
+      input_done = in_left == 0;  // iconv succeeds only when it has converted all of the window
       continue;
     }
     if (error == E2BIG) {
@@ -410,6 +417,9 @@ void DecodeWithIconv(iconv_t cd, std::string_view bytes, uint32_t byte80, size_t
       text->truncated = true;
       break;
     }
+    // A sequence cut off by the end of the window, not of the input: the next window starts with
+    // it (a sequence is a few bytes, a window thousands: each round moves on).
+    if (error == EINVAL && !input_done && in_left > window_left) continue;
     // EILSEQ (an invalid sequence at `in`), EINVAL (one cut off by the end of the input), or
     // anything else glibc might say: one U+FFFD, and on past the sequence's first byte (EILSEQ)
     // or to the end. Each round consumes input or grows the output: no endless loop.

@@ -111,6 +111,23 @@ TEST(TextDecoderTest, AnyBytesGiveValidBoundedUtf8InEveryEncoding) {
   }
 }
 
+// iconv is fed the input a window at a time: a character cut by a window's end is whole in the
+// next window, not a replacement.
+TEST(TextDecoderTest, ACharacterAcrossAnIconvWindowIsDecodedWhole) {
+  const std::string zhong_gbk = "\xD6\xD0";  // 中 in GBK
+  std::string gbk = zhong_gbk + "a";         // pairs from offset 3: one straddles 64 KiB
+  std::string utf8 = "中a";
+  for (int i = 0; i < 40'000; ++i) {
+    gbk += zhong_gbk;
+    utf8 += "中";
+  }
+  Result<DecodedText> decoded = DecodeToUtf8(gbk, *EncodingForLabel("gbk"), DecodeLimits());
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->replacements, 0u);
+  EXPECT_FALSE(decoded->truncated);
+  EXPECT_TRUE(decoded->utf8 == utf8) << decoded->utf8.size() << " bytes, not " << utf8.size();
+}
+
 TEST(TextDecoderTest, HugeOutputStopsAtTheLimitOnACharacterBoundary) {
   const std::string invalid(4 << 20, '\xFF');  // each byte one U+FFFD (3 bytes) in these
   for (std::string_view label : {"gbk", "utf-8", "shift_jis", "windows-1253", "utf-16le"}) {

@@ -162,6 +162,14 @@ struct RedisSeenSetOptions {
   // of the server's TIME; tests pass a ManualClock. Must outlive the set. A routed set takes
   // neither (InvalidArgument).
   const Clock* clock = nullptr;
+  // A set that lost data (docs/features/redis-seen-set.md, "A set that lost data": a key
+  // deleted, evicted or overwritten, a server restarted without it) is kCorruption naming the
+  // server and the key, at open and at every call, and nothing is answered "new". With
+  // accept_loss, an open repairs it instead, each repair a notice (kLossAccepted): a lost shard or
+  // filter string is made again, empty (the keys it held are new again); a set whose metadata was
+  // lost while its shards remain is deleted and created again (a new identity). Calls after the
+  // open never repair.
+  bool accept_loss = false;
 };
 
 // The prefix of every key of shard `shard` of the set `name`: "urlsieve:{NAME:s}:", whose Redis

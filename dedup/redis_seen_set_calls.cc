@@ -1,5 +1,5 @@
 // RedisSeenSet's connections and shard calls (redis_seen_set_impl.h): the pool, the batches kept
-// for a caller's retry, and RunShardCalls with its retries, reloads and re-initializations.
+// for a caller's retry, and RunShardCalls with its retries, and reloads of the library.
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -117,7 +117,6 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled, const std::vector
     commands[i] = build(i);
   }
   bool reloaded = false;
-  bool reinitialized = false;
   size_t transient_failures = 0;
   size_t stale_rounds = 0;
   while (!todo.empty()) {
@@ -157,7 +156,7 @@ Status RedisSeenSet::Impl::RunShardCalls(PooledClient& pooled, const std::vector
       return Status::Corruption(client.server() + ": " + What() +
                                 ": a shard keeps answering STALE");
     }
-    URLSIEVE_RETURN_IF_ERROR(RepairShards(client, round, &reloaded, &reinitialized));
+    if (round.need_library) URLSIEVE_RETURN_IF_ERROR(ReloadLibrary(client, &reloaded));
     todo = std::move(round.again);
   }
   return Status::Ok();
@@ -196,10 +195,10 @@ Status RedisSeenSet::Impl::ReadShardReplies(
     } else if (TextHas(reply.str, "Function not found")) {
       round->need_library = true;
     } else if (StartsWith(reply.str, "NOINIT")) {
-      round->need_init.push_back(shards[i]);
+      return LostShardError(client.server(), commands[i].argv[3]);
     } else {
-      Status error = RedisErrorStatus(
-          client.server(), "running " + commands[i].argv[1] + " on " + commands[i].argv[3], reply);
+      Status error = ShardCallError(
+          client, "running " + commands[i].argv[1] + " on " + commands[i].argv[3], reply);
       if (error.code() != StatusCode::kUnavailable) return error;
       *transient = error;  // BUSY, LOADING, ...: retried
     }
@@ -207,30 +206,14 @@ Status RedisSeenSet::Impl::ReadShardReplies(
   return Status::Ok();
 }
 
-Status RedisSeenSet::Impl::RepairShards(RedisClient& client, ShardRound& round, bool* reloaded,
-                                        bool* reinitialized) {
-  if (round.need_library) {
-    if (*reloaded) {
-      return Status::FailedPrecondition(client.server() + ": " + What() +
-                                        ": the function library is still missing after "
-                                        "FUNCTION LOAD");
-    }
-    *reloaded = true;
-    URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+Status RedisSeenSet::Impl::ReloadLibrary(RedisClient& client, bool* reloaded) {
+  if (*reloaded) {
+    return Status::FailedPrecondition(client.server() + ": " + What() +
+                                      ": the function library is still missing after "
+                                      "FUNCTION LOAD");
   }
-  if (!round.need_init.empty()) {
-    if (*reinitialized) {
-      return Status::Corruption(client.server() + ": " + What() +
-                                ": a shard is still not initialized after initializing it");
-    }
-    *reinitialized = true;
-    std::vector<uint32_t>& shards = round.need_init;
-    std::sort(shards.begin(), shards.end());
-    shards.erase(std::unique(shards.begin(), shards.end()), shards.end());
-    URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
-    URLSIEVE_RETURN_IF_ERROR(InitShards(client, shards));
-  }
-  return Status::Ok();
+  *reloaded = true;
+  return LoadLibrary(client);
 }
 
 }  // namespace urlsieve

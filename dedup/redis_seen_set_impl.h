@@ -171,16 +171,40 @@ class RedisSeenSet::Impl {
   // FCALL create: the meta hash unless it exists; the stored one.
   Result<std::map<std::string, std::string, std::less<>>> CreateMeta(RedisClient& client);
   Status LoadLibrary(RedisClient& client);
-  Status CheckKeyTypes(RedisClient& client, bool meta_too);
+  // *found (when given): the first of the set's shard keys that exists, "" when none does.
+  Status CheckKeyTypes(RedisClient& client, bool meta_too, std::string* found = nullptr);
   Status InitShards(RedisClient& client, const std::vector<uint32_t>& shards);
+  // The meta field "ready", written once every shard of a new set exists: from then on a missing
+  // shard is data the set lost, not a shard to make.
+  Status MarkReady(RedisClient& client);
+  // FCALL check on each shard of a ready set: a lost shard or filter string is an error, or with
+  // accept_loss made again (a kLossAccepted notice each).
+  Status CheckShards(RedisClient& client, const std::vector<uint32_t>& shards,
+                     std::vector<SeenNotice>* notices);
+  // accept_loss on a set whose metadata was lost: the keys left of it (`orphan` one of them)
+  // deleted, with a notice.
+  Status DeleteOrphans(RedisClient& client, const std::string& orphan,
+                       std::vector<SeenNotice>* notices);
+  // A master whose maxmemory-policy may evict the set's keys: a kWarning notice, or in exact mode
+  // (without accept_loss) FailedPrecondition.
+  Status CheckEvictionPolicy(RedisClient& client, std::vector<SeenNotice>* notices);
   // A notice per stored parameter that differs from the requested one.
   void NoteStoredParameters(std::vector<SeenNotice>* notices) const;
+
+  // The error of a lost shard (NOINIT after the set was made) and of any other error reply to a
+  // shard call (LOST, IDENTITY, CORRUPT: kCorruption; the rest as RedisErrorStatus).
+  Status LostShardError(const std::string& server, const std::string& key) const;
+  Status ShardCallError(RedisClient& client, const std::string& what,
+                        const RedisReply& reply) const;
 
   // --- redis_seen_set_calls.cc
   Result<std::unique_ptr<PooledClient>> Acquire();
   void Release(std::unique_ptr<PooledClient> client);
+  // "<identity>/<instance>:<slot>": the function refuses a writing call on a shard of another
+  // identity (the set deleted and made again while this process had it open).
   std::string NewToken() {
-    return instance_ + ":" + std::to_string(next_slot_.fetch_add(1, std::memory_order_relaxed));
+    return identity_.ToHex() + "/" + instance_ + ":" +
+           std::to_string(next_slot_.fetch_add(1, std::memory_order_relaxed));
   }
   // Runs build(i) (one FCALL on shards[i]) for each i until each has an answer, with the
   // retries above; (*answers)[i] is its verdict string. A shard with more layers than the call
@@ -194,10 +218,9 @@ class RedisSeenSet::Impl {
   void UpdateHint(uint32_t shard, uint64_t layers, uint64_t count);
   // One round of RunShardCalls: what the replies to the calls `todo` asked for.
   struct ShardRound {
-    std::vector<size_t> again;        // calls without an answer yet
-    bool need_library = false;        // "Function not found"
-    bool stale = false;               // a STALE answer: the call was built again
-    std::vector<uint32_t> need_init;  // NOINIT shards
+    std::vector<size_t> again;  // calls without an answer yet
+    bool need_library = false;  // "Function not found"
+    bool stale = false;         // a STALE answer: the call was built again
   };
   // RunShardCalls' steps: the replies read into answers and `round`; a transient error (a retry
   // may cure it) into *transient; any other error returned.
@@ -206,9 +229,9 @@ class RedisSeenSet::Impl {
                           const std::vector<size_t>& todo, std::vector<RedisReply>& replies,
                           std::vector<RedisCommand>& commands, std::vector<std::string>* answers,
                           ShardRound* round, Status* transient);
-  // The function library loaded again, or the shards initialized again, as the round asks (once
-  // each per RunShardCalls: `reloaded`, `reinitialized`).
-  Status RepairShards(RedisClient& client, ShardRound& round, bool* reloaded, bool* reinitialized);
+  // The function library loaded again (once per RunShardCalls: `reloaded`). A shard is never made
+  // again by a call: a missing one is data the set lost (LostShardError).
+  Status ReloadLibrary(RedisClient& client, bool* reloaded);
   void RememberPending(PendingBatch batch);
   bool TakePending(const XXH128_hash_t& digest, PendingBatch* out);
   // A batch whose calls failed (some may have run): kept for the caller's retry, and the
@@ -280,6 +303,7 @@ class RedisSeenSet::Impl {
   StateIdentity identity_;
   uint32_t shards_ = 1;
   bool routed_ = false;  // as stored
+  bool ready_ = false;   // the meta's "ready": every shard was made
   std::vector<RedisBloomLayer> layers_;
   std::string layer_table_;
   std::unique_ptr<RedisFrontCache> cache_;

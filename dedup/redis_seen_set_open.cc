@@ -56,10 +56,18 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
     URLSIEVE_RETURN_IF_ERROR(CreateSet(client, notices));
   }
   if (!options_.read_only) {
+    URLSIEVE_RETURN_IF_ERROR(CheckEvictionPolicy(client, notices));
     URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
     std::vector<uint32_t> all(shards_);
     for (uint32_t s = 0; s < shards_; ++s) all[s] = s;
-    URLSIEVE_RETURN_IF_ERROR(InitShards(client, all));
+    if (ready_) {
+      URLSIEVE_RETURN_IF_ERROR(CheckShards(client, all, notices));
+    } else {
+      // A set being created (here or by another process), or one whose creation stopped half-way:
+      // its shards made, then the set marked ready. From then on a missing shard is a loss.
+      URLSIEVE_RETURN_IF_ERROR(InitShards(client, all));
+      URLSIEVE_RETURN_IF_ERROR(MarkReady(client));
+    }
   }
   NoteStoredParameters(notices);
   hints_ = std::make_unique<ShardHint[]>(shards_);
@@ -67,6 +75,7 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
     cache_ = std::make_unique<RedisFrontCache>(options_.front_cache_keys, generational());
   }
   building_generation_.store(options_.committed_generation + 1);
+  pooled->token = NewToken();  // made before the identity was known
   Release(std::move(pooled));
   return Status::Ok();
 }
@@ -151,7 +160,23 @@ Status RedisSeenSet::Impl::CreateSet(RedisClient& client, std::vector<SeenNotice
   routed_ = options_.routed;
   layers_ = layout->layers;
   layer_table_ = layout->EncodeLayers();
-  URLSIEVE_RETURN_IF_ERROR(CheckKeyTypes(client, /*meta_too=*/true));
+  std::string orphan;
+  URLSIEVE_RETURN_IF_ERROR(CheckKeyTypes(client, /*meta_too=*/true, &orphan));
+  if (!orphan.empty()) {
+    // Shards without metadata: another process created the set meanwhile, or its metadata was
+    // lost (deleted, evicted). Never a new identity over the old set's keys.
+    bool exists = false;
+    URLSIEVE_RETURN_IF_ERROR(ReadStoredSet(client, &exists));
+    if (exists) return Status::Ok();
+    if (!options_.accept_loss) {
+      return Status::Corruption(
+          client.server() + ": " + MetaKey() + " is missing but " + What() + "'s key " + orphan +
+          " exists: the set lost its metadata (deleted or evicted); nothing was changed. Opened "
+          "with accept_loss (--accept-loss), the set's remaining keys are deleted and it starts "
+          "again empty");
+    }
+    URLSIEVE_RETURN_IF_ERROR(DeleteOrphans(client, orphan, notices));
+  }
   URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
   // Atomic: of two processes creating the set at once, one writes it and both adopt it.
   auto stored = CreateMeta(client);
@@ -277,6 +302,7 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string, st
   }
   parameters_ = *p;
   identity_ = *identity;
+  ready_ = field("ready") != nullptr;
   shards_ = static_cast<uint32_t>(shards);
   routed_ = routed;
   layers_ = std::move(layers).value();
@@ -324,7 +350,7 @@ Status RedisSeenSet::Impl::LoadLibrary(RedisClient& client) {
 
 // Every key the set would create must be absent or of the set's type: a name holding other data
 // is refused before anything is written.
-Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too) {
+Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too, std::string* found) {
   std::vector<RedisCommand> commands;
   std::vector<std::pair<std::string, std::string>> expected;  // key, type
   if (meta_too) expected.push_back({MetaKey(), "hash"});
@@ -352,6 +378,8 @@ Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too) {
           client.server() + ": key " + expected[i].first + " holds a " + reply.str + ", not the " +
           expected[i].second + " of " + What() + ": choose another name");
     }
+    if (found != nullptr && found->empty() && reply.str != "none" && expected[i].first != MetaKey())
+      *found = expected[i].first;
   }
   return Status::Ok();
 }
@@ -370,17 +398,6 @@ Result<std::map<std::string, std::string, std::less<>>> RedisSeenSet::Impl::Crea
 }
 
 Status RedisSeenSet::Impl::InitShards(RedisClient& client, const std::vector<uint32_t>& shards) {
-  // The metadata first (again, if a restart without persistence lost it): the same identity, or
-  // another process recreated the set and this one must stop.
-  auto stored = CreateMeta(client);
-  if (!stored.ok()) return stored.status();
-  auto it = stored->find("identity");
-  if (it == stored->end() || it->second != identity_.ToHex()) {
-    return Status::FailedPrecondition(
-        client.server() + ": " + MetaKey() + " now belongs to another set (identity " +
-        (it == stored->end() ? std::string("missing") : it->second) + ", this one is " +
-        identity_.ToHex() + "): it was deleted and created again");
-  }
   std::vector<RedisCommand> commands;
   for (uint32_t s : shards) {
     std::vector<std::string> init = {"FCALL",     kRedisSeenInit, "1",
@@ -444,6 +461,141 @@ void RedisSeenSet::Impl::NoteStoredParameters(std::vector<SeenNotice>* notices) 
                           : "the set was created without --deletable: it cannot become a "
                             "counting filter");
   }
+}
+
+Status RedisSeenSet::Impl::MarkReady(RedisClient& client) {
+  auto marked = client.Run(Command({"HSET", MetaKey(), "ready", "1"}));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  if (!marked.ok()) return marked.status();
+  if (marked->is_error()) return RedisErrorStatus(client.server(), "HSET " + MetaKey(), *marked);
+  ready_ = true;
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::CheckShards(RedisClient& client, const std::vector<uint32_t>& shards,
+                                       std::vector<SeenNotice>* notices) {
+  std::vector<RedisCommand> commands;
+  for (uint32_t s : shards) {
+    commands.push_back(Command({"FCALL", kRedisSeenCheck, "1", CountKey(s), identity_.ToHex(),
+                                options_.accept_loss ? "1" : "0"},
+                               3));
+  }
+  std::vector<uint32_t> missing;
+  for (size_t begin = 0; begin < commands.size(); begin += 64) {
+    const size_t end = std::min(commands.size(), begin + 64);
+    std::vector<RedisReply> replies;
+    URLSIEVE_RETURN_IF_ERROR(
+        client.Pipeline(std::span(commands).subspan(begin, end - begin), &replies));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      const RedisReply& reply = replies[i];
+      const std::string& key = commands[begin + i].argv[3];
+      if (!reply.is_error()) {
+        if (StartsWith(reply.str, "REPAIRED ")) {
+          notices->push_back({SeenNotice::Kind::kLossAccepted,
+                              client.server() + ": " + What() + " had lost data: made again, " +
+                                  "empty, as accept_loss asks: " + reply.str.substr(9)});
+        }
+        continue;
+      }
+      if (StartsWith(reply.str, "NOINIT")) {
+        missing.push_back(shards[begin + i]);
+        continue;
+      }
+      return ShardCallError(client, "checking " + key, reply);
+    }
+  }
+  if (missing.empty()) return Status::Ok();
+  if (!options_.accept_loss) return LostShardError(client.server(), CountKey(missing[0]));
+  URLSIEVE_RETURN_IF_ERROR(InitShards(client, missing));
+  notices->push_back({SeenNotice::Kind::kLossAccepted,
+                      client.server() + ": " + What() + " had lost " +
+                          std::to_string(missing.size()) + " of its " + std::to_string(shards_) +
+                          " shards: made again, empty, as accept_loss asks (the keys they held "
+                          "are new again)"});
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::LostShardError(const std::string& server, const std::string& key) const {
+  return Status::Corruption(server + ": " + What() + " lost data: its shard " + key +
+                            " is missing (deleted, evicted, or the server restarted without it); "
+                            "nothing was answered. Reopen with accept_loss (--accept-loss) to "
+                            "make it again, empty");
+}
+
+Status RedisSeenSet::Impl::ShardCallError(RedisClient& client, const std::string& what,
+                                          const RedisReply& reply) const {
+  if (StartsWith(reply.str, "LOST")) {
+    return Status::Corruption(client.server() + ": " + What() + " lost data: " +
+                              reply.str.substr(std::min<size_t>(reply.str.size(), 14)) +
+                              "; nothing was answered. Reopen with accept_loss (--accept-loss) "
+                              "to make what was lost again, empty");
+  }
+  if (StartsWith(reply.str, "IDENTITY") || StartsWith(reply.str, "CORRUPT")) {
+    return Status::Corruption(client.server() + ": " + what + ": " + reply.str);
+  }
+  return RedisErrorStatus(client.server(), what, reply);
+}
+
+Status RedisSeenSet::Impl::DeleteOrphans(RedisClient& client, const std::string& orphan,
+                                         std::vector<SeenNotice>* notices) {
+  auto names = KeyNames(client);
+  if (!names.ok()) return names.status();
+  std::vector<RedisCommand> commands;
+  for (const std::string& name : *names) commands.push_back(Command({"DEL", name}));
+  uint64_t deleted = 0;
+  for (size_t begin = 0; begin < commands.size(); begin += kPipelineChunk) {
+    const size_t end = std::min(commands.size(), begin + kPipelineChunk);
+    std::vector<RedisReply> replies;
+    URLSIEVE_RETURN_IF_ERROR(
+        client.Pipeline(std::span(commands).subspan(begin, end - begin), &replies));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (replies[i].is_error()) {
+        return RedisErrorStatus(client.server(), "DEL " + commands[begin + i].argv[1], replies[i]);
+      }
+      deleted += replies[i].integer > 0 ? 1 : 0;
+    }
+  }
+  notices->push_back({SeenNotice::Kind::kLossAccepted,
+                      client.server() + ": " + MetaKey() + " was missing while " + orphan +
+                          " remained: deleted the " + std::to_string(deleted) +
+                          " keys left of the old set and created it again, as accept_loss asks"});
+  return Status::Ok();
+}
+
+// INFO memory (maxmemory_policy, maxmemory) of every master.
+Status RedisSeenSet::Impl::CheckEvictionPolicy(RedisClient& client,
+                                               std::vector<SeenNotice>* notices) {
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(client.OnEveryMaster(Command({"INFO", "memory"}, -1), &replies));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  for (const RedisReply& reply : replies) {
+    if (reply.is_error()) return RedisErrorStatus(client.server(), "INFO memory", reply);
+    auto value = [&](std::string_view field) {
+      const std::string tag = std::string(field) + ":";
+      const size_t at = reply.str.find(tag);
+      if (at == std::string::npos) return std::string();
+      const size_t begin = at + tag.size();
+      return reply.str.substr(begin, reply.str.find_first_of("\r\n", begin) - begin);
+    };
+    const std::string policy = value("maxmemory_policy");
+    const std::string limit = value("maxmemory");
+    if (policy.empty() || policy == "noeviction" || limit.empty() || limit == "0") continue;
+    const std::string risk =
+        client.server() + ": maxmemory-policy " + policy + " (maxmemory " + limit +
+        " bytes) lets Redis evict " + What() +
+        "'s keys when memory runs short, and an evicted "
+        "key is data the set lost (each call then stops with an error). Set it to noeviction "
+        "(CONFIG SET maxmemory-policy noeviction), or give the set a server of its own";
+    if (parameters_.exact && !options_.accept_loss) {
+      return Status::FailedPrecondition(risk +
+                                        "; exact mode refuses the risk (accept_loss / "
+                                        "--accept-loss takes it)");
+    }
+    notices->push_back({SeenNotice::Kind::kWarning, risk});
+  }
+  return Status::Ok();
 }
 
 }  // namespace urlsieve

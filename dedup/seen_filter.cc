@@ -165,6 +165,7 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::OpenRedis(const SeenFilterOption
   set_options.clock = options.clock;
   set_options.front_cache_keys = options.redis_front_cache_keys;
   set_options.read_only = options.read_only;
+  set_options.accept_loss = options.redis_accept_loss;
   auto set = RedisSeenSet::Open(set_options, &filter->notices_);
   if (!set.ok()) return set.status();
   // An existing set keeps the parameters it was created with (a notice says so when they differ

@@ -149,6 +149,8 @@ struct SeenFilterOptions {
   std::string redis_url;
   std::string redis_name;
   uint64_t redis_front_cache_keys = kDefaultRedisFrontCacheKeys;  // answered locally; 0: none
+  // Repair a set that lost data at open instead of failing (RedisSeenSetOptions::accept_loss).
+  bool redis_accept_loss = false;
   // Time (docs/features/generational.md): a key told new longer ago than revisit_after is new
   // again; 0 = never. Bloom-only, the set is `generations` Bloom filters, each covering
   // revisit_after / generations (a key comes back at most one generation late), sized together

@@ -44,6 +44,8 @@ struct SeenNotice {
     kStoredParameters,  // the state's stored parameters override the requested ones
     kRebuilt,           // the Bloom filter was rebuilt from the exact store (and why)
     kUpgraded,          // a version-1 state was given an identity (format version 2)
+    kWarning,           // a setting of the server risks the set's data (what, and how to fix it)
+    kLossAccepted,      // a Redis seen set that lost data was repaired as asked (accept_loss)
   };
   Kind kind;
   std::string text;

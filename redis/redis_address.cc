@@ -1,5 +1,9 @@
 #include "redis/redis_address.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "base/strings.h"
@@ -78,7 +82,32 @@ Result<RedisAddress> RedisAddress::Parse(std::string_view url) {
   }
   if (host.empty()) return bad("no host");
   address.host = std::string(host);
+  for (const char* variable : {kRedisPasswordVariable, "REDISCLI_AUTH"}) {
+    const char* value = std::getenv(variable);
+    if (!address.password.empty() || value == nullptr) continue;
+    address.password = value;
+  }
   return address;
+}
+
+Result<std::string> ReadRedisPasswordFile(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    return Status::IoError("reading the Redis password file " + path + ": " + std::strerror(errno));
+  }
+  std::string text(4096, '\0');
+  const size_t read = std::fread(text.data(), 1, text.size(), file);
+  const bool failed = std::ferror(file) != 0;
+  std::fclose(file);
+  if (failed) return Status::IoError("reading the Redis password file " + path);
+  text.resize(read);
+  if (const size_t newline = text.find('\n'); newline != std::string::npos) text.resize(newline);
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  if (text.empty()) {
+    return Status::InvalidArgument("the Redis password file " + path +
+                                   " is empty: its first line is the password");
+  }
+  return text;
 }
 
 std::string RedisAddress::ToString() const {

@@ -13,6 +13,13 @@
 
 namespace urlsieve {
 
+// The environment variable a Redis password may come from (RedisAddress::Parse).
+inline constexpr const char* kRedisPasswordVariable = "URLSIEVE_REDIS_PASSWORD";
+
+// The password in the first line of `path` (a trailing CR or LF dropped), for
+// --redis-password-file: an error names the file and what failed (never the password).
+Result<std::string> ReadRedisPasswordFile(const std::string& path);
+
 struct RedisAddress {
   std::string host;
   int port = 6379;
@@ -20,7 +27,10 @@ struct RedisAddress {
   std::string password;  // empty: no AUTH
   int db = 0;            // SELECT db (standalone servers only; a cluster has db 0 alone)
 
-  // InvalidArgument, naming the URL (its password hidden) and what is wrong.
+  // InvalidArgument, naming the URL (its password hidden) and what is wrong. A URL without a
+  // password takes the environment's, so that none need be on a command line (visible in `ps`):
+  // URLSIEVE_REDIS_PASSWORD, else REDISCLI_AUTH (the variable redis-cli reads); empty ones are
+  // ignored.
   static Result<RedisAddress> Parse(std::string_view url);
   // "redis://host:port/db", never the password: for messages.
   std::string ToString() const;

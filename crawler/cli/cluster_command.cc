@@ -8,6 +8,7 @@
 #include <string>
 
 #include "crawler/cli/commands.h"
+#include "crawler/cli/option_flags.h"
 #include "crawler/cluster/cluster_coordinator.h"
 #include "redis/redis_address.h"
 
@@ -17,6 +18,7 @@ namespace {
 struct ClusterStatusFlags {
   std::string url;
   std::string name;
+  std::string password_file;
   bool json = false;
 };
 
@@ -50,6 +52,7 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
                    "The cluster's Redis, redis://[[user]:password@]host:port[/db]")
       ->required();
   status->add_option("--cluster-name", flags->name, "The cluster's name")->required();
+  AddRedisPasswordFileFlag(status, &flags->password_file);
   status->add_flag("--json", flags->json, "One JSON object instead of text");
   status->callback([flags, exit_code] { *exit_code = RunClusterStatus(*flags); });
 }

@@ -68,6 +68,10 @@ int RunCrawl(const CrawlFlags& flags) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", config.status().message().c_str());
     return kExitUsage;
   }
+  if (Status used = UseRedisPasswordFile(config->crawl.redis_password_file); !used.ok()) {
+    std::fprintf(stderr, "urlsieve crawl: %s\n", used.message().c_str());
+    return kExitUsage;
+  }
   // The watcher runs from before the crawl is opened, so that threads started while opening (a
   // cluster node's heartbeat) leave the stop signals to it too (their default action would end
   // the process with no final checkpoint and no hand-over). A signal while opening ends the

@@ -25,9 +25,11 @@
 // the first run, so the output is the one of an undisturbed run. A non-transient error (a wrong
 // password, a name holding another type) ends the run (exit 1). Redis has every insert at once:
 // a kill -9 between a batch's insert and its output loses that batch's new URLs (they are seen,
-// never printed); a stop (SIGINT) while Redis is away, or an error mid-stream, prints the
-// unanswered batch's URLs as new (at-least-once, as the local filter: some may have been printed
-// before) and exits 1.
+// never printed); a stop (SIGINT) while Redis is away prints the unanswered batch's URLs as new
+// (at-least-once, as the local filter: some may have been printed before) and exits 1. A set that
+// refuses a batch (it lost data: docs/features/redis-seen-set.md, "A set that lost data") writes
+// nothing: that batch is not printed, and the run exits 1 naming the server and the key.
+// --accept-loss repairs such a set at open (its lost parts made again, empty).
 //
 // --revisit-after D [--generations G]: a URL told new longer ago than D is new again, stored with
 // the state like --capacity (then URLs per D). Bloom-only, a generational Bloom filter
@@ -59,6 +61,7 @@ struct FilterFlags {
   std::string state_dir;
   std::string redis_url;  // with redis_name: the shared set instead of state_dir
   std::string redis_name;
+  RedisFlagValues redis;
   bool exact = false;
   bool deletable = false;  // a counting Bloom filter, for `urlsieve forget` (new state only)
   uint64_t capacity = SeenFilterOptions().capacity;
@@ -87,6 +90,7 @@ SeenFilterOptions FilterOptions(const FilterFlags& flags) {
   if (!flags.redis_url.empty()) {
     options.redis_url = flags.redis_url;
     options.redis_name = flags.redis_name;
+    options.redis_accept_loss = flags.redis.accept_loss;
   } else {
     options.state_dir = flags.state_dir;
     options.checkpointed = flags.exact;
@@ -112,7 +116,8 @@ std::unique_ptr<SeenRetry> MakeRetry(const FilterFlags& flags, std::string* shar
 void PrintNotices(const SeenFilter& filter, const FilterFlags& flags) {
   for (const SeenNotice& notice : filter.notices()) {
     if (notice.kind != SeenNotice::Kind::kStoredParameters || flags.parameters_given) {
-      fprintf(stderr, "urlsieve filter: note: %s\n", notice.text.c_str());
+      fprintf(stderr, "urlsieve filter: %s: %s\n",
+              notice.kind == SeenNotice::Kind::kWarning ? "warning" : "note", notice.text.c_str());
     }
   }
 }
@@ -190,12 +195,20 @@ Status InsertShared(SeenFilter& filter, SeenRetry& retry, const std::string& sha
             shared_set.c_str(), static_cast<unsigned long long>(line_number));
   }
   if (status.ok()) return status;
+  if (status.code() != StatusCode::kUnavailable) {
+    // The set refused the batch (it lost data, or holds something else): it wrote nothing, and a
+    // URL printed as new here could be one it held. Nothing is printed; the run can be repeated.
+    return Status(status.code(), status.message() + "; the " +
+                                     std::to_string(batch.key_views.size()) +
+                                     " URLs of that batch (up to line " +
+                                     std::to_string(line_number) + ") were not printed");
+  }
   // Unanswered, the batch may be in part seen now: its URLs are printed (each once), so none is
   // lost; some may have been printed by an earlier run.
   std::set<std::string_view> printed;
   batch.Write(writer, canonical,
               [&](size_t i) { return printed.insert(batch.key_views[i]).second; });
-  std::string why = status.ToString();
+  std::string why = status.message();
   why += retry.stopped() ? " (stopped while waiting for it)" : "";
   return Status(status.code(), why + "; the " + std::to_string(printed.size()) +
                                    " URLs of the unanswered batch were printed as new");
@@ -269,7 +282,8 @@ void AddFilterCommand(CLI::App& app, int* exit_code) {
                       {.state = "State directory (created on first use)",
                        .redis = "Share the seen set in Redis instead of a state directory: "
                                 "redis://[[user]:password@]host:port[/db] (with --name)",
-                       .name = "The shared set's name in --redis (1-64 of A-Z a-z 0-9 _ . -)"});
+                       .name = "The shared set's name in --redis (1-64 of A-Z a-z 0-9 _ . -)"},
+                      &flags->redis);
   CLI::Option* redis = set.redis;
   auto* exact = cmd->add_flag("--exact", flags->exact,
                               "Confirm every Bloom 'maybe seen' in SQLite: no false positives");

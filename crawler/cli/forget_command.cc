@@ -42,6 +42,7 @@ struct ForgetFlags {
   std::string state_dir;
   std::string redis_url;
   std::string redis_name;
+  RedisFlagValues redis;
   size_t batch = 4096;
   bool quiet = false;  // no per-URL lines, the summary only
 };
@@ -63,6 +64,7 @@ Result<SeenFilterOptions> ForgetOptions(const ForgetFlags& flags) {
   if (!flags.redis_url.empty()) {
     options.redis_url = flags.redis_url;
     options.redis_name = flags.redis_name;
+    options.redis_accept_loss = flags.redis.accept_loss;
     return options;
   }
   options.state_dir = StateDirOf(flags.state_dir);
@@ -193,7 +195,8 @@ void AddForgetCommand(CLI::App& app, int* exit_code) {
        .redis = "A seen set shared in Redis: redis://[[user]:password@]host:port[/db] (with "
                 "--name)",
        .name = "The shared set's name in --redis",
-       .name_flag = "--name,--redis-name"});
+       .name_flag = "--name,--redis-name"},
+      &flags->redis);
   cmd->add_flag("--quiet,-q", flags->quiet, "Print only the summary (stderr)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));

@@ -1,6 +1,9 @@
 #include "crawler/cli/option_flags.h"
 
+#include <cstdlib>
 #include <string>
+
+#include "redis/redis_address.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -61,9 +64,38 @@ std::vector<CLI::Option*> AddCanonicalizeRuleFlags(CLI::App* cmd, CanonicalizeOp
   return added;
 }
 
+Status UseRedisPasswordFile(const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  Result<std::string> password = ReadRedisPasswordFile(path);
+  if (!password.ok()) return password.status();
+  ::setenv(kRedisPasswordVariable, password->c_str(), /*overwrite=*/1);
+  return Status::Ok();
+}
+
+void AddRedisPasswordFileFlag(CLI::App* cmd, std::string* path) {
+  cmd->add_option("--redis-password-file", *path,
+                  "Read the Redis password from this file's first line (else "
+                  "URLSIEVE_REDIS_PASSWORD or REDISCLI_AUTH), so that it is not on the command "
+                  "line")
+      ->each([](const std::string& file) {
+        if (Status used = UseRedisPasswordFile(file); !used.ok()) {
+          throw CLI::ValidationError("--redis-password-file", used.message());
+        }
+      });
+}
+
 SeenSetFlags AddSeenSetFlags(CLI::App* cmd, std::string* state_dir, std::string* redis_url,
-                             std::string* redis_name, const SeenSetFlagHelp& help) {
+                             std::string* redis_name, const SeenSetFlagHelp& help,
+                             RedisFlagValues* redis_values) {
   SeenSetFlags flags;
+  if (redis_values != nullptr) {
+    AddRedisPasswordFileFlag(cmd, &redis_values->password_file);
+    if (redis_values->writes) {
+      cmd->add_flag("--accept-loss", redis_values->accept_loss,
+                    "Repair a Redis seen set that lost data (its lost parts made again, empty: "
+                    "their URLs are new again) instead of stopping");
+    }
+  }
   flags.state = cmd->add_option("--state", *state_dir, help.state);
   flags.redis = cmd->add_option("--redis", *redis_url, help.redis);
   flags.name = cmd->add_option(help.name_flag, *redis_name, help.name);

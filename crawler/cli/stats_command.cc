@@ -27,6 +27,7 @@ struct StatsFlags {
   std::string state_dir;
   std::string redis_url;  // with redis_name: a shared set instead of state_dir
   std::string redis_name;
+  RedisFlagValues redis{.writes = false, .password_file = {}, .accept_loss = false};
   bool json = false;
 };
 
@@ -213,7 +214,8 @@ void AddStatsCommand(CLI::App& app, int* exit_code) {
                       {.state = "State directory",
                        .redis = "A seen set shared in Redis instead: "
                                 "redis://[[user]:password@]host:port[/db] (with --name)",
-                       .name = "The set's name in --redis"});
+                       .name = "The set's name in --redis"},
+                      &flags->redis);
   cmd->add_flag("--json", flags->json, "One JSON object instead of a table");
   cmd->callback([flags, exit_code, set] {
     RequireSeenSet(set);

@@ -32,6 +32,7 @@ Result<SeenSetSource*> ClusterDeployment::PrepareSeenSet(const CrawlStateOptions
       config_.cluster.url, config_.cluster.name, state, config_.crawl.rebuild_bloom,
       "a crawl cluster needs both the server (--cluster) and its name (--cluster-name)");
   if (!options.ok()) return options.status();
+  options->accept_loss = config_.crawl.accept_loss;
   options->new_key_stream = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
   source_ = std::make_unique<ClusterSeenSetSource>(
       std::move(*options), config_.cluster.node_id,

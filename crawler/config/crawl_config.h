@@ -63,6 +63,10 @@ struct CrawlConfig {
     // redis://[[user]:password@]host:port[/db] and the set's name there; both or neither.
     std::string seen_redis;
     std::string seen_redis_name;
+    // The Redis password's file (its first line), for a URL without one: not on the command line.
+    std::string redis_password_file;
+    // A shared set that lost data is repaired at open (RedisSeenSetOptions::accept_loss).
+    bool accept_loss = false;
   } crawl;
 
   struct Politeness {

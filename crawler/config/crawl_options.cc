@@ -286,6 +286,12 @@ std::vector<CrawlOptionSpec> FlagOptionSpecs() {
              "crawls with disjoint seeds on one set fetch each URL once in total"),
       String(OPTION_KEY(crawl, seen_redis_name), "--name,--seen-redis-name",
              "The name of the shared seen set in --seen-redis"),
+      String(OPTION_KEY(crawl, redis_password_file), "--redis-password-file",
+             "Read the Redis password from this file's first line (else URLSIEVE_REDIS_PASSWORD "
+             "or REDISCLI_AUTH), so that it is not on the command line"),
+      Bool(OPTION_KEY(crawl, accept_loss), "--accept-loss", true,
+           "Repair a shared seen set that lost data (its lost parts made again, empty: their "
+           "URLs are fetched again) instead of stopping"),
       String(
           OPTION_KEY(cluster, url), "--cluster",
           "Crawl as a node of a cluster coordinated in Redis, redis://[:password@]host:port[/db] "

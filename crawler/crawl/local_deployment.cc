@@ -25,6 +25,7 @@ Result<SeenSetSource*> LocalDeployment::PrepareSeenSet(const CrawlStateOptions& 
       crawl.seen_redis, crawl.seen_redis_name, state, crawl.rebuild_bloom,
       "a shared seen set needs both the server (--seen-redis) and the set's name (--name)");
   if (!options.ok()) return options.status();
+  options->accept_loss = crawl.accept_loss;
   source_ = std::make_unique<SharedSeenSetSource>(std::move(*options));
   return source_.get();
 }

@@ -53,19 +53,22 @@ FetchErrorKind KindOf(CURLcode code) {
   }
 }
 
-// A value with a line break would smuggle a header in: such a validator is not sent.
-bool HeaderSafe(const std::string& v) { return v.find_first_of("\r\n") == std::string::npos; }
+// A value with a line break would smuggle a header in, and one past kMaxValidatorBytes (kept by
+// an older build) invites a 431: such a validator is not sent.
+bool Sendable(const std::string& v) {
+  return v.size() <= kMaxValidatorBytes && v.find_first_of("\r\n") == std::string::npos;
+}
 
 // The request headers of a conditional GET (null when there are none); the caller frees them.
 curl_slist* ConditionalHeaders(const ConditionalRequest* conditional) {
   curl_slist* headers = nullptr;
   if (conditional != nullptr) {
-    if (!conditional->etag.empty() && HeaderSafe(conditional->etag)) {
+    if (!conditional->etag.empty() && Sendable(conditional->etag)) {
       std::string line = "If-None-Match: ";
       line += conditional->etag;
       headers = curl_slist_append(headers, line.c_str());
     }
-    if (!conditional->last_modified.empty() && HeaderSafe(conditional->last_modified)) {
+    if (!conditional->last_modified.empty() && Sendable(conditional->last_modified)) {
       std::string line = "If-Modified-Since: ";
       line += conditional->last_modified;
       headers = curl_slist_append(headers, line.c_str());
@@ -295,9 +298,9 @@ size_t Fetcher::OnHeader(char* data, size_t size, size_t count, void* self) {
       r.retry_after = value;
     } else if (EqualsIgnoreAsciiCase(name, "content-encoding")) {
       r.content_encoding = value;
-    } else if (EqualsIgnoreAsciiCase(name, "etag")) {
+    } else if (EqualsIgnoreAsciiCase(name, "etag") && value.size() <= kMaxValidatorBytes) {
       r.etag = value;
-    } else if (EqualsIgnoreAsciiCase(name, "last-modified")) {
+    } else if (EqualsIgnoreAsciiCase(name, "last-modified") && value.size() <= kMaxValidatorBytes) {
       r.last_modified = value;
     }
   }

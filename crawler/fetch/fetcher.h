@@ -58,6 +58,11 @@ struct FetcherOptions {
 // The validators of a stored copy, for a conditional GET (RFC 9110 §13.1): the request carries
 // If-None-Match and If-Modified-Since for those that are set, and a server that finds the copy
 // current answers 304 Not Modified with no body.
+// Validators longer than this are neither kept (FetchResult leaves them empty) nor sent: a
+// server's 8 KiB header-field limits (and its 431 answer) must not turn a good copy into an error,
+// and a fetch record stays small. Real ETags and HTTP-dates are far shorter.
+inline constexpr size_t kMaxValidatorBytes = 1024;
+
 struct ConditionalRequest {
   std::string etag;           // the stored ETag, as the server sent it ("" = none)
   std::string last_modified;  // the stored Last-Modified, as the server sent it ("" = none)
@@ -95,7 +100,7 @@ struct FetchResult {
   std::string location;
   std::string retry_after;
   std::string content_encoding;
-  std::string etag;  // validators, for a later conditional GET
+  std::string etag;  // validators, for a later conditional GET ("" past kMaxValidatorBytes)
   std::string last_modified;
 
   bool content_type_accepted = false;  // media_type is in FetcherOptions::accepted_content_types

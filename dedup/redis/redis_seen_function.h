@@ -7,7 +7,12 @@
 //   urlsieve_v1_init     KEYS: the shard's count hash. ARGV: layer table, identity. Creates the
 //                        shard (its state and its layer-0 string, at full size) unless it exists;
 //                        an existing shard of another identity is an error.
-//   urlsieve_v1_insert   KEYS: count. ARGV: exact (0/1), token, seq, claim log ("" none),
+//   urlsieve_v1_check    KEYS: the shard's count hash. ARGV: identity, repair (0/1). An existing
+//                        set's shard at open: NOINIT when it is missing, IDENTITY when it is
+//                        another set's, LOST when a layer string lost data (with repair 1: made
+//                        again, empty, and named in the reply "REPAIRED <key>...").
+//   urlsieve_v1_insert   KEYS: count. ARGV: exact (0/1), token ("<identity>/..." is checked
+//                        against the shard's: IDENTITY when the set was made again), seq, claim log ("" none),
 //                        generation, P, then per key its arguments (RedisKeyArguments). Returns
 //                        [one character per key, '1' new; the shard's layers; its newest count].
 //   urlsieve_v1_insert_routed  KEYS: count, the shard's inbox stream. ARGV: exact, token, seq,
@@ -33,6 +38,9 @@
 //                        the live generations.
 // init's optional ARGV[3] is the unit (1 bits, 4 counters), ARGV[4..5] a generational shard's
 // span (ms) and generation count; they go into the shard's count hash.
+// Every call that reads a shard checks what it reads first: a layer or live generation string
+// missing or not of its full size, or a shard state that is not readable, is an error reply
+// "LOST urlsieve: <key> ..." and nothing is written.
 // Compatibility: a newer build adds functions or optional arguments, never changes what an
 // existing one means, so an older binary's calls keep working after a newer one's FUNCTION LOAD
 // REPLACE.
@@ -50,6 +58,7 @@ namespace urlsieve {
 inline constexpr const char* kRedisSeenLibrary = "urlsieve_v1";
 inline constexpr const char* kRedisSeenCreate = "urlsieve_v1_create";
 inline constexpr const char* kRedisSeenInit = "urlsieve_v1_init";
+inline constexpr const char* kRedisSeenCheck = "urlsieve_v1_check";
 inline constexpr const char* kRedisSeenInsert = "urlsieve_v1_insert";
 inline constexpr const char* kRedisSeenInsertRouted = "urlsieve_v1_insert_routed";
 inline constexpr const char* kRedisSeenContains = "urlsieve_v1_contains";

@@ -173,6 +173,32 @@ local function shard_state(count_key)
          tonumber(state[5] or '0'), tonumber(state[6] or '1')
 end
 
+-- A shard that lost data (docs/features/redis-seen-set.md, "A set that lost data"): the caller
+-- stops, it never answers "new" for keys the set held.
+local function lost(key, what)
+  return redis.error_reply('LOST urlsieve: ' .. key .. ' ' .. what ..
+                           ' (deleted, evicted, overwritten, or the server restarted without it)')
+end
+
+-- Error reply (LOST) unless `key` is a string of `want` bytes, the size it was made with: a
+-- filter string deleted, evicted, or overwritten by another write.
+local function check_string(key, want)
+  local n = redis.pcall('STRLEN', key)
+  if type(n) ~= 'number' then return lost(key, 'is no longer a string') end
+  if n == 0 then return lost(key, 'is missing') end
+  if n ~= want then return lost(key, 'holds ' .. n .. ' bytes, not its ' .. want) end
+  return nil
+end
+
+-- Error reply unless each of the shard's `nlayers` layer strings holds its full size.
+local function check_layers(prefix, layers, nlayers, unit)
+  for l = 0, nlayers - 1 do
+    local err = check_string(prefix .. 'bloom:' .. l, layers[l + 1].blocks * 64 * unit)
+    if err then return err end
+  end
+  return nil
+end
+
 -- The keys of `list` (key starts) not in the filter string `bloom` of geometry `layer`, whose
 -- arguments start at `start` in a key's (exact: confirmed in the buckets `fp_prefix`<bucket>).
 -- A key found is recorded in c.held (when set) as c.holding.
@@ -225,9 +251,21 @@ local function replayed(prefix, token, seq)
 end
 
 -- The head of every writing call: KEYS[1] the shard's count hash; ARGV exact, token, seq. Returns
--- the shard's key prefix, exact, seq, and the replay record (replayed).
+-- the shard's key prefix, exact, seq, and the replay record (replayed), or in its place the
+-- error reply to return: a token "<identity>/..." names the set its client opened, and a shard of
+-- another identity is that set deleted and made again under the client.
 local function writing_call(keys, argv)
   local prefix = string.sub(keys[1], 1, -6)
+  local slash = string.find(argv[2], '/', 1, true)
+  if slash then
+    local identity = redis.call('HGET', keys[1], 'identity')
+    if identity and identity ~= string.sub(argv[2], 1, slash - 1) then
+      return prefix, false, argv[3], nil,
+             redis.error_reply('IDENTITY urlsieve: ' .. keys[1] .. ' now belongs to set ' ..
+                               identity .. ', not ' .. string.sub(argv[2], 1, slash - 1) ..
+                               ': the set was deleted and made again')
+    end
+  end
   local done_key, done = replayed(prefix, argv[2], argv[3])
   return prefix, argv[1] == '1', argv[3], done_key, done
 end
@@ -262,6 +300,12 @@ local function layered_state(count_key, provided)
   if not provided or provided < 1 or provided > #layers then
     return nil, redis.error_reply('ERR urlsieve: bad layer count')
   end
+  if nlayers < 1 or nlayers > #layers or not count or count < 0 then
+    return nil, lost(count_key, 'says ' .. nlayers .. ' layers and count ' .. tostring(count) ..
+                     ' (its table has ' .. #layers .. ' layers)')
+  end
+  local err = check_layers(string.sub(count_key, 1, -6), layers, nlayers, unit)
+  if err then return nil, err end
   return nlayers, count, layers, maybe, fps, unit
 end
 
@@ -445,6 +489,42 @@ local function init(keys, argv)
   return 'OK'
 end
 
+-- The shard checked when a set that exists opens: ARGV identity, repair (0/1). NOINIT when its
+-- count hash is missing (the caller initializes it only on request); an error when it belongs to
+-- another set; LOST when a layer string lost data, or with repair = 1 the string made again
+-- (empty) and its name in the reply "REPAIRED <key> ...". A generational shard's strings are
+-- checked by its calls.
+local function check(keys, argv)
+  local count_key = keys[1]
+  local prefix = string.sub(count_key, 1, -6)
+  local identity = redis.call('HGET', count_key, 'identity')
+  if not identity then
+    return redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
+  end
+  if identity ~= argv[1] then
+    return redis.error_reply('IDENTITY urlsieve: ' .. count_key .. ' belongs to set ' ..
+                             identity .. ', not ' .. argv[1])
+  end
+  if redis.call('HEXISTS', count_key, 'span') == 1 then return 'OK' end
+  local nlayers, count, layers, _, _, unit = shard_state(count_key)
+  if not nlayers or nlayers < 1 or nlayers > #layers or not count then
+    return lost(count_key, 'is not a readable shard state')
+  end
+  local repaired = {}
+  for l = 0, nlayers - 1 do
+    local key = prefix .. 'bloom:' .. l
+    local want = layers[l + 1].blocks * 64 * unit
+    local err = check_string(key, want)
+    if err then
+      if argv[2] ~= '1' then return err end
+      redis.call('SET', key, string.rep('\0', want))
+      repaired[#repaired + 1] = key
+    end
+  end
+  if #repaired > 0 then return 'REPAIRED ' .. table.concat(repaired, ' ') end
+  return 'OK'
+end
+
 -- Forgetting in a layered shard. ARGV: exact, token, seq, P, then per key its arguments (no
 -- payload). Exact: the key's record is deleted from every layer's bucket (HDEL). Counting: the
 -- lowest layer that holds the key is the one it was inserted into (a key goes into the newest
@@ -513,6 +593,24 @@ local function gen_state(count_key)
           unit = tonumber(s[4] or '1'), span = tonumber(s[5]), gens = tonumber(s[6])}
 end
 
+-- Error reply (LOST) when a live generation that took keys (its count in the count hash) lost
+-- its string. The oldest live one is not checked: it expires next, by its writer's clock, which
+-- may run ahead of this call's.
+local function check_generations(count_key, st, cur)
+  local fields = {}
+  for g = cur - st.gens + 1, cur do fields[#fields + 1] = 'g' .. fmt(g) end
+  local counts = redis.call('HMGET', count_key, unpack(fields))
+  local prefix = string.sub(count_key, 1, -6)
+  for i = 1, #fields do
+    if tonumber(counts[i] or '0') > 0 then
+      local err = check_string(prefix .. 'gen:' .. string.sub(fields[i], 2),
+                               st.layer.blocks * 64 * st.unit)
+      if err then return err end
+    end
+  end
+  return nil
+end
+
 local function gen_noinit(count_key)
   return redis.error_reply('NOINIT urlsieve: generational shard ' .. count_key ..
                            ' is not initialized')
@@ -538,6 +636,8 @@ local function gen_test_and_set(count_key, exact, with_payload, argv, head, now_
   end
   local now = gen_now(now_text)
   local cur = math.floor(now / st.span)
+  local err = check_generations(count_key, st, cur)
+  if err then return nil, err end
   local c = {argv = argv, exact = exact, unit = st.unit, maybe = st.maybe, fp = st.fp, held = {}}
   local pending = key_starts(nkeys, head, stride)
   -- The live generations before the current one, and any after it: a client whose clock is
@@ -642,6 +742,8 @@ local function contains_gen(keys, argv)
   end
   local now = gen_now(argv[2])
   local cur = math.floor(now / st.span)
+  local err = check_generations(count_key, st, cur)
+  if err then return err end
   local c = {argv = argv, exact = exact, unit = st.unit, maybe = 0, fp = 0}
   local pending = key_starts(nkeys, head, stride)
   for g = cur - st.gens, cur + st.gens do
@@ -679,6 +781,8 @@ local function forget_gen(keys, argv)
   end
   local now = gen_now(argv[4])
   local cur = math.floor(now / st.span)
+  local err = check_generations(count_key, st, cur)
+  if err then return err end
   local answer = {}
   for i = 1, nkeys do
     local base = head + 1 + (i - 1) * stride
@@ -710,6 +814,7 @@ end
 
 redis.register_function('urlsieve_v1_create', create)
 redis.register_function('urlsieve_v1_init', init)
+redis.register_function('urlsieve_v1_check', check)
 redis.register_function('urlsieve_v1_insert', insert)
 redis.register_function('urlsieve_v1_insert_routed', insert_routed)
 redis.register_function{function_name = 'urlsieve_v1_contains', callback = contains,

@@ -387,6 +387,14 @@ TEST_F(FetcherTest, AConditionalRequestSendsTheValidatorsAndOnlyForThatFetch) {
   r = fetcher->Fetch(Url("/about"), ConditionalRequest{"\"a\"\r\nX-Injected: 1", ""});
   ASSERT_TRUE(r.ok()) << r.error.ToString();
   EXPECT_EQ(r.request_headers.find("X-Injected"), std::string::npos) << r.request_headers;
+  // A validator past kMaxValidatorBytes (kept by an older build) is not sent: a server's 431
+  // would replace the URL's good record. One of exactly the limit is.
+  const std::string longest = "\"" + std::string(kMaxValidatorBytes - 2, 'v') + "\"";
+  r = fetcher->Fetch(Url("/about"), ConditionalRequest{longest, ""});
+  EXPECT_NE(r.request_headers.find("If-None-Match: " + longest), std::string::npos);
+  r = fetcher->Fetch(Url("/about"), ConditionalRequest{longest + "w", longest + "w"});
+  ASSERT_TRUE(r.ok()) << r.error.ToString();
+  EXPECT_EQ(r.request_headers.find("If-"), std::string::npos) << r.request_headers.substr(0, 200);
 }
 
 }  // namespace

@@ -620,9 +620,9 @@ TEST(RedisSeenSetTest, TheClaimLogKeepsPayloadsUntilTheirCheckpointCommits) {
   EXPECT_TRUE(claims(**second).empty());
 }
 
-// A server that lost the function library (FUNCTION FLUSH, a restart without persistence) gets
-// it again; a server that lost the set's keys gets its shards back (and the keys are new again).
-TEST(RedisSeenSetTest, ALostFunctionLibraryOrShardIsRestored) {
+// A server that lost the function library (FUNCTION FLUSH) gets it again: no data was lost. (A
+// lost shard is an error: redis_seen_set_loss_test.cc.)
+TEST(RedisSeenSetTest, ALostFunctionLibraryIsLoadedAgain) {
   ASSERT_NE(SharedRedisServer(), nullptr);
   auto set = RedisSeenSet::Open(Options("restore"), nullptr);
   ASSERT_TRUE(set.ok()) << set.status().ToString();
@@ -632,14 +632,6 @@ TEST(RedisSeenSetTest, ALostFunctionLibraryOrShardIsRestored) {
   ASSERT_TRUE(client->Run({{"FUNCTION", "FLUSH"}, -1}).ok());
   EXPECT_TRUE(InsertUrls(**set, 0, 100).empty());
   EXPECT_EQ(InsertUrls(**set, 100, 200).size(), 100u);
-  ASSERT_TRUE(client
-                  ->Run({{"DEL", "urlsieve:{restore:0}:count", "urlsieve:{restore:0}:bloom:0",
-                          "urlsieve:{restore}:meta"}})
-                  .ok());
-  EXPECT_EQ(InsertUrls(**set, 0, 200).size(), 200u);
-  auto again = RedisSeenSet::Open(Options("restore"), nullptr);
-  ASSERT_TRUE(again.ok()) << again.status().ToString();
-  EXPECT_EQ((*again)->identity(), (*set)->identity());
 }
 
 }  // namespace

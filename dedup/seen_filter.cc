@@ -1,5 +1,6 @@
 #include "dedup/seen_filter.h"
 
+#include "base/fork_generation.h"
 #include "dedup/bloom/key_hash.h"
 #include "dedup/bloom_seen_set.h"
 #include "dedup/generational_seen_set.h"
@@ -69,9 +70,24 @@ Status CheckRevisitOptions(const SeenFilterOptions& options) {
 }  // namespace
 
 SeenFilter::SeenFilter(const SeenFilterOptions& options)
-    : options_(options), canonicalizer_(options.canonicalize) {}
+    : options_(options), canonicalizer_(options.canonicalize), fork_generation_(ForkGeneration()) {}
 
-SeenFilter::~SeenFilter() = default;
+SeenFilter::~SeenFilter() {
+  if (ForkGeneration() == fork_generation_) return;
+  // A fork() child: the state directory, its lock and database, the snapshot a close would write,
+  // the Redis connections are the parent's. Dropped unclosed; the child's exit frees the memory.
+  (void)owned_set_.release();
+  (void)dir_.release();
+}
+
+Status SeenFilter::CheckProcess() const {
+  if (ForkGeneration() == fork_generation_) return Status::Ok();
+  return Status::FailedPrecondition(
+      "this SeenFilter was opened before a fork(), in the parent process: a child cannot use it "
+      "(its state, lock and connections stay the parent's). Open a new SeenFilter in the child; "
+      "over Redis, any number of processes share the set, and a state directory takes one at a "
+      "time");
+}
 
 Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& options) {
   if (options.capacity == 0) return Status::InvalidArgument("capacity must be positive");
@@ -191,6 +207,7 @@ std::unique_ptr<SeenFilter> SeenFilter::Over(SeenSet* set, const SeenFilterOptio
 }
 
 Status SeenFilter::Checkpoint() {
+  URLSIEVE_RETURN_IF_ERROR(CheckProcess());
   if (owned_set_ != nullptr && dir_ == nullptr && options_.redis_url.empty()) {
     return Status::FailedPrecondition("an in-memory SeenFilter has no state");
   }
@@ -198,6 +215,7 @@ Status SeenFilter::Checkpoint() {
 }
 
 Result<bool> SeenFilter::InsertIfNew(std::string_view url) {
+  URLSIEVE_RETURN_IF_ERROR(CheckProcess());
   Scratch& s = ThreadScratch();
   if (s.keys.empty()) s.keys.emplace_back();
   URLSIEVE_RETURN_IF_ERROR(canonicalizer_.CanonicalizeTo(url, &s.keys[0]));
@@ -207,6 +225,7 @@ Result<bool> SeenFilter::InsertIfNew(std::string_view url) {
 
 Status SeenFilter::InsertIfNewBatch(std::span<const std::string_view> urls,
                                     std::vector<SeenResult>* out) {
+  URLSIEVE_RETURN_IF_ERROR(CheckProcess());
   Scratch& s = ThreadScratch();
   if (s.keys.size() < urls.size()) s.keys.resize(urls.size());
   s.views.clear();
@@ -242,6 +261,7 @@ Result<bool> SeenFilter::Forget(std::string_view url) {
 
 Status SeenFilter::ForgetBatch(std::span<const std::string_view> urls,
                                std::vector<ForgetResult>* out) {
+  URLSIEVE_RETURN_IF_ERROR(CheckProcess());
   Scratch& s = ThreadScratch();
   if (s.keys.size() < urls.size()) s.keys.resize(urls.size());
   s.views.clear();
@@ -268,6 +288,7 @@ Status SeenFilter::ForgetBatch(std::span<const std::string_view> urls,
 }
 
 Result<bool> SeenFilter::Contains(std::string_view url) const {
+  URLSIEVE_RETURN_IF_ERROR(CheckProcess());
   std::string key;
   URLSIEVE_RETURN_IF_ERROR(canonicalizer_.CanonicalizeTo(url, &key));
   return set_->ContainsHashed(key, HashKey(key));

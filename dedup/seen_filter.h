@@ -211,6 +211,7 @@ class SeenFilter {
   // For callers that already hold canonical keys (UrlCanonicalizer::CanonicalizeTo with the same
   // options as canonicalizer()): skips canonicalization. (*is_new)[i] is 1 for a new key.
   Status InsertKeysIfNew(std::span<const std::string_view> keys, std::vector<uint8_t>* is_new) {
+    URLSIEVE_RETURN_IF_ERROR(CheckProcess());
     return set_->InsertKeysIfNew(keys, is_new);
   }
 
@@ -227,11 +228,20 @@ class SeenFilter {
   // non-OK Status (Unsupported, a store failure) means nothing can be trusted of the batch.
   Status ForgetBatch(std::span<const std::string_view> urls, std::vector<ForgetResult>* out);
 
-  SeenStats Stats() const { return set_->Stats(); }
+  // FailedPrecondition in a process that inherited the filter through fork(): its state and
+  // connections stay the parent's (base/fork_generation.h). Every call checks it; the destructor
+  // in such a child releases nothing the parent uses (no save, no close).
+  Status CheckProcess() const;
+
+  // Empty stats in a fork() child (see CheckProcess).
+  SeenStats Stats() const { return CheckProcess().ok() ? set_->Stats() : SeenStats(); }
 
   // Makes everything inserted so far durable: the set's Save (seen_set.h). A no-op for an
   // in-memory filter and over Redis.
-  Status Save() { return set_->Save(); }
+  Status Save() {
+    URLSIEVE_RETURN_IF_ERROR(CheckProcess());
+    return set_->Save();
+  }
   // The same, but FailedPrecondition for an in-memory filter (a no-op over Redis).
   Status Checkpoint();
 
@@ -258,6 +268,7 @@ class SeenFilter {
   std::unique_ptr<StateDir> dir_;
   std::unique_ptr<SeenSet> owned_set_;
   SeenSet* set_ = nullptr;
+  const uint64_t fork_generation_;  // ForkGeneration() when the filter was made
 };
 
 }  // namespace urlsieve

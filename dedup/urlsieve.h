@@ -22,6 +22,11 @@
  *
  * Thread-safety: every function may be called concurrently on one handle, except urlsieve_close,
  * which must be the last call on it.
+ *
+ * fork(): a handle opened before a fork() is the parent's. In the child every call on it returns
+ * URLSIEVE_FAILED_PRECONDITION (its state, lock and Redis connections stay the parent's), and
+ * urlsieve_close frees the child's copy without saving or closing anything; the child opens a
+ * handle of its own.
  */
 #ifndef URLSIEVE_DEDUP_URLSIEVE_H_
 #define URLSIEVE_DEDUP_URLSIEVE_H_

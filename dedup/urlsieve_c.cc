@@ -187,7 +187,10 @@ urlsieve_status urlsieve_close(urlsieve_filter* filter, urlsieve_error* error) {
   if (filter == nullptr) return URLSIEVE_OK;
   std::unique_ptr<urlsieve_filter> owned(filter);
   return Guard(error, [&]() -> urlsieve_status {
-    if (owned->filter->options().state_dir.empty()) return URLSIEVE_OK;
+    // A fork() child's close frees its copy only: the state is the parent's to save.
+    if (owned->filter->options().state_dir.empty() || !owned->filter->CheckProcess().ok()) {
+      return URLSIEVE_OK;
+    }
     return Report(error, owned->filter->Save());
   });
 }

@@ -21,6 +21,7 @@
 
 #include "base/duration.h"
 #include "dedup/seen_filter.h"
+#include "redis/redis_waits.h"
 
 namespace py = pybind11;
 
@@ -85,9 +86,10 @@ std::chrono::seconds RevisitAfter(const py::object& value) {
     if (py::isinstance<py::bool_>(value)) throw py::type_error("revisit_after must not be a bool");
     seconds = py::cast<double>(value);
   } else {
-    throw py::type_error("revisit_after must be seconds (int), a timedelta or a duration such as "
-                         "\"7d\", not " +
-                         std::string(py::str(py::type::of(value).attr("__name__"))));
+    throw py::type_error(
+        "revisit_after must be seconds (int), a timedelta or a duration such as "
+        "\"7d\", not " +
+        std::string(py::str(py::type::of(value).attr("__name__"))));
   }
   if (!(seconds >= 0) || seconds != static_cast<double>(static_cast<int64_t>(seconds))) {
     throw py::value_error("revisit_after must be a non-negative whole number of seconds");
@@ -117,11 +119,13 @@ class PySeenFilter {
     o.redis_front_cache_keys = redis_front_cache_keys;
     for (auto [key, value] : rules) {
       const std::string name = py::str(key);
-      if (name == "deletable") {  // keyword-only, taken from the kwargs (SeenFilterOptions)
+      // Keyword-only flags, taken from the kwargs (SeenFilterOptions): deletable, and
+      // accept_loss (redis_accept_loss: repair a shared set that lost data at open).
+      if (name == "deletable" || name == "accept_loss") {
         try {
-          o.deletable = py::cast<bool>(value);
+          (name == "deletable" ? o.deletable : o.redis_accept_loss) = py::cast<bool>(value);
         } catch (const py::cast_error&) {
-          throw py::type_error("SeenFilter(): deletable must be a bool, not " +
+          throw py::type_error("SeenFilter(): " + name + " must be a bool, not " +
                                std::string(py::str(py::type::of(value).attr("__name__"))));
         }
         continue;
@@ -330,7 +334,8 @@ class PySeenFilter {
     Status s;
     {
       py::gil_scoped_release release;
-      if (!f->options().state_dir.empty()) s = f->Save();
+      // (Not in a fork() child: the state is the parent's to save.)
+      if (!f->options().state_dir.empty() && f->CheckProcess().ok()) s = f->Save();
       f.reset();
     }
     if (!s.ok()) Throw(s);
@@ -367,6 +372,13 @@ PYBIND11_MODULE(_core, m) {
       "had no effect that was reported, and a retry may succeed.",
       urlsieve::g_error, nullptr);
   if (urlsieve::g_unavailable == nullptr) throw py::error_already_set();
+  // A Redis server that does not answer within the timeout, and its return: a RuntimeWarning
+  // (redis/redis_waits.h), from whichever thread waited.
+  urlsieve::SetRedisWaitSink([](const std::string& line) {
+    if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+    py::gil_scoped_acquire gil;
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, ("urlsieve: " + line).c_str(), 1) != 0) PyErr_Clear();
+  });
   m.attr("UnavailableError") = py::handle(urlsieve::g_unavailable);
   // The names of the opt-in canonicalization rules, SeenFilter's keyword arguments (all False by
   // default), in the order of kCanonicalizeRules.

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "redis/redis_waits.h"
+
 namespace urlsieve {
 namespace {
 
@@ -70,6 +72,7 @@ Result<std::unique_ptr<RedisConnection>> RedisConnection::Open(const RedisAddres
   if (context == nullptr) return Status::Unavailable(server + ": connecting: out of memory");
   std::unique_ptr<RedisConnection> connection(new RedisConnection(context, server));
   if (context->err != 0) return connection->Fail("connecting");
+  connection->command_timeout_s_ = timeouts.command_s;
   if (redisSetTimeout(context, ToTimeval(timeouts.command_s)) != REDIS_OK) {
     return connection->Fail("setting the command timeout");
   }
@@ -108,6 +111,7 @@ Status RedisConnection::Fail(std::string_view what) {
   int err = context_->err;
   if (err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK)) {
     message += "timed out";
+    RedisNoAnswer(server_, what, command_timeout_s_);
   } else if (err == REDIS_ERR_EOF) {
     message += "the server closed the connection";
   } else {
@@ -161,11 +165,15 @@ Status RedisConnection::Receive(std::span<const RedisCommand> commands,
     void* raw = nullptr;
     if (redisGetReply(context_, &raw) != REDIS_OK || raw == nullptr) {
       if (raw != nullptr) freeReplyObject(raw);
-      return Fail(commands[i].argv.empty() ? "reading a reply" : "running " + commands[i].argv[0]);
+      const std::vector<std::string>& argv = commands[i].argv;
+      return Fail(argv.empty()                            ? std::string("reading a reply")
+                  : argv[0] == "FCALL" && argv.size() > 1 ? "running FCALL " + argv[1]
+                                                          : "running " + argv[0]);
     }
     replies->push_back(Copy(*static_cast<redisReply*>(raw)));
     freeReplyObject(raw);
   }
+  RedisAnswered(server_);
   return Status::Ok();
 }
 

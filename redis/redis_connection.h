@@ -5,7 +5,8 @@
 // connection (broken() turns true) and are a non-OK Status that names the node and what was being
 // done: kUnavailable for the network (worth a retry on a new connection), kFailedPrecondition for
 // a peer that is not a Redis server or refused the credentials. Commands of a failed pipeline may
-// or may not have run.
+// or may not have run. A timeout, and the next answer after one, are told to the user once per
+// outage of the server (redis_waits.h).
 //
 // Thread-safety: none; one thread at a time (RedisClient pools them).
 #ifndef URLSIEVE_REDIS_REDIS_CONNECTION_H_
@@ -59,6 +60,7 @@ class RedisConnection {
 
   redisContext* context_;
   std::string server_;
+  double command_timeout_s_ = 0;  // for the wait notice (redis_waits.h)
   bool broken_ = false;
 };
 

@@ -15,8 +15,9 @@
 
     # Optional: one seen set shared in Redis by every Scrapy process that names it (the drop-in
     # alternative to scrapy-redis's RFPDupeFilter): each request is scheduled by one process only.
-    URLSIEVE_REDIS_URL = "redis://:password@redis-host:6379/0"
-    URLSIEVE_REDIS_NAME = "my-crawl"   # both or neither
+    URLSIEVE_REDIS_URL = "redis://redis-host:6379/0"  # the password: URLSIEVE_REDIS_PASSWORD or
+    URLSIEVE_REDIS_PASSWORD_FILE = "/run/secrets/redis"  # REDISCLI_AUTH in the environment, or
+    URLSIEVE_REDIS_NAME = "my-crawl"   # this file's first line; both or neither
     URLSIEVE_REDIS_RETRY_TIMEOUT = 200  # seconds a Redis fault is retried before the crawl stops
     URLSIEVE_REDIS_FRONT_CACHE_KEYS = 1048576  # keys known seen, answered locally (the default)
 
@@ -81,6 +82,21 @@ def _revisit_after(value):
     return value
 
 
+def _with_password_file(url, password_file):
+    """The Redis URL with the first line of password_file as its password (kept in this process,
+    off any command line), unless the URL names one. Without a file, an address without a password
+    takes URLSIEVE_REDIS_PASSWORD or REDISCLI_AUTH from the environment (urlsieve.SeenFilter)."""
+    if not url or not password_file or "@" in url.partition("://")[2]:
+        return url
+    with open(password_file, encoding="utf-8") as f:
+        password = f.readline().rstrip("\r\n")
+    if not password:
+        raise ValueError(f"URLSIEVE_REDIS_PASSWORD_FILE {password_file} is empty: its first line "
+                         "is the password")
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://:{password}@{rest}"
+
+
 class SeenDupeFilter(BaseDupeFilter):
     """Scrapy DUPEFILTER_CLASS: the URL-seen test of urlsieve."""
 
@@ -139,7 +155,8 @@ class SeenDupeFilter(BaseDupeFilter):
             capacity=settings.getint("URLSIEVE_CAPACITY", 10_000_000),
             fp_rate=settings.getfloat("URLSIEVE_FP_RATE", 1e-6),
             exact=settings.getbool("URLSIEVE_EXACT", False),
-            redis_url=settings.get("URLSIEVE_REDIS_URL"),
+            redis_url=_with_password_file(settings.get("URLSIEVE_REDIS_URL"),
+                                          settings.get("URLSIEVE_REDIS_PASSWORD_FILE")),
             redis_name=settings.get("URLSIEVE_REDIS_NAME"),
             redis_retry_timeout=settings.getfloat("URLSIEVE_REDIS_RETRY_TIMEOUT", 200.0),
             redis_front_cache_keys=settings.getint("URLSIEVE_REDIS_FRONT_CACHE_KEYS", DEFAULT_REDIS_FRONT_CACHE_KEYS),

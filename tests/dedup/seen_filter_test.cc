@@ -1,6 +1,7 @@
 #include "dedup/seen_filter.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -703,6 +704,53 @@ TEST_F(SeenFilterTest, RejectsBadOptions) {
   o = SeenFilterOptions{};
   o.capacity = 0;
   EXPECT_EQ(SeenFilter::Open(o).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace urlsieve
+
+namespace urlsieve {
+namespace {
+
+// A filter inherited through fork(): every call in the child is a clear error, and the child's
+// exit neither saves nor closes the parent's state (issue 24: on a local state "the last process
+// to close wins", and the other's inserts vanished).
+TEST_F(SeenFilterTest, AFilterInheritedThroughForkIsAnErrorInTheChildAndLeavesTheStateAlone) {
+  for (const bool exact : {false, true}) {
+    SCOPED_TRACE(exact ? "exact" : "bloom");
+    fs::remove_all(dir_);
+    auto f = MustOpen(Persistent(exact));
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(Insert(*f, Url(1)));
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // the child: report through the exit code, never return into gtest
+      int code = 0;
+      auto inserted = f->InsertIfNew(Url(2));
+      if (inserted.ok() || inserted.status().code() != StatusCode::kFailedPrecondition ||
+          inserted.status().message().find("fork()") == std::string::npos) {
+        code |= 1;
+      }
+      if (f->Contains(Url(1)).ok() || f->Save().ok()) code |= 2;
+      std::vector<uint8_t> is_new;
+      if (f->InsertKeysIfNew(std::vector<std::string_view>{"k"}, &is_new).ok()) code |= 4;
+      f.reset();  // the destructor in the child: nothing saved, nothing closed
+      ::_exit(code);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    // The parent goes on, and its state is its own.
+    EXPECT_TRUE(Insert(*f, Url(3)));
+    ASSERT_TRUE(f->Save().ok());
+    f.reset();
+    auto reopened = MustOpen(Persistent(exact));
+    ASSERT_NE(reopened, nullptr);
+    EXPECT_TRUE(Has(*reopened, Url(1)));
+    EXPECT_TRUE(Has(*reopened, Url(3)));
+    EXPECT_FALSE(Has(*reopened, Url(2)));
+  }
 }
 
 }  // namespace

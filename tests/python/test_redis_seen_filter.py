@@ -153,3 +153,82 @@ def test_forget_over_redis_deletable_and_exact_and_a_plain_set_refuses(redis_ser
     with pytest.raises(urlsieve.Error, match="--deletable"):
         plain.forget("http://f.example/x")
     assert plain.insert_if_new("http://f.example/x") is False
+
+
+def test_the_password_comes_from_the_environment(tmp_path, monkeypatch):
+    server = RedisServer(tmp_path / "redis", password="sesame")
+    try:
+        bare = f"redis://127.0.0.1:{server.port}"
+        for variable in ("URLSIEVE_REDIS_PASSWORD", "REDISCLI_AUTH"):
+            monkeypatch.setenv(variable, "sesame")
+            with urlsieve.SeenFilter(redis=bare, name="env") as f:
+                f.insert_if_new(f"http://{variable}.example/")
+            monkeypatch.delenv(variable)
+        with pytest.raises(urlsieve.Error, match=f"127.0.0.1:{server.port}"):
+            urlsieve.SeenFilter(redis=bare, name="env")
+    finally:
+        server.stop()
+
+
+def test_a_set_that_lost_data_raises_until_reopened_with_accept_loss(redis_server):
+    import subprocess
+    f = urlsieve.SeenFilter(redis=redis_server.url, name="lost", capacity=10_000)
+    urls = [f"http://lost.example/{i}" for i in range(500)]
+    assert all(f.insert_many(urls))
+    key = "urlsieve:{lost:0}:bloom:0"
+    port = redis_server.url.rsplit(":", 1)[1].split("/")[0]
+    subprocess.run(["redis-cli", "-p", port, "DEL", key], check=True, capture_output=True)
+    # (The front cache still answers the URLs this process inserted: those were seen.)
+    with pytest.raises(urlsieve.Error, match=key) as raised:
+        f.insert_many(urls + ["http://lost.example/new"])
+    assert "accept_loss" in str(raised.value)
+    with pytest.raises(urlsieve.Error, match=key):
+        urlsieve.SeenFilter(redis=redis_server.url, name="lost", capacity=10_000)
+    with pytest.raises(TypeError, match="accept_loss must be a bool"):
+        urlsieve.SeenFilter(redis=redis_server.url, name="lost", accept_loss="yes")
+    repaired = urlsieve.SeenFilter(redis=redis_server.url, name="lost", capacity=10_000,
+                                   accept_loss=True)
+    assert any(key in notice for notice in repaired.notices)
+    assert all(repaired.insert_many(urls))  # the lost shard's URLs are new again
+    # The refused batch wrote nothing; the first handle works again.
+    assert f.insert_many(["http://lost.example/new"]) == [True]
+    assert repaired.insert_many(["http://lost.example/new"]) == [False]
+
+
+def _insert_in_worker(args):
+    url, name, inherited, urls = args
+    if inherited is not None:
+        try:
+            inherited.insert_many(urls)
+            return "inherited filter answered"
+        except urlsieve.Error as error:
+            return "refused" if "fork()" in str(error) else str(error)
+    with urlsieve.SeenFilter(redis=url, name=name, capacity=100_000) as own:
+        return sum(own.insert_many(urls))
+
+
+_INHERITED = None
+
+
+def _use_inherited(urls):
+    return _insert_in_worker((None, None, _INHERITED, urls))
+
+
+def test_forked_workers_open_their_own_filter_and_an_inherited_one_raises(redis_server):
+    # fork() after opening a Redis-backed filter shared its pooled connections: 10,450-10,800
+    # "new" answers for 10,400 distinct URLs. Now an inherited filter refuses; each worker opens
+    # its own and every URL is new exactly once.
+    import multiprocessing
+    global _INHERITED
+    _INHERITED = urlsieve.SeenFilter(redis=redis_server.url, name="forked", capacity=100_000)
+    assert _INHERITED.insert_if_new("http://forked.example/parent")
+    context = multiprocessing.get_context("fork")
+    urls = [f"http://forked.example/{i % 10_400}" for i in range(20_800)]
+    chunks = [urls[i:i + 1300] for i in range(0, len(urls), 1300)]
+    with context.Pool(4) as pool:
+        assert set(pool.map(_use_inherited, chunks[:4])) == {"refused"}
+        counts = pool.map(_insert_in_worker,
+                          [(redis_server.url, "forked", None, chunk) for chunk in chunks])
+    assert sum(counts) == 10_400
+    assert _INHERITED.insert_if_new("http://forked.example/parent") is False  # the parent's works
+    _INHERITED.close()

@@ -379,3 +379,25 @@ def test_a_redis_fault_is_retried_then_stops_never_dropping_silently(tmp_path, c
         df.close("finished")
     finally:
         server.stop()
+
+
+def test_the_redis_password_comes_from_a_file_setting_or_the_environment(tmp_path, monkeypatch):
+    server = RedisServer(tmp_path / "redis", password="sesame")
+    try:
+        bare = f"redis://127.0.0.1:{server.port}"
+        secret = tmp_path / "redis.pass"
+        secret.write_text("sesame\n")
+        df = make_filter(URLSIEVE_REDIS_URL=bare, URLSIEVE_REDIS_NAME="pw",
+                         URLSIEVE_REDIS_PASSWORD_FILE=str(secret))
+        assert df.request_seen(Request("http://pw.example/")) is False
+        df.close("finished")
+        monkeypatch.setenv("URLSIEVE_REDIS_PASSWORD", "sesame")
+        df = make_filter(URLSIEVE_REDIS_URL=bare, URLSIEVE_REDIS_NAME="pw")
+        assert df.request_seen(Request("http://pw.example/")) is True
+        df.close("finished")
+        secret.write_text("\n")
+        with pytest.raises(ValueError, match="redis.pass"):
+            make_filter(URLSIEVE_REDIS_URL=bare, URLSIEVE_REDIS_NAME="pw",
+                        URLSIEVE_REDIS_PASSWORD_FILE=str(secret))
+    finally:
+        server.stop()

@@ -252,3 +252,26 @@ def test_exact_mode_takes_revisit_after(tmp_path):
 def test_bad_revisit_after_raises(kwargs, error):
     with pytest.raises(error):
         urlsieve.SeenFilter(capacity=1000, **kwargs)
+
+
+def test_a_filter_inherited_through_fork_raises_in_the_child(tmp_path):
+    import os
+    f = urlsieve.SeenFilter(state_dir=str(tmp_path / "state"), capacity=10_000)
+    assert f.insert_if_new("http://fork.example/parent")
+    pid = os.fork()
+    if pid == 0:  # the child: the exit code is the test's answer
+        code = 1
+        try:
+            f.insert_if_new("http://fork.example/child")
+        except urlsieve.Error as error:
+            code = 0 if "fork()" in str(error) else 2
+        f.close()  # neither saves nor closes the parent's state
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert f.insert_if_new("http://fork.example/after")
+    f.close()
+    with urlsieve.SeenFilter(state_dir=str(tmp_path / "state")) as again:
+        assert "http://fork.example/parent" in again
+        assert "http://fork.example/after" in again
+        assert "http://fork.example/child" not in again

@@ -2,7 +2,15 @@
 #include "redis/redis_client.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "redis/redis_waits.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 
@@ -39,6 +47,62 @@ TEST(RedisAddressTest, RejectsBadOnesWithoutShowingThePassword) {
   auto secret = RedisAddress::Parse("redis://:hunter2@h:bad");
   EXPECT_EQ(secret.status().message().find("hunter2"), std::string::npos)
       << secret.status().message();
+}
+
+// The password off the command line: from the environment when the URL has none (the URL's
+// wins), or from a file.
+TEST(RedisAddressTest, APasswordComesFromTheEnvironmentOrAFile) {
+  ::setenv("REDISCLI_AUTH", "from-redis-cli", 1);
+  EXPECT_EQ(RedisAddress::Parse("redis://h:1")->password, "from-redis-cli");
+  ::setenv(kRedisPasswordVariable, "from-urlsieve", 1);
+  EXPECT_EQ(RedisAddress::Parse("redis://h:1")->password, "from-urlsieve");
+  EXPECT_EQ(RedisAddress::Parse("redis://:given@h:1")->password, "given");
+  ::unsetenv(kRedisPasswordVariable);
+  ::unsetenv("REDISCLI_AUTH");
+  EXPECT_EQ(RedisAddress::Parse("redis://h:1")->password, "");
+
+  ScratchDir dir("redis_password_file");
+  const std::string file = (dir.path() / "pass").string();
+  std::ofstream(file) << "s3cret\r\nignored\n";
+  EXPECT_EQ(*ReadRedisPasswordFile(file), "s3cret");
+  std::ofstream(file, std::ios::trunc) << "\n";
+  auto empty = ReadRedisPasswordFile(file);
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(empty.status().message().find(file), std::string::npos);
+  auto missing = ReadRedisPasswordFile(file + ".none");
+  EXPECT_EQ(missing.status().code(), StatusCode::kIoError);
+  EXPECT_NE(missing.status().message().find(file + ".none"), std::string::npos);
+}
+
+// A server that stops answering (SIGSTOP) is told once, naming it and what was being done, however
+// often the calls time out; its return once.
+TEST(RedisWaitsTest, AServerThatStopsAnsweringIsToldOnceAndItsReturnOnce) {
+  ScratchDir dir("redis_waits");
+  auto server = RedisServer::Start(dir.path() / "redis");
+  ASSERT_NE(server, nullptr);
+  std::mutex mu;
+  std::vector<std::string> lines;
+  RedisWaitSink previous = SetRedisWaitSink([&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  });
+  const RedisTimeouts quick{1.0, 0.3};
+  ASSERT_EQ(::kill(server->pid(), SIGSTOP), 0);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto stopped = RedisClient::Connect(server->address(), quick);
+    EXPECT_EQ(stopped.status().code(), StatusCode::kUnavailable) << stopped.status().ToString();
+  }
+  ASSERT_EQ(::kill(server->pid(), SIGCONT), 0);
+  auto back = RedisClient::Connect(server->address(), quick);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE((*back)->Run({{"PING"}, -1}).ok());
+  SetRedisWaitSink(std::move(previous));
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
+  EXPECT_EQ(lines[0].rfind(server->address().ToString() + ": no answer to running ", 0), 0u)
+      << lines[0];
+  EXPECT_NE(lines[0].find("within 0.3 s"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1].rfind(server->address().ToString() + ": answers again", 0), 0u) << lines[1];
 }
 
 TEST(RedisClientTest, PipelinesAndReconnectsAfterARestart) {

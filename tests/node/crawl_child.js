@@ -1,11 +1,12 @@
 // One Crawlee CheerioCrawler over the test site, as a child process of crawlee.test.js:
 //   node crawl_child.js START_URL OPTIONS_JSON
 // OPTIONS_JSON: { agent, seen: SeenFilter options (absent: Crawlee alone), saveEvery,
-// markSaves: request /saved after each save (the site's log then shows where saves fell) }.
+// markSaves: request /saved after each save (the site's log then shows where saves fell),
+// queueV1: Crawlee's RequestQueueV1 }.
 // Crawlee's storage is CRAWLEE_STORAGE_DIR (the test gives each run its own, or one to resume).
 'use strict';
 
-const { CheerioCrawler, Configuration } = require('crawlee');
+const { CheerioCrawler, Configuration, RequestQueueV1 } = require('crawlee');
 const { SeenFilter } = require('urlsieve');
 const { createSeenCrawler } = require('urlsieve/crawlee');
 
@@ -31,6 +32,9 @@ async function main() {
   }
   const seen = new SeenFilter(options.seen);
   const site = new URL(start).origin;
+  // RequestQueueV1: the default queue (v2) locks a request in progress in its storage, and after a
+  // kill -9 a restart would wait minutes for the lock to expire before fetching it again.
+  if (options.queueV1) crawlerOptions.requestQueue = await RequestQueueV1.open();
   const crawler = await createSeenCrawler(CheerioCrawler, crawlerOptions, {
     seen,
     saveEvery: options.saveEvery ?? 100,

@@ -68,7 +68,7 @@ test('kill -9 and a restart on the state directory refetch only what was fetched
       }
     });
     const options = { seen: { stateDir: path.join(dir, 'seen'), capacity: 1000, sortQuery: true },
-                      saveEvery: 5, markSaves: true, maxConcurrency: 1 };
+                      saveEvery: 5, markSaves: true, maxConcurrency: 1, queueV1: true };
     // Crawlee's queue persists too (not purged at start): it holds what was admitted, not fetched.
     const storage = path.join(dir, 'storage');
     const env = { CRAWLEE_PURGE_ON_START: 'false' };

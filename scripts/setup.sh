@@ -4,7 +4,10 @@
 # otherwise it prints the exact command to run and exits non-zero.
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --bench    also the peers the benchmarks compare against
+# Then the npm package's dependencies (node/node_modules: node-addon-api, cmake-js, Crawlee for the
+# tests) with npm, skipped while node/package-lock.json is unchanged since the last install.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
@@ -27,7 +30,25 @@ for p in "${packages[@]}"; do
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
 
+# Node.js and npm: any install will do (Debian's nodejs + npm, or another one already on PATH,
+# whose package would conflict with Debian's npm), so the commands are checked, not the packages.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+
+# node/node_modules as node/package-lock.json pins it. The lock's hash is kept beside the modules,
+# so a second run costs a sha256sum; npm's own cache (~/.npm) makes a reinstall quick and lets it
+# work offline once it has run.
+npm_install() {
+  local stamp=node/node_modules/.urlsieve-lock.sha256 want
+  want=$(sha256sum node/package-lock.json | cut -d' ' -f1)
+  [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && return 0
+  echo "urlsieve setup: npm ci in node/ (node-addon-api, cmake-js, crawlee)" >&2
+  (cd node && npm ci --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error) >&2
+  echo "$want" > "$stamp"
+}
+
 if ((${#missing[@]} == 0)); then
+  npm_install
   exit 0
 fi
 
@@ -41,3 +62,4 @@ echo "urlsieve setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+npm_install

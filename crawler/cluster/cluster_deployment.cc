@@ -73,7 +73,8 @@ Result<std::pair<std::string, uint32_t>> ClusterDeployment::Join(const std::stri
 }
 
 std::string ClusterDeployment::ClusterSettings() const {
-  // What makes the nodes' seen keys, partitions and scope agree; not threads, budgets or out_dir.
+  // What makes the nodes' seen keys, partitions, scope and manners agree (a site must not see one
+  // node obey robots.txt or its delay and another not); not threads, budgets or out_dir.
   nlohmann::json canonicalize = nlohmann::json::object();
   for (const CanonicalizeRule& rule : kCanonicalizeRules) {
     canonicalize[std::string(rule.name)] = config_.canonicalize.*rule.member;
@@ -91,6 +92,13 @@ std::string ClusterDeployment::ClusterSettings() const {
   settings["seen_set"] = {{"capacity", config_.crawl.expected_urls},
                           {"false_positive_rate", config_.crawl.false_positive_rate},
                           {"exact", config_.crawl.exact}};
+  settings["politeness"] = {{"obey_robots", config_.politeness.obey_robots},
+                            {"delay_ms", config_.politeness.delay_ms},
+                            {"per_host_concurrency", config_.politeness.per_host_concurrency},
+                            {"max_crawl_delay_ms", config_.politeness.max_crawl_delay_ms}};
+  settings["pages"] = {{"user_agent", config_.fetch.user_agent},
+                       {"default_encoding", config_.crawl.default_encoding},
+                       {"obey_nofollow", config_.crawl.obey_nofollow}};
   settings["partitions"] = config_.cluster.partitions;
   return settings.dump();
 }

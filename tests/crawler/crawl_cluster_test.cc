@@ -279,6 +279,31 @@ TEST_F(CrawlClusterTest, ANodeWithAnotherCanonicalizationIsRefused) {
   EXPECT_FALSE(fs::exists(crawl_->Out("sorted")));
 }
 
+// Issue 24: a node with --ignore-robots joined a cluster whose nodes obey robots.txt; delay and
+// user agent were not compared. A site must see one crawler's manners, whichever node asks.
+TEST_F(CrawlClusterTest, ANodeWithOtherMannersIsRefused) {
+  const fs::path seeds = TinySeeds(crawl_->dir(), *site_);
+  CrawlChild first(crawl_->Err("first"),
+                   crawl_->NodeArgs("first", false, {"--seeds", seeds.string()}));
+  ASSERT_EQ(first.Wait(), 0) << first.err();
+  const std::vector<std::pair<std::string, std::vector<std::string>>> others = {
+      {"obey_robots", {"--ignore-robots"}},
+      {"user_agent", {"--user-agent", "other-bot/1.0"}},
+      {"delay_ms", {"--delay-ms", "7"}},
+      {"default_encoding", {"--default-encoding", "utf-8"}}};
+  for (size_t i = 0; i < others.size(); ++i) {
+    const auto& [key, flags] = others[i];
+    SCOPED_TRACE(key);
+    const std::string node = "n" + std::to_string(i);
+    std::vector<std::string> extra = {"--seeds", seeds.string()};
+    extra.insert(extra.end(), flags.begin(), flags.end());
+    CrawlChild refused(crawl_->Err(node), crawl_->NodeArgs(node, false, extra));
+    EXPECT_EQ(refused.Wait(), 1);
+    EXPECT_NE(refused.err().find(key), std::string::npos) << refused.err();
+    EXPECT_EQ(RedisKeysWith("node:" + node), 0) << "the refused node registered";
+  }
+}
+
 // A loopback port nobody listens on (bound, then closed).
 int UnusedPort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

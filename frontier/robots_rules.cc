@@ -22,8 +22,9 @@ bool IsUnreserved(unsigned char c) {  // RFC 3986 §2.3
          c == '.' || c == '_' || c == '~';
 }
 
-// The product token of a user-agent: RFC 9309 §2.2.1 says it is made of [a-zA-Z_-].
-std::string ProductToken(std::string_view agent) {
+}  // namespace
+
+std::string RobotsProductToken(std::string_view agent) {
   agent = Trim(agent);
   size_t n = 0;
   while (n < agent.size() &&
@@ -33,6 +34,8 @@ std::string ProductToken(std::string_view agent) {
   }
   return AsciiLowercase(agent.substr(0, n));
 }
+
+namespace {
 
 enum class Key { kUnknown, kUserAgent, kAllow, kDisallow, kCrawlDelay, kSitemap };
 
@@ -145,7 +148,7 @@ std::string_view StripCommentAndBlanks(std::string_view line) {
 
 // The agent a user-agent line names: "*", or the product token of its value ("" when none).
 std::string AgentToken(std::string_view value) {
-  return !value.empty() && value.front() == '*' ? std::string("*") : ProductToken(value);
+  return !value.empty() && value.front() == '*' ? std::string("*") : RobotsProductToken(value);
 }
 
 // The rule of an allow or disallow line with a non-empty `value`.
@@ -274,7 +277,7 @@ RobotsPolicy RobotsRules::ForAgent(std::string_view agent) const {
     policy.disallow_all_ = true;
     return policy;
   }
-  const std::string token = ProductToken(agent);
+  const std::string token = RobotsProductToken(agent);
   // RFC 9309 §2.2.1: all groups naming the product token are merged; only when none does are
   // the '*' groups used (also merged).
   auto select = [&](std::string_view want) {

@@ -37,6 +37,10 @@ struct RobotsMatch {
   const RobotsRule* rule = nullptr;  // the deciding rule; null when no rule matched
 };
 
+// The product token of a user-agent, lowercased: what selects its robots.txt groups (RFC 9309
+// §2.2.1: [a-zA-Z_-]; "urlsieve/0.1 (+https://...)" is "urlsieve").
+std::string RobotsProductToken(std::string_view agent);
+
 // The rules for one user agent: the merged matching groups, or the '*' groups, or nothing.
 class RobotsPolicy {
  public:

@@ -18,6 +18,7 @@
 #include "crawler/metrics/progress_reporter.h"
 #include "crawler/state/crawl_state.h"
 #include "crawler/state/shared_seen_set_source.h"
+#include "frontier/robots_rules.h"
 #include "redis/redis_address.h"
 
 namespace urlsieve {
@@ -96,7 +97,9 @@ std::string ClusterDeployment::ClusterSettings() const {
                             {"delay_ms", config_.politeness.delay_ms},
                             {"per_host_concurrency", config_.politeness.per_host_concurrency},
                             {"max_crawl_delay_ms", config_.politeness.max_crawl_delay_ms}};
-  settings["pages"] = {{"user_agent", config_.fetch.user_agent},
+  // The agent's robots.txt product token, not the whole User-Agent (nodes may tell themselves
+  // apart there): the token selects the robots.txt groups every node must obey alike.
+  settings["pages"] = {{"robots_agent", RobotsProductToken(config_.fetch.user_agent)},
                        {"default_encoding", config_.crawl.default_encoding},
                        {"obey_nofollow", config_.crawl.obey_nofollow}};
   settings["partitions"] = config_.cluster.partitions;

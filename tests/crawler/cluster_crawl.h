@@ -65,13 +65,13 @@ class ClusterCrawl {
   std::filesystem::path seeds() const { return dir_ / "seeds.txt"; }
 
   // The options every crawl of the site gets, cluster or not. Each crawl (node) has its own
-  // User-Agent, "urlsieve-<name>", so that the request log says who sent what (the site's robots
-  // rules are for "*"; the cluster's shared settings do not include the agent).
+  // User-Agent, "urlsieve/<name>", so that the request log says who sent what; their robots.txt
+  // product token, "urlsieve", is one (the cluster's shared settings compare it).
   std::vector<std::string> CrawlArgs(const std::string& out_name) const {
     return {"--out",
             (dir_ / ("out-" + out_name)).string(),
             "--user-agent",
-            "urlsieve-" + out_name,
+            "urlsieve/" + out_name,
             "--threads",
             std::to_string(kThreads),
             "--delay-ms",

@@ -136,7 +136,7 @@ TEST_F(CrawlClusterTest, KillNineOneNodeMidCrawlTheOthersFinishAndNoPageIsMissin
   const CrawlAnalysis cluster = crawl_->ExpectCorrectCrawl(ClusterCrawl::kThreads);
   for (const CrawlAnalysis::Resource& resource : cluster.duplicated_resources) {
     const std::vector<std::string>& by = cluster.agents.at(resource);
-    EXPECT_NE(std::find(by.begin(), by.end(), "urlsieve-n2"), by.end())
+    EXPECT_NE(std::find(by.begin(), by.end(), "urlsieve/n2"), by.end())
         << "fetched twice, not by the killed node: " << resource.second << " on host "
         << resource.first;
   }
@@ -175,7 +175,7 @@ TEST_F(CrawlClusterTest, ANodeJoiningMidCrawlTakesOverPartitionsAndFetchesWithou
 
   const CrawlAnalysis a = crawl_->ExpectCorrectCrawl(0);
   EXPECT_GT(PagesOf("n3"), 0u) << "the node that joined fetched nothing" << crawl_->Diagnostics();
-  EXPECT_EQ(a.requests_by.count("urlsieve-n3"), 1u)
+  EXPECT_EQ(a.requests_by.count("urlsieve/n3"), 1u)
       << "the servers saw no request of the joined node";
   EXPECT_EQ(PagesOf("n1") + PagesOf("n2") + PagesOf("n3"), a.page_requests);
 }
@@ -288,16 +288,22 @@ TEST_F(CrawlClusterTest, ANodeWithOtherMannersIsRefused) {
   ASSERT_EQ(first.Wait(), 0) << first.err();
   const std::vector<std::pair<std::string, std::vector<std::string>>> others = {
       {"obey_robots", {"--ignore-robots"}},
-      {"user_agent", {"--user-agent", "other-bot/1.0"}},
+      {"robots_agent", {"--user-agent", "other-bot/1.0"}},
       {"delay_ms", {"--delay-ms", "7"}},
       {"default_encoding", {"--default-encoding", "utf-8"}}};
   for (size_t i = 0; i < others.size(); ++i) {
     const auto& [key, flags] = others[i];
     SCOPED_TRACE(key);
     const std::string node = "n" + std::to_string(i);
-    std::vector<std::string> extra = {"--seeds", seeds.string()};
-    extra.insert(extra.end(), flags.begin(), flags.end());
-    CrawlChild refused(crawl_->Err(node), crawl_->NodeArgs(node, false, extra));
+    std::vector<std::string> args = crawl_->NodeArgs(node, false, {"--seeds", seeds.string()});
+    // The flag's value replaces the one every node gets (CrawlArgs), or is added.
+    auto given = std::find(args.begin(), args.end(), flags[0]);
+    if (given != args.end() && flags.size() == 2) {
+      *(given + 1) = flags[1];
+    } else {
+      args.insert(args.end(), flags.begin(), flags.end());
+    }
+    CrawlChild refused(crawl_->Err(node), args);
     EXPECT_EQ(refused.Wait(), 1);
     EXPECT_NE(refused.err().find(key), std::string::npos) << refused.err();
     EXPECT_EQ(RedisKeysWith("node:" + node), 0) << "the refused node registered";

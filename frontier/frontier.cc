@@ -621,6 +621,13 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
     decision.reason = *outcome.permanent_failure;
     return decision;
   }
+  if (outcome.validators_refused && !sitemap) {
+    key.next_due = std::max(key.next_due, now + KeyDelay(key));
+    decision.action = DoneDecision::Action::kRetry;
+    decision.wait = key.next_due - now;
+    RequeueRetry(lease, key, lease.retries);
+    return decision;
+  }
   if (!IsBackoffStatus(status)) {
     key.failures = 0;
     key.last_fetch = outcome.fetch_time;
@@ -663,16 +670,19 @@ DoneDecision Frontier::FinishPage(const Lease& lease, const FetchOutcome& outcom
     return decision;
   }
   decision.action = DoneDecision::Action::kRetry;
+  RequeueRetry(lease, key, lease.retries + 1);
+  return decision;
+}
+
+void Frontier::RequeueRetry(const Lease& lease, KeyState& key, uint32_t retries) {
   // A retry is the same URL again (same id), not a duplicate: back of its key's queue.
   ++stats_.retried;
   // The lease's URL is its origin's name followed by the rest that was queued (HandOut).
   std::string_view rest = lease.url;
   rest.remove_prefix(std::min(rest.size(), origins_[lease.origin].name.size()));
-  QueuedUrl retry{lease.id,          lease.origin, lease.depth,
-                  lease.retries + 1, rest,         parents_.Ref(lease.parent)};
-  retry.sitemap = sitemap;
+  QueuedUrl retry{lease.id, lease.origin, lease.depth, retries, rest, parents_.Ref(lease.parent)};
+  retry.sitemap = lease.kind == Lease::Kind::kSitemap;
   Enqueue(key, lease.key, retry);
-  return decision;
 }
 
 void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason,

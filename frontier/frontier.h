@@ -150,6 +150,11 @@ struct FetchOutcome {
   // does not verify): no retry, no back-off; the lease's URL (for a page) and every URL of its
   // origin are rejected with this reason, now and for the rest of the crawl.
   std::optional<RejectReason> permanent_failure;
+  // A page answered 4xx to a conditional request (If-None-Match / If-Modified-Since): the server
+  // may refuse the validators, not the URL (a 431 for a long ETag, a 412). The URL is asked once
+  // more, after its key's delay, by a request without them; neither a failure nor an attempt
+  // (the caller keeps its good record meanwhile: Action::kRetry).
+  bool validators_refused = false;
 };
 
 // What Done() decided, so that the caller can tell the user about retries and back-offs.
@@ -302,6 +307,8 @@ class Frontier {
   Clock::Duration Backoff(uint32_t failures) const;
   DoneDecision FinishRobots(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
   DoneDecision FinishPage(const Lease& lease, const FetchOutcome& outcome, Clock::TimePoint now);
+  // The lease's URL queued again at the back of its key's queue, as attempt `retries`.
+  void RequeueRetry(const Lease& lease, KeyState& key, uint32_t retries);
   void DenyOrigin(OriginState& origin, RejectReason reason);
   void Reject(std::string url, uint32_t depth, uint64_t id, RejectReason reason,
               bool sitemap = false);

@@ -579,14 +579,33 @@ void Crawler::ArchiveAsFetched(const FetchResult& r,
   if (!status.ok()) Fail(status);
 }
 
+bool Crawler::RefusesValidators(int status) {
+  // RFC 9110 §13.2.1: preconditions are evaluated after the request's other checks, so a 4xx may
+  // be the server refusing the validators themselves (431: the header too large; 400, 412).
+  // 404 and 410 say the resource is gone, and 429 is a rate limit (backed off): those are kept.
+  return status >= 400 && status < 500 && status != 404 && status != 410 && status != 429;
+}
+
+bool Crawler::TakeUnconditional(const std::string& url) {
+  std::lock_guard<std::mutex> lock(unconditional_mu_);
+  return unconditional_.erase(url) > 0;
+}
+
 void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   const auto time = std::chrono::system_clock::now();
   // A re-fetch (docs/features/recrawl.md) asks with the validators of its record.
   const std::optional<FetchRecord> known = records_->Find(lease.url);
+  ConditionalRequest validators;
+  if (known && !TakeUnconditional(lease.url)) validators = {known->etag, known->last_modified};
   const FetchResult r =
-      known ? fetcher.Fetch(lease.url, ConditionalRequest{known->etag, known->last_modified})
-            : fetcher.Fetch(lease.url);
+      validators.empty() ? fetcher.Fetch(lease.url) : fetcher.Fetch(lease.url, validators);
   ProcessedPage page = processor_->Process(lease, r, known, time);
+  if (!validators.empty() && RefusesValidators(r.status)) {
+    // Asked once more without them; the good record stays (the decision is a retry).
+    page.outcome.validators_refused = true;
+    std::lock_guard<std::mutex> lock(unconditional_mu_);
+    unconditional_.insert(lease.url);
+  }
 
   // An admission whose queued URLs are not in the local checkpoint (a cluster's inboxes) admits
   // the links before the gate is taken: the gate then only keeps the outputs and counters

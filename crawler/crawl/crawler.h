@@ -64,6 +64,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -185,6 +186,11 @@ class Crawler {
   // it came (a body cut at the cap says so); a write failure fails the crawl.
   void ArchiveAsFetched(const FetchResult& r, std::chrono::system_clock::time_point started);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
+  // A status that, answering a conditional request, may refuse its validators (HandlePage asks
+  // once more without them).
+  static bool RefusesValidators(int status);
+  // Whether the URL's next fetch goes without validators (and forgets that it does).
+  bool TakeUnconditional(const std::string& url);
   // Sitemaps (crawler_sitemap.cc; docs/features/sitemaps.md, "Sitemaps"). HandleSitemap: a sitemap
   // lease — fetch, parse, queue an index's children as sitemaps and a urlset's URLs as links.
   bool SitemapsEnabled() const;
@@ -270,6 +276,11 @@ class Crawler {
   std::unique_ptr<RecrawlSchedule> schedule_;
   std::unique_ptr<SitemapStore> sitemaps_;  // the sitemaps claimed, and lastmods (state.db)
   OutputMarks recorded_marks_;              // of the checkpoint resumed (zero for a fresh crawl)
+  // URLs whose conditional request got a 4xx (RefusesValidators): their retry goes without the
+  // validators. Not checkpointed: after a restart the retry is conditional again, and may land here
+  // once more.
+  std::mutex unconditional_mu_;
+  std::unordered_set<std::string> unconditional_;  // guarded by unconditional_mu_
 
   std::atomic<bool> stop_requested_{false};
   std::mutex monitor_mu_;

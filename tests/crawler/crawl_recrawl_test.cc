@@ -268,6 +268,45 @@ TEST_F(CrawlRecrawlTest, SendsConditionalRequestsExactlyWhereTheFirstCrawlGotVal
   for (const auto& [path, list] : requests) EXPECT_TRUE(expected.count(path)) << path;
 }
 
+// Issue 24: a server's 431 to a conditional request replaced the URL's good fetch record. A 4xx
+// to a conditional request is asked once more without the validators, after the key's delay;
+// the record stays good meanwhile (and is then renewed by the answer).
+TEST_F(CrawlRecrawlTest, AServerThatRefusesValidatorsIsAskedOnceMoreWithoutThem) {
+  FirstCrawl();
+  if (HasFatalFailure()) return;
+  server_->RefuseValidators(431);
+  CrawlChild recrawl(Err(), RecrawlArgs(0));
+  ASSERT_EQ(recrawl.Wait(), 0) << recrawl.err();
+  server_->RefuseValidators(0);
+  const auto requests = RecrawlRequests();
+  for (int i = 0; i < kPages; ++i) {
+    SCOPED_TRACE(i);
+    const std::string path = PagePath(i);
+    ASSERT_TRUE(requests.count(path)) << path << " not fetched again";
+    const std::vector<LoggedRequest>& asked = requests.at(path);
+    const bool validators = ChangingSite::ValidatorsOf(i) != site::Validators::kNone;
+    ASSERT_EQ(asked.size(), validators ? 2u : 1u);
+    if (validators) {
+      EXPECT_EQ(asked[0].status, 431);
+      EXPECT_TRUE(asked[0].if_none_match || asked[0].if_modified_since);
+    }
+    const LoggedRequest& last = asked.back();
+    EXPECT_FALSE(last.if_none_match || last.if_modified_since);
+    EXPECT_NE(last.status, 431);
+  }
+  // The records are good: a third crawl asks conditionally again, and nothing is refused.
+  const size_t before = server_->log().size();
+  CrawlChild again(Err(), RecrawlArgs(0));
+  ASSERT_EQ(again.Wait(), 0) << again.err();
+  const std::vector<LoggedRequest> log = server_->log().Snapshot();
+  int conditional = 0;
+  for (size_t j = before; j < log.size(); ++j) {
+    EXPECT_NE(log[j].status, 431) << log[j].resource;
+    conditional += log[j].if_none_match || log[j].if_modified_since ? 1 : 0;
+  }
+  EXPECT_GT(conditional, 0);
+}
+
 TEST_F(CrawlRecrawlTest, PagesJsonlRecordsNotModifiedChangedGoneAndNewPages) {
   FirstCrawlAndRecrawl();
   if (HasFatalFailure()) return;

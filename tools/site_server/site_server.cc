@@ -79,6 +79,13 @@ Result<std::unique_ptr<SiteServer>> SiteServer::Start(const SiteServerOptions& o
            preconditions.if_none_match, preconditions.if_modified_since});
       SiteResponse reply = self->site_->Handle({h, req.method, resource});
       if (NotModified(req.method, preconditions, reply)) reply = NotModifiedResponse(reply);
+      const int refusal = self->refuse_validators_.load();
+      if (refusal != 0 && (preconditions.if_none_match || preconditions.if_modified_since)) {
+        reply = SiteResponse{};
+        reply.status = refusal;
+        reply.content_type = "text/plain";
+        reply.body = "validators refused\n";
+      }
       if (reply.delay.count() > 0 && !self->WaitUnlessStopping(reply.delay)) {
         res.status = 503;  // shutting down
         self->log_.Answered(id, res.status, 0);

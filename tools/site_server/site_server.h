@@ -2,10 +2,10 @@
 //
 // HTTP/1.1, or HTTPS with a self-signed certificate. One listening port per host (ports differ, so
 // for a crawler they are different origins). Every request is recorded in a RequestLog before the
-// Site answers it, and completed with the answer's status and body size. A conditional GET (If-None-
-// Match, If-Modified-Since) on an answer with validators gets 304 as an origin server sends it
-// (tools/site_server/conditional.h). Slow and trickling responses wait on the server's stop
-// signal, so Stop() never waits for them. Only 127.0.0.1 is ever bound.
+// Site answers it, and completed with the answer's status and body size. A conditional GET
+// (If-None- Match, If-Modified-Since) on an answer with validators gets 304 as an origin server
+// sends it (tools/site_server/conditional.h). Slow and trickling responses wait on the server's
+// stop signal, so Stop() never waits for them. Only 127.0.0.1 is ever bound.
 //
 // Thread-safety: thread-safe. Requests are handled on worker threads (threads_per_host per host;
 // each open keep-alive connection holds one).
@@ -66,6 +66,9 @@ class SiteServer {
   // The certificate's PEM when serving HTTPS ("" otherwise): a client's CA bundle to trust it.
   const std::string& tls_certificate_pem() const { return tls_certificate_pem_; }
   RequestLog& log() { return log_; }
+  // From now on, answer every request that carries If-None-Match or If-Modified-Since with
+  // `status` (a server that refuses validators: 431, 412...); 0 answers them as usual again.
+  void RefuseValidators(int status) { refuse_validators_.store(status); }
   Site& site() { return *site_; }
 
  private:
@@ -85,6 +88,7 @@ class SiteServer {
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::atomic<bool> stopped_{false};
+  std::atomic<int> refuse_validators_{0};
 };
 
 }  // namespace urlsieve::site

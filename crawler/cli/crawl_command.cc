@@ -20,6 +20,7 @@
 #include "crawler/cli/commands.h"
 #include "crawler/cli/option_flags.h"
 #include "crawler/config/crawl_config.h"
+#include "crawler/config/crawl_config_file.h"
 #include "crawler/crawl/crawler.h"
 #include "crawler/deploy/deployment_factory.h"
 
@@ -97,6 +98,10 @@ int RunCrawl(const CrawlFlags& flags) {
   if (!crawler.ok()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", crawler.status().ToString().c_str());
     return crawler.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
+  if (Status saved = SaveCrawlConfig(*config); !saved.ok()) {
+    std::fprintf(stderr, "urlsieve crawl: %s\n", saved.ToString().c_str());
+    return kExitFailure;
   }
   for (const std::string& notice : (*crawler)->notices()) {
     std::fprintf(stderr, "urlsieve crawl: %s\n", notice.c_str());

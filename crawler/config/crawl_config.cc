@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/duration.h"
+#include "crawler/config/crawl_config_file.h"
 #include "crawler/metrics/metrics_server.h"
 
 namespace urlsieve {
@@ -272,8 +273,11 @@ Status ApplyCrawlFlags(const CrawlFlags& flags, CrawlConfig* config) {
 
 Result<CrawlConfig> ResolveCrawlConfig(const CrawlFlags& flags) {
   CrawlConfig config;
-  if (flags.config) {
-    Result<CrawlConfig> loaded = LoadCrawlConfig(*flags.config);
+  // A continued crawl starts from the options it saved (crawl_config_file.h).
+  const std::optional<std::string> base =
+      flags.config ? flags.config : SavedConfigToContinue(flags);
+  if (base) {
+    Result<CrawlConfig> loaded = LoadCrawlConfig(*base);
     if (!loaded.ok()) return loaded.status();
     config = std::move(*loaded);
   }

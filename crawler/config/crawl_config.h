@@ -170,7 +170,8 @@ struct CrawlFlags {
 
 // Copies every flag that was given into *config.
 Status ApplyCrawlFlags(const CrawlFlags& flags, CrawlConfig* config);
-// The whole sequence: defaults, then flags.config (if any), then the flags, then Validate().
+// The whole sequence: defaults, then flags.config (if any; else, continuing a crawl, the options it
+// saved: crawl_config_file.h), then the flags, then Validate().
 Result<CrawlConfig> ResolveCrawlConfig(const CrawlFlags& flags);
 
 }  // namespace urlsieve

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crawler/cli/option_flags.h"
+#include "crawler/config/crawl_config_file.h"
 #include "tests/support/scratch_dir.h"
 
 namespace urlsieve {
@@ -241,6 +242,38 @@ TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
   EXPECT_FALSE(c->crawl.obey_nofollow);
   EXPECT_EQ(c->politeness.delay_ms, 250);
   EXPECT_EQ(c->fetch.user_agent, "x/2");
+}
+
+// Issue 24: `--resume` and `--recrawl` needed --seeds (and every scope flag) again. A crawl's
+// options are saved in OUT/crawl.toml; continuing takes --out alone, and flags given override.
+TEST_F(CrawlFlagsTest, ContinuingACrawlTakesTheOptionsItSaved) {
+  testing::ScratchDir dir("urlsieve_saved_options");
+  const std::string out = (dir.path() / "out").string();
+  std::filesystem::create_directories(out);
+  std::ofstream(dir.path() / "seeds.txt") << "http://127.0.0.1:1/\n";
+  Result<CrawlConfig> first =
+      Run({"--seeds", (dir.path() / "seeds.txt").string(), "--out", out, "--deny", "/private/",
+           "--delay-ms", "250", "--exact", "--accept-loss"});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(SaveCrawlConfig(*first).ok());
+  const std::string saved = SavedCrawlConfigText(*first);
+  EXPECT_EQ(saved.find("accept_loss ="), std::string::npos) << "a one-time request is not kept";
+  EXPECT_EQ(saved.find("resume ="), std::string::npos);
+
+  for (const char* how : {"--resume", "--recrawl"}) {
+    SCOPED_TRACE(how);
+    flags_ = CrawlFlags();
+    Result<CrawlConfig> continued = Run({"--out", out, how, "--delay-ms", "300"});
+    ASSERT_TRUE(continued.ok()) << continued.status().ToString();
+    EXPECT_EQ(continued->crawl.seeds, first->crawl.seeds);
+    EXPECT_EQ(continued->scope.deny, std::vector<std::string>{"/private/"});
+    EXPECT_TRUE(continued->crawl.exact);
+    EXPECT_FALSE(continued->crawl.accept_loss);
+    EXPECT_EQ(continued->politeness.delay_ms, 300);  // the flag given now wins
+  }
+  // A new crawl (no --resume) into the same directory does not read it.
+  flags_ = CrawlFlags();
+  EXPECT_FALSE(Run({"--out", out}).ok());
 }
 
 TEST_F(CrawlFlagsTest, WaitTlsAndLoggingFlags) {

@@ -34,6 +34,21 @@ std::map<std::string, std::string, std::less<>> AsMap(const RedisReply& reply) {
 
 }  // namespace redis_seen_internal
 
+Status RedisSeenSet::Impl::PipelineInChunks(RedisClient& client,
+                                            std::span<const RedisCommand> commands, size_t chunk,
+                                            std::vector<RedisReply>* replies) {
+  replies->clear();
+  replies->reserve(commands.size());
+  for (size_t begin = 0; begin < commands.size(); begin += chunk) {
+    std::vector<RedisReply> part;
+    URLSIEVE_RETURN_IF_ERROR(
+        client.Pipeline(commands.subspan(begin, std::min(chunk, commands.size() - begin)), &part));
+    round_trips_.fetch_add(1, std::memory_order_relaxed);
+    for (RedisReply& reply : part) replies->push_back(std::move(reply));
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<PooledClient>> RedisSeenSet::Impl::Acquire() {
   {
     std::lock_guard<std::mutex> lock(pool_mu_);

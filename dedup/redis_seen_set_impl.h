@@ -40,8 +40,10 @@
 namespace urlsieve {
 namespace redis_seen_internal {
 
-// MEMORY USAGE and other per-key commands go in pipelines of this many.
+// MEMORY USAGE and other per-key commands go in pipelines of this many; shard Function calls
+// (init, check) in pipelines of kShardCallChunk.
 inline constexpr size_t kPipelineChunk = 1000;
+inline constexpr size_t kShardCallChunk = 64;
 
 inline bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -198,6 +200,10 @@ class RedisSeenSet::Impl {
                         const RedisReply& reply) const;
 
   // --- redis_seen_set_calls.cc
+  // Sends `commands` in pipelines of `chunk`; (*replies)[i] answers commands[i] (error replies
+  // included). A failed pipeline is the error.
+  Status PipelineInChunks(RedisClient& client, std::span<const RedisCommand> commands, size_t chunk,
+                          std::vector<RedisReply>* replies);
   Result<std::unique_ptr<PooledClient>> Acquire();
   void Release(std::unique_ptr<PooledClient> client);
   // "<identity>/<instance>:<slot>": the function refuses a writing call on a shard of another

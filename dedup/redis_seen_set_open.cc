@@ -361,14 +361,7 @@ Status RedisSeenSet::Impl::CheckKeyTypes(RedisClient& client, bool meta_too, std
   }
   for (const auto& [key, type] : expected) commands.push_back(Command({"TYPE", key}));
   std::vector<RedisReply> replies;
-  for (size_t begin = 0; begin < commands.size(); begin += kPipelineChunk) {
-    const size_t end = std::min(commands.size(), begin + kPipelineChunk);
-    std::vector<RedisReply> part;
-    URLSIEVE_RETURN_IF_ERROR(
-        client.Pipeline(std::span(commands).subspan(begin, end - begin), &part));
-    round_trips_.fetch_add(1, std::memory_order_relaxed);
-    for (RedisReply& reply : part) replies.push_back(std::move(reply));
-  }
+  URLSIEVE_RETURN_IF_ERROR(PipelineInChunks(client, commands, kPipelineChunk, &replies));
   for (size_t i = 0; i < expected.size(); ++i) {
     const RedisReply& reply = replies[i];
     if (reply.is_error())
@@ -409,19 +402,11 @@ Status RedisSeenSet::Impl::InitShards(RedisClient& client, const std::vector<uin
     }
     commands.push_back(Command(std::move(init), 3));
   }
-  for (size_t begin = 0; begin < commands.size(); begin += 64) {
-    const size_t end = std::min(commands.size(), begin + 64);
-    std::vector<RedisReply> replies;
-    URLSIEVE_RETURN_IF_ERROR(
-        client.Pipeline(std::span(commands).subspan(begin, end - begin), &replies));
-    round_trips_.fetch_add(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < replies.size(); ++i) {
-      if (!replies[i].is_error()) continue;
-      const std::string what = "initializing " + commands[begin + i].argv[3];
-      if (StartsWith(replies[i].str, "IDENTITY") || StartsWith(replies[i].str, "CORRUPT")) {
-        return Status::Corruption(client.server() + ": " + what + ": " + replies[i].str);
-      }
-      return RedisErrorStatus(client.server(), what, replies[i]);
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(PipelineInChunks(client, commands, kShardCallChunk, &replies));
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i].is_error()) {
+      return ShardCallError(client, "initializing " + commands[i].argv[3], replies[i]);
     }
   }
   return Status::Ok();
@@ -480,29 +465,21 @@ Status RedisSeenSet::Impl::CheckShards(RedisClient& client, const std::vector<ui
                                 options_.accept_loss ? "1" : "0"},
                                3));
   }
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(PipelineInChunks(client, commands, kShardCallChunk, &replies));
   std::vector<uint32_t> missing;
-  for (size_t begin = 0; begin < commands.size(); begin += 64) {
-    const size_t end = std::min(commands.size(), begin + 64);
-    std::vector<RedisReply> replies;
-    URLSIEVE_RETURN_IF_ERROR(
-        client.Pipeline(std::span(commands).subspan(begin, end - begin), &replies));
-    round_trips_.fetch_add(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < replies.size(); ++i) {
-      const RedisReply& reply = replies[i];
-      const std::string& key = commands[begin + i].argv[3];
-      if (!reply.is_error()) {
-        if (StartsWith(reply.str, "REPAIRED ")) {
-          notices->push_back({SeenNotice::Kind::kLossAccepted,
-                              client.server() + ": " + What() + " had lost data: made again, " +
-                                  "empty, as accept_loss asks: " + reply.str.substr(9)});
-        }
-        continue;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    const RedisReply& reply = replies[i];
+    if (!reply.is_error()) {
+      if (StartsWith(reply.str, "REPAIRED ")) {
+        notices->push_back({SeenNotice::Kind::kLossAccepted,
+                            client.server() + ": " + What() + " had lost data: made again, " +
+                                "empty, as accept_loss asks: " + reply.str.substr(9)});
       }
-      if (StartsWith(reply.str, "NOINIT")) {
-        missing.push_back(shards[begin + i]);
-        continue;
-      }
-      return ShardCallError(client, "checking " + key, reply);
+    } else if (StartsWith(reply.str, "NOINIT")) {
+      missing.push_back(shards[i]);
+    } else {
+      return ShardCallError(client, "checking " + commands[i].argv[3], reply);
     }
   }
   if (missing.empty()) return Status::Ok();
@@ -543,19 +520,14 @@ Status RedisSeenSet::Impl::DeleteOrphans(RedisClient& client, const std::string&
   if (!names.ok()) return names.status();
   std::vector<RedisCommand> commands;
   for (const std::string& name : *names) commands.push_back(Command({"DEL", name}));
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(PipelineInChunks(client, commands, kPipelineChunk, &replies));
   uint64_t deleted = 0;
-  for (size_t begin = 0; begin < commands.size(); begin += kPipelineChunk) {
-    const size_t end = std::min(commands.size(), begin + kPipelineChunk);
-    std::vector<RedisReply> replies;
-    URLSIEVE_RETURN_IF_ERROR(
-        client.Pipeline(std::span(commands).subspan(begin, end - begin), &replies));
-    round_trips_.fetch_add(1, std::memory_order_relaxed);
-    for (size_t i = 0; i < replies.size(); ++i) {
-      if (replies[i].is_error()) {
-        return RedisErrorStatus(client.server(), "DEL " + commands[begin + i].argv[1], replies[i]);
-      }
-      deleted += replies[i].integer > 0 ? 1 : 0;
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i].is_error()) {
+      return RedisErrorStatus(client.server(), "DEL " + commands[i].argv[1], replies[i]);
     }
+    deleted += replies[i].integer > 0 ? 1 : 0;
   }
   notices->push_back({SeenNotice::Kind::kLossAccepted,
                       client.server() + ": " + MetaKey() + " was missing while " + orphan +

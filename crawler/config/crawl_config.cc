@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -258,11 +259,14 @@ Status ApplyCrawlFlags(const CrawlFlags& flags, CrawlConfig* config) {
   for (const auto& [spec, value] : flags.given) {
     OptionValue stored = value;
     if (spec->type == OptionType::kStringList) {
-      // The flags' patterns are added to the file's.
+      // The flags' patterns are added to the file's (once: a continued crawl's saved options
+      // already hold the ones its first run was given).
       OptionValue list = spec->get(*config);
       auto* to = std::get_if<std::vector<std::string>>(&list);
       const auto* more = std::get_if<std::vector<std::string>>(&value);
-      if (to != nullptr && more != nullptr) to->insert(to->end(), more->begin(), more->end());
+      for (size_t i = 0; to != nullptr && more != nullptr && i < more->size(); ++i) {
+        if (std::find(to->begin(), to->end(), (*more)[i]) == to->end()) to->push_back((*more)[i]);
+      }
       stored = std::move(list);
     }
     Status status = StoreOption(*spec, stored, config);

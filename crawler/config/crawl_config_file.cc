@@ -16,8 +16,11 @@ bool NamesAFile(const CrawlOptionSpec& spec) {
          (spec.section == "fetch" && spec.name == "ca_file");
 }
 
-bool OneTimeRequest(const CrawlOptionSpec& spec) {
-  return spec.section == "crawl" && (spec.name == "resume" || spec.name == "accept_loss");
+// What one run asks for itself, not what the crawl is: a repair, how this run reports (its
+// metrics endpoint, progress line, log level).
+bool OfThisRunOnly(const CrawlOptionSpec& spec) {
+  if (spec.section == "crawl") return spec.name == "resume" || spec.name == "accept_loss";
+  return spec.section == "output" && spec.name != "jsonl" && spec.name != "warc";
 }
 
 const OptionValue* GivenValue(const CrawlFlags& flags, std::string_view section,
@@ -33,7 +36,7 @@ const OptionValue* GivenValue(const CrawlFlags& flags, std::string_view section,
 std::string SavedCrawlConfigText(const CrawlConfig& config) {
   toml::table root;
   for (const CrawlOptionSpec& spec : CrawlOptionSpecs()) {
-    if (!spec.in_file || OneTimeRequest(spec)) continue;
+    if (!spec.in_file || OfThisRunOnly(spec)) continue;
     if (!root.contains(spec.section)) root.insert(spec.section, toml::table{});
     toml::table& section = *root[spec.section].as_table();
     std::visit(

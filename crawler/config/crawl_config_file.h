@@ -5,8 +5,9 @@
 // the saved file.
 //
 // Saved: every option that has a TOML key, as CrawlConfig holds it after the flags, except what
-// is a one-time request (crawl.resume, crawl.accept_loss). Written whole (a temporary file, then a
-// rename) when the crawl has opened, so a refused start leaves the old file.
+// one run asks for itself (crawl.resume, crawl.accept_loss, and how it reports: the metrics
+// endpoint and its linger, the progress line, the log level). Written whole (a temporary file,
+// then a rename) when the crawl has opened, so a refused start leaves the old file.
 //
 // Thread-safety: functions of values.
 #ifndef URLSIEVE_CRAWLER_CONFIG_CRAWL_CONFIG_FILE_H_

@@ -228,11 +228,6 @@ class SeenFilter {
   // non-OK Status (Unsupported, a store failure) means nothing can be trusted of the batch.
   Status ForgetBatch(std::span<const std::string_view> urls, std::vector<ForgetResult>* out);
 
-  // FailedPrecondition in a process that inherited the filter through fork(): its state and
-  // connections stay the parent's (base/fork_generation.h). Every call checks it; the destructor
-  // in such a child releases nothing the parent uses (no save, no close).
-  Status CheckProcess() const;
-
   // Empty stats in a fork() child (see CheckProcess).
   SeenStats Stats() const { return CheckProcess().ok() ? set_->Stats() : SeenStats(); }
 
@@ -244,6 +239,12 @@ class SeenFilter {
   }
   // The same, but FailedPrecondition for an in-memory filter (a no-op over Redis).
   Status Checkpoint();
+  // What closing the filter saves (the Python, C and Node closes): a state directory's inserts
+  // (Save); nothing in memory, over Redis, or in a fork() child, whose state is the parent's.
+  Status SaveForClose() {
+    if (options_.state_dir.empty() || !CheckProcess().ok()) return Status::Ok();
+    return set_->Save();
+  }
 
   // The options in effect (the stored ones when an existing state was reopened).
   const SeenFilterOptions& options() const { return options_; }
@@ -259,6 +260,10 @@ class SeenFilter {
   SeenFilter(const SeenFilterOptions& options);
   // Open() of the Redis mode (options checked).
   static Result<std::unique_ptr<SeenFilter>> OpenRedis(const SeenFilterOptions& options);
+  // FailedPrecondition in a process that inherited the filter through fork(): its state and
+  // connections stay the parent's (base/fork_generation.h). Every call checks it; the destructor
+  // in such a child releases nothing the parent uses (no save, no close).
+  Status CheckProcess() const;
 
   SeenFilterOptions options_;
   UrlCanonicalizer canonicalizer_;

@@ -186,13 +186,8 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
 urlsieve_status urlsieve_close(urlsieve_filter* filter, urlsieve_error* error) {
   if (filter == nullptr) return URLSIEVE_OK;
   std::unique_ptr<urlsieve_filter> owned(filter);
-  return Guard(error, [&]() -> urlsieve_status {
-    // A fork() child's close frees its copy only: the state is the parent's to save.
-    if (owned->filter->options().state_dir.empty() || !owned->filter->CheckProcess().ok()) {
-      return URLSIEVE_OK;
-    }
-    return Report(error, owned->filter->Save());
-  });
+  return Guard(error,
+               [&]() -> urlsieve_status { return Report(error, owned->filter->SaveForClose()); });
 }
 
 urlsieve_status urlsieve_insert_if_new(urlsieve_filter* filter, const char* url, size_t size,

@@ -334,8 +334,7 @@ class PySeenFilter {
     Status s;
     {
       py::gil_scoped_release release;
-      // (Not in a fork() child: the state is the parent's to save.)
-      if (!f->options().state_dir.empty() && f->CheckProcess().ok()) s = f->Save();
+      s = f->SaveForClose();
       f.reset();
     }
     if (!s.ok()) Throw(s);

@@ -83,9 +83,8 @@ Result<RedisAddress> RedisAddress::Parse(std::string_view url) {
   if (host.empty()) return bad("no host");
   address.host = std::string(host);
   for (const char* variable : {kRedisPasswordVariable, "REDISCLI_AUTH"}) {
-    const char* value = std::getenv(variable);
-    if (!address.password.empty() || value == nullptr) continue;
-    address.password = value;
+    if (!address.password.empty()) break;
+    if (const char* value = std::getenv(variable)) address.password = value;
   }
   return address;
 }

@@ -226,7 +226,7 @@ Napi::Value SeenFilterWrap::Close(const Napi::CallbackInfo& info) {
     return {};
   }
   std::shared_ptr<SeenFilter> f = std::move(filter_);
-  Status s = f->options().state_dir.empty() ? Status() : f->Save();
+  Status s = f->SaveForClose();
   f.reset();  // releases the state directory's lock
   if (!s.ok()) {
     StatusError(env, "close", s).ThrowAsJavaScriptException();

@@ -56,6 +56,8 @@ ClusterCoordinator::Impl::Impl(const ClusterOptions& options)
   for (uint32_t p = 0; p < options.partitions; ++p) {
     parts_[p].lease_key = ClusterLeaseKey(options.name, p);
     parts_[p].inbox_key = ClusterInboxKey(options.name, p);
+    parts_[p].records_key = ClusterRecordsKey(options.name, p);
+    parts_[p].recrawl_key = ClusterRecrawlKey(options.name, p);
   }
   totals_.name = options.name;
   totals_.server = server_;
@@ -155,6 +157,7 @@ SteadyClock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
   }
   if (Faulted(ReleaseDrained(client))) return SteadyClock::now() + kFastTick;
   if (Faulted(AcquireWanted(client))) return SteadyClock::now() + kFastTick;
+  if (Faulted(ScanForRecrawl(client))) return SteadyClock::now() + kFastTick;
   if (probe_due) {
     if (!Faulted(ProbeTotals(client))) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -165,7 +168,7 @@ SteadyClock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
   std::lock_guard<std::mutex> lock(mu_);
   SteadyClock::time_point wake = std::min(next_beat_, next_renew_);
   for (const Partition& part : parts_) {
-    if ((part.wanted && !part.held) || part.draining) {
+    if ((part.wanted && !part.held) || part.draining || Scanning()) {
       wake = std::min(wake, SteadyClock::now() + kFastTick);
       break;
     }
@@ -238,6 +241,9 @@ bool ClusterCoordinator::MayFetch(const InboxEntry& entry) const {
   return impl_->MayFetch(entry.partition, &entry.tenure);
 }
 Status ClusterCoordinator::MarkSeeded() { return impl_->MarkSeeded(); }
+Status ClusterCoordinator::BeginRecrawl(std::chrono::seconds revisit_after) {
+  return impl_->BeginRecrawl(revisit_after);
+}
 Result<bool> ClusterCoordinator::Finished() { return impl_->Finished(); }
 void ClusterCoordinator::Publish(const NodeCounters& counters) { impl_->Publish(counters); }
 ClusterStatus ClusterCoordinator::Totals() const { return impl_->Totals(); }

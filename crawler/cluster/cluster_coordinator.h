@@ -70,7 +70,17 @@
 // an entry in flight anywhere is still in its inbox, and the links of a page are appended before
 // its entry is acknowledged, so an empty inbox cannot hide work still to come. A cheap scan
 // (XLEN of every inbox, one pipeline) comes first and answers "not over" while the crawl runs;
-// with entries outstanding here it is not over and Redis is not asked.
+// with entries outstanding here it is not over and Redis is not asked. Nor is a re-crawl round
+// over before every partition's records were scanned for it (below).
+//
+// Fetch records and re-crawl (docs/features/cluster.md, "Re-crawl"). Ack() also writes the fetch
+// record of each recorded page into its partition's records hash, in the same call, so a record
+// is in Redis exactly when its page's entry is acknowledged, and travels with the partition.
+// BeginRecrawl starts a round (the cluster's recrawl_round + 1); each node learns it with its
+// heartbeat and, for every partition it holds, scans the records (HSCAN steps in a Function, from
+// the heartbeat thread), appending each due record to the inbox, marked queued so that no scan
+// queues it twice. A partition handed over mid-scan is scanned by its next owner (the queued
+// marks make a second scan harmless).
 //
 // Faults. A Redis that does not answer makes calls return kUnavailable (callers retry; the
 // heartbeat retries by itself, beating first after a fault, and leases lapse, see "valid"
@@ -143,6 +153,11 @@ struct InboxEntry {
   // acquisitions and losses): after a loss and a re-acquisition the same entry may be handed out
   // again under a new tenure, and Forget / MayFetch(entry) of the old copy do not touch the new.
   uint64_t tenure = 0;
+  // For Ack, set once the entry's page is recorded: its URL (fetch form; "" for none) and the
+  // text of its fetch record (crawler/state/fetch_record_text.h; "" keeps the stored record,
+  // no longer queued).
+  std::string record_url;
+  std::string record;
 };
 
 // What a node publishes with its heartbeat, for status and the progress line.
@@ -227,6 +242,9 @@ class ClusterCoordinator {
 
   // Records that the seeds are in the inboxes (the crawl cannot end before).
   Status MarkSeeded();
+  // Starts a re-crawl round (see "Fetch records and re-crawl"); records without an interval are
+  // due after `revisit_after` (0: every record).
+  Status BeginRecrawl(std::chrono::seconds revisit_after);
   // Whether the whole crawl is over (see "The end"). Up to three pipelined scans of every
   // partition (one XLEN each while the crawl runs): call it when this node is idle, not in a hot
   // loop.

@@ -9,6 +9,7 @@
 //                              (fencing); Leave
 //   cluster_inbox_reader.cc    Poll (reads and probes of the inboxes), Nudge, Ack, Forget
 //   cluster_termination.cc     MarkSeeded and Finished (is the whole crawl over?)
+//   cluster_recrawl.cc         re-crawl rounds: BeginRecrawl and the scans of the records
 //   cluster_totals.cc          the counters this node publishes and the cluster's totals
 // The settings comparison is crawler/cluster/cluster_settings.h.
 //
@@ -86,6 +87,8 @@ class ClusterCoordinator::Impl {
   // cluster_termination.cc
   Status MarkSeeded();
   Result<bool> Finished();
+  // cluster_recrawl.cc
+  Status BeginRecrawl(std::chrono::seconds revisit_after);
   // cluster_totals.cc
   void Publish(const NodeCounters& counters);
   ClusterStatus Totals() const;
@@ -99,6 +102,10 @@ class ClusterCoordinator::Impl {
   struct Partition {
     std::string lease_key;
     std::string inbox_key;
+    std::string records_key;
+    std::string recrawl_key;
+    uint64_t scanned_round = 0;  // the last re-crawl round whose scan this node saw through
+    std::string scan_cursor;     // the HSCAN cursor of the round's scan ("" from the start)
     bool wanted = false;
     bool held = false;
     bool draining = false;  // held, wanted by another node: released once nothing is outstanding
@@ -129,6 +136,8 @@ class ClusterCoordinator::Impl {
   // What a heartbeat's reply says of the cluster (cluster_membership.cc).
   struct Heartbeat {
     bool seeded = false;
+    uint64_t recrawl_round = 0;  // the cluster's latest re-crawl round (0: none)
+    int64_t recrawl_revisit_s = 0;
     std::vector<ClusterNodeStatus> nodes;
     std::vector<std::string> live;  // the live nodes' ids, sorted
     uint64_t pages = 0;
@@ -209,6 +218,12 @@ class ClusterCoordinator::Impl {
                             std::vector<long long>* added);
   Status MetaLost(const RedisReply& meta) const;
 
+  // Re-crawl (cluster_recrawl.cc): one scan step of each partition held whose scan of the
+  // current round is not through.
+  Status ScanForRecrawl(RedisClient& client);
+  // Under mu_: whether a scan is under way here.
+  bool Scanning() const;
+
   // Totals (cluster_totals.cc).
   Status ProbeTotals(RedisClient& client);
   // Under mu_.
@@ -257,6 +272,8 @@ class ClusterCoordinator::Impl {
   std::vector<std::string> live_;
   std::vector<Partition> parts_;
   size_t outstanding_ = 0;
+  uint64_t recrawl_round_ = 0;  // from the heartbeat
+  int64_t recrawl_revisit_s_ = 0;
   uint32_t rotate_ = 0;       // where the next probes start
   uint32_t read_rotate_ = 0;  // where the next reads start (when more than a Poll's are hot)
   SteadyClock::time_point next_beat_{};

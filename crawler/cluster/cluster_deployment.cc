@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "base/duration.h"
 #include "crawler/cluster/cluster_admission.h"
 #include "crawler/cluster/cluster_coordinator.h"
 #include "crawler/cluster/cluster_feed.h"
@@ -102,6 +103,12 @@ std::string ClusterDeployment::ClusterSettings() const {
   settings["pages"] = {{"robots_agent", RobotsProductToken(config_.fetch.user_agent)},
                        {"default_encoding", config_.crawl.default_encoding},
                        {"obey_nofollow", config_.crawl.obey_nofollow}};
+  // The re-crawl schedule every record's interval follows, whichever node fetched it (its
+  // revisit_after is the round's: BeginRecrawl).
+  settings["recrawl"] = {{"min_interval_s", config_.recrawl.min_interval.count()},
+                         {"max_interval_s", config_.recrawl.max_interval.count()},
+                         {"unchanged_factor", config_.recrawl.unchanged_factor},
+                         {"changed_factor", config_.recrawl.changed_factor}};
   settings["partitions"] = config_.cluster.partitions;
   return settings.dump();
 }
@@ -128,6 +135,7 @@ Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<Canon
   feed_parts.scope = parts.scope;
   feed_parts.router = router_.get();
   feed_parts.seeds = seeds_.get();
+  feed_parts.records = parts.records;
   feed_parts.log = parts.log;
   feed_parts.checkpoint = parts.checkpoint;
   feed_parts.fail = parts.fail;
@@ -136,6 +144,14 @@ Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<Canon
   feed_ = std::make_unique<ClusterFeed>(std::move(feed_parts), feed_options);
   admission_ = std::make_unique<ClusterAdmission>(router_.get(), retry_.get());
   work_ = std::make_unique<ClusterWorkSource>(feed_.get(), parts.frontier, parts.record_rejections);
+  if (config_.crawl.recrawl) {
+    URLSIEVE_RETURN_IF_ERROR(
+        retry_->Run([this] { return coordinator_->BeginRecrawl(config_.recrawl.revisit_after); }));
+    notices_->push_back("re-crawl: started a round of " + coordinator_->what() +
+                        ": each partition's owner queues its fetched URLs that are due "
+                        "(--revisit-after " +
+                        FormatDuration(config_.recrawl.revisit_after) + ")");
+  }
   return Status::Ok();
 }
 

@@ -6,6 +6,8 @@
 // owns, read into the local frontier by a ClusterFeed). The scope of every node knows every node's
 // seeds (ClusterSeeds); the progress line shows the cluster's totals and this node's counters are
 // published with its heartbeat; at the end the node publishes its final counters and leaves.
+// A re-crawl (--recrawl) starts a round of the cluster (ClusterCoordinator::BeginRecrawl): the
+// fetch records are the partitions', in Redis.
 // Sitemaps are not read on a node (its inboxes hold pages only); its frontier's pending set is
 // not checkpointed (the inboxes are the truth). Budgets are per node.
 //
@@ -49,6 +51,7 @@ class ClusterDeployment final : public Deployment {
 
   Status SeedsQueued(bool any) override;
   bool ReadsSitemaps() const override { return false; }
+  bool RecrawlsFromState() const override { return false; }
   void Tick(const CrawlStatsSnapshot& stats, uint64_t errors, ProgressSample* sample) override;
   void Finish(const CrawlStatsSnapshot& stats, bool finished,
               const std::function<void(const Status&)>& fail) override;

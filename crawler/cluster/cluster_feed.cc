@@ -10,6 +10,8 @@
 #include "crawler/crawl/scope.h"
 #include "crawler/crawl/seen_retry.h"
 #include "crawler/state/claim_record.h"
+#include "crawler/state/fetch_record.h"
+#include "crawler/state/fetch_record_text.h"
 #include "frontier/frontier.h"
 #include "url/url_canonicalizer.h"
 
@@ -31,6 +33,15 @@ std::string Excerpt(std::string_view text) {
   }
   if (text.size() > 200) out += "...";
   return out;
+}
+
+// An entry a re-crawl round queued: "R <url>\n<fetch record text>" (cluster_function.lua).
+std::optional<FetchRecord> DecodeRefetch(std::string_view payload) {
+  if (payload.substr(0, 2) != "R ") return std::nullopt;
+  payload.remove_prefix(2);
+  const size_t end = payload.find('\n');
+  if (end == std::string_view::npos || end == 0) return std::nullopt;
+  return DecodeFetchRecord(payload.substr(0, end), payload.substr(end + 1));
 }
 
 }  // namespace
@@ -121,13 +132,16 @@ bool ClusterFeed::Admit(const Lease& lease) {
   return false;
 }
 
-uint64_t ClusterFeed::Recorded(std::string_view url) {
+uint64_t ClusterFeed::Recorded(std::string_view url, const FetchRecord* record) {
   uint64_t ticket = 0;
+  std::string text = record ? EncodeFetchRecord(*record) : std::string();
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = outstanding_.find(std::string(url));
     if (it == outstanding_.end()) return 0;
     std::vector<InboxEntry>& entries = it->second.entries;
+    entries.front().record_url = it->first;
+    entries.front().record = std::move(text);
     outstanding_entries_ -= entries.size();
     std::move(entries.begin(), entries.end(), std::back_inserter(to_ack_));
     outstanding_.erase(it);
@@ -182,6 +196,11 @@ Status ClusterFeed::Close() {
 void ClusterFeed::Push(std::vector<InboxEntry> entries) {
   for (InboxEntry& entry : entries) {
     std::optional<ClaimRecord> record = DecodeClaim(entry.payload);
+    std::optional<FetchRecord> refetch;
+    if (!record) {
+      refetch = DecodeRefetch(entry.payload);
+      if (refetch) record = ClaimRecord{refetch->depth, refetch->url, refetch->parent};
+    }
     std::optional<CanonicalUrl> url;
     if (record) {
       Result<CanonicalUrl> parsed = parts_.fetch_form->Canonicalize(record->url);
@@ -206,6 +225,7 @@ void ClusterFeed::Push(std::vector<InboxEntry> entries) {
       ++outstanding_entries_;
       if (!inserted) continue;  // the same URL twice (a Redis that lost writes): fetched once
     }
+    if (refetch) parts_.records->Hold(std::move(*refetch));
     if (record->depth == 0 && record->parent.empty()) parts_.scope->AddSeed(*url);
     parts_.frontier->Push(*url, record->depth, record->parent);
   }

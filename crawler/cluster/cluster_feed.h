@@ -4,7 +4,10 @@
 //   Feeding. A feeder thread reads entries from the partitions this node owns
 //   (ClusterCoordinator::Poll) whenever fewer than low_water URLs read from them are outstanding
 //   here, decodes each claim record (claim_record.h) and pushes the URL into the local frontier
-//   with its depth and parent, remembering url -> its inbox entries. Politeness, robots.txt and
+//   with its depth and parent, remembering url -> its inbox entries. An entry a re-crawl round
+//   queued ("R <url>\n<fetch record>", ClusterCoordinator "Fetch records and re-crawl") gives
+//   the URL's record to the crawl's FetchRecordStore (Hold), so the fetch asks conditionally,
+//   with the validators another node may have stored. Politeness, robots.txt and
 //   budgets then work as in a standalone crawl. Before it pushes what it polled it reads the
 //   cluster's seeds again (ClusterSeeds), so the scope of the pages it fetches knows their seeds,
 //   whichever node was given them.
@@ -21,7 +24,8 @@
 //   its record must survive a kill -9. Recorded() queues the URL's entries; an acker thread takes
 //   every queued entry and runs one checkpoint, then a sender thread sends one Ack for the batch
 //   while the acker runs the next batch's checkpoint (an entry is still acknowledged only after
-//   the checkpoint holding its record committed). A fetcher waits for its
+//   the checkpoint holding its record committed). The page's fetch record goes with the first of
+//   its entries, written by the same Ack. A fetcher waits for its
 //   page's acknowledgement (WaitAcked) before it takes its next lease, so at any time at most one
 //   recorded page per fetcher is unacknowledged: after a kill -9 the pages fetched twice are at
 //   most the node's threads.
@@ -55,11 +59,13 @@ namespace urlsieve {
 
 class ClusterSeeds;
 class ClusterUrlRouter;
+class FetchRecordStore;
 class Frontier;
 class Logger;
 class Scope;
 class SeenRetry;
 class UrlCanonicalizer;
+struct FetchRecord;
 struct Lease;
 
 struct ClusterFeedOptions {
@@ -81,6 +87,7 @@ class ClusterFeed {
     const ClusterUrlRouter* router;
     // The cluster's seeds, read again before polled entries are pushed (null: scope "any").
     ClusterSeeds* seeds;
+    FetchRecordStore* records;  // the crawl's: re-fetches' records are held there
     Logger* log;
     // Makes the recorded pages and rejections durable (the crawl's checkpoint).
     std::function<Status()> checkpoint;
@@ -102,9 +109,10 @@ class ClusterFeed {
   bool WaitForWork(uint64_t generation);
   // Whether the lease may be fetched; false: it was dropped (see "Admission").
   bool Admit(const Lease& lease);
-  // The page of `url` is recorded, or its rejection: its entries are to be acknowledged. Returns
-  // the ticket WaitAcked waits for (0: the URL was not read from an inbox).
-  uint64_t Recorded(std::string_view url);
+  // The page of `url` is recorded, or its rejection: its entries are to be acknowledged, with
+  // `record` (null: the stored record stays, no longer queued). Returns the ticket WaitAcked
+  // waits for (0: the URL was not read from an inbox).
+  uint64_t Recorded(std::string_view url, const FetchRecord* record);
   // Blocks until the entries of `ticket` are acknowledged (or dropped by a stop).
   void WaitAcked(uint64_t ticket);
 

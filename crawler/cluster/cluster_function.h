@@ -13,9 +13,11 @@
 //   _heartbeat KEYS: meta, nodes, node. ARGV: identity, node id, token, ttl ms (0: leaving),
 //              state, pages, errors, links_new. Error "STATELOST" when the meta hash is gone or
 //              has another identity, "TAKEN" when the node's hash has another token. Returns
-//              [now ms, seeded, then per node: id, expiry ms, state, pages, errors, links_new,
-//              host, pid, beat ms].
+//              [now ms, seeded, re-crawl round, its revisit_after s, then per node: id, expiry
+//              ms, state, pages, errors, links_new, host, pid, beat ms].
 //   _seed      KEYS: meta. ARGV: identity. Sets seeded = 1 (STATELOST as above).
+//   _recrawl   KEYS: meta. ARGV: identity, revisit_after s. Starts a re-crawl round: increments
+//              recrawl_round, stores the revisit_after. Returns the round (STATELOST as above).
 //   _acquire   KEYS: lease. ARGV: owner, ttl ms. Takes the lease when absent (or renews it when
 //              the owner's). Returns [1] or [0, current value, its PTTL].
 //   _renew     KEYS: lease. ARGV: owner, ttl ms. Returns [1], or [0, current value] (lost).
@@ -27,9 +29,19 @@
 //              for the rest of `count`. A missing stream reads nothing, a missing group is
 //              created (from 0). Returns ["OK", next cursor ("" when the claim is through),
 //              id, payload, id, payload...].
-//   _ack       KEYS: inbox. ARGV: group, ids... XACK + XDEL. Returns the count acknowledged.
-//   _probe     KEYS: inbox. ARGV: group. Returns [XLEN, entries-added, pending] (0s for a
-//              missing stream). No writes.
+//   _ack       KEYS: inbox, records. ARGV: group, n, n ids, then (URL, record text) pairs.
+//              XACK + XDEL of the ids; each URL's record becomes the text given (flag '-'), or,
+//              for an empty text, stays as it was but no longer queued ('q' -> '-'). Returns the
+//              count acknowledged.
+//   _rescan    KEYS: lease, inbox, records, recrawl. ARGV: owner, round, now (unix s),
+//              revisit_after s, count, HSCAN cursor. Nothing unless the lease is the owner's
+//              (["LOST", 0]) and the partition's scan of `round` is not through (["DONE", 0]).
+//              One HSCAN step of the records: each stored one that is due (fetch_time +
+//              interval <= now, interval 0 taking revisit_after; all when it is 0) is marked
+//              queued and appended to the inbox as "R <url>\n<record text>". Returns [next
+//              cursor, queued], the cursor "DONE" once the scan is through (recrawl = round).
+//   _probe     KEYS: inbox, recrawl. ARGV: group. Returns [XLEN, entries-added, pending, the
+//              last round scanned] (0s for a missing stream). No writes.
 //
 // Thread-safety: constants.
 #ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FUNCTION_H_
@@ -43,6 +55,8 @@ inline constexpr const char* kClusterLibrary = "urlsieve_cluster_v1";
 inline constexpr const char* kClusterRegister = "urlsieve_cluster_v1_register";
 inline constexpr const char* kClusterHeartbeat = "urlsieve_cluster_v1_heartbeat";
 inline constexpr const char* kClusterSeed = "urlsieve_cluster_v1_seed";
+inline constexpr const char* kClusterRecrawl = "urlsieve_cluster_v1_recrawl";
+inline constexpr const char* kClusterRescan = "urlsieve_cluster_v1_rescan";
 inline constexpr const char* kClusterAcquire = "urlsieve_cluster_v1_acquire";
 inline constexpr const char* kClusterRenew = "urlsieve_cluster_v1_renew";
 inline constexpr const char* kClusterRelease = "urlsieve_cluster_v1_release";

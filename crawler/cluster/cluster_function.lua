@@ -67,7 +67,8 @@ local function heartbeat(keys, argv)
   redis.call('HSET', node, 'state', argv[5], 'pages', argv[6], 'errors', argv[7],
              'links_new', argv[8], 'beat_ms', now)
   redis.call('ZADD', nodes, now + tonumber(argv[4]), argv[2])
-  local out = {now, redis.call('HGET', meta, 'seeded') or '0'}
+  local m = redis.call('HMGET', meta, 'seeded', 'recrawl_round', 'recrawl_revisit_s')
+  local out = {now, m[1] or '0', m[2] or '0', m[3] or '0'}
   local prefix = cluster_prefix(meta) .. 'node:'
   local all = redis.call('ZRANGE', nodes, 0, -1, 'WITHSCORES')
   for i = 1, #all, 2 do
@@ -85,6 +86,15 @@ local function seed(keys, argv)
   if lost then return lost end
   redis.call('HSET', keys[1], 'seeded', '1')
   return 1
+end
+
+-- A re-crawl round (docs/features/cluster.md, "Re-crawl"): every partition's owner scans its
+-- fetch records once for the round (rescan) and queues the due ones in its inbox.
+local function recrawl(keys, argv)
+  local lost = check_identity(keys[1], argv[1])
+  if lost then return lost end
+  redis.call('HSET', keys[1], 'recrawl_revisit_s', argv[2])
+  return redis.call('HINCRBY', keys[1], 'recrawl_round', 1)
 end
 
 local function acquire(keys, argv)
@@ -178,15 +188,61 @@ local function read(keys, argv)
   return out
 end
 
+-- A fetch record's value: a flag ('-' stored, 'q' queued for a re-fetch) and the record's text
+-- (crawler/state/fetch_record_text.h: "<fetch_time> <interval_s> ..." first).
 local function ack(keys, argv)
-  local n = redis.pcall('XACK', keys[1], argv[1], unpack(argv, 2))
+  local inbox, records = keys[1], keys[2]
+  local ids = tonumber(argv[2])
+  local n = redis.pcall('XACK', inbox, argv[1], unpack(argv, 3, 2 + ids))
   if type(n) == 'table' then n = 0 end
-  redis.call('XDEL', keys[1], unpack(argv, 2))
+  redis.call('XDEL', inbox, unpack(argv, 3, 2 + ids))
+  for i = 3 + ids, #argv, 2 do
+    local url, text = argv[i], argv[i + 1]
+    if text ~= '' then
+      redis.call('HSET', records, url, '-' .. text)
+    else
+      local value = redis.call('HGET', records, url)
+      if value and string.sub(value, 1, 1) == 'q' then
+        redis.call('HSET', records, url, '-' .. string.sub(value, 2))
+      end
+    end
+  end
   return n
 end
 
+local function rescan(keys, argv)
+  local lease, inbox, records, scanned = keys[1], keys[2], keys[3], keys[4]
+  if redis.call('GET', lease) ~= argv[1] then return {'LOST', 0} end
+  local round = tonumber(argv[2])
+  if tonumber(redis.call('GET', scanned) or '0') >= round then return {'DONE', 0} end
+  local now, revisit = tonumber(argv[3]), tonumber(argv[4])
+  local r = redis.call('HSCAN', records, argv[6], 'COUNT', argv[5])
+  local queued = 0
+  local pairs_ = r[2]
+  for i = 1, #pairs_, 2 do
+    local url, value = pairs_[i], pairs_[i + 1]
+    if string.sub(value, 1, 1) == '-' then
+      local fetched, interval = string.match(value, '^.(%d+) (%d+) ')
+      fetched, interval = tonumber(fetched), tonumber(interval)
+      if interval == 0 then interval = revisit end
+      if fetched and (revisit == 0 or fetched + interval <= now) then
+        local text = string.sub(value, 2)
+        redis.call('HSET', records, url, 'q' .. text)
+        redis.call('XADD', inbox, '*', 'c', 'R ' .. url .. '\n' .. text)
+        queued = queued + 1
+      end
+    end
+  end
+  if r[1] == '0' then
+    redis.call('SET', scanned, round)
+    return {'DONE', queued}
+  end
+  return {r[1], queued}
+end
+
 local function probe(keys, argv)
-  if redis.call('EXISTS', keys[1]) == 0 then return {0, 0, 0} end
+  local scanned = tonumber(redis.call('GET', keys[2]) or '0')
+  if redis.call('EXISTS', keys[1]) == 0 then return {0, 0, 0, scanned} end
   local info = redis.call('XINFO', 'STREAM', keys[1])
   local added = 0
   for i = 1, #info, 2 do
@@ -195,12 +251,14 @@ local function probe(keys, argv)
   local pending = 0
   local p = redis.pcall('XPENDING', keys[1], argv[1])
   if type(p) == 'table' and not p.err then pending = p[1] end
-  return {redis.call('XLEN', keys[1]), added, pending}
+  return {redis.call('XLEN', keys[1]), added, pending, scanned}
 end
 
 redis.register_function('urlsieve_cluster_v1_register', register)
 redis.register_function('urlsieve_cluster_v1_heartbeat', heartbeat)
 redis.register_function('urlsieve_cluster_v1_seed', seed)
+redis.register_function('urlsieve_cluster_v1_recrawl', recrawl)
+redis.register_function('urlsieve_cluster_v1_rescan', rescan)
 redis.register_function('urlsieve_cluster_v1_acquire', acquire)
 redis.register_function('urlsieve_cluster_v1_renew', renew)
 redis.register_function('urlsieve_cluster_v1_release', release)

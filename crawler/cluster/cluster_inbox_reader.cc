@@ -185,8 +185,8 @@ void ClusterCoordinator::Impl::TakeReadReply(const PollAsk& ask, RedisReply& rep
     if (!part.outstanding.insert(id).second) continue;  // claimed while already here
     ++outstanding_;
     ++got;
-    entries->push_back(
-        InboxEntry{ask.partition, std::move(id), std::move(reply.elements[e + 1].str), part.epoch});
+    entries->push_back(InboxEntry{ask.partition, std::move(id),
+                                  std::move(reply.elements[e + 1].str), part.epoch, "", ""});
   }
   if (got > 0 || !part.claim_cursor.empty()) {
     MarkActive(part, now);
@@ -266,7 +266,7 @@ Status ClusterCoordinator::Impl::Ack(std::span<const InboxEntry> entries) {
   return Status::Ok();
 }
 
-// One XACK + XDEL call per partition and kAckChunk entries.
+// One XACK + XDEL call (and the pages' fetch records) per partition and kAckChunk entries.
 Result<std::vector<RedisCommand>> ClusterCoordinator::Impl::AckCommands(
     std::span<const InboxEntry> entries) const {
   std::map<uint32_t, std::vector<const InboxEntry*>> by_partition;
@@ -280,11 +280,18 @@ Result<std::vector<RedisCommand>> ClusterCoordinator::Impl::AckCommands(
   std::vector<RedisCommand> commands;
   for (const auto& [p, list] : by_partition) {
     for (size_t start = 0; start < list.size(); start += kAckChunk) {
-      std::vector<std::string> args = {std::string(kClusterInboxGroup)};
-      for (size_t i = start; i < std::min(list.size(), start + kAckChunk); ++i) {
-        args.push_back(list[i]->id);
+      const size_t end = std::min(list.size(), start + kAckChunk);
+      std::vector<std::string> args = {std::string(kClusterInboxGroup),
+                                       std::to_string(end - start)};
+      for (size_t i = start; i < end; ++i) args.push_back(list[i]->id);
+      // The fetch records of the pages recorded, in the same call (they travel with p).
+      for (size_t i = start; i < end; ++i) {
+        if (list[i]->record_url.empty()) continue;
+        args.push_back(list[i]->record_url);
+        args.push_back(list[i]->record);
       }
-      commands.push_back(Fcall(kClusterAck, {parts_[p].inbox_key}, std::move(args)));
+      commands.push_back(
+          Fcall(kClusterAck, {parts_[p].inbox_key, parts_[p].records_key}, std::move(args)));
     }
   }
   return commands;

@@ -36,6 +36,18 @@ std::string ClusterInboxKey(std::string_view name, uint32_t partition) {
   return key;
 }
 
+std::string ClusterRecordsKey(std::string_view name, uint32_t partition) {
+  std::string key = RedisShardKeyPrefix(name, partition);
+  key += "records";
+  return key;
+}
+
+std::string ClusterRecrawlKey(std::string_view name, uint32_t partition) {
+  std::string key = RedisShardKeyPrefix(name, partition);
+  key += "recrawl";
+  return key;
+}
+
 std::string ClusterLeaseValue(std::string_view node_id, std::string_view token) {
   std::string value(node_id);
   value += '@';

@@ -8,6 +8,9 @@
 //   urlsieve:{NAME:p}:lease   string with a TTL: "ID@TOKEN" of the owner, or "released"
 //   urlsieve:{NAME:p}:inbox   stream (consumer group kClusterInboxGroup): the routed seen set
 //                             appends each new URL's payload to it (RedisNewKeyStream)
+//   urlsieve:{NAME:p}:records hash: URL -> its fetch record (flag + fetch_record_text.h), written
+//                             with the acknowledgement of its page: they travel with p
+//   urlsieve:{NAME:p}:recrawl string: the last re-crawl round whose scan of p's records is through
 //
 // Thread-safety: pure functions.
 #ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_KEYS_H_
@@ -33,6 +36,8 @@ std::string ClusterNodesKey(std::string_view name);
 std::string ClusterNodeKey(std::string_view name, std::string_view node_id);
 std::string ClusterLeaseKey(std::string_view name, uint32_t partition);
 std::string ClusterInboxKey(std::string_view name, uint32_t partition);
+std::string ClusterRecordsKey(std::string_view name, uint32_t partition);
+std::string ClusterRecrawlKey(std::string_view name, uint32_t partition);
 
 // A lease's value: "ID@TOKEN" (the token tells two instances of one node id apart); the node id
 // of a value ("" for "released" or nothing).

@@ -203,18 +203,21 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   return Status::Ok();
 }
 
-// The reply: Redis TIME (ms), seeded, then 9 fields a node: id, expiry, state, pages, errors,
-// links_new, host, pid, beat_ms.
+// The reply: Redis TIME (ms), seeded, the re-crawl round and its revisit_after, then 9 fields a
+// node: id, expiry, state, pages, errors, links_new, host, pid, beat_ms.
 Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeartbeat(
     const RedisReply& reply) const {
-  if (reply.type != RedisReply::Type::kArray || reply.elements.size() < 2 ||
-      (reply.elements.size() - 2) % 9 != 0) {
+  constexpr size_t kHead = 4;
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() < kHead ||
+      (reply.elements.size() - kHead) % 9 != 0) {
     return Status::Corruption(server_ + ": " + Where("heartbeat") + ": an unexpected reply");
   }
   const long long now_ms = reply.elements[0].integer;
   Heartbeat heartbeat;
   heartbeat.seeded = reply.elements[1].str == "1";
-  for (size_t i = 2; i + 9 <= reply.elements.size(); i += 9) {
+  heartbeat.recrawl_round = std::strtoull(reply.elements[2].str.c_str(), nullptr, 10);
+  heartbeat.recrawl_revisit_s = std::atoll(reply.elements[3].str.c_str());
+  for (size_t i = kHead; i + 9 <= reply.elements.size(); i += 9) {
     ClusterNodeStatus node;
     node.id = reply.elements[i].str;
     const long long expiry = std::atoll(reply.elements[i + 1].str.c_str());

@@ -1,5 +1,6 @@
 // Whether a crawl cluster's crawl is over (crawler/cluster/cluster_coordinator.h, "The end"):
-// seeded, and every inbox empty on two scans with no entry added in between. A cheap scan (XLEN of
+// seeded, every partition's records scanned for the latest re-crawl round, and every inbox empty
+// on two scans with no entry added in between. A cheap scan (XLEN of
 // every inbox) comes first and answers "not over" while the crawl runs.
 #include <utility>
 
@@ -41,11 +42,12 @@ Result<bool> ClusterCoordinator::Impl::Finished() {
   // starts with the meta hash's identity and seeded flag.
   std::vector<RedisCommand> lengths;
   std::vector<RedisCommand> probes;
-  lengths.push_back(RedisCommand{{"HMGET", meta_key_, "identity", "seeded"}, 1});
+  lengths.push_back(RedisCommand{{"HMGET", meta_key_, "identity", "seeded", "recrawl_round"}, 1});
   probes.push_back(lengths.back());
   for (const Partition& part : parts_) {
     lengths.push_back(RedisCommand{{"XLEN", part.inbox_key}, 1});
-    probes.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kClusterInboxGroup)}));
+    probes.push_back(Fcall(kClusterProbe, {part.inbox_key, part.recrawl_key},
+                           {std::string(kClusterInboxGroup)}));
   }
   auto client = pool_.Take();
   if (!client.ok()) return client.status();
@@ -70,13 +72,15 @@ Result<bool> ClusterCoordinator::Impl::JudgeEndScan(int scan,
                                                     std::vector<long long>* added) {
   const RedisReply& meta = replies[0];
   if (meta.is_error()) return ReplyError(meta, "reading the cluster's meta hash");
-  if (meta.elements.size() < 2 || meta.elements[0].str != identity_) {
+  if (meta.elements.size() < 3 || meta.elements[0].str != identity_) {
     Status lost = MetaLost(meta);
     std::lock_guard<std::mutex> lock(mu_);
     Fail(lost);
     return lost;
   }
   if (meta.elements[1].str != "1") return false;  // not seeded yet
+  // A re-crawl round is over once every partition's records were scanned for it.
+  const long long round = std::atoll(meta.elements[2].str.c_str());
   for (size_t i = 0; i < parts_.size(); ++i) {
     const RedisReply& reply = replies[i + 1];
     if (reply.is_error()) return ReplyError(reply, "probing " + parts_[i].inbox_key);
@@ -85,7 +89,8 @@ Result<bool> ClusterCoordinator::Impl::JudgeEndScan(int scan,
       continue;
     }
     // Empty, and (on the last scan) nothing added since the previous one.
-    if (reply.elements.size() < 3 || reply.elements[0].integer != 0) return false;
+    if (reply.elements.size() < 4 || reply.elements[0].integer != 0) return false;
+    if (reply.elements[3].integer < round) return false;
     if (scan == 2 && reply.elements[1].integer != (*added)[i]) return false;
     (*added)[i] = reply.elements[1].integer;
   }

@@ -21,6 +21,8 @@ ClusterStatus ClusterCoordinator::Impl::Totals() const {
 
 void ClusterCoordinator::Impl::RecordHeartbeat(Heartbeat& heartbeat) {
   totals_.seeded = heartbeat.seeded;
+  recrawl_round_ = heartbeat.recrawl_round;
+  recrawl_revisit_s_ = heartbeat.recrawl_revisit_s;
   totals_.pages = heartbeat.pages;
   totals_.errors = heartbeat.errors;
   CountOwnPartitions(heartbeat.nodes);
@@ -40,7 +42,8 @@ Status ClusterCoordinator::Impl::ProbeTotals(RedisClient& client) {
   std::vector<RedisCommand> commands;
   commands.reserve(parts_.size());
   for (const Partition& part : parts_) {
-    commands.push_back(Fcall(kClusterProbe, {part.inbox_key}, {std::string(kClusterInboxGroup)}));
+    commands.push_back(Fcall(kClusterProbe, {part.inbox_key, part.recrawl_key},
+                             {std::string(kClusterInboxGroup)}));
   }
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));

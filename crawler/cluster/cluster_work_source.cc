@@ -21,7 +21,9 @@ bool ClusterWorkSource::Next(Lease* lease) {
   }
 }
 
-uint64_t ClusterWorkSource::Recorded(std::string_view url) { return feed_->Recorded(url); }
+uint64_t ClusterWorkSource::Recorded(std::string_view url, const FetchRecord* record) {
+  return feed_->Recorded(url, record);
+}
 
 void ClusterWorkSource::AwaitDurable(uint64_t ticket) {
   // One recorded, unacknowledged page per fetcher at most (ClusterFeed, "Acknowledgement").

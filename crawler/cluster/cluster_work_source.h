@@ -30,7 +30,7 @@ class ClusterWorkSource final : public WorkSource {
 
   void Start() override;
   bool Next(Lease* lease) override;
-  uint64_t Recorded(std::string_view url) override;
+  uint64_t Recorded(std::string_view url, const FetchRecord* record) override;
   void AwaitDurable(uint64_t ticket) override;
   Status Checkpoint(SqliteDb& db, std::vector<Rejection>* rejections) override;
   Status Close() override;

@@ -213,11 +213,6 @@ Status CrawlConfig::Validate() const {
     return Status::InvalidArgument(
         "output.metrics_linger: --metrics-linger needs --metrics-listen");
   }
-  if (crawl.recrawl && cluster_mode()) {
-    return Status::InvalidArgument(
-        "crawl.recrawl: --recrawl is not available for a node of a --cluster (re-crawl a "
-        "standalone crawl's --out)");
-  }
   return ValidateCluster(*this);
 }
 

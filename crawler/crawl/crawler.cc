@@ -132,7 +132,9 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   stats_ = std::make_unique<CrawlStats>(&clock_);
   if (restored.counters) stats_->Resume(*restored.counters);
   URLSIEVE_RETURN_IF_ERROR(QueueClaims());
-  if (config_.crawl.recrawl) URLSIEVE_RETURN_IF_ERROR(QueueDue(restored.due));
+  if (config_.crawl.recrawl && deployment_->RecrawlsFromState()) {
+    URLSIEVE_RETURN_IF_ERROR(QueueDue(restored.due));
+  }
   URLSIEVE_RETURN_IF_ERROR(BuildDeployment(seeds));
   URLSIEVE_RETURN_IF_ERROR(QueueSeeds(std::move(seeds)));
   return QueueStartSitemaps(restored.sitemap_roots);
@@ -222,7 +224,7 @@ Status Crawler::Restore(Restored* restored) {
     // The re-fetches a stopped re-crawl left pending (the frontier holds them again).
     URLSIEVE_RETURN_IF_ERROR(records_->LoadQueued(db));
     URLSIEVE_RETURN_IF_ERROR(sitemaps_->Load(db, config_.crawl.recrawl, &restored->sitemap_roots));
-    if (config_.crawl.recrawl) {
+    if (config_.crawl.recrawl && deployment_->RecrawlsFromState()) {
       const int64_t now =
           std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
               .count();
@@ -295,6 +297,7 @@ Status Crawler::BuildDeployment(const std::vector<CanonicalUrl>& seeds) {
   parts.router = router_.get();
   parts.scope = scope_.get();
   parts.fetch_form = fetch_form_.get();
+  parts.records = records_.get();
   parts.log = &log_;
   parts.checkpoint = [this] { return Checkpoint(); };
   parts.fail = [this](const Status& status) { Fail(status); };
@@ -650,14 +653,16 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     // fetched again (a back-off) leaves it as it was; a failure that is given up is also rejected
     // (AppendRejections unqueues its record).
     if (decision.action != DoneDecision::Action::kRetry) {
+      std::optional<FetchRecord> record;
       if (page.answered) {
-        records_->Put(processor_->UpdatedRecord(known, lease, r, page, std::move(archived)));
+        record = processor_->UpdatedRecord(known, lease, r, page, std::move(archived));
       } else if (known) {
         // Done without an answer to record (a body past the cap): the record stays as it was.
         records_->Unqueue(lease.url);
       }
       // Recorded (unless it is to be fetched again): its work item can be released.
-      ticket = work_->Recorded(lease.url);
+      ticket = work_->Recorded(lease.url, record ? &*record : nullptr);
+      if (record) records_->Put(std::move(*record));
     }
     RecordRejections();
   }
@@ -727,7 +732,7 @@ Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
     Status status = rejected_->Append(rejection);
     if (first_error.ok()) first_error = status;
     // Written: its work item can be released (with the next checkpoint).
-    if (status.ok()) work_->Recorded(rejection.url);
+    if (status.ok()) work_->Recorded(rejection.url, nullptr);
   }
   return first_error;
 }

@@ -29,6 +29,7 @@ namespace urlsieve {
 
 class Admission;
 class CrawlState;
+class FetchRecordStore;
 class Frontier;
 class Logger;
 class Scope;
@@ -52,6 +53,7 @@ struct CrawlParts {
   UrlRouter* router = nullptr;  // to the local frontier
   Scope* scope = nullptr;
   const UrlCanonicalizer* fetch_form = nullptr;
+  FetchRecordStore* records = nullptr;  // the crawl's fetch records
   Logger* log = nullptr;
   std::function<Status()> checkpoint;       // the crawl's checkpoint
   std::function<void(const Status&)> fail;  // fails the crawl
@@ -86,6 +88,10 @@ class Deployment {
   virtual Status SeedsQueued(bool) { return Status::Ok(); }
   // Whether sitemaps can be queued (their leases live in the local frontier only).
   virtual bool ReadsSitemaps() const { return true; }
+  // A re-crawl (--recrawl): true when its due records are the state's (the Crawler takes and
+  // queues them); false when the deployment finds them itself (a cluster's records travel with
+  // their partitions, and its Build starts a round).
+  virtual bool RecrawlsFromState() const { return true; }
   // Every monitor tick, with this crawl's counters (and its errors summed): may replace the
   // progress line's sample.
   virtual void Tick(const CrawlStatsSnapshot&, uint64_t /*errors*/, ProgressSample*) {}

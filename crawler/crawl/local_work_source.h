@@ -22,7 +22,7 @@ class LocalWorkSource final : public WorkSource {
                   std::function<void(const Status&)> fail, bool checkpoint_each_page);
 
   bool Next(Lease* lease) override;
-  uint64_t Recorded(std::string_view) override { return 0; }
+  uint64_t Recorded(std::string_view, const FetchRecord*) override { return 0; }
   void AwaitDurable(uint64_t ticket) override;
   Status Checkpoint(SqliteDb& db, std::vector<Rejection>* rejections) override;
   Status Close() override { return checkpoint_(); }

@@ -23,6 +23,7 @@
 namespace urlsieve {
 
 class SqliteDb;
+struct FetchRecord;
 struct Lease;
 struct Rejection;
 
@@ -35,8 +36,11 @@ class WorkSource {
   // The next lease for a fetcher; false: no more work for it (the crawl is over, or stopping).
   virtual bool Next(Lease* lease) = 0;
   // The page of `url`, or its rejection, is in the outputs (called under the gate, shared): its
-  // work item may be released once durable. Returns the ticket AwaitDurable waits for.
-  virtual uint64_t Recorded(std::string_view url) = 0;
+  // work item may be released once durable. `record`: the URL's fetch record as the page left it
+  // (null: a rejection, or no answer to record), for a source that keeps the records with the
+  // work (a cluster's partitions; a local crawl's are in its checkpoint). Returns the ticket
+  // AwaitDurable waits for.
+  virtual uint64_t Recorded(std::string_view url, const FetchRecord* record) = 0;
   // After a page was recorded, the gate released: returns once the page is as durable as this
   // source promises before its fetcher takes more work.
   virtual void AwaitDurable(uint64_t ticket) = 0;

@@ -105,6 +105,13 @@ Result<std::vector<FetchRecord>> FetchRecordStore::TakeDue(SqliteDb& db, int64_t
   return taken;
 }
 
+void FetchRecordStore::Hold(FetchRecord record) {
+  record.queued = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string url = record.url;
+  queued_.insert_or_assign(std::move(url), std::move(record));
+}
+
 std::optional<FetchRecord> FetchRecordStore::Find(const std::string& url) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = queued_.find(url);

@@ -63,6 +63,9 @@ class FetchRecordStore {
   // Find. In order of fetch time, oldest first.
   Result<std::vector<FetchRecord>> TakeDue(SqliteDb& db, int64_t now, int64_t revisit_after_s);
 
+  // A re-fetch handed to this crawl with its record (a cluster node reads it with its inbox
+  // entry): kept for Find as a queued one, and written, like those, once Put or Unqueue.
+  void Hold(FetchRecord record);
   // The queued record of `url` (a re-fetch), if any.
   std::optional<FetchRecord> Find(const std::string& url) const;
   // Records a fetch of record.url (queued = false), replacing its record at the next checkpoint.

@@ -26,6 +26,9 @@ class ClusterAdmission final : public Admission {
   ClusterAdmission(ClusterUrlRouter* router, SeenRetry* retry) : router_(router), retry_(retry) {}
 
   Result<Admitted> Admit(LinkBatch* batch) override;
+  // Through the routed seen set too (ClusterUrlRouter::InsertSitemap): once per crawl and round.
+  Result<bool> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                            std::string_view parent) override;
   bool NeedsGate() const override { return false; }
   void Stop() override;
 

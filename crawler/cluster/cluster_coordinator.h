@@ -245,6 +245,8 @@ class ClusterCoordinator {
   // Starts a re-crawl round (see "Fetch records and re-crawl"); records without an interval are
   // due after `revisit_after` (0: every record).
   Status BeginRecrawl(std::chrono::seconds revisit_after);
+  // The cluster's latest re-crawl round as this node last heard it (0: none).
+  uint64_t recrawl_round() const;
   // Whether the whole crawl is over (see "The end"). Up to three pipelined scans of every
   // partition (one XLEN each while the crawl runs): call it when this node is idle, not in a hot
   // loop.

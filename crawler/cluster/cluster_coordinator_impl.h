@@ -89,6 +89,10 @@ class ClusterCoordinator::Impl {
   Result<bool> Finished();
   // cluster_recrawl.cc
   Status BeginRecrawl(std::chrono::seconds revisit_after);
+  uint64_t recrawl_round() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return recrawl_round_;
+  }
   // cluster_totals.cc
   void Publish(const NodeCounters& counters);
   ClusterStatus Totals() const;

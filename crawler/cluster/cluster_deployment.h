@@ -8,8 +8,8 @@
 // published with its heartbeat; at the end the node publishes its final counters and leaves.
 // A re-crawl (--recrawl) starts a round of the cluster (ClusterCoordinator::BeginRecrawl): the
 // fetch records are the partitions', in Redis.
-// Sitemaps are not read on a node (its inboxes hold pages only); its frontier's pending set is
-// not checkpointed (the inboxes are the truth). Budgets are per node.
+// Sitemaps go to the inbox of their host's partition (ClusterAdmission::AdmitSitemap); the
+// frontier's pending set is not checkpointed (the inboxes are the truth). Budgets are per node.
 //
 // Thread-safety: see deployment.h.
 #ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_DEPLOYMENT_H_
@@ -50,7 +50,6 @@ class ClusterDeployment final : public Deployment {
   WorkSource& work() override;
 
   Status SeedsQueued(bool any) override;
-  bool ReadsSitemaps() const override { return false; }
   bool RecrawlsFromState() const override { return false; }
   void Tick(const CrawlStatsSnapshot& stats, uint64_t errors, ProgressSample* sample) override;
   void Finish(const CrawlStatsSnapshot& stats, bool finished,

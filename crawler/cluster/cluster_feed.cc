@@ -35,6 +35,11 @@ std::string Excerpt(std::string_view text) {
   return out;
 }
 
+// Where outstanding_ keeps a URL's entries: a sitemap's apart from a page of the same URL.
+std::string OutstandingKey(bool sitemap, std::string_view url) {
+  return sitemap ? "S " + std::string(url) : std::string(url);
+}
+
 // An entry a re-crawl round queued: "R <url>\n<fetch record text>" (cluster_function.lua).
 std::optional<FetchRecord> DecodeRefetch(std::string_view payload) {
   if (payload.substr(0, 2) != "R ") return std::nullopt;
@@ -86,7 +91,7 @@ bool ClusterFeed::WaitForWork(uint64_t generation) {
 }
 
 bool ClusterFeed::Admit(const Lease& lease) {
-  if (lease.kind != Lease::Kind::kPage) {
+  if (lease.kind == Lease::Kind::kRobots) {
     // A robots.txt request is a request to the partition's hosts too.
     const uint32_t partition = parts_.router->PartitionOf(lease.url);
     if (parts_.coordinator->MayFetch(partition)) return true;
@@ -100,7 +105,7 @@ bool ClusterFeed::Admit(const Lease& lease) {
   std::optional<uint32_t> partition;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = outstanding_.find(lease.url);
+    auto it = outstanding_.find(OutstandingKey(lease.kind == Lease::Kind::kSitemap, lease.url));
     if (it != outstanding_.end()) {
       partition = it->second.partition;
       std::vector<InboxEntry>& entries = it->second.entries;
@@ -133,15 +138,25 @@ bool ClusterFeed::Admit(const Lease& lease) {
 }
 
 uint64_t ClusterFeed::Recorded(std::string_view url, const FetchRecord* record) {
+  return Release(OutstandingKey(false, url), record ? EncodeFetchRecord(*record) : std::string(),
+                 /*page=*/true);
+}
+
+void ClusterFeed::SitemapDone(std::string_view url) {
+  Release(OutstandingKey(true, url), std::string(), /*page=*/false);
+}
+
+uint64_t ClusterFeed::Release(const std::string& key, std::string record, bool page) {
   uint64_t ticket = 0;
-  std::string text = record ? EncodeFetchRecord(*record) : std::string();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = outstanding_.find(std::string(url));
+    auto it = outstanding_.find(key);
     if (it == outstanding_.end()) return 0;
     std::vector<InboxEntry>& entries = it->second.entries;
-    entries.front().record_url = it->first;
-    entries.front().record = std::move(text);
+    if (page) {
+      entries.front().record_url = it->first;
+      entries.front().record = std::move(record);
+    }
     outstanding_entries_ -= entries.size();
     std::move(entries.begin(), entries.end(), std::back_inserter(to_ack_));
     outstanding_.erase(it);
@@ -199,7 +214,7 @@ void ClusterFeed::Push(std::vector<InboxEntry> entries) {
     std::optional<FetchRecord> refetch;
     if (!record) {
       refetch = DecodeRefetch(entry.payload);
-      if (refetch) record = ClaimRecord{refetch->depth, refetch->url, refetch->parent};
+      if (refetch) record = ClaimRecord{false, refetch->depth, refetch->url, refetch->parent};
     }
     std::optional<CanonicalUrl> url;
     if (record) {
@@ -219,11 +234,15 @@ void ClusterFeed::Push(std::vector<InboxEntry> entries) {
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto [it, inserted] = outstanding_.try_emplace(std::string(url->key()));
+      auto [it, inserted] = outstanding_.try_emplace(OutstandingKey(record->sitemap, url->key()));
       it->second.partition = entry.partition;
       it->second.entries.push_back(std::move(entry));
       ++outstanding_entries_;
       if (!inserted) continue;  // the same URL twice (a Redis that lost writes): fetched once
+    }
+    if (record->sitemap) {
+      parts_.frontier->PushSitemap(*url, record->depth, record->parent);
+      continue;
     }
     if (refetch) parts_.records->Hold(std::move(*refetch));
     if (record->depth == 0 && record->parent.empty()) parts_.scope->AddSeed(*url);

@@ -4,7 +4,8 @@
 //   Feeding. A feeder thread reads entries from the partitions this node owns
 //   (ClusterCoordinator::Poll) whenever fewer than low_water URLs read from them are outstanding
 //   here, decodes each claim record (claim_record.h) and pushes the URL into the local frontier
-//   with its depth and parent, remembering url -> its inbox entries. An entry a re-crawl round
+//   with its depth and parent (a sitemap record as a sitemap, with its nesting level), remembering
+//   url -> its inbox entries. An entry a re-crawl round
 //   queued ("R <url>\n<fetch record>", ClusterCoordinator "Fetch records and re-crawl") gives
 //   the URL's record to the crawl's FetchRecordStore (Hold), so the fetch asks conditionally,
 //   with the validators another node may have stored. Politeness, robots.txt and
@@ -113,6 +114,9 @@ class ClusterFeed {
   // `record` (null: the stored record stays, no longer queued). Returns the ticket WaitAcked
   // waits for (0: the URL was not read from an inbox).
   uint64_t Recorded(std::string_view url, const FetchRecord* record);
+  // A sitemap's lease is done (read, or given up): its entries are to be acknowledged. Nothing
+  // waits for that (a sitemap read twice after a crash queues nothing twice).
+  void SitemapDone(std::string_view url);
   // Blocks until the entries of `ticket` are acknowledged (or dropped by a stop).
   void WaitAcked(uint64_t ticket);
 
@@ -138,6 +142,9 @@ class ClusterFeed {
   // Pushes what Poll returned; false when nothing was read.
   void Push(std::vector<InboxEntry> entries);
   bool LocalIdle();
+  // Queues the entries outstanding under `key` for acknowledgement (with `record`, the first, when
+  // `page`); returns the ticket (0: none outstanding).
+  uint64_t Release(const std::string& key, std::string record, bool page);
   Status AckBatch(const std::vector<InboxEntry>& batch);
 
   const Parts parts_;

@@ -9,7 +9,8 @@
 //              from ("" none). Creates the meta hash unless it exists (an existing one whose
 //              partitions, settings or format differ: error "MISMATCH"); a live node of that id
 //              with another token: error "LIVE <ms left> <host> <pid> <token>"; else writes the
-//              node's hash and expiry. Returns [created 0/1, identity].
+//              node's hash and expiry. Returns [created 0/1, identity, re-crawl round, its
+//              revisit_after s].
 //   _heartbeat KEYS: meta, nodes, node. ARGV: identity, node id, token, ttl ms (0: leaving),
 //              state, pages, errors, links_new. Error "STATELOST" when the meta hash is gone or
 //              has another identity, "TAKEN" when the node's hash has another token. Returns

@@ -39,7 +39,8 @@ local function register(keys, argv)
   redis.call('HSET', node, 'token', token, 'host', argv[8], 'pid', argv[9], 'state', 'running',
              'joined_ms', now, 'beat_ms', now)
   redis.call('ZADD', nodes, now + tonumber(argv[10]), id)
-  return {created, redis.call('HGET', meta, 'identity')}
+  local m = redis.call('HMGET', meta, 'identity', 'recrawl_round', 'recrawl_revisit_s')
+  return {created, m[1], m[2] or '0', m[3] or '0'}
 end
 
 local function check_identity(meta, identity)

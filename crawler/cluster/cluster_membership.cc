@@ -101,11 +101,16 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
       }
       return ReplyError(reply, "registering node '" + options_.node_id + "'");
     }
-    if (reply.elements.size() < 2) {
+    if (reply.elements.size() < 4) {
       return Status::Corruption(server_ + ": " + Where("registering") +
                                 ": an unexpected reply to " + kClusterRegister);
     }
     identity_ = reply.elements[1].str;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      recrawl_round_ = std::strtoull(reply.elements[2].str.c_str(), nullptr, 10);
+      recrawl_revisit_s_ = std::atoll(reply.elements[3].str.c_str());
+    }
     if (notices != nullptr) {
       std::string notice = reply.elements[0].integer == 1 ? "created " : "joined ";
       notice += what_;

@@ -21,8 +21,11 @@ ClusterStatus ClusterCoordinator::Impl::Totals() const {
 
 void ClusterCoordinator::Impl::RecordHeartbeat(Heartbeat& heartbeat) {
   totals_.seeded = heartbeat.seeded;
-  recrawl_round_ = heartbeat.recrawl_round;
-  recrawl_revisit_s_ = heartbeat.recrawl_revisit_s;
+  // Rounds only grow: a beat sent before this node began a round may be answered after.
+  if (heartbeat.recrawl_round >= recrawl_round_) {
+    recrawl_round_ = heartbeat.recrawl_round;
+    recrawl_revisit_s_ = heartbeat.recrawl_revisit_s;
+  }
   totals_.pages = heartbeat.pages;
   totals_.errors = heartbeat.errors;
   CountOwnPartitions(heartbeat.nodes);

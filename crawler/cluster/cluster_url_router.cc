@@ -8,6 +8,7 @@
 #include "crawler/cluster/cluster_coordinator.h"
 #include "crawler/state/claim_record.h"
 #include "dedup/redis_seen_set.h"
+#include "dedup/seen_set.h"
 #include "frontier/politeness_key.h"
 #include "url/url_parts.h"
 
@@ -54,6 +55,27 @@ Status ClusterUrlRouter::InsertRouted(std::span<const CanonicalUrl> urls,
     appended.erase(std::unique(appended.begin(), appended.end()), appended.end());
     if (!appended.empty()) coordinator_->Nudge(appended);
   }
+  return Status::Ok();
+}
+
+Status ClusterUrlRouter::InsertSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                       std::string_view parent, bool* fresh) {
+  const uint32_t shard = PartitionOf(url);
+  std::string key = "sitemap ";
+  key += std::to_string(coordinator_ != nullptr ? coordinator_->recrawl_round() : 0);
+  key += ' ';
+  key += url.key();
+  const std::string_view key_view = key;
+  const KeyHash hash = SeenSet::Hash(key);
+  const std::string claim = EncodeSitemapClaim(url.key(), nesting, parent);
+  const std::string_view payload = claim;
+  bool is_new = false;
+  URLSIEVE_RETURN_IF_ERROR(set_->InsertRouted(
+      std::span<const uint32_t>(&shard, 1), std::span<const std::string_view>(&key_view, 1),
+      std::span<const KeyHash>(&hash, 1), std::span<const std::string_view>(&payload, 1),
+      std::span<bool>(&is_new, 1)));
+  if (is_new && coordinator_ != nullptr) coordinator_->Nudge(std::span<const uint32_t>(&shard, 1));
+  *fresh = is_new;
   return Status::Ok();
 }
 

@@ -49,6 +49,14 @@ class ClusterUrlRouter {
                       std::span<const KeyHash> hashes, uint32_t depth, std::string_view parent,
                       std::span<bool> is_new);
 
+  // A sitemap to read, at nesting level `nesting`, named by `parent`: tested and set in the routed
+  // seen set under its own key, "sitemap <re-crawl round> <url>" (never a page's: a page key is a
+  // URL), and, when new (*fresh), appended to the inbox of its host's partition as a sitemap
+  // record (EncodeSitemapClaim). So the owner of its host reads it, once per crawl and re-crawl
+  // round, whichever node found it.
+  Status InsertSitemap(const CanonicalUrl& url, uint32_t nesting, std::string_view parent,
+                       bool* fresh);
+
  private:
   RedisSeenSet* const set_;
   const FrontierOptions frontier_;

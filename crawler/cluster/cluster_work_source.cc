@@ -25,6 +25,8 @@ uint64_t ClusterWorkSource::Recorded(std::string_view url, const FetchRecord* re
   return feed_->Recorded(url, record);
 }
 
+void ClusterWorkSource::SitemapDone(std::string_view url) { feed_->SitemapDone(url); }
+
 void ClusterWorkSource::AwaitDurable(uint64_t ticket) {
   // One recorded, unacknowledged page per fetcher at most (ClusterFeed, "Acknowledgement").
   feed_->WaitAcked(ticket);

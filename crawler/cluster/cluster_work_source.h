@@ -31,6 +31,7 @@ class ClusterWorkSource final : public WorkSource {
   void Start() override;
   bool Next(Lease* lease) override;
   uint64_t Recorded(std::string_view url, const FetchRecord* record) override;
+  void SitemapDone(std::string_view url) override;
   void AwaitDurable(uint64_t ticket) override;
   Status Checkpoint(SqliteDb& db, std::vector<Rejection>* rejections) override;
   Status Close() override;

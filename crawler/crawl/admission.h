@@ -66,6 +66,12 @@ class Admission {
   // Seen-tests a keyed batch and queues the URLs new to the seen stage, leaving only those in
   // batch->urls. A non-OK Status fails the crawl (some URL may not have been queued).
   virtual Result<Admitted> Admit(LinkBatch* batch) = 0;
+  // Queues a sitemap to read at nesting level `nesting`, named by `parent`, where the deployment
+  // keeps its pending work; false when it was queued before in this crawl (a cluster reads a
+  // sitemap once per crawl and re-crawl round, whichever node finds it). The crawler claims it
+  // first (SitemapStore::Claim: this node's budget and repeats).
+  virtual Result<bool> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                    std::string_view parent) = 0;
   // Whether what Admit queues is in the local checkpoint (see above).
   virtual bool NeedsGate() const { return true; }
   // Ends the waits for a seen set that does not answer (a stop).

@@ -321,7 +321,7 @@ Status Crawler::QueueClaims() {
     std::optional<ClaimRecord> record;
     if (i < claims.size()) {
       record = DecodeClaim(claims[i]);
-      if (!record) {
+      if (!record || record->sitemap) {
         return Status::Corruption(
             state_->shared_seen_set() + ": claim " + std::to_string(i + 1) +
             " of this crawl's claim log is not a URL record: " + EscapedForMessage(claims[i]));
@@ -732,7 +732,11 @@ Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
     Status status = rejected_->Append(rejection);
     if (first_error.ok()) first_error = status;
     // Written: its work item can be released (with the next checkpoint).
-    if (status.ok()) work_->Recorded(rejection.url, nullptr);
+    if (status.ok() && rejection.sitemap) {
+      work_->SitemapDone(rejection.url);
+    } else if (status.ok()) {
+      work_->Recorded(rejection.url, nullptr);
+    }
   }
   return first_error;
 }

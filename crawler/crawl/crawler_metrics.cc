@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "crawler/state/crawl_state.h"
 #include "crawler/crawl/crawler.h"
-#include "crawler/metrics/metrics_server.h"
 #include "crawler/crawl/scope.h"
+#include "crawler/metrics/metrics_server.h"
+#include "crawler/state/crawl_state.h"
 #include "dedup/seen_filter.h"
 #include "frontier/frontier.h"
 

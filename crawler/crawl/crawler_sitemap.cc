@@ -9,6 +9,7 @@
 #include "crawler/crawl/crawler.h"
 #include "crawler/crawl/deployment.h"
 #include "crawler/crawl/scope.h"
+#include "crawler/crawl/work_source.h"
 #include "crawler/fetch/fetcher.h"
 #include "crawler/output/warc_writer.h"
 #include "crawler/page/page_processor.h"
@@ -67,10 +68,7 @@ std::string DescribeSitemap(const std::string& url, const FetchResult& r, const 
 
 }  // namespace
 
-bool Crawler::SitemapsEnabled() const {
-  // Sitemap leases live in the local frontier only (a cluster node's inboxes hold pages).
-  return deployment_->ReadsSitemaps() && config_.sitemaps.max_total > 0;
-}
+bool Crawler::SitemapsEnabled() const { return config_.sitemaps.max_total > 0; }
 
 void Crawler::QueueSitemaps(const std::vector<std::string>& urls, uint32_t nesting,
                             const std::string& parent) {
@@ -106,8 +104,13 @@ void Crawler::QueueSitemaps(const std::vector<std::string>& urls, uint32_t nesti
       case SitemapStore::ClaimResult::kClaimed:
         break;
     }
-    stats_->RecordSitemap("queued");
-    frontier_->PushSitemap(*canonical, nesting, parent);
+    Result<bool> queued = admission_->AdmitSitemap(*canonical, nesting, parent);
+    if (!queued.ok()) {
+      Fail(queued.status());
+      return;
+    }
+    // Queued before in this crawl, by another node of its cluster.
+    stats_->RecordSitemap(*queued ? "queued" : "repeated");
   }
 }
 
@@ -203,6 +206,7 @@ void Crawler::HandleSitemap(Fetcher& fetcher, const Lease& lease) {
       const std::string_view kind = parse ? SitemapKindName(parse->kind) : std::string_view();
       sitemaps_->Done(lease.url, r.ok() ? static_cast<int>(r.status) : 0, kind,
                       parse ? parse->entries.size() : 0, UnixNow());
+      work_->SitemapDone(lease.url);
       CountSitemap(parse ? &*parse : nullptr, listing, fresh, !redirect.empty(), r.body_truncated);
     }
     RecordRejections();

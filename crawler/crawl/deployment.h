@@ -86,8 +86,6 @@ class Deployment {
 
   // The seeds were admitted (`any`: there was at least one).
   virtual Status SeedsQueued(bool) { return Status::Ok(); }
-  // Whether sitemaps can be queued (their leases live in the local frontier only).
-  virtual bool ReadsSitemaps() const { return true; }
   // A re-crawl (--recrawl): true when its due records are the state's (the Crawler takes and
   // queues them); false when the deployment finds them itself (a cluster's records travel with
   // their partitions, and its Build starts a round).

@@ -20,6 +20,9 @@ class LocalAdmission final : public Admission {
       : seen_set_(seen_set), router_(router) {}
 
   Result<Admitted> Admit(LinkBatch* batch) override;
+  // To the local frontier; a sitemap is claimed once by the crawl's own SitemapStore.
+  Result<bool> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                            std::string_view parent) override;
 
  private:
   StateSeenSet* const seen_set_;

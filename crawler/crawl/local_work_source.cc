@@ -7,8 +7,7 @@
 namespace urlsieve {
 
 LocalWorkSource::LocalWorkSource(Frontier* frontier, std::function<Status()> checkpoint,
-                                 std::function<void(const Status&)> fail,
-                                 bool checkpoint_each_page)
+                                 std::function<void(const Status&)> fail, bool checkpoint_each_page)
     : frontier_(frontier),
       checkpoint_(std::move(checkpoint)),
       fail_(std::move(fail)),

@@ -38,6 +38,9 @@ class SharedAdmission final : public Admission {
                   std::string what);
 
   Result<Admitted> Admit(LinkBatch* batch) override;
+  // To the local frontier; a sitemap is claimed once by the crawl's own SitemapStore.
+  Result<bool> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                            std::string_view parent) override;
   void Stop() override;
 
  private:

@@ -10,4 +10,9 @@ Status LocalUrlRouter::Route(std::span<const CanonicalUrl> urls, uint32_t depth,
   return Status::Ok();
 }
 
+void LocalUrlRouter::RouteSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                  std::string_view parent) {
+  frontier_->PushSitemap(url, nesting, parent);
+}
+
 }  // namespace urlsieve

@@ -40,6 +40,8 @@ class UrlRouter {
   // crawl must stop without checkpointing them as seen.
   virtual Status Route(std::span<const CanonicalUrl> urls, uint32_t depth,
                        std::string_view parent) = 0;
+  // A sitemap to read (docs/features/sitemaps.md), at nesting level `nesting`, named by `parent`.
+  virtual void RouteSitemap(const CanonicalUrl& url, uint32_t nesting, std::string_view parent) = 0;
 };
 
 // Every URL to the local frontier, which must outlive the router.
@@ -50,6 +52,7 @@ class LocalUrlRouter final : public UrlRouter {
   // Always OK: a URL the frontier rejects is a decision it records, not an error.
   Status Route(std::span<const CanonicalUrl> urls, uint32_t depth,
                std::string_view parent) override;
+  void RouteSitemap(const CanonicalUrl& url, uint32_t nesting, std::string_view parent) override;
 
  private:
   Frontier* const frontier_;

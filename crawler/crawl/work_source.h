@@ -41,6 +41,8 @@ class WorkSource {
   // work (a cluster's partitions; a local crawl's are in its checkpoint). Returns the ticket
   // AwaitDurable waits for.
   virtual uint64_t Recorded(std::string_view url, const FetchRecord* record) = 0;
+  // A sitemap's lease is done (read, or given up): its work item may be released; nothing waits.
+  virtual void SitemapDone(std::string_view /*url*/) {}
   // After a page was recorded, the gate released: returns once the page is as durable as this
   // source promises before its fetcher takes more work.
   virtual void AwaitDurable(uint64_t ticket) = 0;

@@ -76,12 +76,14 @@ bool ParseRedirection(std::string_view error, Redirection* out) {
   return true;
 }
 
-// One range of CLUSTER SLOTS: slots [first, last] served by the master at host:port.
+// One range of CLUSTER SLOTS: slots [first, last] served by the master at host:port, which has
+// `replicas` replicas (those not marked failed).
 struct SlotRange {
   int first = 0;
   int last = 0;
   std::string host;
   int port = 0;
+  int replicas = 0;
 };
 
 // Parses a CLUSTER SLOTS reply: an array of [first, last, [host, port, id, ...], replicas...].
@@ -110,6 +112,7 @@ bool ParseClusterSlots(const RedisReply& reply, const std::string& answering_hos
     if (range.host.empty()) range.host = answering_host;
     if (master.elements[1].integer <= 0 || master.elements[1].integer > 65535) return false;
     range.port = static_cast<int>(master.elements[1].integer);
+    range.replicas = static_cast<int>(entry.elements.size() - 3);
     ranges->push_back(std::move(range));
   }
   return true;
@@ -213,6 +216,47 @@ class ClusterRedisClient final : public RedisClient {
     return Status::Ok();
   }
 
+  Status WaitForReplicas(std::span<const std::string> keys, int timeout_ms, int* lagging) override {
+    if (lagging != nullptr) *lagging = 0;
+    // The map as the writes were routed (not read again: a node that did not take this client's
+    // writes would answer WAIT at once). A master that answered a write is in it.
+    std::vector<size_t> masters;
+    for (const std::string& key : keys) {
+      const size_t node = slot_node_[RedisKeySlot(key)];
+      if (node == kNoNode || nodes_[node].replicas <= 0) continue;
+      if (std::find(masters.begin(), masters.end(), node) == masters.end()) {
+        masters.push_back(node);
+      }
+    }
+    std::vector<RedisCommand> waits(masters.size());
+    Status failed = Status::Ok();
+    std::vector<bool> sent(masters.size(), false);
+    for (size_t i = 0; i < masters.size(); ++i) {
+      waits[i] = {{"WAIT", std::to_string(nodes_[masters[i]].replicas), std::to_string(timeout_ms)},
+                  -1};
+      Status s = SendTo(masters[i], std::span(&waits[i], 1));
+      sent[i] = s.ok();
+      if (!s.ok() && failed.ok()) failed = s;
+    }
+    for (size_t i = 0; i < masters.size(); ++i) {
+      if (!sent[i]) continue;  // every connection that was sent to is read, to stay in step
+      std::vector<RedisReply> got;
+      Status s = ReceiveFrom(masters[i], std::span(&waits[i], 1), &got);
+      if (s.ok() && got[0].is_error()) {
+        s = RedisErrorStatus(nodes_[masters[i]].address.ToString(), "WAIT", got[0]);
+      }
+      if (!s.ok()) {
+        if (failed.ok()) failed = s;
+        continue;
+      }
+      if (got[0].integer < nodes_[masters[i]].replicas) {
+        map_stale_ = true;  // a replica may have left the master: count them again
+        if (lagging != nullptr) ++*lagging;
+      }
+    }
+    return failed;
+  }
+
   bool is_cluster() const override { return true; }
 
  private:
@@ -221,6 +265,7 @@ class ClusterRedisClient final : public RedisClient {
   struct Node {
     RedisAddress address;  // the client's credentials, this node's host and port
     std::unique_ptr<RedisConnection> connection;  // null until first used, or after a loss
+    int replicas = 0;  // a master's replicas by the last slot map (WaitForReplicas)
   };
 
   size_t NodeIndex(const std::string& host, int port) {
@@ -438,8 +483,10 @@ class ClusterRedisClient final : public RedisClient {
     }
     std::fill(slot_node_.begin(), slot_node_.end(), kNoNode);
     masters_.clear();
+    for (Node& node : nodes_) node.replicas = 0;
     for (const SlotRange& range : ranges) {
       size_t node = NodeIndex(range.host, range.port);
+      nodes_[node].replicas = range.replicas;
       for (int slot = range.first; slot <= range.last; ++slot) slot_node_[slot] = node;
       bool known = false;
       for (size_t master : masters_) known = known || master == node;

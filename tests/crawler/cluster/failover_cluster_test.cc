@@ -184,8 +184,8 @@ TEST_F(FailoverCrawlTest, SeenRedisCrawlGoesOnThroughAFailoverAndFetchesEveryPag
   // Every page fetched, politely. A page fetched twice is one whose "seen" the promoted replica
   // had not received, or one in flight: at most the fetcher threads' pages and a batch of links.
   const CrawlAnalysis a = crawl.ExpectCorrectCrawl(/*allowed_duplicates=*/16);
-  std::printf("[ failover ] crawl --seen-redis: %zu page requests, %zu duplicates\n",
-              a.page_requests, a.duplicates);
+  std::printf("[ failover ] crawl --seen-redis: %zu page requests, %zu duplicates%s\n",
+              a.page_requests, a.duplicates, a.DescribeDuplicates().c_str());
   EXPECT_NE(testing::ReadFile(crawl.Err("seen")).find("retrying with back-off"), std::string::npos)
       << crawl.Diagnostics();
 }
@@ -207,8 +207,8 @@ TEST_F(FailoverCrawlTest, ThreeNodeClusterCrawlGoesOnThroughAFailoverAndFetchesE
   uint64_t recorded = 0;
   for (const std::string& node : nodes) recorded += crawl.RecordedPages(node);
   EXPECT_EQ(recorded, a.page_requests);
-  std::printf("[ failover ] 3-node cluster crawl: %zu page requests, %zu duplicates\n",
-              a.page_requests, a.duplicates);
+  std::printf("[ failover ] 3-node cluster crawl: %zu page requests, %zu duplicates%s\n",
+              a.page_requests, a.duplicates, a.DescribeDuplicates().c_str());
 
   const ClusterCrawl::CommandResult status = crawl.Status();
   ASSERT_EQ(status.exit, 0) << status.err;

@@ -47,13 +47,13 @@ class RedisClient {
 
   // Waits until the replicas of each master serving one of `keys` have every write this client
   // sent that master (WAIT, on the connection that sent them; all masters are sent theirs before
-  // any reply is read), at most `timeout_ms` each. The replicas are those the slot map lists (a
-  // replica marked failed is not listed); a master without one is not waited for, nor is a
+  // any reply is read), at most `timeout_ms` each. The replicas are those the master says are
+  // online (in sync); a master without one is not waited for, nor is a
   // standalone server (without Sentinel, which urlsieve does not follow, nothing fails over to
   // its replicas). *lagging (when given): the masters whose replicas did not all acknowledge in
-  // time — their writes are only as safe as asynchronous replication makes them — and the slot
-  // map is read again before the next call (a replica may have gone). A fault is kUnavailable,
-  // as for Pipeline: the writes may be lost.
+  // time — their writes are only as safe as asynchronous replication makes them — and their
+  // replicas are counted again on the next call. A fault is kUnavailable, as for Pipeline: the
+  // writes may be lost.
   virtual Status WaitForReplicas(std::span<const std::string> keys, int timeout_ms,
                                  int* lagging) = 0;
 

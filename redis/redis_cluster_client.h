@@ -13,8 +13,8 @@
 // heals. A slot no master serves (the cluster is down or half-built) is kUnavailable too.
 //
 // WaitForReplicas sends WAIT to the masters of the keys named, on the connections that carried
-// the writes, with the replica count of each master in the last slot map (CLUSTER SLOTS lists a
-// master's replicas that are not marked failed).
+// the writes, for as many replicas as each master said were online when last asked (ROLE, at most
+// a second before; the slot map is not used: a node's view of the others' replicas lags).
 //
 // Thread-safety: as RedisClient: none; one thread at a time (one client per thread).
 #ifndef URLSIEVE_REDIS_REDIS_CLUSTER_CLIENT_H_

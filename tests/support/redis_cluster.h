@@ -89,7 +89,7 @@ class RedisCluster {
       ADD_FAILURE() << "the cluster in " << dir << " did not become ok: " << ReadFile(log);
       return nullptr;
     }
-    if (replicas_per_master > 0 && !cluster->WaitForReplicas(masters * replicas_per_master)) {
+    if (replicas_per_master > 0 && !cluster->WaitForReplicas(masters, replicas_per_master)) {
       ADD_FAILURE() << "the replicas in " << dir
                     << " did not sync with their masters: " << ReadFile(log);
       return nullptr;
@@ -237,19 +237,33 @@ class RedisCluster {
     return role.ok() && !role->elements.empty() && role->elements[0].str == "master";
   }
 
-  // Polls (deadline 30 s) until `expected` replicas say master_link_status:up (their first sync
-  // done), so that a failover finds a replica that holds the data.
-  bool WaitForReplicas(int expected) const {
+  // Polls (deadline 30 s) until each of the `masters` masters says its `replicas` replicas are
+  // online (INFO replication: state=online, their first sync done) and each replica says its link
+  // is up, so that a failover finds a replica that holds the data.
+  bool WaitForReplicas(int masters, int replicas) const {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    const std::string connected = "connected_slaves:" + std::to_string(replicas) + "\r\n";
     while (std::chrono::steady_clock::now() < deadline) {
-      int up = 0;
+      int synced_masters = 0;
+      int linked_replicas = 0;
       for (int i = 0; i < size(); ++i) {
         auto connection = RedisConnection::Open(NodeAddress(i), {1.0, 5.0});
         if (!connection.ok()) continue;
         auto info = (*connection)->Run({{"INFO", "replication"}, -1});
-        if (info.ok() && info->str.find("master_link_status:up") != std::string::npos) ++up;
+        if (!info.ok()) continue;
+        const std::string& text = info->str;
+        if (text.find("master_link_status:up") != std::string::npos) ++linked_replicas;
+        int online = 0;
+        for (size_t at = text.find("state=online"); at != std::string::npos;
+             at = text.find("state=online", at + 1)) {
+          ++online;
+        }
+        if (text.find("role:master") != std::string::npos &&
+            text.find(connected) != std::string::npos && online == replicas) {
+          ++synced_masters;
+        }
       }
-      if (up >= expected) return true;
+      if (synced_masters >= masters && linked_replicas >= masters * replicas) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling the first syncs
     }
     return false;

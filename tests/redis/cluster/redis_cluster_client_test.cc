@@ -362,7 +362,6 @@ TEST(RedisClusterFailoverTest, WaitedWritesSurviveAFailoverAndTheClientFollowsIt
   Status waited = client->WaitForReplicas(keys, 5000, &lagging);
   ASSERT_TRUE(waited.ok()) << waited.ToString();
   EXPECT_EQ(lagging, 0);
-
   const int victim = cluster->OwnerOf(RedisKeySlot("k0"), cluster->Masters().front());
   ASSERT_GE(victim, 0);
   ASSERT_GE(cluster->KillMasterAndFailOver(victim), 0);
@@ -374,7 +373,9 @@ TEST(RedisClusterFailoverTest, WaitedWritesSurviveAFailoverAndTheClientFollowsIt
         if (reply.is_error()) back = Status::Unavailable(reply.str);
       }
     }
-    if (!back.ok()) EXPECT_EQ(back.code(), StatusCode::kUnavailable) << back.ToString();
+    if (!back.ok()) {
+      EXPECT_EQ(back.code(), StatusCode::kUnavailable) << back.ToString();
+    }
   }
   ASSERT_TRUE(back.ok()) << back.ToString();
   for (size_t i = 0; i < gets.size(); ++i) EXPECT_EQ(replies[i].str, std::to_string(i));

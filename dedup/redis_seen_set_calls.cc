@@ -103,6 +103,19 @@ void RedisSeenSet::Impl::KeepFailedBatch(std::unique_ptr<PooledClient> pooled, P
   Release(std::move(pooled));
 }
 
+Status RedisSeenSet::Impl::WaitForShardReplicas(RedisClient& client,
+                                                const std::vector<uint32_t>& shards) {
+  if (!client.is_cluster() || shards.empty()) return Status::Ok();
+  std::vector<std::string> keys;
+  keys.reserve(shards.size());
+  for (uint32_t shard : shards) keys.push_back(CountKey(shard));
+  // A lagging replica is not an error: the write is then as safe as asynchronous replication
+  // makes it (a failover may make its keys new again).
+  Status status = client.WaitForReplicas(keys, kReplicaWaitMs, /*lagging=*/nullptr);
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  return status;
+}
+
 uint32_t RedisSeenSet::Impl::Provided(uint32_t shard, size_t keys) const {
   const auto total = static_cast<uint32_t>(layers_.size());
   const uint32_t known = std::clamp<uint32_t>(hints_[shard].layers.load(), 1, total);

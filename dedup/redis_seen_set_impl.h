@@ -44,6 +44,11 @@ namespace redis_seen_internal {
 // (init, check) in pipelines of kShardCallChunk.
 inline constexpr size_t kPipelineChunk = 1000;
 inline constexpr size_t kShardCallChunk = 64;
+// How long a write waits for a master's replicas (RedisClient::WaitForReplicas) where a failover
+// losing it would lose data: a routed insert (the inboxes), a new set's shards before it is
+// marked ready. On a LAN replicas answer in well under a millisecond; one that does not within
+// this is lagging or gone, and the write is left as safe as asynchronous replication makes it.
+inline constexpr int kReplicaWaitMs = 250;
 
 inline bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -200,6 +205,8 @@ class RedisSeenSet::Impl {
                         const RedisReply& reply) const;
 
   // --- redis_seen_set_calls.cc
+  // WaitForReplicas on the masters of `shards` (docs/features/redis-seen-set.md, "Failover").
+  Status WaitForShardReplicas(RedisClient& client, const std::vector<uint32_t>& shards);
   // Sends `commands` in pipelines of `chunk`; (*replies)[i] answers commands[i] (error replies
   // included). A failed pipeline is the error.
   Status PipelineInChunks(RedisClient& client, std::span<const RedisCommand> commands, size_t chunk,

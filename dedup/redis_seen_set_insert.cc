@@ -71,6 +71,11 @@ Status RedisSeenSet::Impl::Insert(std::span<const uint32_t> routes,
   auto build = [&](size_t c) { return BuildInsertCall(call, c); };
   std::vector<std::string> answers;
   Status status = shards.empty() ? Status::Ok() : RunShardCalls(*pooled, shards, build, &answers);
+  // A routed insert's inbox entries are the cluster's only record of the URLs told new, and the
+  // page whose links they are is acknowledged on another master: a failover that lost them after
+  // that acknowledgement would lose the URLs. So the answer waits for the replicas; if it cannot
+  // be had, the batch fails as a lost reply does, and its retry replays or runs it again.
+  if (status.ok() && routed_) status = WaitForShardReplicas(*pooled->client, shards);
   if (!status.ok()) {
     KeepFailedBatch(std::move(pooled), std::move(batch));
     return status;

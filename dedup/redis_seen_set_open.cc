@@ -449,6 +449,11 @@ void RedisSeenSet::Impl::NoteStoredParameters(std::vector<SeenNotice>* notices) 
 }
 
 Status RedisSeenSet::Impl::MarkReady(RedisClient& client) {
+  // The shards live on every master and "ready" on one: on the replicas before it, or a failover
+  // of a master that lost a shard just made would make a new set look as if it lost data.
+  std::vector<uint32_t> all(shards_);
+  for (uint32_t s = 0; s < shards_; ++s) all[s] = s;
+  URLSIEVE_RETURN_IF_ERROR(WaitForShardReplicas(client, all));
   auto marked = client.Run(Command({"HSET", MetaKey(), "ready", "1"}));
   round_trips_.fetch_add(1, std::memory_order_relaxed);
   if (!marked.ok()) return marked.status();

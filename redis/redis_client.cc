@@ -27,6 +27,12 @@ class StandaloneRedisClient final : public RedisClient {
     return Pipeline(std::span(&command, 1), replies);
   }
 
+  Status WaitForReplicas(std::span<const std::string> /*keys*/, int /*timeout_ms*/,
+                         int* lagging) override {
+    if (lagging != nullptr) *lagging = 0;
+    return Status::Ok();
+  }
+
   bool is_cluster() const override { return false; }
 
  private:

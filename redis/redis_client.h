@@ -3,6 +3,11 @@
 // (RedisCommand::key_index; keys sharing a {hash tag} share a slot), following MOVED and ASK
 // redirections; the caller sees one pipeline either way.
 //
+// Replication: a Redis Cluster master answers a write before its replicas have it (asynchronous
+// replication), so a failover may lose the last writes it answered. WaitForReplicas is the
+// caller's way to close that window where losing a write would lose data rather than repeat work
+// (docs/features/cluster.md, "Failover").
+//
 // Faults: a call whose connection was lost, timed out or refused returns kUnavailable naming the
 // server (some of its commands may have run); the next call connects again, so a caller that
 // retries recovers when the server is back. An error reply is a reply (RedisErrorStatus turns it
@@ -39,6 +44,18 @@ class RedisClient {
   Result<RedisReply> Run(const RedisCommand& command);
   // Runs `command` on every master (FUNCTION LOAD, INFO memory, DBSIZE): one reply per master.
   virtual Status OnEveryMaster(const RedisCommand& command, std::vector<RedisReply>* replies) = 0;
+
+  // Waits until the replicas of each master serving one of `keys` have every write this client
+  // sent that master (WAIT, on the connection that sent them; all masters are sent theirs before
+  // any reply is read), at most `timeout_ms` each. The replicas are those the master says are
+  // online (in sync); a master without one is not waited for, nor is a
+  // standalone server (without Sentinel, which urlsieve does not follow, nothing fails over to
+  // its replicas). *lagging (when given): the masters whose replicas did not all acknowledge in
+  // time — their writes are only as safe as asynchronous replication makes them — and their
+  // replicas are counted again on the next call. A fault is kUnavailable, as for Pipeline: the
+  // writes may be lost.
+  virtual Status WaitForReplicas(std::span<const std::string> keys, int timeout_ms,
+                                 int* lagging) = 0;
 
   virtual bool is_cluster() const = 0;
   const RedisAddress& address() const { return address_; }

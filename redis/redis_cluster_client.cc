@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -15,6 +16,8 @@ constexpr int kSlotCount = 16384;
 // A command redirected this many times in one call fails: a cluster whose nodes keep sending a
 // command elsewhere is misconfigured or resharding faster than we follow; a loop it must not be.
 constexpr int kMaxRedirections = 5;
+// How long a master's replica count (ROLE) is trusted by WaitForReplicas before it is asked again.
+constexpr std::chrono::seconds kReplicaCountAge{1};
 
 constexpr std::array<uint16_t, 256> MakeCrc16Table() {
   std::array<uint16_t, 256> table{};
@@ -213,6 +216,40 @@ class ClusterRedisClient final : public RedisClient {
     return Status::Ok();
   }
 
+  Status WaitForReplicas(std::span<const std::string> keys, int timeout_ms, int* lagging) override {
+    if (lagging != nullptr) *lagging = 0;
+    // The map as the writes were routed (not read again: a node that did not take this client's
+    // writes would answer WAIT at once). A master that answered a write is in it.
+    std::vector<size_t> masters;
+    for (const std::string& key : keys) {
+      const size_t node = slot_node_[RedisKeySlot(key)];
+      if (node != kNoNode && std::find(masters.begin(), masters.end(), node) == masters.end()) {
+        masters.push_back(node);
+      }
+    }
+    if (Status s = CountReplicas(masters); !s.ok()) return s;
+    std::vector<size_t> waited;
+    std::vector<RedisCommand> waits;
+    for (size_t node : masters) {
+      if (nodes_[node].replicas <= 0) continue;
+      waited.push_back(node);
+      waits.push_back(
+          {{"WAIT", std::to_string(nodes_[node].replicas), std::to_string(timeout_ms)}, -1});
+    }
+    std::vector<RedisReply> got;
+    if (Status s = RunOnEach(waited, waits, &got); !s.ok()) return s;
+    for (size_t i = 0; i < waited.size(); ++i) {
+      if (got[i].is_error()) {
+        return RedisErrorStatus(nodes_[waited[i]].address.ToString(), "WAIT", got[i]);
+      }
+      if (got[i].integer < nodes_[waited[i]].replicas) {
+        nodes_[waited[i]].replicas = -1;  // a replica may have gone: count them again
+        if (lagging != nullptr) ++*lagging;
+      }
+    }
+    return Status::Ok();
+  }
+
   bool is_cluster() const override { return true; }
 
  private:
@@ -221,6 +258,9 @@ class ClusterRedisClient final : public RedisClient {
   struct Node {
     RedisAddress address;  // the client's credentials, this node's host and port
     std::unique_ptr<RedisConnection> connection;  // null until first used, or after a loss
+    // A master's replicas in sync (ROLE lists those online), as of replicas_read; -1 unknown.
+    int replicas = -1;
+    std::chrono::steady_clock::time_point replicas_read;
   };
 
   size_t NodeIndex(const std::string& host, int port) {
@@ -395,6 +435,59 @@ class ClusterRedisClient final : public RedisClient {
                std::vector<RedisReply>* replies) {
     if (Status s = SendTo(index, commands); !s.ok()) return s;
     return ReceiveFrom(index, commands, replies);
+  }
+
+  // The replicas of each of `masters` whose count is unknown or older than a second, from the
+  // master itself: ROLE lists the replicas that are online (in sync), those WAIT counts. The slot
+  // map is not used: a node's view of the others' replicas lags behind the masters' own.
+  Status CountReplicas(const std::vector<size_t>& masters) {
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<size_t> asked;
+    for (size_t node : masters) {
+      if (nodes_[node].replicas < 0 || now - nodes_[node].replicas_read > kReplicaCountAge) {
+        asked.push_back(node);
+      }
+    }
+    const std::vector<RedisCommand> roles(asked.size(), RedisCommand{{"ROLE"}, -1});
+    std::vector<RedisReply> got;
+    if (Status s = RunOnEach(asked, roles, &got); !s.ok()) return s;
+    for (size_t i = 0; i < asked.size(); ++i) {
+      const RedisReply& role = got[i];
+      Node& node = nodes_[asked[i]];
+      node.replicas_read = now;
+      // ["master", offset, [[host, port, offset], ...]]; a node no longer master (a failover
+      // since) took no write of this call that a replica of its could hold: none to wait for.
+      const bool master = role.type == RedisReply::Type::kArray && role.elements.size() >= 3 &&
+                          role.elements[0].str == "master";
+      if (!master) map_stale_ = true;
+      node.replicas = master ? static_cast<int>(role.elements[2].elements.size()) : 0;
+    }
+    return Status::Ok();
+  }
+
+  // commands[i] on nodes[i] (distinct nodes), all sent before any reply is read; (*replies)[i]
+  // answers it.
+  Status RunOnEach(const std::vector<size_t>& nodes, const std::vector<RedisCommand>& commands,
+                   std::vector<RedisReply>* replies) {
+    replies->assign(nodes.size(), RedisReply{});
+    Status failed = Status::Ok();
+    std::vector<bool> sent(nodes.size(), false);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      Status s = SendTo(nodes[i], std::span(&commands[i], 1));
+      sent[i] = s.ok();
+      if (!s.ok() && failed.ok()) failed = s;
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (!sent[i]) continue;  // every connection that was sent to is read, to stay in step
+      std::vector<RedisReply> got;
+      Status s = ReceiveFrom(nodes[i], std::span(&commands[i], 1), &got);
+      if (!s.ok()) {
+        if (failed.ok()) failed = s;
+        continue;
+      }
+      (*replies)[i] = std::move(got[0]);
+    }
+    return failed;
   }
 
   Status SendTo(size_t index, std::span<const RedisCommand> commands) {

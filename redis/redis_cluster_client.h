@@ -12,6 +12,10 @@
 // then the seed, then every node ever named) and reconnects, so a failover or a restarted node
 // heals. A slot no master serves (the cluster is down or half-built) is kUnavailable too.
 //
+// WaitForReplicas sends WAIT to the masters of the keys named, on the connections that carried
+// the writes, for as many replicas as each master said were online when last asked (ROLE, at most
+// a second before; the slot map is not used: a node's view of the others' replicas lags).
+//
 // Thread-safety: as RedisClient: none; one thread at a time (one client per thread).
 #ifndef URLSIEVE_REDIS_REDIS_CLUSTER_CLIENT_H_
 #define URLSIEVE_REDIS_REDIS_CLUSTER_CLIENT_H_

@@ -240,6 +240,17 @@ class ClusterCoordinator::Impl {
               std::vector<RedisReply>* replies) {
     return RunClusterFunctions(client, commands, replies);
   }
+  // The writes `client` sent to the masters of `keys`, on their replicas (WaitForReplicas), for
+  // the ones a failover must not lose: the meta hash when created, "seeded", a lease acquired
+  // (lost, another node could take the partition while this one still fetches its hosts).
+  // docs/features/cluster.md, "Failover".
+  static Status WaitForReplicas(RedisClient& client, std::span<const std::string> keys) {
+    return client.WaitForReplicas(keys, kReplicaWaitMs, /*lagging=*/nullptr);
+  }
+  // How long WaitForReplicas waits for a master's replicas: on a LAN they answer in well under a
+  // millisecond; one that does not within this is lagging or gone, and the write is left as safe
+  // as asynchronous replication makes it.
+  static constexpr int kReplicaWaitMs = 250;
   RedisCommand Fcall(const char* function, std::initializer_list<std::string> keys,
                      std::vector<std::string> args) const {
     return ClusterFcall(function, keys, std::move(args));

@@ -51,6 +51,13 @@ Status ClusterCoordinator::Impl::CallLeases(RedisClient& client, const char* fun
   const SteadyClock::time_point sent = SteadyClock::now();
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
+  if (function == std::string_view(kClusterAcquire)) {
+    // Not held until the replicas have it: acquiring again is harmless (the Function renews a
+    // lease of ours), a lease a failover forgot could be taken by another node meanwhile.
+    std::vector<std::string> keys;
+    for (uint32_t p : which) keys.push_back(parts_[p].lease_key);
+    URLSIEVE_RETURN_IF_ERROR(WaitForReplicas(client, keys));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   return TakeLeaseReplies(
       which, replies, doing,

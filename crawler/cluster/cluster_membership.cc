@@ -111,6 +111,9 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
       recrawl_round_ = std::strtoull(reply.elements[2].str.c_str(), nullptr, 10);
       recrawl_revisit_s_ = std::atoll(reply.elements[3].str.c_str());
     }
+    // A meta hash a failover forgot right after its creation would be "coordination state lost"
+    // for every node that joined: on the replicas before anyone works under it.
+    URLSIEVE_RETURN_IF_ERROR(WaitForReplicas(**client, std::span(&meta_key_, 1)));
     if (notices != nullptr) {
       std::string notice = reply.elements[0].integer == 1 ? "created " : "joined ";
       notice += what_;

@@ -24,6 +24,11 @@ Status ClusterCoordinator::Impl::BeginRecrawl(std::chrono::seconds revisit_after
       Fcall(kClusterRecrawl, {meta_key_}, {identity_, std::to_string(revisit_after.count())})};
   std::vector<RedisReply> replies;
   Status status = Call(**client, commands, &replies);
+  // A round a failover forgot would be numbered again by the next one, whose scans the
+  // partitions would then take as done: on the replicas first.
+  if (status.ok() && !replies[0].is_error()) {
+    status = WaitForReplicas(**client, std::span(&meta_key_, 1));
+  }
   pool_.Give(std::move(client).value());
   URLSIEVE_RETURN_IF_ERROR(status);
   if (replies[0].is_error()) {

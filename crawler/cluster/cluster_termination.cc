@@ -16,6 +16,10 @@ Status ClusterCoordinator::Impl::MarkSeeded() {
   std::vector<RedisCommand> commands = {Fcall(kClusterSeed, {meta_key_}, {identity_})};
   std::vector<RedisReply> replies;
   Status status = Call(**client, commands, &replies);
+  // "seeded" lost by a failover would keep the crawl from ever ending: on the replicas first.
+  if (status.ok() && !replies[0].is_error()) {
+    status = WaitForReplicas(**client, std::span(&meta_key_, 1));
+  }
   pool_.Give(std::move(client).value());
   URLSIEVE_RETURN_IF_ERROR(status);
   if (replies[0].is_error()) {

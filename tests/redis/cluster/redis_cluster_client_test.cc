@@ -1,6 +1,7 @@
 // The Redis Cluster client (redis/redis_cluster_client.h) against a real 3-master cluster on
 // loopback (tests/support/redis_cluster.h): slots as the server computes them, routing, replies in
-// order, MOVED and ASK during a slot migration, a redirection loop, a killed node.
+// order, MOVED and ASK during a slot migration, a redirection loop, a killed node, a master's
+// failover to its replica.
 #include "redis/redis_cluster_client.h"
 
 #include <gtest/gtest.h>
@@ -329,6 +330,75 @@ TEST(RedisClusterFaultTest, ANodeThatServesNoSlotIsUnavailable) {
   std::vector<RedisReply> replies;
   Status every = (*client)->OnEveryMaster({{"PING"}, -1}, &replies);
   EXPECT_EQ(every.code(), StatusCode::kUnavailable) << every.ToString();
+}
+
+}  // namespace
+}  // namespace urlsieve
+
+namespace urlsieve {
+namespace {
+
+// A master's failover (issue 24, item 6): with one replica per master, writes the client waited
+// for (WaitForReplicas) are on the replica that takes over; the client follows the promotion by
+// itself (a refused connection, CLUSTERDOWN while the cluster elects: kUnavailable, then the map
+// read again).
+TEST(RedisClusterFailoverTest, WaitedWritesSurviveAFailoverAndTheClientFollowsIt) {
+  ScratchDir dir("redis_cluster_failover");
+  auto cluster = RedisCluster::Start(dir.path(), 3, "", /*replicas_per_master=*/1);
+  ASSERT_NE(cluster, nullptr);
+  auto client = ConnectTo(*cluster);
+  ASSERT_NE(client, nullptr);
+  std::vector<RedisCommand> sets;
+  std::vector<RedisCommand> gets;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 60; ++i) {
+    keys.push_back(Numbered("k", i));
+    sets.push_back({{"SET", keys.back(), std::to_string(i)}});
+    gets.push_back({{"GET", keys.back()}});
+  }
+  std::vector<RedisReply> replies;
+  ASSERT_TRUE(client->Pipeline(sets, &replies).ok());
+  int lagging = -1;
+  Status waited = client->WaitForReplicas(keys, 5000, &lagging);
+  ASSERT_TRUE(waited.ok()) << waited.ToString();
+  EXPECT_EQ(lagging, 0);
+  const int victim = cluster->OwnerOf(RedisKeySlot("k0"), cluster->Masters().front());
+  ASSERT_GE(victim, 0);
+  ASSERT_GE(cluster->KillMasterAndFailOver(victim), 0);
+  Status back = Status::Unavailable("not tried");
+  for (int attempt = 0; attempt < 20 && !back.ok(); ++attempt) {
+    back = client->Pipeline(gets, &replies);  // the first may meet the dead master's connection
+    if (back.ok()) {
+      for (const RedisReply& reply : replies) {
+        if (reply.is_error()) back = Status::Unavailable(reply.str);
+      }
+    }
+    if (!back.ok()) {
+      EXPECT_EQ(back.code(), StatusCode::kUnavailable) << back.ToString();
+    }
+  }
+  ASSERT_TRUE(back.ok()) << back.ToString();
+  for (size_t i = 0; i < gets.size(); ++i) EXPECT_EQ(replies[i].str, std::to_string(i));
+
+  // The promoted master has no replica (its old master is dead): nothing to wait for.
+  waited = client->WaitForReplicas(keys, 5000, &lagging);
+  EXPECT_TRUE(waited.ok()) << waited.ToString();
+  EXPECT_EQ(lagging, 0);
+}
+
+TEST(RedisClusterFailoverTest, WaitingWithoutReplicasReturnsAtOnce) {
+  ScratchDir dir("redis_cluster_no_replicas");
+  auto cluster = RedisCluster::Start(dir.path());
+  ASSERT_NE(cluster, nullptr);
+  auto client = ConnectTo(*cluster);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Run({{"SET", "a", "1"}}).ok());
+  int lagging = -1;
+  // A master without replicas is not sent WAIT: were it sent "WAIT 1 1000", it would answer 0
+  // after a second, and the master would count as lagging.
+  Status waited = client->WaitForReplicas(std::vector<std::string>{"a"}, 1000, &lagging);
+  EXPECT_TRUE(waited.ok()) << waited.ToString();
+  EXPECT_EQ(lagging, 0);
 }
 
 }  // namespace

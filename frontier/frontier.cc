@@ -748,6 +748,15 @@ std::vector<Rejection> Frontier::DrainRejections() {
   return out;
 }
 
+std::vector<std::pair<std::string, Clock::Duration>> Frontier::LearnedDelays() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, Clock::Duration>> delays;
+  for (const auto& [key, id] : key_ids_) {
+    if (keys_[id].crawl_delay > options_.delay) delays.emplace_back(key, keys_[id].crawl_delay);
+  }
+  return delays;
+}
+
 FrontierStats Frontier::Stats() {
   std::lock_guard<std::mutex> lock(mu_);
   FrontierStats stats = stats_;

@@ -64,6 +64,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -245,6 +246,9 @@ class Frontier {
   // The rejections since the previous call, oldest first.
   std::vector<Rejection> DrainRejections();
   FrontierStats Stats();
+  // The keys whose Crawl-delay (from robots.txt, with the floor and cap applied) is longer than
+  // the configured delay, with that delay: what a cluster node hands over with a partition.
+  std::vector<std::pair<std::string, Clock::Duration>> LearnedDelays();
   // The first error of the spill file (FrontierOptions::spill_path), naming it and what was being
   // done, or OK. It loses no URL — one the file refuses stays in RAM, one it cannot give back stays
   // in the checkpointed pending set — but the key of a URL it cannot give back stops, so the crawl

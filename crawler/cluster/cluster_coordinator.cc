@@ -241,6 +241,9 @@ bool ClusterCoordinator::MayFetch(const InboxEntry& entry) const {
   return impl_->MayFetch(entry.partition, &entry.tenure);
 }
 Status ClusterCoordinator::MarkSeeded() { return impl_->MarkSeeded(); }
+void ClusterCoordinator::SetLearnedDelays(LearnedDelays learned) {
+  impl_->SetLearnedDelays(std::move(learned));
+}
 uint64_t ClusterCoordinator::recrawl_round() const { return impl_->recrawl_round(); }
 Status ClusterCoordinator::BeginRecrawl(std::chrono::seconds revisit_after) {
   return impl_->BeginRecrawl(revisit_after);

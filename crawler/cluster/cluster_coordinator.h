@@ -98,6 +98,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -245,6 +247,12 @@ class ClusterCoordinator {
   // Starts a re-crawl round (see "Fetch records and re-crawl"); records without an interval are
   // due after `revisit_after` (0: every record).
   Status BeginRecrawl(std::chrono::seconds revisit_after);
+  // The longest delay this node keeps for each partition's hosts, where longer than the configured
+  // one (a robots.txt Crawl-delay it learned): a partition is released with it as its cool-down,
+  // so a learned Crawl-delay travels with the partition. Called from the heartbeat thread and
+  // Leave, without the coordinator's lock.
+  using LearnedDelays = std::function<std::map<uint32_t, std::chrono::milliseconds>()>;
+  void SetLearnedDelays(LearnedDelays learned);
   // The cluster's latest re-crawl round as this node last heard it (0: none).
   uint64_t recrawl_round() const;
   // Whether the whole crawl is over (see "The end"). Up to three pipelined scans of every

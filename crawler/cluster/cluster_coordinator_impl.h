@@ -89,6 +89,10 @@ class ClusterCoordinator::Impl {
   Result<bool> Finished();
   // cluster_recrawl.cc
   Status BeginRecrawl(std::chrono::seconds revisit_after);
+  void SetLearnedDelays(ClusterCoordinator::LearnedDelays learned) {
+    std::lock_guard<std::mutex> lock(mu_);
+    learned_delays_ = std::move(learned);
+  }
   uint64_t recrawl_round() const {
     std::lock_guard<std::mutex> lock(mu_);
     return recrawl_round_;
@@ -178,6 +182,8 @@ class ClusterCoordinator::Impl {
   Status AcquireWanted(RedisClient& client);
   // `function` (acquire, renew, release) of each partition's lease, with this node's lease value
   // and `ms`.
+  // Release of each partition of `which`, with its cool-down (see LearnedDelays).
+  std::vector<RedisCommand> ReleaseCommands(std::span<const uint32_t> which) const;
   std::vector<RedisCommand> LeaseCommands(const char* function, std::span<const uint32_t> which,
                                           milliseconds ms) const;
   // Sends `function` for the leases of `which` (one pipeline) and, under mu_, applies
@@ -287,6 +293,7 @@ class ClusterCoordinator::Impl {
   std::vector<std::string> live_;
   std::vector<Partition> parts_;
   size_t outstanding_ = 0;
+  ClusterCoordinator::LearnedDelays learned_delays_;
   uint64_t recrawl_round_ = 0;  // from the heartbeat
   int64_t recrawl_revisit_s_ = 0;
   uint32_t rotate_ = 0;       // where the next probes start

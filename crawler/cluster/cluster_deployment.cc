@@ -1,6 +1,8 @@
 #include "crawler/cluster/cluster_deployment.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -19,6 +21,7 @@
 #include "crawler/metrics/progress_reporter.h"
 #include "crawler/state/crawl_state.h"
 #include "crawler/state/shared_seen_set_source.h"
+#include "frontier/frontier.h"
 #include "frontier/robots_rules.h"
 #include "redis/redis_address.h"
 
@@ -142,6 +145,16 @@ Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<Canon
   ClusterFeedOptions feed_options;
   feed_options.low_water = std::max<size_t>(256, 32 * static_cast<size_t>(config_.crawl.threads));
   feed_ = std::make_unique<ClusterFeed>(std::move(feed_parts), feed_options);
+  Frontier* frontier = parts.frontier;
+  const ClusterUrlRouter* router = router_.get();
+  coordinator_->SetLearnedDelays([frontier, router] {
+    std::map<uint32_t, std::chrono::milliseconds> longest;
+    for (const auto& [key, delay] : frontier->LearnedDelays()) {
+      std::chrono::milliseconds& at = longest[router->PartitionOfKey(key)];
+      at = std::max(at, std::chrono::ceil<std::chrono::milliseconds>(delay));
+    }
+    return longest;
+  });
   admission_ = std::make_unique<ClusterAdmission>(router_.get(), retry_.get());
   work_ = std::make_unique<ClusterWorkSource>(feed_.get(), parts.frontier, parts.record_rejections);
   if (config_.crawl.recrawl) {

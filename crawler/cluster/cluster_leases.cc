@@ -2,6 +2,7 @@
 // wanted ones, renewing the held ones, handing over the drained ones with the politeness cool-down,
 // and fencing: a lease is used (MayFetch) only while valid, and one found lost ends its tenure.
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "crawler/cluster/cluster_coordinator_impl.h"
@@ -21,6 +22,28 @@ std::vector<RedisCommand> ClusterCoordinator::Impl::LeaseCommands(const char* fu
   for (uint32_t p : which) {
     commands.push_back(
         Fcall(function, {parts_[p].lease_key}, {lease_value_, std::to_string(ms.count())}));
+  }
+  return commands;
+}
+
+std::vector<RedisCommand> ClusterCoordinator::Impl::ReleaseCommands(
+    std::span<const uint32_t> which) const {
+  ClusterCoordinator::LearnedDelays learned;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    learned = learned_delays_;
+  }
+  // The cool-down keeps the longest delay this node keeps for the partition's hosts: the next
+  // owner's first request (its robots.txt) comes no sooner after our last.
+  const std::map<uint32_t, milliseconds> delays =
+      learned ? learned() : std::map<uint32_t, milliseconds>{};
+  std::vector<RedisCommand> commands;
+  commands.reserve(which.size());
+  for (uint32_t p : which) {
+    milliseconds cool_down = options_.handover_delay;
+    if (auto it = delays.find(p); it != delays.end()) cool_down = std::max(cool_down, it->second);
+    commands.push_back(Fcall(kClusterRelease, {parts_[p].lease_key},
+                             {lease_value_, std::to_string(cool_down.count())}));
   }
   return commands;
 }
@@ -100,8 +123,7 @@ Status ClusterCoordinator::Impl::ReleaseDrained(RedisClient& client) {
     }
   }
   if (which.empty()) return Status::Ok();
-  const std::vector<RedisCommand> commands =
-      LeaseCommands(kClusterRelease, which, options_.handover_delay);
+  const std::vector<RedisCommand> commands = ReleaseCommands(which);
   std::vector<RedisReply> replies;
   Status status = Call(client, commands, &replies);
   std::lock_guard<std::mutex> lock(mu_);
@@ -198,8 +220,7 @@ Status ClusterCoordinator::Impl::Leave(bool finished) {
       if (parts_[p].held) which.push_back(p);
     }
   }
-  const std::vector<RedisCommand> commands =
-      LeaseCommands(kClusterRelease, which, options_.handover_delay);
+  const std::vector<RedisCommand> commands = ReleaseCommands(which);
   auto client = pool_.Take();
   if (!client.ok()) return client.status();
   std::vector<RedisReply> replies;

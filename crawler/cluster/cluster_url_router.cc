@@ -31,6 +31,10 @@ uint32_t ClusterUrlRouter::PartitionOf(std::string_view url) const {
   return ClusterPartitionOf(PolitenessKey(frontier_, parts), partitions_);
 }
 
+uint32_t ClusterUrlRouter::PartitionOfKey(std::string_view politeness_key) const {
+  return ClusterPartitionOf(politeness_key, partitions_);
+}
+
 Status ClusterUrlRouter::InsertRouted(std::span<const CanonicalUrl> urls,
                                       std::span<const std::string_view> keys,
                                       std::span<const KeyHash> hashes, uint32_t depth,

@@ -41,6 +41,8 @@ class ClusterUrlRouter {
   // split is partition 0).
   uint32_t PartitionOf(const CanonicalUrl& url) const;
   uint32_t PartitionOf(std::string_view url) const;
+  // The partition of a politeness key (frontier/politeness_key.h).
+  uint32_t PartitionOfKey(std::string_view politeness_key) const;
 
   // Tests and sets keys[i] (the seen stage's key of urls[i], hash hashes[i]) and queues each new
   // URL, found at `depth` on `parent` ("" for seeds), in its partition's inbox; is_new[i] tells

@@ -412,6 +412,32 @@ TEST_P(DrainTest, ReleasesAfterAckOrForgetWithTheCoolDown) {
 
 INSTANTIATE_TEST_SUITE_P(AckOrForget, DrainTest, ::testing::Bool());
 
+// docs/features/cluster.md, "Ownership": a Crawl-delay the owner learned (longer than the
+// configured delay) travels with the partition as the released lease's cool-down.
+TEST_F(ClusterCoordinatorTest, ALearnedCrawlDelayIsTheReleasedLeasesCoolDown) {
+  constexpr uint32_t kParts = 4;
+  ClusterOptions options = Options("a", kParts);
+  options.lease_ttl = milliseconds(10000);
+  options.handover_delay = milliseconds(3000);
+  auto a = MustJoin(options);
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == kParts; }));
+  a->SetLearnedDelays([] {
+    return std::map<uint32_t, milliseconds>{{1, milliseconds(20000)}, {2, milliseconds(50)}};
+  });
+  ASSERT_TRUE(a->Leave(/*finished=*/false).ok());
+  for (uint32_t p = 0; p < kParts; ++p) {
+    EXPECT_EQ(Lease("crawl1", p), kClusterLeaseReleased) << p;
+    const long long ttl = Run({"PTTL", ClusterLeaseKey("crawl1", p)}).integer;
+    if (p == 1) {
+      EXPECT_GT(ttl, 10000) << "the learned 20 s, not the configured 3 s";
+    } else {
+      EXPECT_LE(ttl, 3000) << p << ": the configured delay (50 ms is shorter)";
+      EXPECT_GT(ttl, 0) << p;
+    }
+  }
+}
+
 TEST_F(ClusterCoordinatorTest, ADeadNodesUnacknowledgedEntriesComeBack) {
   constexpr uint32_t kParts = 4;
   auto a = MustJoin(Options("a", kParts));

@@ -239,6 +239,12 @@ TEST_F(FrontierRobotsTest, CrawlDelayWithinFloorAndCap) {
   if (ra.url > rb.url) std::swap(ra, rb);
   f.Done(ra, FetchOutcome{200, {}, {}, "User-agent: *\nCrawl-delay: 7\n"});
   f.Done(rb, FetchOutcome{200, {}, {}, "User-agent: *\nCrawl-delay: 0.5\n"});  // below floor
+  // What a cluster node hands over with a partition: the delays longer than the configured one.
+  std::vector<std::pair<std::string, Clock::Duration>> learned = f.LearnedDelays();
+  std::sort(learned.begin(), learned.end());
+  ASSERT_EQ(learned.size(), 2u);
+  EXPECT_EQ(learned[0], std::make_pair(std::string("http://a.com"), Clock::Duration(seconds(7))));
+  EXPECT_EQ(learned[1], std::make_pair(std::string("http://b.com"), Clock::Duration(seconds(2))));
   clock_.Advance(seconds(2));
   Lease first = MustNext();
   if (first.url.find("b.com") == std::string::npos) {

@@ -1,0 +1,211 @@
+// The feature matrix (docs/architecture.md, "One crawl, three deployments"): each feature of a
+// crawl, run as a user runs it — `urlsieve crawl` child processes against sites on 127.0.0.1 —
+// standalone, over a seen set shared in Redis (--seen-redis) and as a node of a crawl cluster
+// (--cluster), with the same expectations on all three. A combination that is refused, or that
+// fetches or records anything else, fails. Instantiated over one redis-server
+// (crawl_feature_matrix_test.cc) and over a 3-master Redis Cluster
+// (cluster/crawl_feature_matrix_cluster_test.cc).
+//
+// Features:
+//   - Recrawl: a crawl of the ChangingSite (tools/site_server/changing_site.h, nothing changed),
+//     then `--out DIR --recrawl --revisit-after 0` alone (the rest from the saved options): every
+//     page asked again, with the validators it had, and 304 for each; pages.jsonl says so.
+//   - Sitemaps: a MapSite whose pages are reachable only through the sitemap its robots.txt
+//     names: each sitemap read once, its pages fetched once; the re-crawl reads it once more.
+//
+// Thread-safety: a test fixture's; one thread.
+#ifndef URLSIEVE_TESTS_CRAWLER_FEATURE_MATRIX_H_
+#define URLSIEVE_TESTS_CRAWLER_FEATURE_MATRIX_H_
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/support/child_process.h"
+#include "tests/support/crawl_fixture.h"
+#include "tests/support/jsonl.h"
+#include "tests/support/scratch_dir.h"
+#include "tools/site_server/changing_site.h"
+#include "tools/site_server/map_site.h"
+#include "tools/site_server/site_server.h"
+
+namespace urlsieve::testing {
+
+enum class MatrixDeployment { kLocal, kShared, kCluster };
+enum class MatrixFeature { kRecrawl, kSitemaps };
+using MatrixCase = std::pair<MatrixFeature, MatrixDeployment>;
+
+inline std::vector<MatrixCase> AllMatrixCases() {
+  std::vector<MatrixCase> cases;
+  for (MatrixFeature f : {MatrixFeature::kRecrawl, MatrixFeature::kSitemaps}) {
+    for (MatrixDeployment d :
+         {MatrixDeployment::kLocal, MatrixDeployment::kShared, MatrixDeployment::kCluster}) {
+      cases.emplace_back(f, d);
+    }
+  }
+  return cases;
+}
+
+inline std::string MatrixCaseName(const ::testing::TestParamInfo<MatrixCase>& info) {
+  std::string name = info.param.first == MatrixFeature::kRecrawl ? "Recrawl" : "Sitemaps";
+  switch (info.param.second) {
+    case MatrixDeployment::kLocal:
+      return name + "Standalone";
+    case MatrixDeployment::kShared:
+      return name + "SharedSeenSet";
+    case MatrixDeployment::kCluster:
+      return name + "ClusterNode";
+  }
+  return name;
+}
+
+class FeatureMatrix {
+ public:
+  static constexpr int kHosts = 2;
+  static constexpr int kPages = 6;  // per host, besides its index (Recrawl)
+
+  // `redis_url`: the server (or cluster) of the shared and cluster deployments; `name`: the shared
+  // set's or cluster's name, one per case (the server outlives a test).
+  FeatureMatrix(MatrixCase c, std::string redis_url, std::string name)
+      : feature_(c.first),
+        deployment_(c.second),
+        redis_url_(std::move(redis_url)),
+        name_(std::move(name)) {}
+
+  void Run() {
+    ServeSite();
+    if (::testing::Test::HasFatalFailure()) return;
+    {
+      CrawlChild first(dir_.path() / "first.err", FirstArgs());
+      ASSERT_EQ(first.Wait(), 0) << first.err();
+    }
+    const size_t first_requests = server_->log().size();
+    ExpectPass(0, first_requests, /*again=*/false);
+    {
+      // Named alone: the seeds, scope, deployment and the rest come from the saved options.
+      CrawlChild again(dir_.path() / "again.err",
+                       {"--out", Out().string(), "--recrawl", "--revisit-after", "0"});
+      ASSERT_EQ(again.Wait(), 0) << again.err();
+    }
+    ExpectPass(first_requests, server_->log().size(), /*again=*/true);
+  }
+
+ private:
+  std::filesystem::path Out() const { return dir_.path() / "out"; }
+
+  void ServeSite() {
+    site::SiteServerOptions options;
+    options.hosts = kHosts;
+    if (feature_ == MatrixFeature::kRecrawl) {
+      site::ChangingSiteOptions changing;
+      changing.pages = kPages;
+      server_ = StartSite(
+          [&](const std::vector<std::string>&) {
+            return std::make_unique<site::ChangingSite>(changing);
+          },
+          options);
+      if (server_ == nullptr) return;
+    } else {
+      server_ = StartSite(
+          [](const std::vector<std::string>&) { return std::make_unique<site::MapSite>(); },
+          options);
+      if (server_ == nullptr) return;
+      auto& map = static_cast<site::MapSite&>(server_->site());
+      map.Set("/robots.txt", "text/plain", "User-agent: *\nDisallow:\nSitemap: /sitemap.txt\n");
+      std::string listed;
+      for (int h = 0; h < kHosts; ++h) listed += server_->Url("/o/1.html", h) + "\n";
+      map.Set("/sitemap.txt", "text/plain", listed);
+      for (const char* path : {"/", "/o/1.html"}) {
+        map.Set(path, "text/html", "<html><body>no links</body></html>");
+      }
+    }
+    std::ofstream seeds(dir_.path() / "seeds.txt");
+    for (int h = 0; h < kHosts; ++h) seeds << server_->Url("/", h) << "\n";
+    std::ofstream(dir_.path() / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
+                                              << "[politeness]\nbackoff_ms = 50\n"
+                                              << "[output]\nprogress = false\n";
+  }
+
+  std::vector<std::string> FirstArgs() const {
+    std::vector<std::string> args = {"--seeds",      (dir_.path() / "seeds.txt").string(),
+                                     "--out",        Out().string(),
+                                     "--threads",    "2",
+                                     "--delay-ms",   "20",
+                                     "--max-depth",  "8",
+                                     "--timeout-ms", "5000",
+                                     "--config",     (dir_.path() / "crawl.toml").string()};
+    switch (deployment_) {
+      case MatrixDeployment::kLocal:
+        break;
+      case MatrixDeployment::kShared:
+        args.insert(args.end(), {"--seen-redis", redis_url_, "--name", name_});
+        break;
+      case MatrixDeployment::kCluster:
+        args.insert(args.end(), {"--cluster", redis_url_, "--cluster-name", name_, "--node-id",
+                                 "only", "--partitions", "16", "--lease-ttl", "2"});
+        break;
+    }
+    return args;
+  }
+  // The log entries [from, to): every page (and sitemap) once; on the second pass every page
+  // with validators asked with them and answered 304.
+  void ExpectPass(size_t from, size_t to, bool again) const {
+    std::map<std::pair<int, std::string>, int> asked;
+    size_t conditional = 0, not_modified = 0;
+    const std::vector<site::LoggedRequest> log = server_->log().Snapshot();
+    for (size_t i = from; i < to && i < log.size(); ++i) {
+      const site::LoggedRequest& r = log[i];
+      if (r.resource == "/robots.txt") continue;
+      ++asked[{r.host, r.resource}];
+      const bool is_conditional = r.if_none_match.has_value() || r.if_modified_since.has_value();
+      if (feature_ == MatrixFeature::kRecrawl && again) {
+        const bool has_validators =
+            r.resource == "/" || site::ChangingSite::ValidatorsOf(
+                                     std::stoi(r.resource.substr(3))) != site::Validators::kNone;
+        EXPECT_EQ(is_conditional, has_validators) << r.host << " " << r.resource;
+      } else {
+        EXPECT_FALSE(is_conditional) << r.host << " " << r.resource;
+      }
+      conditional += is_conditional ? 1 : 0;
+      not_modified += r.status == 304 ? 1 : 0;
+    }
+    std::map<std::pair<int, std::string>, int> expected;
+    for (int h = 0; h < kHosts; ++h) {
+      expected[{h, "/"}] = 1;
+      if (feature_ == MatrixFeature::kRecrawl) {
+        for (int i = 0; i < kPages; ++i) expected[{h, site::ChangingSite::PagePath(i)}] = 1;
+      } else {
+        expected[{h, "/sitemap.txt"}] = 1;
+        expected[{h, "/o/1.html"}] = 1;
+      }
+    }
+    EXPECT_EQ(asked, expected) << (again ? "the re-crawl" : "the first crawl");
+    EXPECT_EQ(not_modified, conditional);
+    if (feature_ == MatrixFeature::kRecrawl && again) {
+      EXPECT_GT(conditional, 0u);
+      size_t recorded = 0;
+      for (const nlohmann::json& page : ReadJsonl(Out() / "pages.jsonl")) {
+        recorded += page.value("refetch", "") == "not_modified" ? 1 : 0;
+      }
+      EXPECT_EQ(recorded, conditional) << "pages.jsonl's not_modified re-fetches";
+    }
+  }
+
+  const MatrixFeature feature_;
+  const MatrixDeployment deployment_;
+  const std::string redis_url_;
+  const std::string name_;
+  ScratchDir dir_{"feature_matrix"};
+  std::unique_ptr<site::SiteServer> server_;
+};
+
+}  // namespace urlsieve::testing
+
+#endif  // URLSIEVE_TESTS_CRAWLER_FEATURE_MATRIX_H_

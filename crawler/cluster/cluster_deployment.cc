@@ -112,6 +112,10 @@ std::string ClusterDeployment::ClusterSettings() const {
                          {"max_interval_s", config_.recrawl.max_interval.count()},
                          {"unchanged_factor", config_.recrawl.unchanged_factor},
                          {"changed_factor", config_.recrawl.changed_factor}};
+  // Whether sitemaps are read, and how deep: a sitemap is read by its host's owner, for all.
+  // (Their budget, max_total, is per node, as the page budgets.)
+  settings["sitemaps"] = {{"read", config_.sitemaps.max_total > 0},
+                          {"max_nesting", config_.sitemaps.max_nesting}};
   settings["partitions"] = config_.cluster.partitions;
   return settings.dump();
 }

@@ -60,7 +60,16 @@ Status RedisSeenSet::ForgetHashed(std::span<const std::string_view> keys,
   if (keys.size() != hashes.size()) {
     return Status::InvalidArgument(impl_->What() + ": keys and hashes differ in size");
   }
-  return impl_->Forget(hashes, forgotten);
+  return impl_->Forget({}, hashes, forgotten);
+}
+
+Status RedisSeenSet::ForgetRouted(std::span<const uint32_t> shards,
+                                  std::span<const std::string_view> keys,
+                                  std::span<const KeyHash> hashes, std::span<bool> forgotten) {
+  if (keys.size() != hashes.size()) {
+    return Status::InvalidArgument(impl_->What() + ": keys and hashes differ in size");
+  }
+  return impl_->Forget(shards, hashes, forgotten);
 }
 
 Result<std::vector<std::string>> RedisSeenSet::UncommittedClaims() const {

@@ -216,10 +216,14 @@ class RedisSeenSet final : public StateSeenSet {
   Result<std::vector<std::string>> UncommittedClaims() const override;
   Result<bool> ContainsHashed(std::string_view key, const KeyHash& hash) const override;
   // Exact or deletable sets (see Forgetting above); Unsupported for a plain one, InvalidArgument
-  // for a routed one. A call that returns an error may have forgotten some keys: retried
-  // unchanged within 4 minutes it is answered as its first run was (and decrements nothing twice).
+  // for a routed one (ForgetRouted). A call that returns an error may have forgotten some keys:
+  // retried unchanged within 4 minutes it is answered as its first run was (and decrements nothing
+  // twice).
   Status ForgetHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
                       std::span<bool> forgotten) override;
+  // Routed mode: ForgetHashed with each key's shard named, as InsertRouted names it.
+  Status ForgetRouted(std::span<const uint32_t> shards, std::span<const std::string_view> keys,
+                      std::span<const KeyHash> hashes, std::span<bool> forgotten);
   // Reads every shard's counters and BITCOUNTs every layer (O(filter bytes) inside Redis). When
   // Redis cannot answer, only the stored parameters are filled in.
   SeenStats Stats() const override;

@@ -11,14 +11,24 @@ namespace urlsieve {
 
 using namespace redis_seen_internal;
 
-Status RedisSeenSet::Impl::Forget(std::span<const KeyHash> hashes, std::span<bool> forgotten) {
+Status RedisSeenSet::Impl::Forget(std::span<const uint32_t> routes, std::span<const KeyHash> hashes,
+                                  std::span<bool> forgotten) {
   const size_t n = hashes.size();
-  if (forgotten.size() != n) {
-    return Status::InvalidArgument(What() + ": keys, hashes and answers differ in size");
+  if (forgotten.size() != n || (routed_ && routes.size() != n)) {
+    return Status::InvalidArgument(What() + ": keys, hashes, shards and answers differ in size");
   }
   std::fill(forgotten.begin(), forgotten.end(), false);
-  if (routed_) {
-    return Status::InvalidArgument(What() + " is routed (a crawl cluster's): it cannot forget");
+  if (routed_ != !routes.empty() && n > 0) {
+    return Status::InvalidArgument(What() + (routed_ ? " is routed (a crawl cluster's): "
+                                                       "ForgetRouted names each key's shard"
+                                                     : " is not routed: ForgetRouted is for a "
+                                                       "set opened routed"));
+  }
+  for (uint32_t shard : routes) {
+    if (shard >= shards_) {
+      return Status::InvalidArgument(What() + ": shard " + std::to_string(shard) +
+                                     " does not exist (" + std::to_string(shards_) + " shards)");
+    }
   }
   if (!can_forget()) {
     return Status::Unsupported(options_.address.ToString() + ": " + What() +
@@ -34,7 +44,7 @@ Status RedisSeenSet::Impl::Forget(std::span<const KeyHash> hashes, std::span<boo
                   "forgetting keys in " + What() + ": " + acquired.status().message());
   }
   std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
-  PendingBatch batch = PlanForget(hashes, *pooled);
+  PendingBatch batch = PlanForget(routes, hashes, *pooled);
   const std::string seq = std::to_string(batch.seq);
   const std::string now_arg = NowArg(batch.sent_ms);
   std::vector<uint32_t> shards;
@@ -62,7 +72,8 @@ Status RedisSeenSet::Impl::Forget(std::span<const KeyHash> hashes, std::span<boo
   return Status::Ok();
 }
 
-RedisSeenSet::Impl::PendingBatch RedisSeenSet::Impl::PlanForget(std::span<const KeyHash> hashes,
+RedisSeenSet::Impl::PendingBatch RedisSeenSet::Impl::PlanForget(std::span<const uint32_t> routes,
+                                                                std::span<const KeyHash> hashes,
                                                                 PooledClient& pooled) {
   const size_t n = hashes.size();
   const XXH128_hash_t digest =
@@ -75,7 +86,8 @@ RedisSeenSet::Impl::PendingBatch RedisSeenSet::Impl::PlanForget(std::span<const 
   // decrement would take counts from other keys.
   std::vector<std::pair<uint32_t, uint32_t>> order;
   for (size_t i = 0; i < n; ++i) {
-    order.emplace_back(RedisShardOf(hashes[i], shards_), static_cast<uint32_t>(i));
+    order.emplace_back(routes.empty() ? RedisShardOf(hashes[i], shards_) : routes[i],
+                       static_cast<uint32_t>(i));
   }
   std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
     const KeyHash& x = hashes[a.second];

@@ -112,7 +112,9 @@ class RedisSeenSet::Impl {
                 std::span<const KeyHash> hashes, std::span<const std::string_view> payloads,
                 std::span<bool> is_new);
   Result<bool> ContainsHashed(const KeyHash& hash);
-  Status Forget(std::span<const KeyHash> hashes, std::span<bool> forgotten);
+  // `routes`: each key's shard (a routed set), or empty (by hash).
+  Status Forget(std::span<const uint32_t> routes, std::span<const KeyHash> hashes,
+                std::span<bool> forgotten);
   Result<std::vector<std::string>> UncommittedClaims();
   Status CheckpointCommitted(uint64_t generation);
   SeenStats Stats();
@@ -290,7 +292,8 @@ class RedisSeenSet::Impl {
   // --- redis_seen_set_forget.cc
   // The forgetting epoch (0 when no Forget ever ran), for a front cache over a set that can forget.
   Result<uint64_t> ReadEpoch(RedisClient& client);
-  PendingBatch PlanForget(std::span<const KeyHash> hashes, PooledClient& pooled);
+  PendingBatch PlanForget(std::span<const uint32_t> routes, std::span<const KeyHash> hashes,
+                          PooledClient& pooled);
   RedisCommand BuildForgetCall(const PendingBatch& batch, size_t c, const std::string& seq,
                                const std::string& now, std::span<const KeyHash> hashes) const;
   Status BumpEpoch(RedisClient& client);

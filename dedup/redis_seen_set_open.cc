@@ -86,11 +86,10 @@ Status RedisSeenSet::Impl::CheckOpenOptions() const {
                                    "\": use 1-64 characters of A-Z a-z 0-9 _ . -");
   }
   const StateParameters& asked = options_.requested;
-  if (options_.routed && (asked.revisit_after_s > 0 || asked.deletable)) {
+  if (options_.routed && asked.revisit_after_s > 0) {
     return Status::InvalidArgument(
         "opening " + What() +
-        " routed: a crawl cluster's set has no revisit_after and is not deletable (not built: "
-        "its inboxes would need to forget too)");
+        " routed: a crawl cluster's set has no revisit_after (a crawl's time is its re-crawl)");
   }
   if (asked.revisit_after_s > 0 && (asked.generations < 1 || asked.generations > kMaxGenerations)) {
     return Status::InvalidArgument("opening " + What() + ": generations " +

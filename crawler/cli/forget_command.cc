@@ -22,8 +22,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "crawler/cli/commands.h"
@@ -31,7 +34,9 @@
 #include "crawler/cli/line_io.h"
 #include "crawler/cli/option_flags.h"
 #include "crawler/cli/stop_signals.h"
+#include "crawler/cluster/cluster_forget.h"
 #include "dedup/seen_filter.h"
+#include "redis/redis_address.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -42,6 +47,8 @@ struct ForgetFlags {
   std::string state_dir;
   std::string redis_url;
   std::string redis_name;
+  std::string cluster_url;  // a crawl cluster's seen set (with cluster_name)
+  std::string cluster_name;
   RedisFlagValues redis;
   size_t batch = 4096;
   bool quiet = false;  // no per-URL lines, the summary only
@@ -136,19 +143,50 @@ void ReportBatch(const ForgetBatch& batch, bool quiet, LineWriter& writer, LineW
   }
 }
 
+// What forgets a batch, and what saves it: a SeenFilter (a state, a shared set) or a crawl
+// cluster's routed set (saved as it goes, in Redis).
+struct Forgetter {
+  std::function<Status(std::span<const std::string_view>, std::vector<ForgetResult>*)> forget;
+  std::function<Status()> save;
+  std::shared_ptr<void> owner;
+};
+
+Result<Forgetter> OpenForgetter(const ForgetFlags& flags) {
+  if (!flags.cluster_url.empty()) {
+    Result<RedisAddress> address = RedisAddress::Parse(flags.cluster_url);
+    if (!address.ok()) return address.status();
+    std::vector<SeenNotice> notices;
+    auto cluster =
+        ClusterForget::Open(*address, flags.cluster_name, flags.redis.accept_loss, &notices);
+    for (const SeenNotice& notice : notices)
+      fprintf(stderr, "urlsieve forget: %s\n", notice.text.c_str());
+    if (!cluster.ok()) return cluster.status();
+    std::shared_ptr<ClusterForget> set = std::move(*cluster);
+    return Forgetter{[set](std::span<const std::string_view> urls, std::vector<ForgetResult>* out) {
+                       return set->ForgetBatch(urls, out);
+                     },
+                     [] { return Status::Ok(); }, set};
+  }
+  auto options = ForgetOptions(flags);
+  if (!options.ok()) return options.status();
+  auto opened = SeenFilter::Open(*options);
+  if (!opened.ok()) return opened.status();
+  std::shared_ptr<SeenFilter> filter = std::move(*opened);
+  return Forgetter{
+      [filter](std::span<const std::string_view> urls, std::vector<ForgetResult>* out) {
+        return filter->ForgetBatch(urls, out);
+      },
+      [filter] { return filter->Save(); }, filter};
+}
+
 int RunForget(const ForgetFlags& flags) {
   InstallStopHandlers();
-  auto options = ForgetOptions(flags);
-  if (!options.ok()) {
-    fprintf(stderr, "urlsieve forget: %s\n", options.status().message().c_str());
-    return kExitFailure;
-  }
-  auto opened = SeenFilter::Open(*options);
+  auto opened = OpenForgetter(flags);
   if (!opened.ok()) {
     fprintf(stderr, "urlsieve forget: %s\n", opened.status().ToString().c_str());
     return kExitFailure;
   }
-  SeenFilter& filter = **opened;
+  Forgetter& filter = *opened;
   LineReader reader(STDIN_FILENO);
   LineWriter writer(STDOUT_FILENO);
   LineWriter errors(STDERR_FILENO);
@@ -159,7 +197,7 @@ int RunForget(const ForgetFlags& flags) {
   Status status;
   while (more && status.ok() && writer.ok() && !StopRequested()) {
     more = batch.Read(reader, flags.batch, &line_number);
-    status = filter.ForgetBatch(batch.urls, &batch.results);
+    status = filter.forget(batch.urls, &batch.results);
     if (!status.ok()) break;
     ReportBatch(batch, flags.quiet, writer, errors, &counts);
   }
@@ -168,7 +206,7 @@ int RunForget(const ForgetFlags& flags) {
   // What was forgotten is saved even when stdout failed: a "forgotten" line that was not written
   // out loses nothing (forgetting again finds the URL absent).
   // Nothing forgotten: nothing to save (a crawl's state is left exactly as it was).
-  Status saved = counts.forgotten > 0 ? filter.Save() : Status::Ok();
+  Status saved = counts.forgotten > 0 ? filter.save() : Status::Ok();
   const int code =
       ReportStreamEnd("forget", counts.invalid > 0 ? kExitSomeInvalid : kExitOk, status,
                       reader.error(), flushed, saved, " (nothing of this run is forgotten)");
@@ -197,11 +235,21 @@ void AddForgetCommand(CLI::App& app, int* exit_code) {
        .name = "The shared set's name in --redis",
        .name_flag = "--name,--redis-name"},
       &flags->redis);
+  CLI::Option* cluster =
+      cmd->add_option("--cluster", flags->cluster_url,
+                      "A crawl cluster's seen set: redis://[[user]:password@]host:port[/db] (with "
+                      "--cluster-name)")
+          ->excludes(set.state)
+          ->excludes(set.redis);
+  CLI::Option* cluster_name =
+      cmd->add_option("--cluster-name", flags->cluster_name, "The cluster's name");
+  cluster->needs(cluster_name);
+  cluster_name->needs(cluster);
   cmd->add_flag("--quiet,-q", flags->quiet, "Print only the summary (stderr)");
   cmd->add_option("--batch", flags->batch, "URLs per batch")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   cmd->callback([flags, exit_code, set] {
-    RequireSeenSet(set);
+    if (flags->cluster_url.empty()) RequireSeenSet(set);
     *exit_code = RunForget(*flags);
   });
 }

@@ -17,15 +17,13 @@ Result<RedisSeenSetOptions> CrawlRedisSeenSetOptions(const std::string& url,
     return Status::InvalidArgument(
         "--rebuild rebuilds a local exact seen set; this crawl's seen set is in Redis");
   }
-  if (state.deletable) {
-    return Status::Unsupported("--deletable is for a local seen set; this crawl's is in Redis");
-  }
   Result<RedisAddress> address = RedisAddress::Parse(url);
   if (!address.ok()) return address.status();
   RedisSeenSetOptions options;
   options.address = *address;
   options.name = name;
   options.requested = {state.capacity, state.fp_rate, state.exact, state.canonicalize};
+  options.requested.deletable = state.deletable;  // `urlsieve forget` can then forget in it
   return options;
 }
 

@@ -12,6 +12,9 @@
 //     page asked again, with the validators it had, and 304 for each; pages.jsonl says so.
 //   - Sitemaps: a MapSite whose pages are reachable only through the sitemap its robots.txt
 //     names: each sitemap read once, its pages fetched once; the re-crawl reads it once more.
+//   - Forget: the ChangingSite crawled with --deletable; `urlsieve forget` (--state, --redis or
+//     --cluster, as the deployment keeps its set) forgets one seed; `--out DIR --resume` fetches
+//     that seed again, and nothing else.
 //
 // Thread-safety: a test fixture's; one thread.
 #ifndef URLSIEVE_TESTS_CRAWLER_FEATURE_MATRIX_H_
@@ -39,12 +42,13 @@
 namespace urlsieve::testing {
 
 enum class MatrixDeployment { kLocal, kShared, kCluster };
-enum class MatrixFeature { kRecrawl, kSitemaps };
+enum class MatrixFeature { kRecrawl, kSitemaps, kForget };
 using MatrixCase = std::pair<MatrixFeature, MatrixDeployment>;
 
 inline std::vector<MatrixCase> AllMatrixCases() {
   std::vector<MatrixCase> cases;
-  for (MatrixFeature f : {MatrixFeature::kRecrawl, MatrixFeature::kSitemaps}) {
+  for (MatrixFeature f :
+       {MatrixFeature::kRecrawl, MatrixFeature::kSitemaps, MatrixFeature::kForget}) {
     for (MatrixDeployment d :
          {MatrixDeployment::kLocal, MatrixDeployment::kShared, MatrixDeployment::kCluster}) {
       cases.emplace_back(f, d);
@@ -54,7 +58,9 @@ inline std::vector<MatrixCase> AllMatrixCases() {
 }
 
 inline std::string MatrixCaseName(const ::testing::TestParamInfo<MatrixCase>& info) {
-  std::string name = info.param.first == MatrixFeature::kRecrawl ? "Recrawl" : "Sitemaps";
+  std::string name = info.param.first == MatrixFeature::kRecrawl    ? "Recrawl"
+                     : info.param.first == MatrixFeature::kSitemaps ? "Sitemaps"
+                                                                    : "Forget";
   switch (info.param.second) {
     case MatrixDeployment::kLocal:
       return name + "Standalone";
@@ -88,10 +94,16 @@ class FeatureMatrix {
     }
     const size_t first_requests = server_->log().size();
     ExpectPass(0, first_requests, /*again=*/false);
+    if (feature_ == MatrixFeature::kForget) {
+      ForgetASeed();
+      if (::testing::Test::HasFatalFailure()) return;
+    }
     {
       // Named alone: the seeds, scope, deployment and the rest come from the saved options.
-      CrawlChild again(dir_.path() / "again.err",
-                       {"--out", Out().string(), "--recrawl", "--revisit-after", "0"});
+      std::vector<std::string> args = {"--out", Out().string(), "--recrawl", "--revisit-after",
+                                       "0"};
+      if (feature_ == MatrixFeature::kForget) args = {"--out", Out().string(), "--resume"};
+      CrawlChild again(dir_.path() / "again.err", args);
       ASSERT_EQ(again.Wait(), 0) << again.err();
     }
     ExpectPass(first_requests, server_->log().size(), /*again=*/true);
@@ -100,10 +112,29 @@ class FeatureMatrix {
  private:
   std::filesystem::path Out() const { return dir_.path() / "out"; }
 
+  // `urlsieve forget` of host 0's index, where the deployment keeps its seen set.
+  void ForgetASeed() const {
+    std::vector<std::string> args = {"forget"};
+    switch (deployment_) {
+      case MatrixDeployment::kLocal:
+        args.insert(args.end(), {"--state", Out().string()});
+        break;
+      case MatrixDeployment::kShared:
+        args.insert(args.end(), {"--redis", redis_url_, "--name", name_});
+        break;
+      case MatrixDeployment::kCluster:
+        args.insert(args.end(), {"--cluster", redis_url_, "--cluster-name", name_});
+        break;
+    }
+    const ProgramRun run = RunUrlsieve(args, dir_.path(), server_->Url("/", 0) + "\n");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, "forgotten\t" + server_->Url("/", 0) + "\n") << run.err;
+  }
+
   void ServeSite() {
     site::SiteServerOptions options;
     options.hosts = kHosts;
-    if (feature_ == MatrixFeature::kRecrawl) {
+    if (feature_ != MatrixFeature::kSitemaps) {
       site::ChangingSiteOptions changing;
       changing.pages = kPages;
       server_ = StartSite(
@@ -141,6 +172,7 @@ class FeatureMatrix {
                                      "--max-depth",  "8",
                                      "--timeout-ms", "5000",
                                      "--config",     (dir_.path() / "crawl.toml").string()};
+    if (feature_ == MatrixFeature::kForget) args.push_back("--deletable");
     switch (deployment_) {
       case MatrixDeployment::kLocal:
         break;
@@ -178,8 +210,12 @@ class FeatureMatrix {
     }
     std::map<std::pair<int, std::string>, int> expected;
     for (int h = 0; h < kHosts; ++h) {
+      if (feature_ == MatrixFeature::kForget && again) {
+        expected[{0, "/"}] = 1;  // the seed forgotten, and only it
+        break;
+      }
       expected[{h, "/"}] = 1;
-      if (feature_ == MatrixFeature::kRecrawl) {
+      if (feature_ != MatrixFeature::kSitemaps) {
         for (int i = 0; i < kPages; ++i) expected[{h, site::ChangingSite::PagePath(i)}] = 1;
       } else {
         expected[{h, "/sitemap.txt"}] = 1;

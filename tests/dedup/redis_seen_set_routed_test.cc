@@ -603,3 +603,69 @@ TEST(RedisSeenSetRoutedTest, TheRoutedLayoutOf1024Shards) {
 
 }  // namespace
 }  // namespace urlsieve::testing
+
+namespace urlsieve::testing {
+namespace {
+
+// Forgets `ids` routed (each in its host's shard); the status, and forgotten per id.
+Status ForgetIds(RedisSeenSet& set, const std::vector<int>& ids, std::vector<bool>* forgotten,
+                 bool route = true) {
+  std::vector<std::string> keys;
+  std::vector<uint32_t> routes;
+  std::vector<KeyHash> hashes;
+  for (int i : ids) {
+    keys.push_back(Url(i));
+    routes.push_back(ShardOfUrl(i));
+    hashes.push_back(HashKey(keys.back()));
+  }
+  std::vector<std::string_view> key_views(keys.begin(), keys.end());
+  std::unique_ptr<bool[]> answers(new bool[ids.size()]());
+  Status status =
+      route
+          ? set.ForgetRouted(routes, key_views, hashes, std::span<bool>(answers.get(), ids.size()))
+          : set.ForgetHashed(key_views, hashes, std::span<bool>(answers.get(), ids.size()));
+  forgotten->assign(answers.get(), answers.get() + ids.size());
+  return status;
+}
+
+// docs/features/cluster.md, "Forgetting": a deletable (or exact) routed set forgets each key in
+// the shard it was routed to, and the key is new again there — its payload queued once more.
+TEST(RedisSeenSetRoutedForgetTest, ADeletableOrExactRoutedSetForgetsInTheKeysShard) {
+  for (bool exact : {false, true}) {
+    SCOPED_TRACE(exact ? "exact" : "deletable");
+    const std::string name = exact ? "routed-forget-exact" : "routed-forget-counting";
+    RedisSeenSetOptions options = RoutedOptions(name, exact);
+    options.requested.deletable = !exact;
+    auto set = RedisSeenSet::Open(options, nullptr);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    std::vector<bool> is_new;
+    ASSERT_TRUE(InsertIds(**set, Range(0, 100), &is_new).ok());
+    std::vector<bool> forgotten;
+    ASSERT_TRUE(ForgetIds(**set, {3, 40, 77}, &forgotten).ok());
+    EXPECT_EQ(forgotten, std::vector<bool>({true, true, true}));
+    ASSERT_TRUE(ForgetIds(**set, {3, 500}, &forgotten).ok());
+    EXPECT_EQ(forgotten, std::vector<bool>({false, false})) << "gone, never there";
+    ASSERT_TRUE(InsertIds(**set, {2, 3, 40, 77}, &is_new).ok());
+    EXPECT_EQ(is_new, std::vector<bool>({false, true, true, true}));
+
+    // A routed set names its shards: forgetting by hash is refused, nothing changed.
+    Status by_hash = ForgetIds(**set, {2}, &forgotten, /*route=*/false);
+    EXPECT_EQ(by_hash.code(), StatusCode::kInvalidArgument) << by_hash.ToString();
+    ASSERT_TRUE(InsertIds(**set, {2}, &is_new).ok());
+    EXPECT_EQ(is_new, std::vector<bool>({false}));
+  }
+}
+
+TEST(RedisSeenSetRoutedForgetTest, APlainRoutedSetCannotForget) {
+  auto set = RedisSeenSet::Open(RoutedOptions("routed-forget-plain"), nullptr);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  std::vector<bool> is_new;
+  ASSERT_TRUE(InsertIds(**set, {1}, &is_new).ok());
+  std::vector<bool> forgotten;
+  Status status = ForgetIds(**set, {1}, &forgotten);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.ToString();
+  EXPECT_NE(status.message().find("--deletable"), std::string::npos) << status.ToString();
+}
+
+}  // namespace
+}  // namespace urlsieve::testing

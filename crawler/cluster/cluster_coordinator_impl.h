@@ -165,6 +165,9 @@ class ClusterCoordinator::Impl {
 
   // Membership (cluster_membership.cc).
   Result<std::map<std::string, std::string>> ReadMeta(RedisClient& client);
+  // Runs a Function that writes the meta hash and waits for the replicas to have it: its reply,
+  // or the error (`doing` names what was being done; a lost state fails the node).
+  Result<RedisReply> WriteMeta(RedisCommand command, std::string_view doing);
   RedisCommand RegisterCommand(const std::string& settings_text, const std::string& takeover) const;
   // The register Function's "LIVE ..." answer: another live instance holds this node id. True
   // (and `takeover` set) when it is a previous instance of this host that no longer runs.

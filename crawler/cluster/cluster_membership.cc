@@ -131,6 +131,28 @@ Status ClusterCoordinator::Impl::Join(std::vector<std::string>* notices) {
   return Status::Ok();
 }
 
+Result<RedisReply> ClusterCoordinator::Impl::WriteMeta(RedisCommand command,
+                                                       std::string_view doing) {
+  auto client = pool_.Take();
+  if (!client.ok()) return client.status();
+  std::vector<RedisReply> replies;
+  Status status = Call(**client, std::span(&command, 1), &replies);
+  if (status.ok() && !replies[0].is_error()) {
+    status = WaitForReplicas(**client, std::span(&meta_key_, 1));
+  }
+  pool_.Give(std::move(client).value());
+  URLSIEVE_RETURN_IF_ERROR(status);
+  if (replies[0].is_error()) {
+    Status error = ReplyError(replies[0], doing);
+    if (error.message().rfind("coordination state lost", 0) == 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      Fail(error);
+    }
+    return error;
+  }
+  return std::move(replies[0]);
+}
+
 Result<std::map<std::string, std::string>> ClusterCoordinator::Impl::ReadMeta(RedisClient& client) {
   auto meta = client.Run(RedisCommand{{"HGETALL", meta_key_}, 1});
   if (!meta.ok()) return meta.status();

@@ -18,30 +18,15 @@ constexpr size_t kMaxScansPerTick = 64;
 }  // namespace
 
 Status ClusterCoordinator::Impl::BeginRecrawl(std::chrono::seconds revisit_after) {
-  auto client = pool_.Take();
-  if (!client.ok()) return client.status();
-  std::vector<RedisCommand> commands = {
-      Fcall(kClusterRecrawl, {meta_key_}, {identity_, std::to_string(revisit_after.count())})};
-  std::vector<RedisReply> replies;
-  Status status = Call(**client, commands, &replies);
   // A round a failover forgot would be numbered again by the next one, whose scans the
-  // partitions would then take as done: on the replicas first.
-  if (status.ok() && !replies[0].is_error()) {
-    status = WaitForReplicas(**client, std::span(&meta_key_, 1));
-  }
-  pool_.Give(std::move(client).value());
-  URLSIEVE_RETURN_IF_ERROR(status);
-  if (replies[0].is_error()) {
-    Status error = ReplyError(replies[0], "starting a re-crawl round");
-    if (error.message().rfind("coordination state lost", 0) == 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      Fail(error);
-    }
-    return error;
-  }
+  // partitions would then take as done (WriteMeta waits for the replicas).
+  Result<RedisReply> reply = WriteMeta(
+      Fcall(kClusterRecrawl, {meta_key_}, {identity_, std::to_string(revisit_after.count())}),
+      "starting a re-crawl round");
+  if (!reply.ok()) return reply.status();
   std::lock_guard<std::mutex> lock(mu_);
   // Scanned from now on, not only after the next heartbeat.
-  recrawl_round_ = static_cast<uint64_t>(replies[0].integer);
+  recrawl_round_ = static_cast<uint64_t>(reply->integer);
   recrawl_revisit_s_ = revisit_after.count();
   return Status::Ok();
 }

@@ -11,25 +11,11 @@
 namespace urlsieve {
 
 Status ClusterCoordinator::Impl::MarkSeeded() {
-  auto client = pool_.Take();
-  if (!client.ok()) return client.status();
-  std::vector<RedisCommand> commands = {Fcall(kClusterSeed, {meta_key_}, {identity_})};
-  std::vector<RedisReply> replies;
-  Status status = Call(**client, commands, &replies);
-  // "seeded" lost by a failover would keep the crawl from ever ending: on the replicas first.
-  if (status.ok() && !replies[0].is_error()) {
-    status = WaitForReplicas(**client, std::span(&meta_key_, 1));
-  }
-  pool_.Give(std::move(client).value());
-  URLSIEVE_RETURN_IF_ERROR(status);
-  if (replies[0].is_error()) {
-    Status error = ReplyError(replies[0], "marking the cluster seeded");
-    if (error.message().rfind("coordination state lost", 0) == 0) {
-      std::lock_guard<std::mutex> lock(mu_);
-      Fail(error);
-    }
-    return error;
-  }
+  // "seeded" lost by a failover would keep the crawl from ever ending (WriteMeta waits for the
+  // replicas).
+  Result<RedisReply> reply =
+      WriteMeta(Fcall(kClusterSeed, {meta_key_}, {identity_}), "marking the cluster seeded");
+  if (!reply.ok()) return reply.status();
   std::lock_guard<std::mutex> lock(mu_);
   totals_.seeded = true;
   return Status::Ok();

@@ -29,12 +29,12 @@ Result<Admitted> ClusterAdmission::Admit(LinkBatch* batch) {
   return admitted;
 }
 
-Result<bool> ClusterAdmission::AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
-                                            std::string_view parent) {
+Result<SitemapQueued> ClusterAdmission::AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                                     std::string_view parent) {
   bool fresh = false;
   URLSIEVE_RETURN_IF_ERROR(
       retry_->Run([&] { return router_->InsertSitemap(url, nesting, parent, &fresh); }));
-  return fresh;
+  return fresh ? SitemapQueued::kRouted : SitemapQueued::kBefore;
 }
 
 }  // namespace urlsieve

@@ -27,8 +27,8 @@ class ClusterAdmission final : public Admission {
 
   Result<Admitted> Admit(LinkBatch* batch) override;
   // Through the routed seen set too (ClusterUrlRouter::InsertSitemap): once per crawl and round.
-  Result<bool> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
-                            std::string_view parent) override;
+  Result<SitemapQueued> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                     std::string_view parent) override;
   bool NeedsGate() const override { return false; }
   void Stop() override;
 

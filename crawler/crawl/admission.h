@@ -49,6 +49,13 @@ struct LinkBatch {
 // again, and only when a rule is on).
 Status KeyLinks(const SeenFilter& seen, bool opt_in_rules, LinkBatch* batch);
 
+// Where Admission::AdmitSitemap queued a sitemap.
+enum class SitemapQueued : uint8_t {
+  kLocally,  // in the local frontier: the crawl's SitemapStore keeps it pending until read
+  kRouted,   // in the inbox of its host's partition (a cluster): its owner reads it
+  kBefore,   // not queued: it was, earlier in this crawl (by another node of its cluster)
+};
+
 struct Admitted {
   int fresh = 0;  // URLs new to the seen stage and queued (left in LinkBatch::urls)
   // The seen stage answered: its answers are counted (CrawlStats::RecordSeen). False when a
@@ -67,11 +74,11 @@ class Admission {
   // batch->urls. A non-OK Status fails the crawl (some URL may not have been queued).
   virtual Result<Admitted> Admit(LinkBatch* batch) = 0;
   // Queues a sitemap to read at nesting level `nesting`, named by `parent`, where the deployment
-  // keeps its pending work; false when it was queued before in this crawl (a cluster reads a
-  // sitemap once per crawl and re-crawl round, whichever node finds it). The crawler claims it
-  // first (SitemapStore::Claim: this node's budget and repeats).
-  virtual Result<bool> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
-                                    std::string_view parent) = 0;
+  // keeps its pending work (a cluster reads a sitemap once per crawl and re-crawl round,
+  // whichever node finds it). The crawler claims it first (SitemapStore::Claim: this node's
+  // budget and repeats).
+  virtual Result<SitemapQueued> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                             std::string_view parent) = 0;
   // Whether what Admit queues is in the local checkpoint (see above).
   virtual bool NeedsGate() const { return true; }
   // Ends the waits for a seen set that does not answer (a stop).

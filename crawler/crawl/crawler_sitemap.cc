@@ -104,13 +104,16 @@ void Crawler::QueueSitemaps(const std::vector<std::string>& urls, uint32_t nesti
       case SitemapStore::ClaimResult::kClaimed:
         break;
     }
-    Result<bool> queued = admission_->AdmitSitemap(*canonical, nesting, parent);
+    Result<SitemapQueued> queued = admission_->AdmitSitemap(*canonical, nesting, parent);
     if (!queued.ok()) {
       Fail(queued.status());
       return;
     }
-    // Queued before in this crawl, by another node of its cluster.
-    stats_->RecordSitemap(*queued ? "queued" : "repeated");
+    stats_->RecordSitemap(*queued == SitemapQueued::kBefore ? "repeated" : "queued");
+    // Another node's to read (or already read): no pending sitemap of this node's checkpoint.
+    if (*queued != SitemapQueued::kLocally) {
+      sitemaps_->HandedOver(std::string(canonical->key()), UnixNow());
+    }
   }
 }
 

@@ -19,10 +19,10 @@ Result<Admitted> LocalAdmission::Admit(LinkBatch* batch) {
   return admitted;
 }
 
-Result<bool> LocalAdmission::AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
-                                          std::string_view parent) {
+Result<SitemapQueued> LocalAdmission::AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                                   std::string_view parent) {
   router_->RouteSitemap(url, nesting, parent);
-  return true;
+  return SitemapQueued::kLocally;
 }
 
 }  // namespace urlsieve

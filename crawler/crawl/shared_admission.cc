@@ -73,10 +73,10 @@ Result<Admitted> SharedAdmission::RouteUnanswered(LinkBatch* batch, const Status
   return inserted;
 }
 
-Result<bool> SharedAdmission::AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
-                                           std::string_view parent) {
+Result<SitemapQueued> SharedAdmission::AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                                    std::string_view parent) {
   router_->RouteSitemap(url, nesting, parent);
-  return true;
+  return SitemapQueued::kLocally;
 }
 
 }  // namespace urlsieve

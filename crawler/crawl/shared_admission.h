@@ -39,8 +39,8 @@ class SharedAdmission final : public Admission {
 
   Result<Admitted> Admit(LinkBatch* batch) override;
   // To the local frontier; a sitemap is claimed once by the crawl's own SitemapStore.
-  Result<bool> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
-                            std::string_view parent) override;
+  Result<SitemapQueued> AdmitSitemap(const CanonicalUrl& url, uint32_t nesting,
+                                     std::string_view parent) override;
   void Stop() override;
 
  private:

@@ -49,6 +49,15 @@ bool SitemapStore::Claimed(const std::string& url) const {
   return claimed_.contains(url);
 }
 
+void SitemapStore::HandedOver(const std::string& url, int64_t at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = claimed_.find(url);
+  if (it == claimed_.end() || it->second.fetched_at != 0) return;
+  it->second.kind = "handed_over";
+  it->second.fetched_at = at;
+  dirty_.insert_or_assign(url, it->second);
+}
+
 size_t SitemapStore::claimed() const {
   std::lock_guard<std::mutex> lock(mu_);
   return claimed_.size();

@@ -70,6 +70,11 @@ class SitemapStore {
                     size_t max_total);
   // Whether `url` has been claimed.
   bool Claimed(const std::string& url) const;
+  // A claim another node of a crawl cluster acts on (the sitemap went to the inbox of its host's
+  // owner, or was there already): done here as of `at` (kind "handed_over"), so that it is no
+  // pending sitemap of this node's checkpoint, and a re-crawl's new pass queues it again. Its
+  // reader's Done, when that is this node, records the answer.
+  void HandedOver(const std::string& url, int64_t at);
   size_t claimed() const;
   // The claimed sitemap `url` is done (fetched, given up or rejected) at `fetched_at` (unix
   // seconds), with its HTTP status (0: none), kind and entries: its row is updated at the

@@ -17,6 +17,7 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/map_site.h"
@@ -129,7 +130,8 @@ TEST_F(CrawlClusterSitemapTest, EachSitemapIsReadOnceByTheClusterAndOnceMorePerR
   CrawlChild recrawl(dir_.path() / "a-2.err",
                      {"--out", Out("a").string(), "--recrawl", "--revisit-after", "0"});
   ASSERT_EQ(recrawl.Wait(), 0) << recrawl.err();
-  EXPECT_EQ(Requested(before), OnePass(/*with_index=*/true));
+  EXPECT_EQ(Requested(before), OnePass(/*with_index=*/true))
+      << recrawl.err() << testing::ReadFile(Out("a") / "stats.json");
 }
 
 }  // namespace

@@ -656,6 +656,21 @@ TEST(RedisSeenSetRoutedForgetTest, ADeletableOrExactRoutedSetForgetsInTheKeysSha
   }
 }
 
+// docs/decisions.md: a crawl has no time-aware seen set on any deployment (its time is the
+// re-crawl), so a routed set takes no revisit_after: refused, naming why, nothing written.
+TEST(RedisSeenSetRoutedForgetTest, ARoutedSetTakesNoRevisitAfter) {
+  RedisSeenSetOptions options = RoutedOptions("routed-time");
+  options.requested.revisit_after_s = 3600;
+  options.requested.generations = 4;
+  auto set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), StatusCode::kInvalidArgument) << set.status().ToString();
+  EXPECT_NE(set.status().message().find("re-crawl"), std::string::npos) << set.status().ToString();
+  options.read_only = true;
+  options.requested = {};
+  EXPECT_FALSE(RedisSeenSet::Open(options, nullptr).ok()) << "nothing was created";
+}
+
 TEST(RedisSeenSetRoutedForgetTest, APlainRoutedSetCannotForget) {
   auto set = RedisSeenSet::Open(RoutedOptions("routed-forget-plain"), nullptr);
   ASSERT_TRUE(set.ok()) << set.status().ToString();

@@ -191,8 +191,11 @@ struct ClusterStatus {
   uint64_t in_flight = 0;           // read by a node and not acknowledged (XPENDING)
   uint64_t pages = 0;               // sum of the nodes' published counters
   uint64_t errors = 0;
-  std::string ToJson() const;  // the --json form of `urlsieve cluster status`
-  std::string ToText() const;  // the human form
+  uint64_t fetch_records = 0;    // the partitions' fetch records (HLEN)
+  uint64_t recrawl_round = 0;    // the latest re-crawl round (0: none)
+  uint32_t recrawl_scanned = 0;  // partitions whose records were scanned for it
+  std::string ToJson() const;    // the --json form of `urlsieve cluster status`
+  std::string ToText() const;    // the human form
 };
 
 // Reads a cluster's state without joining it: NotFound when there is no such cluster.

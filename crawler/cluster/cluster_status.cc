@@ -79,6 +79,7 @@ Status ReadMetaAndRegistry(const StatusRead& read, ClusterStatus* status, long l
   *now_ms = replies[1].integer;
   status->partitions = static_cast<uint32_t>(Number(meta["partitions"]));
   status->seeded = meta["seeded"] == "1";
+  status->recrawl_round = Number(meta["recrawl_round"]);
   if (status->partitions == 0 || status->partitions > kMaxClusterPartitions) {
     return Status::Corruption(read.what + ": its partition count '" + meta["partitions"] +
                               "' is out of range");
@@ -87,8 +88,10 @@ Status ReadMetaAndRegistry(const StatusRead& read, ClusterStatus* status, long l
   return Status::Ok();
 }
 
-// The second round: each node's hash, then each partition's lease, inbox length and pending
-// entries (three commands a partition).
+// The second round: each node's hash, then each partition's lease, inbox length, pending
+// entries, fetch records and last re-crawl round scanned (kPartitionCommands a partition).
+constexpr size_t kPartitionCommands = 5;
+
 std::vector<RedisCommand> NodeAndPartitionCommands(std::string_view name,
                                                    const ClusterStatus& status) {
   std::vector<RedisCommand> commands;
@@ -100,6 +103,8 @@ std::vector<RedisCommand> NodeAndPartitionCommands(std::string_view name,
     commands.push_back(RedisCommand{{"GET", ClusterLeaseKey(name, p)}, 1});
     commands.push_back(RedisCommand{{"XLEN", inbox}, 1});
     commands.push_back(RedisCommand{{"XPENDING", inbox, std::string(kClusterInboxGroup)}, 1});
+    commands.push_back(RedisCommand{{"HLEN", ClusterRecordsKey(name, p)}, 1});
+    commands.push_back(RedisCommand{{"GET", ClusterRecrawlKey(name, p)}, 1});
   }
   return commands;
 }
@@ -138,13 +143,21 @@ Status FillPartitions(const StatusRead& read, const std::vector<RedisReply>& rep
   const size_t first_partition = status->nodes.size();
   std::map<std::string, uint32_t> leases;
   for (uint32_t p = 0; p < status->partitions; ++p) {
-    const RedisReply& lease = replies[first_partition + 3 * p];
-    const RedisReply& length = replies[first_partition + 3 * p + 1];
-    const RedisReply& pending = replies[first_partition + 3 * p + 2];
-    if (lease.is_error() || length.is_error()) {
-      return RedisErrorStatus(read.server,
-                              "reading " + read.what + " (partition " + std::to_string(p) + ")",
-                              lease.is_error() ? lease : length);
+    const size_t at = first_partition + kPartitionCommands * p;
+    const RedisReply& lease = replies[at];
+    const RedisReply& length = replies[at + 1];
+    const RedisReply& pending = replies[at + 2];
+    const RedisReply& records = replies[at + 3];
+    const RedisReply& scanned = replies[at + 4];
+    for (const RedisReply* reply : {&lease, &length, &records, &scanned}) {
+      if (reply->is_error()) {
+        return RedisErrorStatus(
+            read.server, "reading " + read.what + " (partition " + std::to_string(p) + ")", *reply);
+      }
+    }
+    status->fetch_records += static_cast<uint64_t>(std::max(0LL, records.integer));
+    if (status->recrawl_round > 0 && Number(scanned.str) >= status->recrawl_round) {
+      ++status->recrawl_scanned;
     }
     std::string_view owner = ClusterLeaseOwner(lease.str);
     if (lease.type != RedisReply::Type::kString || owner.empty()) {
@@ -219,6 +232,8 @@ std::string ClusterStatus::ToJson() const {
   json["in_flight"] = in_flight;
   json["pages"] = pages;
   json["errors"] = errors;
+  json["fetch_records"] = fetch_records;
+  json["recrawl"] = {{"round", recrawl_round}, {"partitions_scanned", recrawl_scanned}};
   return json.dump(2);
 }
 
@@ -238,6 +253,12 @@ std::string ClusterStatus::ToText() const {
   out += "unowned partitions: " + std::to_string(unowned_partitions) + "\n";
   out += "pending: " + std::to_string(pending) + " (in flight " + std::to_string(in_flight) + ")\n";
   out += "pages: " + std::to_string(pages) + ", errors: " + std::to_string(errors) + "\n";
+  out += "fetch records: " + std::to_string(fetch_records) + "\n";
+  if (recrawl_round > 0) {
+    out += "re-crawl round " + std::to_string(recrawl_round) + ": " +
+           std::to_string(recrawl_scanned) + " of " + std::to_string(partitions) +
+           " partitions scanned\n";
+  }
   return out;
 }
 

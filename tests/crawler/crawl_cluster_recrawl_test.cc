@@ -163,6 +163,17 @@ TEST_F(CrawlClusterRecrawlTest, TheNextOwnerReCrawlsWithTheStoredValidators) {
   }
   EXPECT_EQ(b_not_modified, b_conditional);
 
+  // `urlsieve cluster status` says the round is through, and how many records the cluster keeps.
+  const testing::ProgramRun status = testing::RunUrlsieve(
+      {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "recrawl", "--json"},
+      dir_.path(), "");
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  const nlohmann::json json = nlohmann::json::parse(status.out, nullptr, false);
+  EXPECT_EQ(json.value("fetch_records", 0u), site_pages) << status.out;
+  ASSERT_TRUE(json.contains("recrawl")) << status.out;
+  EXPECT_EQ(json["recrawl"].value("round", 0), 1) << status.out;
+  EXPECT_EQ(json["recrawl"].value("partitions_scanned", 0), 16) << status.out;
+
   // Redis memory per fetch record (MEMORY USAGE of every partition's records hash).
   auto redis = RedisConnection::Open(redis_->address(), {1.0, 5.0});
   ASSERT_TRUE(redis.ok()) << redis.status().ToString();

@@ -63,6 +63,8 @@ Status RedisSeenSet::ForgetHashed(std::span<const std::string_view> keys,
   return impl_->Forget({}, hashes, forgotten);
 }
 
+Result<uint64_t> RedisSeenSet::DeleteAll() { return impl_->DeleteAll(); }
+
 Status RedisSeenSet::ForgetRouted(std::span<const uint32_t> shards,
                                   std::span<const std::string_view> keys,
                                   std::span<const KeyHash> hashes, std::span<bool> forgotten) {

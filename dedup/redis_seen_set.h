@@ -221,6 +221,10 @@ class RedisSeenSet final : public StateSeenSet {
   // twice).
   Status ForgetHashed(std::span<const std::string_view> keys, std::span<const KeyHash> hashes,
                       std::span<bool> forgotten) override;
+  // Deletes every key of the set (its metadata, shards, layers, buckets and claim logs, not a
+  // routed set's inboxes, which are its owner's): `urlsieve cluster delete`. The set cannot be
+  // used after. Returns how many keys there were.
+  Result<uint64_t> DeleteAll();
   // Routed mode: ForgetHashed with each key's shard named, as InsertRouted names it.
   Status ForgetRouted(std::span<const uint32_t> shards, std::span<const std::string_view> keys,
                       std::span<const KeyHash> hashes, std::span<bool> forgotten);

@@ -113,6 +113,7 @@ class RedisSeenSet::Impl {
                 std::span<bool> is_new);
   Result<bool> ContainsHashed(const KeyHash& hash);
   // `routes`: each key's shard (a routed set), or empty (by hash).
+  Result<uint64_t> DeleteAll();  // RedisSeenSet::DeleteAll
   Status Forget(std::span<const uint32_t> routes, std::span<const KeyHash> hashes,
                 std::span<bool> forgotten);
   Result<std::vector<std::string>> UncommittedClaims();
@@ -194,6 +195,8 @@ class RedisSeenSet::Impl {
   // deleted, with a notice.
   Status DeleteOrphans(RedisClient& client, const std::string& orphan,
                        std::vector<SeenNotice>* notices);
+  // Deletes every key of the set (KeyNames); how many there were.
+  Result<uint64_t> DeleteKeys(RedisClient& client);
   // A master whose maxmemory-policy may evict the set's keys: a kWarning notice, or in exact mode
   // (without accept_loss) FailedPrecondition.
   Status CheckEvictionPolicy(RedisClient& client, std::vector<SeenNotice>* notices);

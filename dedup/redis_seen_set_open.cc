@@ -518,8 +518,7 @@ Status RedisSeenSet::Impl::ShardCallError(RedisClient& client, const std::string
   return RedisErrorStatus(client.server(), what, reply);
 }
 
-Status RedisSeenSet::Impl::DeleteOrphans(RedisClient& client, const std::string& orphan,
-                                         std::vector<SeenNotice>* notices) {
+Result<uint64_t> RedisSeenSet::Impl::DeleteKeys(RedisClient& client) {
   auto names = KeyNames(client);
   if (!names.ok()) return names.status();
   std::vector<RedisCommand> commands;
@@ -533,9 +532,25 @@ Status RedisSeenSet::Impl::DeleteOrphans(RedisClient& client, const std::string&
     }
     deleted += replies[i].integer > 0 ? 1 : 0;
   }
+  return deleted;
+}
+
+Result<uint64_t> RedisSeenSet::Impl::DeleteAll() {
+  auto acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  std::unique_ptr<PooledClient> pooled = std::move(acquired).value();
+  Result<uint64_t> deleted = DeleteKeys(*pooled->client);
+  Release(std::move(pooled));
+  return deleted;
+}
+
+Status RedisSeenSet::Impl::DeleteOrphans(RedisClient& client, const std::string& orphan,
+                                         std::vector<SeenNotice>* notices) {
+  Result<uint64_t> deleted = DeleteKeys(client);
+  if (!deleted.ok()) return deleted.status();
   notices->push_back({SeenNotice::Kind::kLossAccepted,
                       client.server() + ": " + MetaKey() + " was missing while " + orphan +
-                          " remained: deleted the " + std::to_string(deleted) +
+                          " remained: deleted the " + std::to_string(*deleted) +
                           " keys left of the old set and created it again, as accept_loss asks"});
   return Status::Ok();
 }

@@ -3,6 +3,8 @@
 // (alive or not, partitions held, pages and errors published), the partitions nobody owns, the URLs
 // pending in its inboxes and in flight, and the totals. Read-only. Exit 1, with a message naming
 // the server, when it does not answer or holds no such cluster.
+// `urlsieve cluster delete --cluster URL --cluster-name NAME`: every key of a cluster none of whose
+// nodes is alive (crawler/cluster/cluster_delete.h).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 #include "crawler/cli/commands.h"
 #include "crawler/cli/option_flags.h"
 #include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/cluster/cluster_delete.h"
 #include "redis/redis_address.h"
 
 namespace urlsieve::cli {
@@ -39,10 +42,28 @@ int RunClusterStatus(const ClusterStatusFlags& flags) {
   return kExitOk;
 }
 
+int RunClusterDelete(const ClusterStatusFlags& flags) {
+  Result<RedisAddress> address = RedisAddress::Parse(flags.url);
+  if (!address.ok()) {
+    std::fprintf(stderr, "urlsieve cluster delete: %s\n", address.status().message().c_str());
+    return kExitUsage;
+  }
+  Result<uint64_t> deleted = DeleteCluster(*address, flags.name);
+  if (!deleted.ok()) {
+    std::fprintf(stderr, "urlsieve cluster delete: %s\n", deleted.status().message().c_str());
+    return kExitFailure;
+  }
+  std::fprintf(
+      stderr, "urlsieve cluster delete: deleted the crawl cluster '%s' at %s (%llu keys)\n",
+      flags.name.c_str(), address->ToString().c_str(), static_cast<unsigned long long>(*deleted));
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddClusterCommand(CLI::App& app, int* exit_code) {
-  CLI::App* cluster = app.add_subcommand("cluster", "Inspect a crawl cluster (crawl --cluster)");
+  CLI::App* cluster =
+      app.add_subcommand("cluster", "Inspect or delete a crawl cluster (crawl --cluster)");
   cluster->require_subcommand(1);
   auto flags = std::make_shared<ClusterStatusFlags>();
   CLI::App* status = cluster->add_subcommand(
@@ -55,6 +76,19 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
   AddRedisPasswordFileFlag(status, &flags->password_file);
   status->add_flag("--json", flags->json, "One JSON object instead of text");
   status->callback([flags, exit_code] { *exit_code = RunClusterStatus(*flags); });
+
+  auto delete_flags = std::make_shared<ClusterStatusFlags>();
+  CLI::App* remove = cluster->add_subcommand(
+      "delete",
+      "Delete every Redis key of a crawl cluster none of whose nodes is alive (its seen set, "
+      "inboxes, fetch records, leases, registry)");
+  remove
+      ->add_option("--cluster", delete_flags->url,
+                   "The cluster's Redis, redis://[[user]:password@]host:port[/db]")
+      ->required();
+  remove->add_option("--cluster-name", delete_flags->name, "The cluster's name")->required();
+  AddRedisPasswordFileFlag(remove, &delete_flags->password_file);
+  remove->callback([delete_flags, exit_code] { *exit_code = RunClusterDelete(*delete_flags); });
 }
 
 }  // namespace urlsieve::cli

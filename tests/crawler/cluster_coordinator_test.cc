@@ -3,6 +3,7 @@
 // inboxes are filled as the routed seen set's Function does (XGROUP CREATE ... MKSTREAM, then
 // XADD <inbox> * c <payload>). Every wait is a poll with a deadline.
 #include "crawler/cluster/cluster_coordinator.h"
+#include "crawler/cluster/cluster_delete.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -436,6 +437,28 @@ TEST_F(ClusterCoordinatorTest, ALearnedCrawlDelayIsTheReleasedLeasesCoolDown) {
       EXPECT_GT(ttl, 0) << p;
     }
   }
+}
+
+// `urlsieve cluster delete` (cluster_delete.h): refused while a node is alive, naming it; once it
+// left, every key of the cluster is gone.
+TEST_F(ClusterCoordinatorTest, DeleteIsRefusedWhileANodeLivesThenDeletesEverything) {
+  auto a = MustJoin(Options("a", 4));
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return Valid(*a).size() == 4; }));
+  Append("crawl1", 2, "payload");
+  Result<uint64_t> refused = DeleteCluster(server_->address(), "crawl1");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("live nodes (a)"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_GT(Run({"DBSIZE"}).integer, 0);
+  ASSERT_TRUE(a->Leave(/*finished=*/false).ok());
+  Result<uint64_t> deleted = DeleteCluster(server_->address(), "crawl1");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_GT(*deleted, 0u);
+  EXPECT_EQ(Run({"DBSIZE"}).integer, 0) << "the function library aside, nothing is left";
+  Result<uint64_t> none = DeleteCluster(server_->address(), "crawl1");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound) << none.status().ToString();
 }
 
 TEST_F(ClusterCoordinatorTest, ADeadNodesUnacknowledgedEntriesComeBack) {

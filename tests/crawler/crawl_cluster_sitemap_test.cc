@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "redis/redis_client.h"
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
@@ -132,6 +133,27 @@ TEST_F(CrawlClusterSitemapTest, EachSitemapIsReadOnceByTheClusterAndOnceMorePerR
   ASSERT_EQ(recrawl.Wait(), 0) << recrawl.err();
   EXPECT_EQ(Requested(before), OnePass(/*with_index=*/true))
       << recrawl.err() << testing::ReadFile(Out("a") / "stats.json");
+
+  // `urlsieve cluster delete` leaves nothing of the cluster (nor of its seen set) in Redis but the
+  // seen set's replay records of recent calls, which expire within 300 s by themselves.
+  const testing::ProgramRun deleted = testing::RunUrlsieve(
+      {"cluster", "delete", "--cluster", redis_->url(), "--cluster-name", "sitemaps"}, dir_.path(),
+      "");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  auto client = RedisClient::Connect(redis_->address());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto keys = (*client)->Run({{"KEYS", "*"}, -1});
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  std::string left;
+  for (const RedisReply& key : keys->elements) {
+    if (key.str.find("}:done:") == std::string::npos) left += " " + key.str;
+  }
+  EXPECT_TRUE(left.empty()) << "left:" << left;
+  const testing::ProgramRun again = testing::RunUrlsieve(
+      {"cluster", "status", "--cluster", redis_->url(), "--cluster-name", "sitemaps"}, dir_.path(),
+      "");
+  EXPECT_EQ(again.exit_code, 1) << again.err;
+  EXPECT_NE(again.err.find("no crawl cluster named 'sitemaps'"), std::string::npos) << again.err;
 }
 
 }  // namespace

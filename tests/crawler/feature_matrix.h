@@ -15,6 +15,7 @@
 //   - Forget: the ChangingSite crawled with --deletable; `urlsieve forget` (--state, --redis or
 //     --cluster, as the deployment keeps its set) forgets one seed; `--out DIR --resume` fetches
 //     that seed again, and nothing else.
+// A cluster is deleted at the end (`urlsieve cluster delete`).
 //
 // Thread-safety: a test fixture's; one thread.
 #ifndef URLSIEVE_TESTS_CRAWLER_FEATURE_MATRIX_H_
@@ -107,6 +108,15 @@ class FeatureMatrix {
       ASSERT_EQ(again.Wait(), 0) << again.err();
     }
     ExpectPass(first_requests, server_->log().size(), /*again=*/true);
+    if (deployment_ == MatrixDeployment::kCluster) {
+      // Done with: `urlsieve cluster delete` removes it (on a Redis Cluster too).
+      const ProgramRun deleted = RunUrlsieve(
+          {"cluster", "delete", "--cluster", redis_url_, "--cluster-name", name_}, dir_.path(), "");
+      EXPECT_EQ(deleted.exit_code, 0) << deleted.err;
+      const ProgramRun status = RunUrlsieve(
+          {"cluster", "status", "--cluster", redis_url_, "--cluster-name", name_}, dir_.path(), "");
+      EXPECT_EQ(status.exit_code, 1) << status.out;
+    }
   }
 
  private:

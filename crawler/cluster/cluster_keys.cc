@@ -13,6 +13,13 @@ std::string ClusterKey(std::string_view name, std::string_view suffix) {
   return key;
 }
 
+// A key of partition p: its seen-set shard's hash tag, "urlsieve:{NAME:p}:<suffix>".
+std::string PartitionKey(std::string_view name, uint32_t partition, std::string_view suffix) {
+  std::string key = RedisShardKeyPrefix(name, partition);
+  key += suffix;
+  return key;
+}
+
 }  // namespace
 
 std::string ClusterMetaKey(std::string_view name) { return ClusterKey(name, "cluster"); }
@@ -25,27 +32,19 @@ std::string ClusterNodeKey(std::string_view name, std::string_view node_id) {
 }
 
 std::string ClusterLeaseKey(std::string_view name, uint32_t partition) {
-  std::string key = RedisShardKeyPrefix(name, partition);
-  key += "lease";
-  return key;
+  return PartitionKey(name, partition, "lease");
 }
 
 std::string ClusterInboxKey(std::string_view name, uint32_t partition) {
-  std::string key = RedisShardKeyPrefix(name, partition);
-  key += kClusterInboxSuffix;
-  return key;
+  return PartitionKey(name, partition, kClusterInboxSuffix);
 }
 
 std::string ClusterRecordsKey(std::string_view name, uint32_t partition) {
-  std::string key = RedisShardKeyPrefix(name, partition);
-  key += "records";
-  return key;
+  return PartitionKey(name, partition, "records");
 }
 
 std::string ClusterRecrawlKey(std::string_view name, uint32_t partition) {
-  std::string key = RedisShardKeyPrefix(name, partition);
-  key += "recrawl";
-  return key;
+  return PartitionKey(name, partition, "recrawl");
 }
 
 std::string ClusterLeaseValue(std::string_view node_id, std::string_view token) {

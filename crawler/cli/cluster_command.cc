@@ -7,6 +7,7 @@
 // nodes is alive (crawler/cluster/cluster_delete.h).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "crawler/cli/commands.h"
@@ -18,6 +19,7 @@
 namespace urlsieve::cli {
 namespace {
 
+// The flags of `cluster status` and `cluster delete` (json: status only).
 struct ClusterStatusFlags {
   std::string url;
   std::string name;
@@ -25,12 +27,26 @@ struct ClusterStatusFlags {
   bool json = false;
 };
 
-int RunClusterStatus(const ClusterStatusFlags& flags) {
+// The flags every cluster subcommand takes: the server, the name, the password file.
+void AddClusterFlags(CLI::App* cmd, ClusterStatusFlags* flags) {
+  cmd->add_option("--cluster", flags->url,
+                  "The cluster's Redis, redis://[[user]:password@]host:port[/db]")
+      ->required();
+  cmd->add_option("--cluster-name", flags->name, "The cluster's name")->required();
+  AddRedisPasswordFileFlag(cmd, &flags->password_file);
+}
+
+// The cluster's address, or a usage error said on stderr as `command`.
+std::optional<RedisAddress> ClusterAddress(const ClusterStatusFlags& flags, const char* command) {
   Result<RedisAddress> address = RedisAddress::Parse(flags.url);
-  if (!address.ok()) {
-    std::fprintf(stderr, "urlsieve cluster status: %s\n", address.status().message().c_str());
-    return kExitUsage;
-  }
+  if (address.ok()) return *address;
+  std::fprintf(stderr, "urlsieve cluster %s: %s\n", command, address.status().message().c_str());
+  return std::nullopt;
+}
+
+int RunClusterStatus(const ClusterStatusFlags& flags) {
+  std::optional<RedisAddress> address = ClusterAddress(flags, "status");
+  if (!address) return kExitUsage;
   Result<ClusterStatus> status = ReadClusterStatus(*address, flags.name);
   if (!status.ok()) {
     std::fprintf(stderr, "urlsieve cluster status: %s\n", status.status().message().c_str());
@@ -43,11 +59,8 @@ int RunClusterStatus(const ClusterStatusFlags& flags) {
 }
 
 int RunClusterDelete(const ClusterStatusFlags& flags) {
-  Result<RedisAddress> address = RedisAddress::Parse(flags.url);
-  if (!address.ok()) {
-    std::fprintf(stderr, "urlsieve cluster delete: %s\n", address.status().message().c_str());
-    return kExitUsage;
-  }
+  std::optional<RedisAddress> address = ClusterAddress(flags, "delete");
+  if (!address) return kExitUsage;
   Result<uint64_t> deleted = DeleteCluster(*address, flags.name);
   if (!deleted.ok()) {
     std::fprintf(stderr, "urlsieve cluster delete: %s\n", deleted.status().message().c_str());
@@ -68,12 +81,7 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ClusterStatusFlags>();
   CLI::App* status = cluster->add_subcommand(
       "status", "Nodes, partitions, pending and fetched counts and errors of a crawl cluster");
-  status
-      ->add_option("--cluster", flags->url,
-                   "The cluster's Redis, redis://[[user]:password@]host:port[/db]")
-      ->required();
-  status->add_option("--cluster-name", flags->name, "The cluster's name")->required();
-  AddRedisPasswordFileFlag(status, &flags->password_file);
+  AddClusterFlags(status, flags.get());
   status->add_flag("--json", flags->json, "One JSON object instead of text");
   status->callback([flags, exit_code] { *exit_code = RunClusterStatus(*flags); });
 
@@ -82,12 +90,7 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
       "delete",
       "Delete every Redis key of a crawl cluster none of whose nodes is alive (its seen set, "
       "inboxes, fetch records, leases, registry)");
-  remove
-      ->add_option("--cluster", delete_flags->url,
-                   "The cluster's Redis, redis://[[user]:password@]host:port[/db]")
-      ->required();
-  remove->add_option("--cluster-name", delete_flags->name, "The cluster's name")->required();
-  AddRedisPasswordFileFlag(remove, &delete_flags->password_file);
+  AddClusterFlags(remove, delete_flags.get());
   remove->callback([delete_flags, exit_code] { *exit_code = RunClusterDelete(*delete_flags); });
 }
 

@@ -116,6 +116,13 @@ std::string ClusterDeployment::ClusterSettings() const {
   // (Their budget, max_total, is per node, as the page budgets.)
   settings["sitemaps"] = {{"read", config_.sitemaps.max_total > 0},
                           {"max_nesting", config_.sitemaps.max_nesting}};
+  // The content-seen test: one set for the cluster, so one rule for what a duplicate is and
+  // whether its links are followed.
+  settings["content"] = {{"seen", config_.content.seen},
+                         {"near", config_.content.near},
+                         {"near_distance", config_.content.near_distance},
+                         {"duplicate_links", config_.content.duplicate_links},
+                         {"near_duplicate_links", config_.content.near_duplicate_links}};
   settings["partitions"] = config_.cluster.partitions;
   return settings.dump();
 }

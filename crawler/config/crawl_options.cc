@@ -22,6 +22,7 @@ constexpr std::chrono::seconds kMaxDuration(10LL * 366 * 24 * 3600);
 
 constexpr std::string_view kScopeModes[] = {"host", "domain", "any"};
 constexpr std::string_view kLogLevels[] = {"quiet", "info", "debug"};
+constexpr std::string_view kFollowSkip[] = {"follow", "skip"};
 
 // An option's key and the member it sets, from one spelling: OPTION_KEY(crawl, threads) is the
 // TOML key crawl.threads and the member config.crawl.threads.
@@ -242,6 +243,20 @@ std::vector<CrawlOptionSpec> FlagOptionSpecs() {
            "Bloom-only: 4-bit counters (4x the memory), so that `urlsieve forget` works on "
            "OUT/state (a new crawl only)"),
       Bool(OPTION_KEY(output, warc), "--warc", true, "Also write <out>/crawl.warc.gz"),
+      Bool(OPTION_KEY(content, seen), "--no-content-seen", false,
+           "Do not test pages' content against the pages fetched before (no duplicate_of, no "
+           "WARC revisits for duplicates)"),
+      Bool(OPTION_KEY(content, near), "--no-near-duplicates", false,
+           "Test for exact duplicates only (no SimHash of the visible text)"),
+      Integer(OPTION_KEY(content, near_distance), "--near-distance",
+              "Largest Hamming distance of two pages' 64-bit SimHashes that are near duplicates", 0,
+              7),
+      Choice(OPTION_KEY(content, duplicate_links), "--duplicate-links",
+             "follow | skip: the links of an exact duplicate (skip: an exact copy elsewhere "
+             "resolves its relative links elsewhere, the way URL traps grow)",
+             kFollowSkip),
+      Choice(OPTION_KEY(content, near_duplicate_links), "--near-duplicate-links",
+             "follow | skip: the links of a near duplicate", kFollowSkip),
       Bool(OPTION_KEY(crawl, resume), "--resume", true,
            "Continue the crawl whose state is in --out"),
       FlagOnly(Bool(OPTION_KEY(crawl, rebuild_bloom), "--rebuild", true,

@@ -125,6 +125,7 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   URLSIEVE_RETURN_IF_ERROR(OpenFrontier());
   Restored restored;
   if (*continuing) URLSIEVE_RETURN_IF_ERROR(Restore(&restored));
+  URLSIEVE_RETURN_IF_ERROR(OpenContentSet());
   std::vector<CanonicalUrl> seeds;
   URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
   URLSIEVE_RETURN_IF_ERROR(OpenPageParts(seeds));
@@ -237,6 +238,27 @@ Status Crawler::Restore(Restored* restored) {
   });
 }
 
+Status Crawler::OpenContentSet() {
+  if (!config_.content.seen) return Status::Ok();
+  ContentSeenOptions options;
+  options.max_distance = config_.content.near_distance;
+  options.near = config_.content.near;
+  Result<std::unique_ptr<ContentSeenSet>> shared = deployment_->OpenContentSet(options);
+  if (!shared.ok()) return shared.status();
+  if (*shared != nullptr) {
+    content_ = std::move(*shared);
+    return Status::Ok();
+  }
+  // The state's own, in state.db: the database lives as long as the state, which outlives it.
+  return state_->Restore([&](SqliteDb& db) -> Status {
+    Result<std::unique_ptr<LocalContentSeenSet>> local = LocalContentSeenSet::Open(&db, options);
+    if (!local.ok()) return local.status();
+    local_content_ = local->get();
+    content_ = std::move(*local);
+    return Status::Ok();
+  });
+}
+
 Status Crawler::OpenPageParts(const std::vector<CanonicalUrl>& seeds) {
   ScopeOptions scope_options = ScopeOptions::FromConfig(config_);
   deployment_->PrepareScope(&scope_options);
@@ -245,6 +267,7 @@ Status Crawler::OpenPageParts(const std::vector<CanonicalUrl>& seeds) {
   scope_ = std::move(*scope);
   LinkExtractor::Options link_options;
   link_options.obey_nofollow = config_.crawl.obey_nofollow;
+  link_options.collect_text = content_ != nullptr && config_.content.near;
   extractor_ = std::make_unique<LinkExtractor>(fetch_form_.get(), link_options);
   default_encoding_ = EncodingForLabel(config_.crawl.default_encoding);
   if (default_encoding_ == nullptr) {
@@ -577,6 +600,7 @@ void Crawler::ArchiveAsFetched(const FetchResult& r,
                         r.body,
                         !r.content_encoding.empty(),
                         r.body_truncated,
+                        {},
                         {}};
   Status status = warc_->WriteExchange(exchange);
   if (!status.ok()) Fail(status);
@@ -614,7 +638,10 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   // the links before the gate is taken: the gate then only keeps the outputs and counters
   // together, and checkpoints do not wait for its round trips.
   std::optional<QueuedLinks> queued;
-  if (!admission_->NeedsGate()) queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+  if (!admission_->NeedsGate()) {
+    TestContent(lease, r, &page);
+    queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+  }
   if (queued && !queued->taken) {
     // The links were not taken (a stop while the seen set did not answer): the page is not
     // recorded, and its work item is handed out again.
@@ -626,7 +653,10 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   uint64_t ticket = 0;
   {
     std::shared_lock<std::shared_mutex> gate(state_->gate());
-    if (!queued) queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+    if (!queued) {
+      TestContent(lease, r, &page);
+      queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+    }
     page.record.links_found = queued->found;
     page.record.links_new = queued->fresh;
     if (pages_) {
@@ -649,6 +679,8 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     for (const auto& [reason, count] : page.dropped) stats_->RecordRejection(reason, count);
     const DoneDecision decision = frontier_->Done(lease, page.outcome);
     LogDecision(lease, r, decision);
+    // An exact duplicate's record refers to the first copy's capture, as its revisit does.
+    if (page.archive == PageArchive::kDuplicateRevisit) archived = page.first_copy;
     // The URL's fetch record, with the page's outputs in the next checkpoint. A response to be
     // fetched again (a back-off) leaves it as it was; a failure that is given up is also rejected
     // (AppendRejections unqueues its record).
@@ -667,6 +699,75 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     RecordRejections();
   }
   work_->AwaitDurable(ticket);
+}
+
+namespace {
+
+// A stored first copy's data (ContentCopy::data): its response record, as a revisit refers to it
+// — "<record id> <WARC-Date> <payload digest>", or "" when the crawl that stored it wrote no WARC.
+std::string EncodeFirstCopy(std::string_view record_id, std::string_view date,
+                            std::string_view digest) {
+  if (record_id.empty()) return {};
+  std::string data(record_id);
+  data.append(" ").append(date).append(" ").append(digest);
+  return data;
+}
+
+std::optional<WarcRecordRef> DecodeFirstCopy(const ContentCopy& copy) {
+  const size_t first = copy.data.find(' ');
+  const size_t second = first == std::string::npos ? first : copy.data.find(' ', first + 1);
+  if (second == std::string::npos) return std::nullopt;
+  WarcRecordRef ref;
+  ref.record_id = copy.data.substr(0, first);
+  ref.date = copy.data.substr(first + 1, second - first - 1);
+  ref.payload_digest = copy.data.substr(second + 1);
+  ref.target_uri = copy.id;
+  return ref;
+}
+
+}  // namespace
+
+void Crawler::TestContent(const Lease& lease, const FetchResult& r, ProcessedPage* page) {
+  // A body of a 2xx kept whole: a re-fetch found unchanged (a revisit of its own record), an empty
+  // or cut body, a redirect or an error page is no content to compare.
+  if (content_ == nullptr || page->archive != PageArchive::kExchange || r.status < 200 ||
+      r.status >= 300 || r.body.empty() || r.body_truncated || r.body_skipped) {
+    return;
+  }
+  const std::optional<uint64_t> digest = DigestFromWarcPayloadDigest(page->digest);
+  if (!digest) return;
+  ContentCopy copy;
+  copy.id = lease.url;
+  if (warc_) {
+    page->response_id = warc_->NewRecordId();
+    copy.data = EncodeFirstCopy(page->response_id, FormatUtc(page->record.time, false),
+                                page->digest);
+  }
+  Result<ContentVerdict> verdict = content_->Test({*digest, page->simhash}, copy);
+  if (!verdict.ok()) {
+    // The page is recorded as a first (archived in full, its links followed): nothing is lost.
+    stats_->RecordContentUnknown();
+    log_.Info("the content-seen test did not answer for " + lease.url + ": " +
+              verdict.status().ToString());
+    return;
+  }
+  bool follow = true;
+  if (verdict->kind == ContentVerdict::Kind::kExact) {
+    page->record.duplicate_of = verdict->first.id;
+    follow = config_.content.duplicate_links == "follow";
+    // The payload is archived once: this capture is a revisit of the first copy's response
+    // (WARC 1.1 §6.7.2, identical-payload-digest), when that one was archived.
+    std::optional<WarcRecordRef> first = DecodeFirstCopy(verdict->first);
+    if (warc_ && first) {
+      page->archive = PageArchive::kDuplicateRevisit;
+      page->first_copy = std::move(*first);
+    }
+  } else if (verdict->kind == ContentVerdict::Kind::kNear) {
+    page->record.near_duplicate_of = verdict->first.id;
+    page->record.distance = verdict->distance;
+    follow = config_.content.near_duplicate_links == "follow";
+  }
+  if (!follow) page->links.clear();
 }
 
 Crawler::QueuedLinks Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
@@ -773,6 +874,7 @@ Status Crawler::Checkpoint() {
     // The fetch records of the pages these outputs hold (docs/features/recrawl.md, "Re-crawl").
     URLSIEVE_RETURN_IF_ERROR(records_->Checkpoint(db));
     URLSIEVE_RETURN_IF_ERROR(sitemaps_->Checkpoint(db));
+    if (local_content_ != nullptr) URLSIEVE_RETURN_IF_ERROR(local_content_->Checkpoint(db));
     // The gate is held exclusively: these counters describe exactly what the outputs hold.
     CrawlStatsSnapshot counters = stats_->Snapshot();
     counters.AddRejections(scope_->Rejections());

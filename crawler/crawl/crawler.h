@@ -78,6 +78,8 @@
 #include "crawler/state/crawl_checkpoint.h"
 #include "crawler/state/fetch_record.h"
 #include "crawler/state/recrawl_schedule.h"
+#include "dedup/content/content_seen_set.h"
+#include "dedup/content/local_content_seen_set.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve {
@@ -92,6 +94,7 @@ class JsonlWriter;
 class LinkExtractor;
 class MetricsServer;
 class PageProcessor;
+struct ProcessedPage;
 class Scope;
 class SeenFilter;
 class SitemapStore;
@@ -186,6 +189,13 @@ class Crawler {
   // it came (a body cut at the cap says so); a write failure fails the crawl.
   void ArchiveAsFetched(const FetchResult& r, std::chrono::system_clock::time_point started);
   void HandlePage(Fetcher& fetcher, const Lease& lease);
+  // The content-seen test of a page (docs/features/content-seen.md, "In the crawl"): fills its
+  // record's duplicate_of / near_duplicate_of, archives an exact duplicate as a revisit of the
+  // first copy, and drops the links the options do not follow. Before the page's links are
+  // admitted; under the gate (shared) when the admission NeedsGate(), so that a checkpoint holds
+  // the set's new copies exactly when it holds their pages' outputs.
+  void TestContent(const Lease& lease, const FetchResult& r, ProcessedPage* page);
+  Status OpenContentSet();
   // A status that, answering a conditional request, may refuse its validators (HandlePage asks
   // once more without them).
   static bool RefusesValidators(int status);
@@ -294,6 +304,11 @@ class Crawler {
   std::unique_ptr<Deployment> deployment_;
   Admission* admission_ = nullptr;
   WorkSource* work_ = nullptr;
+  // The content-seen set (docs/features/content-seen.md, "In the crawl"): the deployment's shared
+  // one, or the state's own (local_content_, in state.db, written with each checkpoint); null with
+  // --no-content-seen. Declared after the state, whose database the local one reads.
+  std::unique_ptr<ContentSeenSet> content_;
+  LocalContentSeenSet* local_content_ = nullptr;
 
   // Metrics: when this run's last checkpoint committed (its start before the first), in
   // clock_ ticks; the final snapshot, once the crawl has ended; the server, declared last so that

@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "dedup/content/content_seen_set.h"
+#include "dedup/content/local_content_seen_set.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve {
@@ -86,6 +88,11 @@ class Deployment {
 
   // The seeds were admitted (`any`: there was at least one).
   virtual Status SeedsQueued(bool) { return Status::Ok(); }
+  // The content-seen set (docs/features/content-seen.md, "In the crawl"), after PrepareSeenSet:
+  // a shared one (in Redis, beside the shared seen set), or null for the state's own.
+  virtual Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(const ContentSeenOptions&) {
+    return std::unique_ptr<ContentSeenSet>();
+  }
   // A re-crawl (--recrawl): true when its due records are the state's (the Crawler takes and
   // queues them); false when the deployment finds them itself (a cluster's records travel with
   // their partitions, and its Build starts a round).

@@ -34,6 +34,8 @@ nlohmann::json CrawlStatsSnapshot::ToJson() const {
   for (const auto& [code, n] : status) status_json[std::to_string(code)] = n;
   nlohmann::json refetches_json = {{"not_modified", 0}, {"unchanged", 0}, {"changed", 0}};
   for (const auto& [result, n] : refetches) refetches_json[result] = n;
+  nlohmann::json duplicates_json = {{"exact", 0}, {"near", 0}, {"unknown", 0}};
+  for (const auto& [kind, n] : duplicates) duplicates_json[kind] = n;
   return {
       {"pages", pages},
       {"bytes", bytes},
@@ -50,6 +52,7 @@ nlohmann::json CrawlStatsSnapshot::ToJson() const {
       {"refetches", std::move(refetches_json)},
       {"encodings", encodings},
       {"sitemaps", sitemaps},
+      {"duplicates", std::move(duplicates_json)},
   };
 }
 
@@ -78,6 +81,7 @@ std::string CrawlStatsSnapshot::SummaryTable() const {
   for (const auto& [result, n] : refetches) row("re-fetched, " + result, std::to_string(n));
   for (const auto& [name, n] : encodings) row("encoding " + name, std::to_string(n));
   for (const auto& [counter, n] : sitemaps) row("sitemap " + counter, std::to_string(n));
+  for (const auto& [kind, n] : duplicates) row("duplicates, " + kind, std::to_string(n));
   return out;
 }
 
@@ -103,6 +107,8 @@ void CrawlStats::RecordPage(const PageRecord& r) {
   if (r.error) ++totals_.errors[kind.empty() ? "error" : kind];
   if (r.refetch) ++totals_.refetches[*r.refetch];
   if (!r.encoding.empty()) ++totals_.encodings[r.encoding];
+  if (!r.duplicate_of.empty()) ++totals_.duplicates["exact"];
+  if (!r.near_duplicate_of.empty()) ++totals_.duplicates["near"];
   totals_.bytes_by_status_class[StatusClassName(r.status)] += r.bytes;
 }
 
@@ -110,6 +116,11 @@ void CrawlStats::RecordSeen(uint64_t asked, uint64_t fresh) {
   std::lock_guard<std::mutex> lock(mu_);
   totals_.seen_inserts += asked;
   totals_.seen_new += fresh;
+}
+
+void CrawlStats::RecordContentUnknown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++totals_.duplicates["unknown"];
 }
 
 void CrawlStats::RecordSitemap(std::string_view counter, uint64_t count) {

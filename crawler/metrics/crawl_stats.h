@@ -52,6 +52,11 @@ struct CrawlStatsSnapshot {
   std::map<std::string, uint64_t> sitemaps;
   // Body bytes by the status class of the fetch (StatusClassName: "2xx", "none"...).
   std::map<std::string, uint64_t> bytes_by_status_class;
+  // The content-seen test (docs/features/content-seen.md, "In the crawl"): pages found to be
+  // "exact" or "near" duplicates of a page fetched before (PageRecord::duplicate_of,
+  // near_duplicate_of), and "unknown": pages the test could not answer for (a shared set that did
+  // not answer), recorded as firsts.
+  std::map<std::string, uint64_t> duplicates;
   // The seen stage (CrawlStats::RecordSeen, from Crawler::PushNew): keys it answered (seeds, links
   // in scope, sitemap URLs; not a batch a shared set never answered) and of those, the keys it
   // told new.
@@ -67,7 +72,7 @@ struct CrawlStatsSnapshot {
   //  "status": {"200": n, ...}, "errors": {kind: n}, "rejections": {reason: n}, "sessions",
   //  "session": {"pages", "duration_s"}, "refetches": {"not_modified": n, "unchanged": n,
   //  "changed": n} (each 0 when nothing was re-fetched), "encodings": {name: pages},
-  //  "sitemaps": {counter: n}}: every count is over the whole crawl;
+  //  "sitemaps": {counter: n}, "duplicates": {"exact": n, "near": n, "unknown": n}}: every count is over the whole crawl;
   //  duration_s is the sum of the sessions' running times and the rates are over it; "session" is
   //  this run's part.
   nlohmann::json ToJson() const;
@@ -91,6 +96,8 @@ class CrawlStats {
   // A sitemap counter ("fetched", "urls", ...: docs/features/sitemaps.md, "Sitemaps") grows by
   // `count`.
   void RecordSitemap(std::string_view counter, uint64_t count = 1);
+  // A page the content-seen test could not answer for ("unknown" in duplicates).
+  void RecordContentUnknown();
   // One batch of the seen stage: `asked` keys, of which `fresh` were told new.
   void RecordSeen(uint64_t asked, uint64_t fresh);
   CrawlStatsSnapshot Snapshot() const;

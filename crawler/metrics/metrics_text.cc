@@ -59,6 +59,15 @@ std::vector<MetricFamily> CounterFamilies() {
        "/encodings", [](const MetricsSnapshot& s) { return FromMap(s.stats.encodings); }},
       {"urlsieve_sitemap_total", MetricType::kCounter, "Sitemap counters, by name", "counter",
        "/sitemaps", [](const MetricsSnapshot& s) { return FromMap(s.stats.sitemaps); }},
+      {"urlsieve_duplicates_total", MetricType::kCounter,
+       "Pages whose content the crawl had fetched before, by kind (exact, near; unknown: not "
+       "answered)",
+       "kind", "/duplicates",
+       [](const MetricsSnapshot& s) {
+         std::map<std::string, uint64_t> kinds = {{"exact", 0}, {"near", 0}, {"unknown", 0}};
+         for (const auto& [kind, n] : s.stats.duplicates) kinds[kind] = n;
+         return FromMap(kinds);
+       }},
       {"urlsieve_seen_inserts_total", MetricType::kCounter,
        "Keys asked of the seen stage (seeds, links, sitemap URLs)", "", "/seen/inserts",
        [](const MetricsSnapshot& s) { return One(s.stats.seen_inserts); }},

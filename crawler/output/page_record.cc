@@ -25,6 +25,11 @@ nlohmann::json ToJson(const PageRecord& r) {
   if (r.noindex) j["noindex"] = true;
   if (r.canonical) j["canonical"] = *r.canonical;
   if (!r.encoding.empty()) j["encoding"] = r.encoding;
+  if (!r.duplicate_of.empty()) j["duplicate_of"] = r.duplicate_of;
+  if (!r.near_duplicate_of.empty()) {
+    j["near_duplicate_of"] = r.near_duplicate_of;
+    j["distance"] = r.distance;
+  }
   if (r.refetch) {
     j["refetch"] = *r.refetch;
     if (r.status == 304) j["not_modified"] = true;

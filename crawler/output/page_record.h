@@ -34,6 +34,12 @@ struct PageRecord {
   // The encoding the body was decoded from (TextEncoding::name, docs/features/encodings.md,
   // "Character encodings") for an HTML page that was parsed; empty otherwise -> absent.
   std::string encoding;
+  // The content-seen test (docs/features/content-seen.md, "In the crawl"): the URL of the first
+  // page the crawl fetched with the same payload digest (an exact duplicate), or else of the first
+  // whose visible text's SimHash is within the near distance, and that distance; empty = none.
+  std::string duplicate_of;
+  std::string near_duplicate_of;
+  int distance = 0;
 };
 
 // {"url", "final_url", "status", "content_type", "bytes", "depth", "parent", "fetch_ms", "time",
@@ -42,6 +48,8 @@ struct PageRecord {
 // A re-fetch (--recrawl) adds "refetch": "not_modified" | "unchanged" | "changed", and a 304
 // also "not_modified": true (its "status" is 304, "bytes" 0, and its links are not extracted again:
 // "links_found" and "links_new" are 0, as for an "unchanged" page).
+// The content-seen test adds "duplicate_of": URL for an exact duplicate, or "near_duplicate_of": URL
+// and "distance": 0..7 for a near duplicate.
 // "time" is ISO 8601 UTC with milliseconds; absent values are null.
 nlohmann::json ToJson(const PageRecord& record);
 

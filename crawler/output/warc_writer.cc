@@ -323,7 +323,8 @@ Status WarcWriter::WriteWarcinfo(const std::string& filename) {
 Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response) {
   const std::string date = FormatUtc(ex.date, /*with_millis=*/false);
   const std::string request_id = NewRecordId();
-  const std::string response_id = NewRecordId();
+  const std::string response_id =
+      ex.response_id.empty() ? NewRecordId() : std::string(ex.response_id);
 
   std::string request_text =
       RequestHeader(request_id, response_id, date, ex.target_uri, ex.ip_address, ex.request);

@@ -58,6 +58,10 @@ struct WarcExchange {
   // WarcSha1Digest(payload) when the caller computed it already (the crawl's fetch record keeps
   // it); empty: the writer computes it.
   std::string_view payload_digest;
+  // The response record's WARC-Record-ID, from NewRecordId(), when the caller must name it before
+  // the record is written (the content-seen set stores it for the revisits of later copies);
+  // empty: the writer makes one.
+  std::string_view response_id = {};
 };
 
 // What a revisit record refers to: the response record of the original capture
@@ -114,13 +118,14 @@ class WarcWriter {
   Status WriteRevisit(const WarcRevisit& revisit);
   // Makes every record durable; returns the mark to store in the checkpoint.
   Result<OutputMark> Sync();
+  // A new "<urn:uuid:...>" (version 4, RFC 9562 §5.4).
+  std::string NewRecordId();
 
  private:
   WarcWriter(std::unique_ptr<AppendFile> file, const WarcWriterOptions& options);
   static Result<std::unique_ptr<WarcWriter>> Start(const std::string& path,
                                                    const WarcWriterOptions& options,
                                                    Result<std::unique_ptr<AppendFile>> file);
-  std::string NewRecordId();
   // The header of the request record `request_id` (its block: `request`).
   std::string RequestHeader(std::string_view request_id, std::string_view concurrent_to,
                             std::string_view date, std::string_view target_uri,

@@ -2,6 +2,7 @@
 
 #include "crawler/page/link_extractor.h"
 #include "crawler/page/page_decoder.h"
+#include "dedup/content/simhash.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve {
@@ -104,6 +105,12 @@ void PageProcessor::ExtractLinks(const Lease& lease, const FetchResult& r,
   }
   page->links.reserve(links.links.size());
   for (ExtractedLink& link : links.links) page->links.push_back(std::move(link.url));
+  // A text without a word has no near fingerprint (SimHash 0): pages of images only are not
+  // near duplicates of each other.
+  if (extractor_->options().collect_text) {
+    const uint64_t simhash = SimHash(links.text);
+    if (simhash != 0) page->simhash = simhash;
+  }
   page->record.noindex = links.noindex;
   page->record.canonical = links.canonical;
   page->dropped = links.DroppedCounts();
@@ -119,7 +126,8 @@ WarcExchange PageProcessor::Exchange(const Lease& lease, const FetchResult& r,
                       r.body,
                       !r.content_encoding.empty(),
                       false,
-                      page.digest};
+                      page.digest,
+                      page.response_id};
 }
 
 WarcRevisit PageProcessor::Revisit(const Lease& lease, const FetchResult& r,
@@ -136,7 +144,11 @@ WarcRevisit PageProcessor::Revisit(const Lease& lease, const FetchResult& r,
   revisit.response_head = r.response_headers;
   // The head's Content-Encoding no longer describes the stored (decoded) payload.
   revisit.payload_decoded = !r.content_encoding.empty();
-  revisit.refers_to = known && !known->warc.record_id.empty() ? &known->warc : nullptr;
+  if (page.archive == PageArchive::kDuplicateRevisit) {
+    revisit.refers_to = &page.first_copy;
+  } else {
+    revisit.refers_to = known && !known->warc.record_id.empty() ? &known->warc : nullptr;
+  }
   return revisit;
 }
 

@@ -44,6 +44,9 @@ enum class PageArchive : uint8_t {
   kExchange,            // request + response in full
   kNotModifiedRevisit,  // a re-fetch answered 304 (server-not-modified)
   kIdenticalRevisit,    // a re-fetch with the recorded payload (identical-payload-digest)
+  // An exact duplicate of another page's archived capture (identical-payload-digest, referring to
+  // ProcessedPage::first_copy; docs/features/content-seen.md, "In the crawl").
+  kDuplicateRevisit,
 };
 
 struct ProcessedPage {
@@ -57,6 +60,14 @@ struct ProcessedPage {
   std::string digest;                    // the payload digest ("" for a 304 or no response)
   std::optional<RefetchResult> refetch;  // a re-fetch: what it found
   PageArchive archive = PageArchive::kNone;
+  // The SimHash of the visible text of a decoded HTML page with words (the content-seen test's
+  // near fingerprint; docs/features/content-seen.md, "Fingerprints"), when the extractor collects
+  // text.
+  std::optional<uint64_t> simhash;
+  // Set by the content-seen test: the response record's id when it named it before the write
+  // (WarcExchange::response_id), and for a kDuplicateRevisit the first copy's capture.
+  std::string response_id;
+  WarcRecordRef first_copy;
 };
 
 class PageProcessor {

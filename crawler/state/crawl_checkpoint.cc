@@ -127,6 +127,9 @@ Status WriteCrawlCounters(SqliteDb& db, const CrawlStatsSnapshot& counters) {
   for (const auto& [name, n] : counters.encodings)
     URLSIEVE_RETURN_IF_ERROR(row("encoding", name, n));
   for (const auto& [name, n] : counters.sitemaps) URLSIEVE_RETURN_IF_ERROR(row("sitemap", name, n));
+  for (const auto& [kind, n] : counters.duplicates) {
+    URLSIEVE_RETURN_IF_ERROR(row("duplicate", kind, n));
+  }
   for (const auto& [reason, n] : counters.rejections) {
     URLSIEVE_RETURN_IF_ERROR(row("rejection", reason, n));
   }
@@ -174,6 +177,8 @@ Result<CrawlStatsSnapshot> ReadCrawlCounters(SqliteDb& db) {
       counters.encodings[name] = value;
     } else if (family == "sitemap") {
       counters.sitemaps[name] = value;
+    } else if (family == "duplicate") {
+      counters.duplicates[name] = value;
     } else if (family == "status_class_bytes") {
       counters.bytes_by_status_class[name] = value;
     }

@@ -75,6 +75,7 @@ struct PageLinks {
   bool nofollow = false;                 // <meta name=robots content=nofollow|none>
   bool guarded = false;  // GuardHtml flattened hostile markup before parsing (no link is lost)
   std::array<uint32_t, static_cast<size_t>(LinkDropReason::kCount)> dropped{};
+  std::string text;  // the visible text, with Options::collect_text
 
   uint32_t dropped_count(LinkDropReason r) const { return dropped[static_cast<size_t>(r)]; }
   // Non-zero drop counts by name, for CrawlStats.
@@ -87,6 +88,7 @@ class LinkExtractor {
     bool obey_nofollow = true;  // false: keep nofollow links (flagged) instead of dropping them
     size_t max_links = 10'000;  // per page; the rest are counted as kTooMany
     HtmlGuardLimits guard;      // keeps hostile markup from making the parse quadratic
+    bool collect_text = false;  // PageLinks::text
   };
 
   // `canonicalizer` resolves references; it must outlive the extractor.

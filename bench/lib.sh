@@ -94,9 +94,17 @@ gen_site() {
 # (10 s at most) for the base URL it prints first. Sets server_pid and base; exits 1 when the
 # server does not start. ARGS go to the server (e.g. --log FILE).
 start_site_server() {
-  local program=$1 root=$2 dir=$3 i
+  local program=$1 root=$2 dir=$3
   shift 3
-  "$program" --root "$root" --port 0 "$@" > "$dir/server.out" 2> "$dir/server.err" &
+  serve_site "$program" "$dir" --root "$root" "$@"
+}
+
+# serve_site PROGRAM DIR ARGS...: starts urlsieve-demo-site with ARGS (--root, --dust N ...) on a
+# free port, its output in DIR; sets server_pid and base (its origin).
+serve_site() {
+  local program=$1 dir=$2 i
+  shift 2
+  "$program" --port 0 "$@" > "$dir/server.out" 2> "$dir/server.err" &
   server_pid=$!
   base=
   for ((i = 0; i < 100; i++)); do

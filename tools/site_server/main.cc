@@ -2,11 +2,13 @@
 // until SIGINT/SIGTERM. Prints one line per host, "http://127.0.0.1:<port>", once it is listening.
 //   urlsieve-demo-site --root tools/demo_site --port 0
 //   urlsieve-demo-site --generated --hosts 3 --log requests.tsv
+//   urlsieve-demo-site --dust 200       (tools/site_server/dust_site.h: duplicates of known kinds)
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 
+#include "tools/site_server/dust_site.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"
@@ -24,8 +26,15 @@ int main(int argc, char** argv) {
   long long slow_ms = gen.slow_delay.count();
   auto* root_opt = app.add_option("--root", root, "Directory to serve (e.g. tools/demo_site)")
                        ->check(CLI::ExistingDirectory);
-  app.add_flag("--generated", generated, "Serve the generated crawler-trap site instead")
-      ->excludes(root_opt);
+  auto* generated_opt =
+      app.add_flag("--generated", generated, "Serve the generated crawler-trap site instead")
+          ->excludes(root_opt);
+  DustSiteOptions dust;
+  dust.pages = 0;
+  app.add_option("--dust", dust.pages, "Serve DustSite with this many articles instead")
+      ->check(CLI::Range(1, 1'000'000))
+      ->excludes(root_opt)
+      ->excludes(generated_opt);
   app.add_option("--port", ports, "Port per host (0 = ephemeral; repeat for several hosts)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--hosts", hosts, "Number of hosts (ports) of the generated site")
@@ -35,8 +44,8 @@ int main(int argc, char** argv) {
   app.add_option("--slow-ms", slow_ms, "How long /slow waits (generated site)")
       ->check(CLI::Range(0, 60'000));
   CLI11_PARSE(app, argc, argv);
-  if (root.empty() && !generated) {
-    std::cerr << "urlsieve-demo-site: give --root DIR or --generated\n";
+  if (root.empty() && !generated && dust.pages == 0) {
+    std::cerr << "urlsieve-demo-site: give --root DIR, --generated or --dust N\n";
     return 2;
   }
   gen.slow_delay = std::chrono::milliseconds(slow_ms);
@@ -55,6 +64,7 @@ int main(int argc, char** argv) {
       options,
       [&](const std::vector<std::string>& origins) -> urlsieve::Result<std::unique_ptr<Site>> {
         if (generated) return std::unique_ptr<Site>(new GeneratedSite(gen, origins));
+        if (dust.pages > 0) return std::unique_ptr<Site>(new DustSite(dust));
         auto site = StaticSite::Open(root);
         if (!site.ok()) return site.status();
         return std::unique_ptr<Site>(std::move(site).value());

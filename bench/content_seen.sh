@@ -41,20 +41,18 @@ crawl() {
     cat "$out.err" >&2
     exit 1
   }
-  # Distinct payloads by the fingerprint the test uses (sha1 of the body): from the WARC.
+  # Distinct payloads: the WARC-Payload-Digest values of the WARC's records.
   python3 - "$name" "$out" << 'PY'
-import gzip, hashlib, json, sys
+import gzip, json, sys
 name, out = sys.argv[1], sys.argv[2]
 pages = [json.loads(l) for l in open(f"{out}/pages.jsonl")]
 exact = sum("duplicate_of" in p for p in pages)
 near = sum("near_duplicate_of" in p for p in pages)
 digests = set()
 with gzip.open(f"{out}/crawl.warc.gz", "rb") as f:
-    data = f.read()
-for rec in data.split(b"WARC/1.1\r\n")[1:]:
-    head, _, block = rec.partition(b"\r\n\r\n")
-    if b"WARC-Type: response" in head:
-        digests.add(hashlib.sha1(block.partition(b"\r\n\r\n")[2].rstrip(b"\r\n")).hexdigest())
+    for line in f:
+        if line.startswith(b"WARC-Payload-Digest:"):
+            digests.add(line.split(b":", 1)[1].strip())
 distinct = len(digests)
 dups = exact + near
 print(f"{name:44s} {len(pages):9d} {exact:9d} {near:9d} {distinct:9d} {dups / len(pages):9.2f}")

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
+#include "tests/support/jsonl.h"
 #include "tests/support/file_contents.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
@@ -168,6 +170,14 @@ TEST_P(ForgetCrawlTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   EXPECT_EQ(after["/index.html"], 2);
   EXPECT_EQ(after["/b.html"], 2);
   EXPECT_EQ(after["/a.html"], 1);
+  // The content-seen set holds their first fetch: fetched again under the same URL, each is that
+  // page again (a first), not a duplicate of itself (docs/features/content-seen.md, "In the
+  // crawl").
+  const std::vector<nlohmann::json> pages = testing::ReadJsonl(fs::path(c.crawl.out_dir) / "pages.jsonl");
+  ASSERT_EQ(pages.size(), 5u);
+  for (const nlohmann::json& page : pages) {
+    EXPECT_FALSE(page.contains("duplicate_of") || page.contains("near_duplicate_of")) << page;
+  }
   // Without forgetting, a third run fetches nothing again.
   auto third = testing::RunCrawlWithWatchdog(c);
   ASSERT_TRUE(third.ok()) << third.status().ToString();

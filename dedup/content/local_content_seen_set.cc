@@ -36,8 +36,9 @@ Status ValidateId(std::string_view id) {
 Status ValidateCopy(const ContentCopy& page) {
   URLSIEVE_RETURN_IF_ERROR(ValidateId(page.id));
   if (page.data.size() > kMaxDataBytes) {
-    return Status::InvalidArgument("content-seen set: a page's data must be at most 4096 bytes, not " +
-                                   std::to_string(page.data.size()));
+    return Status::InvalidArgument(
+        "content-seen set: a page's data must be at most 4096 bytes, not " +
+        std::to_string(page.data.size()));
   }
   return Status::Ok();
 }
@@ -51,7 +52,8 @@ struct StoredCopy {
 
 uint64_t CopyBytes(const StoredCopy& stored) {
   // The hash map's node (key, value, next pointer, cached hash) and the strings' heap.
-  return sizeof(StoredCopy) + 3 * sizeof(void*) + (stored.copy.id.size() > 15 ? stored.copy.id.capacity() : 0) +
+  return sizeof(StoredCopy) + 3 * sizeof(void*) +
+         (stored.copy.id.size() > 15 ? stored.copy.id.capacity() : 0) +
          (stored.copy.data.size() > 15 ? stored.copy.data.capacity() : 0);
 }
 
@@ -98,7 +100,8 @@ struct LocalContentSeenSet::Impl {
     return stored;
   }
 
-  Result<uint64_t> Store(uint64_t digest, std::optional<uint64_t> simhash, const ContentCopy& page) {
+  Result<uint64_t> Store(uint64_t digest, std::optional<uint64_t> simhash,
+                         const ContentCopy& page) {
     if (next_value > ExactContentIndex::kMaxValue) {
       return Status::FailedPrecondition("content-seen set: 2^48 - 1 pages stored, no more");
     }
@@ -249,7 +252,8 @@ Status LocalContentSeenSet::Checkpoint(SqliteDb& db) {
   // INSERT OR REPLACE: a checkpoint whose transaction the caller rolled back leaves the copies in
   // memory, and the next one writes them again.
   Result<SqliteStatement> insert = db.Prepare(
-      "INSERT OR REPLACE INTO content_seen(value, digest, simhash, id, data) VALUES (?, ?, ?, ?, ?)");
+      "INSERT OR REPLACE INTO content_seen(value, digest, simhash, id, data) VALUES (?, ?, ?, ?, "
+      "?)");
   if (!insert.ok()) return insert.status();
   std::vector<uint64_t> values;
   values.reserve(s.copies.size());

@@ -31,7 +31,7 @@ inline int PopCount(uint64_t x) {
 // entries add the value. Buckets are unordered: every entry of the query's bucket is a candidate.
 struct NearDuplicateIndex::Tables {
   struct Table {
-    uint32_t shift = 0;        // the bucket bits are fingerprint bits [shift, shift + bucket_bits)
+    uint32_t shift = 0;  // the bucket bits are fingerprint bits [shift, shift + bucket_bits)
     uint32_t bucket_bits = 0;
     uint32_t remainder_bytes = 0;
     uint64_t remainder_mask = 0;
@@ -100,8 +100,7 @@ std::optional<NearMatch> NearDuplicateIndex::Find(uint64_t fingerprint) const {
   const Tables& t = *tables_;
   std::optional<NearMatch> best;
   auto consider = [&best](uint64_t fp, uint64_t value, int distance) {
-    if (!best || distance < best->distance ||
-        (distance == best->distance && value < best->value)) {
+    if (!best || distance < best->distance || (distance == best->distance && value < best->value)) {
       best = NearMatch{fp, value, distance};
     }
   };

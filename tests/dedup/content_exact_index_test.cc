@@ -1,13 +1,13 @@
 // ExactContentIndex (dedup/content/exact_content_index.h): digests with a 48-bit value, compared
 // against a std::unordered_map over random digests, digests that share a bucket or a remainder,
 // erasures, and the memory bound of docs/features/content-seen.md, "The exact index".
-#include "dedup/content/exact_content_index.h"
-
 #include <gtest/gtest.h>
 
 #include <random>
 #include <unordered_map>
 #include <vector>
+
+#include "dedup/content/exact_content_index.h"
 
 namespace urlsieve {
 namespace {

@@ -2,8 +2,6 @@
 // fingerprint is found at distance 0 .. k from the query and none at k + 1 (random bit flips, many
 // seeds, against a brute-force scan), the nearest of several wins, Erase, and the memory figures of
 // docs/features/content-seen.md, "The near index".
-#include "dedup/content/near_duplicate_index.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "dedup/content/near_duplicate_index.h"
 #include "dedup/content/simhash.h"
 
 namespace urlsieve {
@@ -89,7 +88,8 @@ TEST_P(ContentNearIndexTest, AgreesWithBruteForceOnClusters) {
   std::vector<uint64_t> centres;
   for (int c = 0; c < 40; ++c) centres.push_back(rng());
   for (uint64_t v = 1; v <= 2000; ++v) {
-    const uint64_t fp = FlipBits(centres[rng() % centres.size()], static_cast<int>(rng() % 12), rng);
+    const uint64_t fp =
+        FlipBits(centres[rng() % centres.size()], static_cast<int>(rng() % 12), rng);
     stored.emplace_back(fp, v);
     index.Insert(fp, v);
   }
@@ -164,10 +164,10 @@ TEST_P(ContentNearIndexTest, AgreesWithBruteForceUnderErasures) {
 TEST(ContentNearIndexTest, NearestOfSeveralWins) {
   NearDuplicateIndex index(3);
   const uint64_t query = 0x0f0f0f0f0f0f0f0fULL;
-  index.Insert(query ^ 0x7, 1);              // distance 3
-  index.Insert(query ^ 0x100000000ULL, 2);   // distance 1
+  index.Insert(query ^ 0x7, 1);                  // distance 3
+  index.Insert(query ^ 0x100000000ULL, 2);       // distance 1
   index.Insert(query ^ (uint64_t{3} << 62), 3);  // distance 2
-  index.Insert(query ^ 0x80000000ULL, 4);    // distance 1, later value
+  index.Insert(query ^ 0x80000000ULL, 4);        // distance 1, later value
   std::optional<NearMatch> match = index.Find(query);
   ASSERT_TRUE(match);
   EXPECT_EQ(match->distance, 1);
@@ -195,7 +195,8 @@ TEST(ContentNearIndexTest, FindOrInsertStoresOnlyTheFirstOfANeighbourhood) {
 }
 
 // k = 3: 12 + 3 * 6 = 30 packed bytes per fingerprint, within 9/8 (33.75) plus the headers of
-// 4 x 65536 buckets (24 bytes each, with the block header and slack) and one spare entry per bucket.
+// 4 x 65536 buckets (24 bytes each, with the block header and slack) and one spare entry per
+// bucket.
 TEST(ContentNearIndexTest, MemoryAtKThreeStaysWithinNineEighths) {
   std::mt19937_64 rng(3);
   NearDuplicateIndex index(3);

@@ -4,10 +4,10 @@
 // threads racing on one fingerprint.
 //
 // An implementation is a ContentSeenSetImplementation: a name and a factory that, given a scratch
-// directory, makes a ContentSeenSetStore. A store opens the set (Open: the first call gives an empty
-// set; later calls, after the previous set was destroyed, give the set again with what Persist
-// made durable) and persists it (Local: Checkpoint inside a transaction of its SQLite file, then
-// COMMIT; a shared set whose every change is durable at once: nothing).
+// directory, makes a ContentSeenSetStore. A store opens the set (Open: the first call gives an
+// empty set; later calls, after the previous set was destroyed, give the set again with what
+// Persist made durable) and persists it (Local: Checkpoint inside a transaction of its SQLite file,
+// then COMMIT; a shared set whose every change is durable at once: nothing).
 //
 // Instantiate it in ONE test file per test binary (this header defines the tests):
 //   INSTANTIATE_TEST_SUITE_P(Redis, ContentSeenSetContractTest,
@@ -39,7 +39,8 @@ class ContentSeenSetStore {
   virtual ~ContentSeenSetStore() = default;
   // The set (see above). Every call of one store opens the same set.
   virtual Result<std::unique_ptr<ContentSeenSet>> Open(const ContentSeenOptions& options) = 0;
-  // Makes what `set` holds durable, so that Open after the set is destroyed gives the same verdicts.
+  // Makes what `set` holds durable, so that Open after the set is destroyed gives the same
+  // verdicts.
   virtual Status Persist(ContentSeenSet& set) = 0;
 };
 
@@ -152,7 +153,7 @@ TEST_P(ContentSeenSetContractTest, NearWithinMaxDistanceStoresItsDigest) {
 TEST_P(ContentSeenSetContractTest, NearestFirstWins) {
   auto set = MustOpen();
   ASSERT_NE(set, nullptr);
-  MustTest(*set, Fp(1, kSimA ^ 0x7), Copy("far"));    // distance 3 from kSimA
+  MustTest(*set, Fp(1, kSimA ^ 0x7), Copy("far"));     // distance 3 from kSimA
   MustTest(*set, Fp(2, kSimA ^ 0x100), Copy("near"));  // distance 1
   ContentVerdict verdict = MustTest(*set, Fp(3, kSimA), Copy("q"));
   EXPECT_EQ(verdict.kind, Kind::kNear);
@@ -320,9 +321,9 @@ TEST_P(ContentSeenSetContractTest, ExactlyOneFirstAmongRacingThreads) {
         // Half test the digest alone, half with a near simhash: one first either way.
         // Far from the other rounds' simhashes (a random 64-bit step apart).
         const uint64_t sim = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(round + 1);
-        auto verdict = set->Test(Fp(1000 + round, t % 2 ? std::optional<uint64_t>(sim ^ (t & 2))
-                                                        : std::nullopt),
-                                 Copy(ThreadId(t, round)));
+        auto verdict = set->Test(
+            Fp(1000 + round, t % 2 ? std::optional<uint64_t>(sim ^ (t & 2)) : std::nullopt),
+            Copy(ThreadId(t, round)));
         if (verdict.ok()) {
           verdicts[t] = *verdict;
         } else {

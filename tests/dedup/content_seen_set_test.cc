@@ -58,18 +58,18 @@ class LocalMemoryStore : public ContentSeenSetStore {
 
 INSTANTIATE_TEST_SUITE_P(
     Local, ContentSeenSetContractTest,
-    ::testing::Values(
-        ContentSeenSetImplementation{
-            "LocalSqlite",
-            [](const std::filesystem::path& scratch) -> std::unique_ptr<ContentSeenSetStore> {
-              return std::make_unique<LocalSqliteStore>(scratch / "state.db");
-            }},
-        ContentSeenSetImplementation{
-            "LocalInMemory",
-            [](const std::filesystem::path&) -> std::unique_ptr<ContentSeenSetStore> {
-              return std::make_unique<LocalMemoryStore>();
-            },
-            /*persistent=*/false}),
+    ::testing::Values(ContentSeenSetImplementation{"LocalSqlite",
+                                                   [](const std::filesystem::path& scratch)
+                                                       -> std::unique_ptr<ContentSeenSetStore> {
+                                                     return std::make_unique<LocalSqliteStore>(
+                                                         scratch / "state.db");
+                                                   }},
+                      ContentSeenSetImplementation{
+                          "LocalInMemory",
+                          [](const std::filesystem::path&) -> std::unique_ptr<ContentSeenSetStore> {
+                            return std::make_unique<LocalMemoryStore>();
+                          },
+                          /*persistent=*/false}),
     ContentSeenSetImplementationName);
 
 // --- Fingerprint helpers ---
@@ -88,14 +88,14 @@ TEST(ContentDigestTest, WarcSha1DigestGivesItsFirstEightBytes) {
 }
 
 TEST(ContentDigestTest, OtherFormsAreNotDigests) {
-  for (std::string_view bad : {"", "sha1:", "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
-                               "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBY",     // 31 characters
-                               "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJA",   // 33
-                               "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBY1",    // '1' is not base32
-                               "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QB=J",
-                               "sha256:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
-                               "sha1:da39a3ee5e6b4b0d3255bfef95601890afd80709",  // hex
-                               " sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"}) {
+  for (std::string_view bad :
+       {"", "sha1:", "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
+        "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBY",    // 31 characters
+        "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJA",  // 33
+        "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBY1",   // '1' is not base32
+        "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QB=J", "sha256:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ",
+        "sha1:da39a3ee5e6b4b0d3255bfef95601890afd80709",  // hex
+        " sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"}) {
     EXPECT_FALSE(DigestFromWarcPayloadDigest(bad)) << bad;
   }
 }
@@ -133,8 +133,8 @@ TEST_F(LocalContentSeenSetTest, CheckpointWritesRowsIntoTheCallersTransaction) {
   ASSERT_TRUE(db->Begin().ok());
   ASSERT_TRUE((*set)->Checkpoint(*db).ok());
   ASSERT_TRUE(db->Commit().ok());
-  auto rows = db->Prepare(
-      "SELECT value, digest, simhash, id, data FROM content_seen ORDER BY value");
+  auto rows =
+      db->Prepare("SELECT value, digest, simhash, id, data FROM content_seen ORDER BY value");
   ASSERT_TRUE(rows.ok());
   ASSERT_TRUE(*rows->Step());
   EXPECT_EQ(rows->ColumnInt64(1), 7);
@@ -158,7 +158,8 @@ TEST_F(LocalContentSeenSetTest, ARolledBackCheckpointIsWrittenByTheNextOne) {
     ASSERT_TRUE(set.ok());
     ASSERT_TRUE((*set)->Test(Fp(1), {"a", "x"}).ok());
     ASSERT_TRUE(db->Begin().ok());
-    ASSERT_TRUE(db->Exec("INSERT INTO content_seen(value, digest, id) VALUES (100, 5, 'bad')").ok());
+    ASSERT_TRUE(
+        db->Exec("INSERT INTO content_seen(value, digest, id) VALUES (100, 5, 'bad')").ok());
     ASSERT_TRUE(db->Rollback().ok());
     // A checkpoint that fails inside the transaction (the table is gone) keeps the copies.
     ASSERT_TRUE(db->Begin().ok());
@@ -255,8 +256,9 @@ TEST_F(LocalContentSeenSetTest, CheckpointDropsTheCopiesFromMemory) {
   ASSERT_TRUE(set.ok());
   const uint64_t empty = (*set)->memory_bytes();
   for (uint64_t i = 0; i < 1000; ++i) {
-    ASSERT_TRUE((*set)->Test(Fp(i * 0x9e3779b97f4a7c15ULL, i * 0xc2b2ae3d27d4eb4fULL),
-                             {"http://example.com/page/" + std::to_string(i), std::string(200, 'w')})
+    ASSERT_TRUE((*set)
+                    ->Test(Fp(i * 0x9e3779b97f4a7c15ULL, i * 0xc2b2ae3d27d4eb4fULL),
+                           {"http://example.com/page/" + std::to_string(i), std::string(200, 'w')})
                     .ok());
   }
   const uint64_t with_copies = (*set)->memory_bytes();

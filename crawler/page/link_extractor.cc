@@ -173,40 +173,19 @@ bool HidesText(const GumboElement& el) {
   }
 }
 
-// The visible text as it is collected: text nodes joined by one space, every run of ASCII
-// whitespace or U+00A0 (&nbsp;) one space, none leading or trailing. Runs are appended whole.
-class TextSink {
- public:
-  explicit TextSink(std::string* out) : out_(out) {}
-
-  void Append(std::string_view s) {
-    space_ = true;  // a text node starts a new word
-    const char* p = s.data();
-    const char* end = p + s.size();
-    while (p < end) {
-      const char* run = p;
-      while (p < end && !IsSpace(*p) && !IsNbsp(p, end)) ++p;
-      if (p > run) {
-        if (space_ && !out_->empty()) out_->push_back(' ');
-        out_->append(run, static_cast<size_t>(p - run));
-        space_ = false;
-      }
-      while (p < end && (IsSpace(*p) || IsNbsp(p, end))) {
-        p += *p == '\xC2' ? 2 : 1;
-        space_ = true;
-      }
-    }
-    space_ = true;
-  }
-
- private:
-  static bool IsNbsp(const char* p, const char* end) {
-    return *p == '\xC2' && p + 1 < end && p[1] == '\xA0';
-  }
-
-  std::string* out_;
-  bool space_ = false;
-};
+// The visible text as it is collected: each text node without its leading and trailing ASCII
+// whitespace, the nodes joined by one space. Whitespace inside a node is kept as it is: SimHash
+// splits words at any non-letter anyway, and collapsing it would cost a pass over every byte of
+// text (docs/features/content-seen.md, "Fingerprints").
+void AppendText(const char* text, std::string* out) {
+  std::string_view s(text);
+  size_t begin = 0, end = s.size();
+  while (begin < end && IsSpace(s[begin])) ++begin;
+  while (end > begin && IsSpace(s[end - 1])) --end;
+  if (begin == end) return;
+  if (!out->empty()) out->push_back(' ');
+  out->append(s.data() + begin, end - begin);
+}
 
 struct WalkItem {
   const GumboNode* node;
@@ -222,14 +201,12 @@ size_t Walk(const GumboNode* root, Collected* c, std::string* text) {
   stack.reserve(64);
   stack.push_back({root, 1, false});
   size_t max_depth = 0;
-  std::optional<TextSink> sink;
-  if (text != nullptr) sink.emplace(text);
   while (!stack.empty()) {
     const WalkItem item = stack.back();
     stack.pop_back();
     const GumboNode* node = item.node;
     if (!IsElement(node)) {  // a text or CDATA node, pushed only when collecting text
-      sink->Append(node->v.text.text);
+      AppendText(node->v.text.text, text);
       continue;
     }
     max_depth = std::max(max_depth, item.depth);

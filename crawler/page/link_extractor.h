@@ -93,9 +93,8 @@ class LinkExtractor {
     HtmlGuardLimits guard;      // keeps hostile markup from making the parse quadratic
     // Also collect the visible text into PageLinks::text, in the same walk of the same parse:
     // the text nodes (entities decoded, <title> included) outside <script>, <style>, <template>,
-    // <noscript>, <iframe>, <noembed> and <noframes>, one space between text nodes and for every
-    // run of ASCII whitespace or U+00A0, none leading or trailing (docs/features/content-seen.md,
-    // "Fingerprints").
+    // <noscript>, <iframe>, <noembed> and <noframes>, each without its leading and trailing
+    // whitespace, joined by one space (docs/features/content-seen.md, "Fingerprints").
     bool collect_text = false;
   };
 

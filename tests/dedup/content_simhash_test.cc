@@ -1,7 +1,6 @@
 // SimHash (dedup/content/simhash.h): the documented construction, reproduced here the slow and
 // obvious way, and the properties a near-duplicate test relies on.
 #include <gtest/gtest.h>
-#include <xxhash.h>
 
 #include <random>
 #include <string>
@@ -12,12 +11,33 @@
 namespace urlsieve {
 namespace {
 
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return h;
+}
+
+uint64_t Fmix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
+uint64_t Shingle(const std::vector<uint64_t>& word_hashes, size_t from, size_t count) {
+  uint64_t f = 0;
+  for (size_t i = from; i < from + count; ++i) f = (f ^ word_hashes[i]) * 0x9e3779b97f4a7c15ULL;
+  return Fmix64(f);
+}
+
 // The header's construction, word by word with strings and plain counters.
 uint64_t ReferenceSimHash(std::string_view text, int k) {
   std::vector<uint64_t> word_hashes;
   std::string word;
   auto flush = [&] {
-    if (!word.empty()) word_hashes.push_back(XXH3_64bits(word.data(), word.size()));
+    if (!word.empty()) word_hashes.push_back(Fnv1a(word));
     word.clear();
   };
   for (char ch : text) {
@@ -35,9 +55,9 @@ uint64_t ReferenceSimHash(std::string_view text, int k) {
   std::vector<uint64_t> features;
   const size_t n = word_hashes.size(), ks = static_cast<size_t>(k);
   if (n < ks) {
-    features.push_back(XXH3_64bits(word_hashes.data(), n * 8));
+    features.push_back(Shingle(word_hashes, 0, n));
   } else {
-    for (size_t i = 0; i + ks <= n; ++i) features.push_back(XXH3_64bits(&word_hashes[i], ks * 8));
+    for (size_t i = 0; i + ks <= n; ++i) features.push_back(Shingle(word_hashes, i, ks));
   }
   int64_t counts[64] = {};
   for (uint64_t f : features)
@@ -92,8 +112,9 @@ TEST(SimHashTest, CaseAndPunctuationDoNotMatter) {
 
 TEST(SimHashTest, ShorterThanAShingleIsOneShingle) {
   // Two words with shingles of 3: one feature, so the fingerprint is that feature's hash.
-  uint64_t words[2] = {XXH3_64bits("ab", 2), XXH3_64bits("cd", 2)};
-  EXPECT_EQ(SimHash("AB cd"), XXH3_64bits(words, sizeof(words)));
+  EXPECT_EQ(SimHash("AB cd"), Shingle({Fnv1a("ab"), Fnv1a("cd")}, 0, 2));
+  // One word, shingles of 1: the fingerprint is the word's shingle hash.
+  EXPECT_EQ(SimHash("word", {.shingle_words = 1}), Fmix64(Fnv1a("word") * 0x9e3779b97f4a7c15ULL));
 }
 
 TEST(SimHashTest, AFewEditedWordsStayNearAnUnrelatedTextIsFar) {

@@ -72,8 +72,9 @@ class CrawlContentSeenTest : public ::testing::Test {
   std::map<std::string, nlohmann::json> PagesByUrl() const {
     std::map<std::string, nlohmann::json> pages;
     for (nlohmann::json& page : ReadJsonl(Out() / "pages.jsonl")) {
-      EXPECT_FALSE(pages.count(Field(page, "url"))) << "fetched twice: " << page;
-      pages[Field(page, "url")] = std::move(page);
+      const std::string url = Field(page, "url");
+      EXPECT_FALSE(pages.count(url)) << "fetched twice: " << page;
+      pages[url] = std::move(page);
     }
     return pages;
   }

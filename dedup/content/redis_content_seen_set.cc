@@ -393,8 +393,10 @@ struct RedisContentSeenSet::Impl {
     std::vector<RedisCommand> commands;
     commands.push_back(Command({"HGET", MetaKey(), "epoch"}));
     for (size_t j = 0; j < tables.size(); ++j) {
-      commands.push_back(Command(
-          {"GET", Prefix() + "n:" + std::to_string(j) + ":" + Hex4(tables[j].Bucket(simhash))}));
+      const std::string bucket = Hex4(tables[j].Bucket(simhash));
+      commands.push_back(Command({"HGET", Prefix() + "n:" + std::to_string(j) + ":" +
+                                              bucket.substr(0, 2),
+                                  bucket.substr(2)}));
     }
     std::vector<RedisReply> replies;
     Status status = client.Pipeline(commands, &replies);
@@ -599,11 +601,12 @@ struct RedisContentSeenSet::Impl {
   std::vector<std::pair<int, std::string>> KeyNames(uint64_t chunks) const {
     std::vector<std::pair<int, std::string>> names;
     names.push_back({0, MetaKey()});
-    for (uint64_t b = 0; b < 65536; ++b) names.push_back({1, Prefix() + "x:" + Hex4(b)});
+    // A bucket HHLL is field LL of the hash HH.
+    for (uint64_t b = 0; b < 256; ++b) names.push_back({1, Prefix() + "x:" + Hex4(b).substr(2)});
     if (options.near) {
       for (size_t j = 0; j < tables.size(); ++j) {
-        for (uint64_t b = 0; b < (uint64_t{1} << tables[j].b); ++b) {
-          names.push_back({2, Prefix() + "n:" + std::to_string(j) + ":" + Hex4(b)});
+        for (uint64_t b = 0; b < (uint64_t{1} << (tables[j].b - 8)); ++b) {
+          names.push_back({2, Prefix() + "n:" + std::to_string(j) + ":" + Hex4(b).substr(2)});
         }
       }
     }

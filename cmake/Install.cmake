@@ -17,12 +17,12 @@ install(TARGETS urlsieve_dedup urlsieve_dedup_shared EXPORT urlsieveTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The public API only, as an explicit list: the seen set (SeenSet), the URL-level SeenFilter, the
-# canonicalizer, Status/Result, the C header, and the small value types they name. Everything else
-# in dedup/ and base/ (the Bloom filter's internals, the exact store, the state directory, the
-# SQLite wrapper, key_hash.h with its <xxhash.h>) is internal: an embedder cannot come to depend on
-# it, and it may change in any release. A public header includes only headers of this list;
-# scripts/test_install.sh checks the installed list exactly and compiles each header on its own
-# against the install.
+# content-seen sets and their indexes, the canonicalizer, Status/Result, the C header, and the
+# small value types they name. Everything else in dedup/ and base/ (the Bloom filter's internals,
+# the indexes' packed buckets, the exact store, the state directory, the SQLite wrapper, key_hash.h
+# with its <xxhash.h>) is internal: an embedder cannot come to depend on it, and it may change in
+# any release. A public header includes only headers of this list; scripts/test_install.sh checks
+# the installed list exactly and compiles each header on its own against the install.
 set(URLSIEVE_PUBLIC_HEADERS
   base/status.h                    # Status, Result<T>
   base/encoding/text_encoding.h    # TextEncoding (UrlCanonicalizer::Resolve's document encoding)
@@ -32,6 +32,12 @@ set(URLSIEVE_PUBLIC_HEADERS
   dedup/seen_filter.h              # SeenFilter: canonicalizer + SeenSet
   dedup/seen_set.h                 # SeenSet, SeenStats, SeenNotice
   dedup/urlsieve.h                 # the C API
+  # The content-seen test (docs/features/content-seen.md): fingerprints, the indexes, the sets.
+  dedup/content/content_seen_set.h        # ContentSeenSet, ContentFingerprint, the digests
+  dedup/content/exact_content_index.h     # ExactContentIndex
+  dedup/content/local_content_seen_set.h  # LocalContentSeenSet (SqliteDb only declared)
+  dedup/content/near_duplicate_index.h    # NearDuplicateIndex
+  dedup/content/simhash.h                 # SimHash, HammingDistance
   # Forwarding headers of the public headers moved in 0.1 (removed in the next release).
   base/text_encoding.h
   dedup/key_hash_value.h

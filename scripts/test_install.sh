@@ -35,6 +35,11 @@ expected_headers='base/encoding/text_encoding.h
 base/status.h
 base/text_encoding.h
 dedup/bloom/key_hash_value.h
+dedup/content/content_seen_set.h
+dedup/content/exact_content_index.h
+dedup/content/local_content_seen_set.h
+dedup/content/near_duplicate_index.h
+dedup/content/simhash.h
 dedup/key_hash_value.h
 dedup/seen_filter.h
 dedup/seen_set.h

@@ -20,11 +20,12 @@
 #include <memory>
 #include <string_view>
 
-#include "base/sqlite_db.h"
 #include "base/status.h"
 #include "dedup/content/content_seen_set.h"
 
 namespace urlsieve {
+
+class SqliteDb;  // base/sqlite_db.h (internal: this header is installed, SqliteDb is not)
 
 struct ContentSeenOptions {
   int max_distance = 3;  // k, 0 .. 7

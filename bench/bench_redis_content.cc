@@ -139,7 +139,8 @@ int Main(int argc, char** argv) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const ServerTime after = ReadServerTime(**client);
-    std::printf("%-8s %9" PRIu64 " Tests  %7.0f Tests/s  server CPU %6.2f us/Test  FCALL %6.2f "
+    std::printf("%-8s %9" PRIu64
+                " Tests  %7.0f Tests/s  server CPU %6.2f us/Test  FCALL %6.2f "
                 "us/Test (%.2f calls/Test)  (%d threads)\n",
                 name, n, static_cast<double>(n) / seconds,
                 (after.cpu_s - before.cpu_s) * 1e6 / static_cast<double>(n),
@@ -161,8 +162,10 @@ int Main(int argc, char** argv) {
   auto stats = set.Stats();
   if (stats.ok()) {
     const double n = static_cast<double>(stats->pages);
-    std::printf("memory   %" PRIu64 " pages: exact index %.1f B/page, near index %.1f B/page, "
-                "copies %.1f B/page (%" PRIu64 " chunks), %" PRIu64 " keys; INFO used_memory "
+    std::printf("memory   %" PRIu64
+                " pages: exact index %.1f B/page, near index %.1f B/page, "
+                "copies %.1f B/page (%" PRIu64 " chunks), %" PRIu64
+                " keys; INFO used_memory "
                 "%.1f B/page\n",
                 stats->pages, static_cast<double>(stats->exact_bytes) / n,
                 static_cast<double>(stats->near_bytes) / n,

@@ -394,9 +394,9 @@ struct RedisContentSeenSet::Impl {
     commands.push_back(Command({"HGET", MetaKey(), "epoch"}));
     for (size_t j = 0; j < tables.size(); ++j) {
       const std::string bucket = Hex4(tables[j].Bucket(simhash));
-      commands.push_back(Command({"HGET", Prefix() + "n:" + std::to_string(j) + ":" +
-                                              bucket.substr(0, 2),
-                                  bucket.substr(2)}));
+      commands.push_back(
+          Command({"HGET", Prefix() + "n:" + std::to_string(j) + ":" + bucket.substr(0, 2),
+                   bucket.substr(2)}));
     }
     std::vector<RedisReply> replies;
     Status status = client.Pipeline(commands, &replies);
@@ -546,6 +546,9 @@ struct RedisContentSeenSet::Impl {
   }
 
   Result<bool> Forget(const ContentFingerprint& fp, std::string_view id) {
+    if (id.empty() || id.size() > kMaxId || id.find('\0') != std::string_view::npos) {
+      return Status::InvalidArgument(What() + ": a page's id must be 1-4096 bytes without NUL");
+    }
     if (options.read_only) {
       return Status::FailedPrecondition(What() + " was opened read-only");
     }

@@ -7,10 +7,13 @@
 --   meta        hash: format, version, identity, max_distance, near, pages, chunk, coff, epoch
 --   x:HH        hash: the exact buckets, field LL for bucket HHLL (the digest's top 16 bits, hex):
 --               12-byte entries, the digest's low 48 bits then the value (48 bits, big-endian)
---   n:J:HH      hash: near table J's buckets, field LL for bucket HHLL: entries of the
---               fingerprint's other bits (the client's encoding, R_J bytes); table 0's entries
---               are followed by the value (6 bytes)
--- A bucket is a hash field, not a key: a field costs Redis about 40 bytes, a key about 80.
+--   n:J:HH      hash: near table J's buckets, four to a field: bucket HHLL is sub-bucket LL % 4 of
+--               field floor(LL / 4) (2 hex digits). A field is 4 entry counts (2 bytes each,
+--               big-endian) then the 4 sub-buckets' entries: the fingerprint's other bits (the
+--               client's encoding, R_J bytes), table 0's followed by the value (6 bytes)
+-- A bucket is a hash field (the near ones a quarter of one), not a key: a field costs Redis about
+-- 48 bytes, a key about 80; at 10^6 pages, 65536 fields per near table would cost 13 bytes a
+-- page, a third of the near index.
 --   c:N         copy chunk N: a string of CHUNK bytes made at full size; records are
 --               [id length (2 bytes)][data length (2 bytes)][id][data]; value = N * 65536 + offset
 --   done:TOKEN  the last answer of one client connection, "<seq>|<msgpack>", 300 s
@@ -71,6 +74,64 @@ end
 
 local function put(b, s)
   if #s == 0 then redis.call('HDEL', b[1], b[2]) else redis.call('HSET', b[1], b[2], s) end
+end
+
+-- Near bucket "HHLL" of table j: {key, field, sub-bucket (0..3)}.
+local function near_bucket(prefix, j, hex)
+  local low = tonumber(string.sub(hex, 3, 4), 16)
+  return {prefix .. 'n:' .. j .. ':' .. string.sub(hex, 1, 2),
+          string.format('%02x', math.floor(low / 4)), low % 4}
+end
+
+local EMPTY_FIELD = '\0\0\0\0\0\0\0\0'
+
+-- The sub-bucket `sub` of field value `s` (entries of `width` bytes): its first byte (1-based), one
+-- past its last, and the field's 4 counts.
+local function region(s, sub, width)
+  if #s < 8 then s = EMPTY_FIELD end
+  local counts = {}
+  local start = 9
+  for q = 0, 3 do
+    local hi, lo = string.byte(s, 2 * q + 1, 2 * q + 2)
+    counts[q] = hi * 256 + lo
+    if q < sub then start = start + counts[q] * width end
+  end
+  return start, start + counts[sub] * width, counts
+end
+
+local function header(counts)
+  local out = {}
+  for q = 0, 3 do
+    out[#out + 1] = string.char(math.floor(counts[q] / 256), counts[q] % 256)
+  end
+  return table.concat(out)
+end
+
+-- The position of `needle` at an entry boundary of the sub-bucket [first, stop).
+local function find_in(s, needle, width, first, stop)
+  local at = first
+  while at < stop do
+    local pos = string.find(s, needle, at, true)
+    if not pos or pos >= stop then return nil end
+    if (pos - first) % width == 0 then return pos end
+    at = pos + 1
+  end
+  return nil
+end
+
+-- `s` with `entry` appended to sub-bucket `sub`.
+local function near_insert(s, sub, entry)
+  if #s < 8 then s = EMPTY_FIELD end
+  local _, stop, counts = region(s, sub, #entry)
+  counts[sub] = counts[sub] + 1
+  return header(counts) .. string.sub(s, 9, stop - 1) .. entry .. string.sub(s, stop)
+end
+
+-- `s` without the entry of `width` bytes at `pos` of sub-bucket `sub` ('' when none is left).
+local function near_remove(s, sub, pos, width, counts)
+  counts[sub] = counts[sub] - 1
+  if counts[0] + counts[1] + counts[2] + counts[3] == 0 then return '' end
+  return header(counts) .. string.sub(s, 9, pos - 1) .. string.sub(s, pos + width)
 end
 
 local function read_copy(prefix, v)
@@ -179,7 +240,7 @@ local function test(keys, args)
     local t = tonumber(args[10])
     local at = 11
     for j = 0, t - 1 do
-      local b = bucket(prefix, 'n:' .. j .. ':', args[at])
+      local b = near_bucket(prefix, j, args[at])
       local s = get(b)
       if #s ~= tonumber(args[at + 2]) then return {'A'} end
       tables[#tables + 1] = {b, args[at + 1], s}
@@ -190,8 +251,10 @@ local function test(keys, args)
     local best, distance = nil, 0
     for _ = 1, claims do
       local entry = args[at + 1]
-      local s = get(bucket(prefix, 'n:0:', args[at]))
-      local p = find_aligned(s, entry, #entry + 6)
+      local b = near_bucket(prefix, 0, args[at])
+      local s = get(b)
+      local first, stop = region(s, b[3], #entry + 6)
+      local p = find_in(s, entry, #entry + 6, first, stop)
       if not p then return {'A'} end
       local v = decode48(s, p + #entry)
       if not best or v < best then
@@ -217,7 +280,7 @@ local function test(keys, args)
   for j, tb in ipairs(tables) do
     local entry = tb[2]
     if j == 1 then entry = entry .. encode48(v) end
-    put(tb[1], tb[3] .. entry)
+    put(tb[1], near_insert(tb[3], tb[1][3], entry))
   end
   return remember(prefix, token, seq, {'F', 0, 0, '', '', pages + 1})
 end
@@ -251,26 +314,28 @@ local function forget(keys, args)
 
   if args[7] == '1' then
     local t = tonumber(args[8])
-    local b0 = bucket(prefix, 'n:0:', args[9])
+    local b0 = near_bucket(prefix, 0, args[9])
     local entry0 = args[10]
     local width = #entry0 + 6
     local s = get(b0)
-    local p = find_aligned(s, entry0, width)
+    local first, stop, counts = region(s, b0[3], width)
+    local p = find_in(s, entry0, width, first, stop)
     while p do
       local copy = read_copy(prefix, decode48(s, p + #entry0))
       if copy.err then return copy end
       if copy[1] == id then break end
-      p = find_aligned(s, entry0, width, p + width)
+      p = find_in(s, entry0, width, p + width, stop)
     end
     if p then
-      put(b0, string.sub(s, 1, p - 1) .. string.sub(s, p + width))
+      put(b0, near_remove(s, b0[3], p, width, counts))
       local at = 11
       for j = 1, t - 1 do
-        local b = bucket(prefix, 'n:' .. j .. ':', args[at])
+        local b = near_bucket(prefix, j, args[at])
         local entry = args[at + 1]
         local sj = get(b)
-        local q = find_aligned(sj, entry, #entry)
-        if q then put(b, string.sub(sj, 1, q - 1) .. string.sub(sj, q + #entry)) end
+        local fj, sj_stop, cj = region(sj, b[3], #entry)
+        local q = find_in(sj, entry, #entry, fj, sj_stop)
+        if q then put(b, near_remove(sj, b[3], q, #entry, cj)) end
         at = at + 2
       end
       redis.call('HINCRBY', meta, 'epoch', 1)

@@ -393,10 +393,11 @@ struct RedisContentSeenSet::Impl {
     std::vector<RedisCommand> commands;
     commands.push_back(Command({"HGET", MetaKey(), "epoch"}));
     for (size_t j = 0; j < tables.size(); ++j) {
-      const std::string bucket = Hex4(tables[j].Bucket(simhash));
+      // Bucket HHLL: field floor(LL / 4) of hash n:J:HH (redis_content_function.lua).
+      const uint64_t bucket = tables[j].Bucket(simhash);
       commands.push_back(
-          Command({"HGET", Prefix() + "n:" + std::to_string(j) + ":" + bucket.substr(0, 2),
-                   bucket.substr(2)}));
+          Command({"HGET", Prefix() + "n:" + std::to_string(j) + ":" + Hex4(bucket).substr(0, 2),
+                   Hex4((bucket & 0xff) >> 2).substr(2)}));
     }
     std::vector<RedisReply> replies;
     Status status = client.Pipeline(commands, &replies);
@@ -423,7 +424,13 @@ struct RedisContentSeenSet::Impl {
       const std::string& s = reading.buckets[j];
       const size_t width = static_cast<size_t>(t.bytes) + (j == 0 ? 6 : 0);
       const uint64_t want = t.Rest(simhash);
-      for (size_t pos = 0; pos + width <= s.size(); pos += width) {
+      // The field: 4 entry counts (2 bytes each), then the 4 sub-buckets; ours is bucket % 4.
+      if (s.size() < 8) continue;
+      const uint64_t sub = t.Bucket(simhash) & 3;
+      size_t begin = 8;
+      for (uint64_t q = 0; q < sub; ++q) begin += ReadBigEndian(s, 2 * q, 2) * width;
+      const size_t end = std::min(s.size(), begin + ReadBigEndian(s, 2 * sub, 2) * width);
+      for (size_t pos = begin; pos + width <= end; pos += width) {
         const uint64_t rest = ReadBigEndian(s, pos, t.bytes);
         const int d = std::popcount(rest ^ want);
         if (d > options.max_distance || d > best_distance) continue;

@@ -8,7 +8,8 @@
 // threads (each with its own connection), and the server's microseconds per Test: its CPU time
 // (INFO cpu, user + sys: the Function, the reads of the near buckets, the network), and the
 // Function calls' own time (INFO commandstats, cmdstat_fcall usec), after minus before, divided
-// by the Tests. Then the set's memory in
+// by the Tests; and the same for plain HGETs, one per round trip, as a yardstick of what the
+// server spends per round trip on this machine at this time. Then the set's memory in
 // Redis per page (RedisContentSeenSet::Stats: MEMORY USAGE of each key), the exact index, the near
 // index and the copies apart, and INFO used_memory after minus before the load.
 //
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -196,6 +198,21 @@ int Main(int argc, char** argv) {
     if (v->kind != want || (want != ContentVerdict::Kind::kFirst && v->first.id != Id(j))) {
       wrong.fetch_add(1);
     }
+  });
+  // The yardstick, measured in the same conditions: one HGET per round trip (what the server
+  // spends on the least a client can ask of it), from as many threads.
+  phase("HGET", lookups, [&](uint64_t) {
+    thread_local std::unique_ptr<RedisClient> own;
+    if (own == nullptr) {
+      auto connected = RedisClient::Connect(*address);
+      if (!connected.ok()) {
+        failed.fetch_add(1);
+        return;
+      }
+      own = std::move(connected).value();
+    }
+    auto reply = own->Run({{"HGET", "urlsieve:{bench:content}:meta", "pages"}, 1});
+    if (!reply.ok()) failed.fetch_add(1);
   });
   std::printf("verdicts: %" PRIu64 " wrong, %" PRIu64 " failed calls\n", wrong.load(),
               failed.load());

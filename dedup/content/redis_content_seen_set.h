@@ -15,9 +15,9 @@
 //                   field LL of hash x:HH, 12 bytes a page (the other 48 bits and the 48-bit
 //                   value: the copy's place)
 //   n:J:HH          the near index: max_distance + 1 tables (NearDuplicateIndex's blocks), 2^b
-//                   buckets each (b = min(16, the block's bits)), bucket HHLL the field LL of
-//                   hash n:J:HH, each entry the fingerprint's other 64 - b bits (6 bytes at k = 3),
-//                   table 0's with the value
+//                   buckets each (b = min(16, the block's bits)), four to a field of hash n:J:HH,
+//                   each entry the fingerprint's other 64 - b bits (6 bytes at k = 3), table 0's
+//                   with the value
 //   c:N             copies (id + data), packed into 64 KiB strings made at full size
 //   done:TOKEN      a connection's last answer, for retries (300 s)
 // The near lookup runs in the client: it reads the query's k+1 buckets and the set's forgetting

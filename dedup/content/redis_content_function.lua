@@ -138,19 +138,20 @@ local function read_copy(prefix, v)
   local chunk = math.floor(v / 65536)
   local off = v % 65536
   local key = prefix .. 'c:' .. chunk
-  local h = redis.call('GETRANGE', key, off, off + 3)
-  if #h < 4 then
+  -- Most records are shorter than 512 bytes: one GETRANGE, a second for a longer one.
+  local r = redis.call('GETRANGE', key, off, off + 511)
+  if #r < 4 then
     return redis.error_reply('LOST urlsieve: ' .. key .. ' has no copy at offset ' .. off ..
                              ' (the key was deleted or evicted)')
   end
-  local a, b, c, d = string.byte(h, 1, 4)
+  local a, b, c, d = string.byte(r, 1, 4)
   local idlen = a * 256 + b
-  local dlen = c * 256 + d
-  local body = redis.call('GETRANGE', key, off + 4, off + 3 + idlen + dlen)
-  if #body ~= idlen + dlen or idlen == 0 then
+  local total = 4 + idlen + c * 256 + d
+  if total > #r then r = redis.call('GETRANGE', key, off, off + total - 1) end
+  if #r < total or idlen == 0 then
     return redis.error_reply('LOST urlsieve: ' .. key .. ' has a damaged copy at offset ' .. off)
   end
-  return {string.sub(body, 1, idlen), string.sub(body, idlen + 1)}
+  return {string.sub(r, 5, 4 + idlen), string.sub(r, 5 + idlen, total)}
 end
 
 -- Stores the copy (id, data) and counts the page; its value.

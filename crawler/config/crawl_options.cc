@@ -22,6 +22,7 @@ constexpr std::chrono::seconds kMaxDuration(10LL * 366 * 24 * 3600);
 
 constexpr std::string_view kScopeModes[] = {"host", "domain", "any"};
 constexpr std::string_view kLogLevels[] = {"quiet", "info", "debug"};
+constexpr std::string_view kWarcNonHtml[] = {"full", "truncate"};
 
 // An option's key and the member it sets, from one spelling: OPTION_KEY(crawl, threads) is the
 // TOML key crawl.threads and the member config.crawl.threads.
@@ -242,6 +243,11 @@ std::vector<CrawlOptionSpec> FlagOptionSpecs() {
            "Bloom-only: 4-bit counters (4x the memory), so that `urlsieve forget` works on "
            "OUT/state (a new crawl only)"),
       Bool(OPTION_KEY(output, warc), "--warc", true, "Also write <out>/crawl.warc.gz"),
+      Choice(OPTION_KEY(output, warc_non_html), "--warc-non-html",
+             "With --warc, the body of a non-HTML response (never parsed): full (download and "
+             "archive it, up to --max-body-bytes) | truncate (stop at its first bytes, archived "
+             "marked WARC-Truncated)",
+             kWarcNonHtml),
       Bool(OPTION_KEY(crawl, resume), "--resume", true,
            "Continue the crawl whose state is in --out"),
       FlagOnly(Bool(OPTION_KEY(crawl, rebuild_bloom), "--rebuild", true,

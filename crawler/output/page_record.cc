@@ -25,6 +25,7 @@ nlohmann::json ToJson(const PageRecord& r) {
   if (r.noindex) j["noindex"] = true;
   if (r.canonical) j["canonical"] = *r.canonical;
   if (!r.encoding.empty()) j["encoding"] = r.encoding;
+  if (!r.body.empty()) j["body"] = r.body;
   if (r.refetch) {
     j["refetch"] = *r.refetch;
     if (r.status == 304) j["not_modified"] = true;

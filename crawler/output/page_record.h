@@ -34,11 +34,18 @@ struct PageRecord {
   // The encoding the body was decoded from (TextEncoding::name, docs/features/encodings.md,
   // "Character encodings") for an HTML page that was parsed; empty otherwise -> absent.
   std::string encoding;
+  // A body not kept whole for its type or size (docs/features/content-seen.md, "Non-HTML
+  // bodies"): "skipped" (a type that is not parsed, not downloaded: a crawl without --warc),
+  // "truncated" (only its first bytes kept: --warc-non-html truncate, or past --max-body-bytes);
+  // empty: kept whole -> absent.
+  std::string body;
 };
 
 // {"url", "final_url", "status", "content_type", "bytes", "depth", "parent", "fetch_ms", "time",
 //  "links_found", "links_new", "error"} always, "noindex": true and "canonical" only when present,
-// "encoding" ("UTF-8", "GBK", ...) for an HTML page that was parsed.
+// "encoding" ("UTF-8", "GBK", ...) for an HTML page that was parsed, "body": "skipped" |
+// "truncated" for a body not kept whole (a type that is not parsed and not downloaded; only its
+// first bytes kept).
 // A re-fetch (--recrawl) adds "refetch": "not_modified" | "unchanged" | "changed", and a 304
 // also "not_modified": true (its "status" is 304, "bytes" 0, and its links are not extracted again:
 // "links_found" and "links_new" are 0, as for an "unchanged" page).

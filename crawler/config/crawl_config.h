@@ -90,8 +90,8 @@ struct CrawlConfig {
   } scope;
 
   struct Output {
-    bool jsonl = true;     // <out_dir>/pages.jsonl
-    bool warc = false;     // <out_dir>/crawl.warc.gz
+    bool jsonl = true;  // <out_dir>/pages.jsonl
+    bool warc = false;  // <out_dir>/crawl.warc.gz
     // With warc: the bodies of non-HTML responses (docs/features/content-seen.md, "Non-HTML
     // bodies"): "full" (downloaded up to fetch.max_body_bytes and archived) or "truncate" (the
     // transfer stops at the first bytes; the record is marked WARC-Truncated: length).

@@ -103,7 +103,8 @@ void ReadTransferInfo(CURL* easy, FetchResult* result) {
 // response's Content-Length says so (the caller checks that no content coding changed the count).
 bool WholeBodyArrived(CURL* easy, size_t first) {
   curl_off_t length = -1;
-  if (curl_easy_getinfo(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK) return false;
+  if (curl_easy_getinfo(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK)
+    return false;
   return length >= 0 && static_cast<curl_off_t>(first) == length;
 }
 
@@ -342,8 +343,8 @@ size_t Fetcher::OnBody(char* data, size_t size, size_t count, void* self) {
             r.body_skipped = true;
             return 0;  // aborts the transfer: nobody will parse this body
           case FetcherOptions::OtherBodies::kFirstBytes: {
-            r.body.append(data, static_cast<size_t>(std::min<std::uint64_t>(
-                                    n, t->policy.max_body_bytes)));
+            r.body.append(
+                data, static_cast<size_t>(std::min<std::uint64_t>(n, t->policy.max_body_bytes)));
             if (r.body.size() == n && r.content_encoding.empty() && WholeBodyArrived(t->easy, n))
               return n;  // nothing more to come: the body is whole
             r.body_skipped = true;

@@ -260,6 +260,9 @@ TEST_F(CrawlFlagsTest, WarcNonHtmlIsAChoiceKeptWithTheCrawl) {
   c->output.warc = false;  // no archive: nothing to keep a body for
   EXPECT_EQ(FetcherOptionsFrom(*c).other_bodies, FetcherOptions::OtherBodies::kSkip);
   EXPECT_FALSE(FetcherOptionsFrom(*c).keep_cut_bodies);
+  EXPECT_TRUE(c->Validate().ok());
+  c->output.warc_non_html = "truncate";
+  EXPECT_EQ(c->Validate().message(), "output.warc_non_html: --warc-non-html truncate needs --warc");
   EXPECT_THROW(Run({"--seeds", "s.txt", "--warc", "--warc-non-html", "some"}),
                CLI::ValidationError);
 }

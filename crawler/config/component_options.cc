@@ -12,6 +12,14 @@ FetcherOptions FetcherOptionsFrom(const CrawlConfig& config) {
   o.total_timeout = std::chrono::milliseconds(config.fetch.timeout_ms);
   o.max_body_bytes = static_cast<uint64_t>(config.fetch.max_body_bytes);
   o.capture_headers = config.output.warc;
+  // docs/features/content-seen.md, "Non-HTML bodies": an archive keeps what was fetched, and says
+  // when it is not the whole body; without one, an unparsed body is not downloaded.
+  if (config.output.warc) {
+    o.other_bodies = config.output.warc_non_html == "truncate"
+                         ? FetcherOptions::OtherBodies::kFirstBytes
+                         : FetcherOptions::OtherBodies::kDownload;
+    o.keep_cut_bodies = true;
+  }
   o.verify_tls = config.fetch.verify_tls;
   o.ca_file = config.fetch.ca_file;
   return o;

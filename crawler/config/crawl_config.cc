@@ -213,6 +213,11 @@ Status CrawlConfig::Validate() const {
     return Status::InvalidArgument(
         "output.metrics_linger: --metrics-linger needs --metrics-listen");
   }
+  // Without an archive a non-HTML body is not downloaded at all: asking to cut it means nothing
+  // (docs/features/content-seen.md, "Non-HTML bodies").
+  if (output.warc_non_html != "full" && !output.warc) {
+    return Status::InvalidArgument("output.warc_non_html: --warc-non-html truncate needs --warc");
+  }
   return ValidateCluster(*this);
 }
 

@@ -90,8 +90,12 @@ struct CrawlConfig {
   } scope;
 
   struct Output {
-    bool jsonl = true;     // <out_dir>/pages.jsonl
-    bool warc = false;     // <out_dir>/crawl.warc.gz
+    bool jsonl = true;  // <out_dir>/pages.jsonl
+    bool warc = false;  // <out_dir>/crawl.warc.gz
+    // With warc: the bodies of non-HTML responses (docs/features/content-seen.md, "Non-HTML
+    // bodies"): "full" (downloaded up to fetch.max_body_bytes and archived) or "truncate" (the
+    // transfer stops at the first bytes; the record is marked WARC-Truncated: length).
+    std::string warc_non_html = "full";
     bool progress = true;  // a progress line on stderr when it is a terminal
     // What stderr tells: warnings and every retry, back-off or host given up (kInfo).
     LogLevel log_level = LogLevel::kInfo;

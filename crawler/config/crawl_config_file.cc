@@ -20,7 +20,8 @@ bool NamesAFile(const CrawlOptionSpec& spec) {
 // metrics endpoint, progress line, log level).
 bool OfThisRunOnly(const CrawlOptionSpec& spec) {
   if (spec.section == "crawl") return spec.name == "resume" || spec.name == "accept_loss";
-  return spec.section == "output" && spec.name != "jsonl" && spec.name != "warc";
+  return spec.section == "output" && spec.name != "jsonl" && spec.name != "warc" &&
+         spec.name != "warc_non_html";
 }
 
 const OptionValue* GivenValue(const CrawlFlags& flags, std::string_view section,

@@ -23,6 +23,7 @@ constexpr std::chrono::seconds kMaxDuration(10LL * 366 * 24 * 3600);
 constexpr std::string_view kScopeModes[] = {"host", "domain", "any"};
 constexpr std::string_view kLogLevels[] = {"quiet", "info", "debug"};
 constexpr std::string_view kFollowSkip[] = {"follow", "skip"};
+constexpr std::string_view kWarcNonHtml[] = {"full", "truncate"};
 
 // An option's key and the member it sets, from one spelling: OPTION_KEY(crawl, threads) is the
 // TOML key crawl.threads and the member config.crawl.threads.
@@ -257,6 +258,11 @@ std::vector<CrawlOptionSpec> FlagOptionSpecs() {
              kFollowSkip),
       Choice(OPTION_KEY(content, near_duplicate_links), "--near-duplicate-links",
              "follow | skip: the links of a near duplicate", kFollowSkip),
+      Choice(OPTION_KEY(output, warc_non_html), "--warc-non-html",
+             "With --warc, the body of a non-HTML response (never parsed): full (download and "
+             "archive it, up to --max-body-bytes) | truncate (stop at its first bytes, archived "
+             "marked WARC-Truncated)",
+             kWarcNonHtml),
       Bool(OPTION_KEY(crawl, resume), "--resume", true,
            "Continue the crawl whose state is in --out"),
       FlagOnly(Bool(OPTION_KEY(crawl, rebuild_bloom), "--rebuild", true,

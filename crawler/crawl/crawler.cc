@@ -599,7 +599,7 @@ void Crawler::ArchiveAsFetched(const FetchResult& r,
                         r.response_headers,
                         r.body,
                         !r.content_encoding.empty(),
-                        r.body_truncated,
+                        WarcTruncation(r),
                         {},
                         {}};
   Status status = warc_->WriteExchange(exchange);

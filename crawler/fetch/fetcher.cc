@@ -99,6 +99,15 @@ void ReadTransferInfo(CURL* easy, FetchResult* result) {
   result->total_time = std::chrono::microseconds(micros);
 }
 
+// Whether the `first` body bytes that came with the first write are the whole body: the
+// response's Content-Length says so (the caller checks that no content coding changed the count).
+bool WholeBodyArrived(CURL* easy, size_t first) {
+  curl_off_t length = -1;
+  if (curl_easy_getinfo(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK)
+    return false;
+  return length >= 0 && static_cast<curl_off_t>(first) == length;
+}
+
 }  // namespace
 
 std::string_view FetchErrorKindName(FetchErrorKind kind) {
@@ -131,6 +140,7 @@ struct Fetcher::Transfer {
   const FetcherOptions* options;
   Policy policy;
   FetchResult* result;
+  CURL* easy;
   bool type_checked = false;  // the first body bytes decided whether the body is wanted
   bool too_large = false;
 };
@@ -221,7 +231,7 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
                              const ConditionalRequest* conditional) {
   FetchResult result;
   result.url = url;
-  Transfer transfer{&options_, policy, &result};
+  Transfer transfer{&options_, policy, &result, easy_};
   error_buffer_[0] = '\0';
 
   curl_slist* headers = ConditionalHeaders(conditional);
@@ -229,9 +239,11 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
 
   curl_easy_setopt(easy_, CURLOPT_URL, url.c_str());
   // Rejects early on a Content-Length past the cap. It sees wire bytes only; OnBody bounds the
-  // decoded ones. With truncation the cap is ours to apply, so curl gets none.
+  // decoded ones. With truncation, or when a cut body is kept, the cap is ours to apply, so curl
+  // gets none.
+  const bool curl_cap = !policy.truncate_at_cap && !options_.keep_cut_bodies;
   curl_easy_setopt(easy_, CURLOPT_MAXFILESIZE_LARGE,
-                   static_cast<curl_off_t>(policy.truncate_at_cap ? 0 : policy.max_body_bytes));
+                   static_cast<curl_off_t>(curl_cap ? policy.max_body_bytes : 0));
   curl_easy_setopt(easy_, CURLOPT_WRITEDATA, &transfer);
   curl_easy_setopt(easy_, CURLOPT_HEADERDATA, &transfer);
   curl_easy_setopt(easy_, CURLOPT_DEBUGDATA, &transfer);
@@ -249,6 +261,14 @@ FetchResult Fetcher::Perform(const std::string& url, const Policy& policy,
   if (code == CURLE_OK) return result;
   // OnBody stops unwanted or capped bodies by failing the write; those are outcomes, not errors.
   if (code == CURLE_WRITE_ERROR && (result.body_skipped || result.body_truncated)) return result;
+  // A Content-Length past the cap stopped curl before OnBody saw the type: an unwanted body is
+  // skipped, whatever its size.
+  if (code == CURLE_FILESIZE_EXCEEDED && !policy.accept_all_types &&
+      !result.content_type_accepted &&
+      options_.other_bodies != FetcherOptions::OtherBodies::kDownload) {
+    result.body_skipped = true;
+    return result;
+  }
   RecordError(code, transfer);
   return result;
 }
@@ -318,15 +338,30 @@ size_t Fetcher::OnBody(char* data, size_t size, size_t count, void* self) {
       const auto& accepted = t->options->accepted_content_types;
       if (!media.empty() && !accepted.empty() &&
           std::find(accepted.begin(), accepted.end(), media) == accepted.end()) {
-        r.body_skipped = true;
-        return 0;  // aborts the transfer: nobody will parse this body
+        switch (t->options->other_bodies) {
+          case FetcherOptions::OtherBodies::kSkip:
+            r.body_skipped = true;
+            return 0;  // aborts the transfer: nobody will parse this body
+          case FetcherOptions::OtherBodies::kFirstBytes: {
+            r.body.append(
+                data, static_cast<size_t>(std::min<std::uint64_t>(n, t->policy.max_body_bytes)));
+            if (r.body.size() == n && r.content_encoding.empty() && WholeBodyArrived(t->easy, n))
+              return n;  // nothing more to come: the body is whole
+            r.body_skipped = true;
+            return 0;  // aborts the transfer: the archive keeps what came
+          }
+          case FetcherOptions::OtherBodies::kDownload:
+            break;  // read on, like an accepted body
+        }
       }
     }
   }
   const std::uint64_t room = t->policy.max_body_bytes - r.body.size();
   if (n > room) {
+    // The first max_body_bytes are kept either way: robots.txt and sitemaps read them, an archive
+    // stores them marked truncated.
+    r.body.append(data, static_cast<size_t>(room));
     if (t->policy.truncate_at_cap) {
-      r.body.append(data, static_cast<size_t>(room));
       r.body_truncated = true;
     } else {
       t->too_large = true;

@@ -43,11 +43,25 @@ struct FetcherOptions {
   std::chrono::seconds low_speed_time{10};
   // Cap on the decoded body. Past it the transfer is aborted with error kBodyTooLarge.
   std::uint64_t max_body_bytes = 10 * 1024 * 1024;
-  // Media types (lowercase "type/subtype", parameters ignored) whose bodies are downloaded. The
-  // body of any other type is not downloaded (the transfer stops after the headers; the result has
-  // body_skipped set and no error). A response without Content-Type counts as accepted: the parser
-  // decides. Empty list = accept everything.
+  // Media types (lowercase "type/subtype", parameters ignored) whose bodies are parsed. What
+  // happens to the body of any other type is other_bodies' choice; it is never an error. A
+  // response without Content-Type counts as accepted: the parser decides. Empty list = accept
+  // everything.
   std::vector<std::string> accepted_content_types = {"text/html", "application/xhtml+xml"};
+  // The body of a response whose type is not accepted (nobody parses it; an archive may keep it,
+  // docs/features/content-seen.md, "Non-HTML bodies"):
+  enum class OtherBodies : uint8_t {
+    kSkip,        // not downloaded: the transfer stops at its first body bytes, which are
+                  // dropped; body_skipped set, body empty (a crawl without an archive)
+    kFirstBytes,  // the transfer stops at its first body bytes, which are kept (up to the cap):
+                  // body_skipped set and body holds them, unless they were the whole body
+    kDownload,    // downloaded like an accepted body, under the same cap; body_skipped not set
+  };
+  OtherBodies other_bodies = OtherBodies::kSkip;
+  // A body past max_body_bytes fails the transfer (kBodyTooLarge) either way. false: a
+  // Content-Length past the cap stops it before any body byte (nothing is kept); true: the body is
+  // read up to the cap and its first max_body_bytes are kept (an archive marks them truncated).
+  bool keep_cut_bodies = false;
   bool verify_tls = true;  // peer certificate and host name; turn off only for test servers
   std::string ca_file;     // PEM CA bundle to verify against instead of the system's ("" = system)
   bool http2 = true;       // offer HTTP/2 over TLS (ALPN); plain http stays HTTP/1.1
@@ -104,9 +118,13 @@ struct FetchResult {
   std::string last_modified;
 
   bool content_type_accepted = false;  // media_type is in FetcherOptions::accepted_content_types
-  bool body_skipped = false;           // not accepted, so the body was not downloaded
+  // Not accepted, so the body was not downloaded (OtherBodies::kSkip: body empty; kFirstBytes:
+  // body holds the bytes that came with the first write, a prefix of it).
+  bool body_skipped = false;
   bool body_truncated = false;  // FetchRobots, FetchSitemap: body cut at its cap (RFC 9309 §2.5)
-  std::string body;             // decoded (Content-Encoding removed)
+  // Decoded (Content-Encoding removed). After kBodyTooLarge: what was kept of it (its first
+  // max_body_bytes with keep_cut_bodies, else what arrived before the cap was seen, maybe nothing).
+  std::string body;
 
   std::uint64_t body_wire_bytes = 0;  // body bytes as received, before decoding
   std::uint64_t header_bytes = 0;     // response header bytes received

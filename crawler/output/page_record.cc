@@ -30,6 +30,7 @@ nlohmann::json ToJson(const PageRecord& r) {
     j["near_duplicate_of"] = r.near_duplicate_of;
     j["distance"] = r.distance;
   }
+  if (!r.body.empty()) j["body"] = r.body;
   if (r.refetch) {
     j["refetch"] = *r.refetch;
     if (r.status == 304) j["not_modified"] = true;

@@ -40,11 +40,18 @@ struct PageRecord {
   std::string duplicate_of;
   std::string near_duplicate_of;
   int distance = 0;
+  // A body not kept whole for its type or size (docs/features/content-seen.md, "Non-HTML
+  // bodies"): "skipped" (a type that is not parsed, not downloaded: a crawl without --warc),
+  // "truncated" (only its first bytes kept: --warc-non-html truncate, or past --max-body-bytes);
+  // empty: kept whole -> absent.
+  std::string body;
 };
 
 // {"url", "final_url", "status", "content_type", "bytes", "depth", "parent", "fetch_ms", "time",
 //  "links_found", "links_new", "error"} always, "noindex": true and "canonical" only when present,
-// "encoding" ("UTF-8", "GBK", ...) for an HTML page that was parsed.
+// "encoding" ("UTF-8", "GBK", ...) for an HTML page that was parsed, "body": "skipped" |
+// "truncated" for a body not kept whole (a type that is not parsed and not downloaded; only its
+// first bytes kept).
 // A re-fetch (--recrawl) adds "refetch": "not_modified" | "unchanged" | "changed", and a 304
 // also "not_modified": true (its "status" is 304, "bytes" 0, and its links are not extracted again:
 // "links_found" and "links_new" are 0, as for an "unchanged" page).

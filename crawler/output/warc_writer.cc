@@ -342,7 +342,7 @@ Status WarcWriter::WriteExchange(const WarcExchange& ex, WarcRecordRef* response
   response_header.Add("Content-Type", "application/http;msgtype=response")
       .Add("WARC-Block-Digest", block_digest)
       .Add("WARC-Payload-Digest", payload_digest);
-  if (ex.truncated) response_header.Add("WARC-Truncated", "length");
+  if (!ex.truncated.empty()) response_header.Add("WARC-Truncated", ex.truncated);
   std::string response_text = response_header.Finish(head.size() + ex.payload.size());
 
   URLSIEVE_RETURN_IF_ERROR(AppendMembers(

@@ -14,7 +14,10 @@
 // (Transfer-Encoding always, Content-Encoding when payload_decoded, a Content-Length that differs
 // from the stored payload) and a correct Content-Length is added: the record stays a valid HTTP
 // message that standard readers (warcio, jwarc, pywb) parse and replay, and nothing is lost.
-// A body cut at the size limit gets "WARC-Truncated: length".
+// A payload that is not the whole body (cut at the size limit, or only its first bytes kept, or
+// the transfer failed mid-body) names why in WARC-Truncated (WARC 1.1 §5.13: length, time,
+// disconnect, unspecified): a replay never shows a cut payload as complete, and the original
+// Content-Length, kept as X-Crawler-Content-Length, tells how long the body was.
 //
 // A re-fetch whose payload is not stored again (WriteRevisit) is a `request` record and a `revisit`
 // record (WARC 1.1 §6.7): WARC-Profile server-not-modified (a 304) or identical-payload-digest (a
@@ -54,7 +57,9 @@ struct WarcExchange {
   std::string_view response_head;  // status line + headers as received (CRLF or LF line ends)
   std::string_view payload;        // the body as kept
   bool payload_decoded = false;    // libcurl removed a Content-Encoding from the payload
-  bool truncated = false;          // the body was cut at max_body_bytes
+  // Why the payload is not the whole body: the WARC-Truncated value ("length", "time",
+  // "disconnect", "unspecified"); empty: it is whole.
+  std::string_view truncated;
   // WarcSha1Digest(payload) when the caller computed it already (the crawl's fetch record keeps
   // it); empty: the writer computes it.
   std::string_view payload_digest;

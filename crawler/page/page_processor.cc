@@ -11,6 +11,20 @@ bool IsRedirectStatus(long status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
 
+std::string_view WarcTruncation(const FetchResult& r) {
+  if (r.body_truncated || r.body_skipped || r.error_kind == FetchErrorKind::kBodyTooLarge) {
+    return "length";
+  }
+  if (r.ok()) return {};
+  return r.error_kind == FetchErrorKind::kTimeout ? "time" : "unspecified";
+}
+
+std::string_view BodyNote(const FetchResult& r) {
+  if (r.body_skipped) return r.body.empty() ? "skipped" : "truncated";
+  if (r.body_truncated || r.error_kind == FetchErrorKind::kBodyTooLarge) return "truncated";
+  return {};
+}
+
 std::optional<RejectReason> PermanentFailure(const FetchResult& r) {
   if (!r.ok() && IsPermanent(r.error_kind)) return RejectReason::kTlsError;
   return std::nullopt;
@@ -37,6 +51,7 @@ ProcessedPage PageProcessor::Process(const Lease& lease, const FetchResult& r,
   record.parent = lease.parent;
   record.fetch_ms = std::chrono::duration<double, std::milli>(r.total_time).count();
   if (!r.ok()) record.error = r.error.message();  // "<kind>: <detail>", built by the fetcher
+  record.body = BodyNote(r);
 
   page.answered = r.ok() && r.status != 0;
   if (page.answered && r.status != 304) page.digest = WarcSha1Digest(r.body);
@@ -125,7 +140,7 @@ WarcExchange PageProcessor::Exchange(const Lease& lease, const FetchResult& r,
                       r.response_headers,
                       r.body,
                       !r.content_encoding.empty(),
-                      false,
+                      WarcTruncation(r),
                       page.digest,
                       page.response_id};
 }

@@ -110,6 +110,16 @@ class PageProcessor {
 
 bool IsRedirectStatus(long status);
 
+// Why the body a fetch kept is not the whole body, as a WARC-Truncated value: "length" (cut at
+// the cap, or only its first bytes kept: docs/features/content-seen.md, "Non-HTML bodies"),
+// "time" (a timeout mid-body), "unspecified" (the transfer failed otherwise after the response
+// began); empty: the body is whole.
+std::string_view WarcTruncation(const FetchResult& r);
+
+// What pages.jsonl says of a body that was not kept whole for its size or type (PageRecord::body):
+// "skipped" (not downloaded), "truncated" (its first bytes kept), "" otherwise.
+std::string_view BodyNote(const FetchResult& r);
+
 // A permanent transfer failure (a certificate refused) is not retried: its origin is given up.
 std::optional<RejectReason> PermanentFailure(const FetchResult& r);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "crawler/cli/option_flags.h"
+#include "crawler/config/component_options.h"
 #include "crawler/config/crawl_config_file.h"
 #include "tests/support/scratch_dir.h"
 
@@ -242,6 +243,28 @@ TEST_F(CrawlFlagsTest, FlagsOverrideTheFile) {
   EXPECT_FALSE(c->crawl.obey_nofollow);
   EXPECT_EQ(c->politeness.delay_ms, 250);
   EXPECT_EQ(c->fetch.user_agent, "x/2");
+}
+
+// docs/features/content-seen.md, "Non-HTML bodies": --warc-non-html full | truncate, saved with
+// the crawl's options (a continuation archives the same way), and turned into the fetcher's.
+TEST_F(CrawlFlagsTest, WarcNonHtmlIsAChoiceKeptWithTheCrawl) {
+  Result<CrawlConfig> c = Run({"--seeds", "s.txt", "--warc", "--warc-non-html", "truncate"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->output.warc_non_html, "truncate");
+  EXPECT_NE(SavedCrawlConfigText(*c).find("warc_non_html = 'truncate'"), std::string::npos)
+      << SavedCrawlConfigText(*c);
+  EXPECT_EQ(FetcherOptionsFrom(*c).other_bodies, FetcherOptions::OtherBodies::kFirstBytes);
+  EXPECT_TRUE(FetcherOptionsFrom(*c).keep_cut_bodies);
+  c->output.warc_non_html = "full";
+  EXPECT_EQ(FetcherOptionsFrom(*c).other_bodies, FetcherOptions::OtherBodies::kDownload);
+  c->output.warc = false;  // no archive: nothing to keep a body for
+  EXPECT_EQ(FetcherOptionsFrom(*c).other_bodies, FetcherOptions::OtherBodies::kSkip);
+  EXPECT_FALSE(FetcherOptionsFrom(*c).keep_cut_bodies);
+  EXPECT_TRUE(c->Validate().ok());
+  c->output.warc_non_html = "truncate";
+  EXPECT_EQ(c->Validate().message(), "output.warc_non_html: --warc-non-html truncate needs --warc");
+  EXPECT_THROW(Run({"--seeds", "s.txt", "--warc", "--warc-non-html", "some"}),
+               CLI::ValidationError);
 }
 
 // Issue 24: `--resume` and `--recrawl` needed --seeds (and every scope flag) again. A crawl's

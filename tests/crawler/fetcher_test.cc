@@ -14,6 +14,7 @@
 #include "crawler/fetch/curl_share.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/generated_site.h"
+#include "tools/site_server/map_site.h"
 #include "tools/site_server/site_server.h"
 
 namespace urlsieve {
@@ -395,6 +396,95 @@ TEST_F(FetcherTest, AConditionalRequestSendsTheValidatorsAndOnlyForThatFetch) {
   r = fetcher->Fetch(Url("/about"), ConditionalRequest{longest + "w", longest + "w"});
   ASSERT_TRUE(r.ok()) << r.error.ToString();
   EXPECT_EQ(r.request_headers.find("If-"), std::string::npos) << r.request_headers.substr(0, 200);
+}
+
+// The bodies of types that are not parsed (docs/features/content-seen.md, "Non-HTML bodies"):
+// skipped, their first bytes kept, or downloaded; a cut body keeps its first max_body_bytes.
+class OtherBodiesTest : public ::testing::Test {
+ protected:
+  static constexpr std::uint64_t kCap = 64 * 1024;
+
+  void SetUp() override {
+    for (size_t i = 0; i < 200 * 1024; ++i) big_.push_back(static_cast<char>((i * 7919) >> 3));
+    mid_ = big_.substr(0, 48 * 1024);
+    auto server = site::SiteServer::Start(
+        {}, [&](const std::vector<std::string>&) -> Result<std::unique_ptr<site::Site>> {
+          auto map = std::make_unique<site::MapSite>();
+          map->Set("/style.css", "text/css", css_);
+          map->Set("/mid.js", "application/javascript", mid_);
+          map->Set("/big.bin", "application/octet-stream", big_);
+          map->Set("/big.html", "text/html", std::string(kCap + 1, 'x'));
+          return std::unique_ptr<site::Site>(std::move(map));
+        });
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+  }
+
+  FetchResult Fetch(FetcherOptions::OtherBodies other, bool keep_cut, const std::string& path) {
+    FetcherOptions o;
+    o.max_body_bytes = kCap;
+    o.other_bodies = other;
+    o.keep_cut_bodies = keep_cut;
+    auto fetcher = Fetcher::Create(o, nullptr);
+    EXPECT_TRUE(fetcher.ok());
+    return (*fetcher)->Fetch(server_->Url(path));
+  }
+
+  const std::string css_ = "body { color: black }\n";
+  std::string mid_;
+  std::string big_;
+  std::unique_ptr<site::SiteServer> server_;
+};
+
+TEST_F(OtherBodiesTest, SkipDownloadsNothingWhateverTheSize) {
+  using enum FetcherOptions::OtherBodies;
+  FetchResult css = Fetch(kSkip, false, "/style.css");
+  EXPECT_TRUE(css.ok()) << css.error.ToString();
+  EXPECT_TRUE(css.body_skipped);
+  EXPECT_FALSE(css.content_type_accepted);
+  EXPECT_EQ(css.body, "");
+  // Its Content-Length is past the cap: still a skipped body, not a body too large.
+  FetchResult big = Fetch(kSkip, false, "/big.bin");
+  EXPECT_TRUE(big.ok()) << big.error.ToString();
+  EXPECT_TRUE(big.body_skipped);
+  EXPECT_EQ(big.status, 200);
+  EXPECT_EQ(big.body, "");
+}
+
+TEST_F(OtherBodiesTest, DownloadKeepsTheWholeBodyUpToTheCap) {
+  using enum FetcherOptions::OtherBodies;
+  FetchResult js = Fetch(kDownload, true, "/mid.js");
+  ASSERT_TRUE(js.ok()) << js.error.ToString();
+  EXPECT_FALSE(js.body_skipped);
+  EXPECT_FALSE(js.content_type_accepted);  // never parsed
+  EXPECT_EQ(js.body, mid_);
+  FetchResult big = Fetch(kDownload, true, "/big.bin");
+  EXPECT_EQ(big.error_kind, FetchErrorKind::kBodyTooLarge) << big.error.ToString();
+  EXPECT_EQ(big.status, 200);
+  EXPECT_EQ(big.body, big_.substr(0, kCap));  // its first max_body_bytes, exactly
+  // Without keep_cut_bodies the Content-Length stops it before any byte.
+  FetchResult early = Fetch(kDownload, false, "/big.bin");
+  EXPECT_EQ(early.error_kind, FetchErrorKind::kBodyTooLarge) << early.error.ToString();
+  EXPECT_EQ(early.body, "");
+  // An accepted type is cut the same way.
+  FetchResult html = Fetch(kDownload, true, "/big.html");
+  EXPECT_EQ(html.error_kind, FetchErrorKind::kBodyTooLarge);
+  EXPECT_EQ(html.body.size(), kCap);
+}
+
+TEST_F(OtherBodiesTest, FirstBytesKeepsWhatCameFirst) {
+  using enum FetcherOptions::OtherBodies;
+  // A body that came whole with the first write is whole: not skipped.
+  FetchResult css = Fetch(kFirstBytes, true, "/style.css");
+  ASSERT_TRUE(css.ok()) << css.error.ToString();
+  EXPECT_FALSE(css.body_skipped);
+  EXPECT_EQ(css.body, css_);
+  FetchResult js = Fetch(kFirstBytes, true, "/mid.js");
+  ASSERT_TRUE(js.ok()) << js.error.ToString();
+  EXPECT_TRUE(js.body_skipped);
+  EXPECT_GT(js.body.size(), 0u);
+  EXPECT_LT(js.body.size(), mid_.size());
+  EXPECT_EQ(js.body, mid_.substr(0, js.body.size()));
 }
 
 }  // namespace

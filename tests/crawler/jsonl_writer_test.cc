@@ -83,6 +83,18 @@ TEST_F(JsonlWriterTest, OneObjectPerLineWithEveryField) {
   EXPECT_EQ(b["error"], "timeout: no response in 30000 ms");
   EXPECT_FALSE(b.contains("noindex"));
   EXPECT_FALSE(b.contains("canonical"));
+  EXPECT_FALSE(a.contains("body"));  // kept whole: no "body"
+}
+
+// docs/features/content-seen.md, "Non-HTML bodies": a body not kept whole says so.
+TEST(PageRecordJsonTest, BodyNoteOnlyWhenTheBodyWasNotKeptWhole) {
+  PageRecord r;
+  r.url = "http://example.com/a.pdf";
+  EXPECT_FALSE(ToJson(r).contains("body"));
+  r.body = "skipped";
+  EXPECT_EQ(ToJson(r)["body"], "skipped");
+  r.body = "truncated";
+  EXPECT_EQ(ToJson(r)["body"], "truncated");
 }
 
 TEST_F(JsonlWriterTest, InvalidUtf8StaysValidJson) {

@@ -138,6 +138,48 @@ TEST_F(PageProcessorTest, BodyNotDownloadedOrNotHtmlGivesNoLinks) {
   EXPECT_TRUE(page.answered);
 }
 
+// docs/features/content-seen.md, "Non-HTML bodies": pages.jsonl and the WARC record say when the
+// body kept is not the whole body, and why.
+TEST_F(PageProcessorTest, BodyNotKeptWholeIsNotedAndArchivedAsTruncated) {
+  FetchResult skipped = Html("", "application/pdf");
+  skipped.content_type_accepted = false;
+  skipped.body_skipped = true;
+  ProcessedPage page = Process(skipped);
+  EXPECT_EQ(page.record.body, "skipped");
+  EXPECT_EQ(page.archive, PageArchive::kExchange);
+  EXPECT_EQ(PageProcessor::Exchange(lease_, skipped, page).truncated, "length");
+
+  FetchResult first = Html("%PDF-1.4", "application/pdf");  // its first bytes kept
+  first.content_type_accepted = false;
+  first.body_skipped = true;
+  page = Process(first);
+  EXPECT_EQ(page.record.body, "truncated");
+  EXPECT_EQ(page.record.bytes, 8u);
+  EXPECT_TRUE(page.links.empty());
+  EXPECT_EQ(PageProcessor::Exchange(lease_, first, page).truncated, "length");
+
+  FetchResult whole = Html("body { color: red }", "text/css");  // downloaded, never parsed
+  whole.content_type_accepted = false;
+  page = Process(whole);
+  EXPECT_EQ(page.record.body, "");
+  EXPECT_TRUE(page.links.empty());
+  EXPECT_EQ(PageProcessor::Exchange(lease_, whole, page).truncated, "");
+
+  FetchResult cut = Html("<a href=/x>");
+  cut.error = Status::Unavailable("body too large: more than 11 bytes after decoding");
+  cut.error_kind = FetchErrorKind::kBodyTooLarge;
+  page = Process(cut);
+  EXPECT_EQ(page.record.body, "truncated");
+  EXPECT_EQ(PageProcessor::Exchange(lease_, cut, page).truncated, "length");
+
+  FetchResult slow = Html("<a href=/x>");
+  slow.error = Status::Unavailable("timeout: Operation timed out");
+  slow.error_kind = FetchErrorKind::kTimeout;
+  EXPECT_EQ(WarcTruncation(slow), "time");
+  slow.error_kind = FetchErrorKind::kNetwork;
+  EXPECT_EQ(WarcTruncation(slow), "unspecified");
+}
+
 TEST_F(PageProcessorTest, TransferFailureIsNoAnswerAndIsRetried) {
   FetchResult r;
   r.url = lease_.url;

@@ -8,6 +8,11 @@ record syntax, Content-Length, WARC-Block-Digest (required on every record we wr
 where it is checked when present) and WARC-Payload-Digest (sha1, base32), and that every request
 names a record in WARC-Concurrent-To.
 
+A response with status 200 and an empty payload whose Content-Length (or X-Crawler-Content-Length,
+the server's value a writer kept) names a length other than 0 must carry WARC-Truncated: else a
+replay shows an empty 200 as the complete answer (docs/features/content-seen.md, "Non-HTML
+bodies").
+
 Revisit records (WARC 1.1 §6.7): WARC-Profile is server-not-modified (then the status is 304) or
 identical-payload-digest; the block is an HTTP response head and nothing else; WARC-Truncated is
 absent; WARC-Refers-To names a response record in one of the files given (an earlier crawl's WARC
@@ -76,6 +81,21 @@ def read_records(path):
         pos = end
 
 
+def check_empty_payload(where, http_head):
+    """A 200 whose empty payload is not what its length headers announce, and not marked cut."""
+    lines = http_head.split(b"\r\n")
+    status = lines[0].split(b" ")
+    if len(status) < 2 or status[1] != b"200":
+        return
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        name = name.strip().lower()
+        if colon and name in (b"content-length", b"x-crawler-content-length"):
+            if value.strip() != b"0":
+                fail(where, f"status 200 with an empty payload, {name.decode()}: "
+                     f"{value.strip().decode()} and no WARC-Truncated")
+
+
 def check_record(where, headers, block):
     kind = headers["warc-type"]
     if "warc-block-digest" in headers:
@@ -89,6 +109,10 @@ def check_record(where, headers, block):
             fail(where, "payload digest mismatch")
         if not http_head.startswith(b"HTTP/"):
             fail(where, "response block is not an HTTP message")
+    if kind == "response" and "warc-truncated" not in headers:
+        http_head, sep, payload = block.partition(b"\r\n\r\n")
+        if sep and not payload:
+            check_empty_payload(where, http_head)
     if kind == "revisit":
         profile = PROFILES.get(headers.get("warc-profile"))
         if profile is None:

@@ -187,7 +187,7 @@ TEST_F(WarcWriterTest, DecodedPayloadHeadersAreRewritten) {
       "HTTP/1.1 200 OK\nContent-Type: text/html\nContent-Encoding: gzip\n"
       "Transfer-Encoding: chunked\nContent-Length: 5\nX-Other: kept\n\n";
   ex.payload_decoded = true;
-  ex.truncated = true;
+  ex.truncated = "length";
   ASSERT_TRUE(w->WriteExchange(ex).ok());
   ASSERT_TRUE(w->Sync().ok());
   std::vector<Record> records;
@@ -198,6 +198,39 @@ TEST_F(WarcWriterTest, DecodedPayloadHeadersAreRewritten) {
             "X-Crawler-Transfer-Encoding: chunked\r\nX-Crawler-Content-Length: 5\r\n"
             "X-Other: kept\r\nContent-Length: 12\r\n\r\ndecoded body");
   EXPECT_EQ(records[2].headers.at("WARC-Truncated"), "length");
+}
+
+// docs/features/content-seen.md, "Non-HTML bodies": only the first bytes of a body were kept.
+// The record says so (WARC-Truncated), stays a valid HTTP message (Content-Length: the bytes
+// stored) and keeps the length the server announced under X-Crawler-Content-Length.
+TEST_F(WarcWriterTest, TruncatedRecordKeepsTheAnnouncedLengthAndSaysWhy) {
+  auto w = Open();
+  WarcExchange first = Exchange("http://127.0.0.1/app.js", "var a");
+  first.response_head =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/javascript\r\nContent-Length: 50000\r\n\r\n";
+  first.truncated = "length";
+  WarcExchange none = Exchange("http://127.0.0.1/doc.pdf", "");
+  none.response_head =
+      "HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nContent-Length: 9000\r\n\r\n";
+  none.truncated = "length";
+  WarcExchange slow = Exchange("http://127.0.0.1/slow", "par");
+  slow.response_head = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n";
+  slow.truncated = "time";
+  for (const WarcExchange* ex : {&first, &none, &slow}) ASSERT_TRUE(w->WriteExchange(*ex).ok());
+  ASSERT_TRUE(w->Sync().ok());
+  std::vector<Record> records;
+  ASSERT_TRUE(ParseWarc(path_, &records));
+  ASSERT_EQ(records.size(), 7u);
+  EXPECT_EQ(records[2].headers.at("WARC-Truncated"), "length");
+  EXPECT_EQ(records[2].block,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/javascript\r\n"
+            "X-Crawler-Content-Length: 50000\r\nContent-Length: 5\r\n\r\nvar a");
+  EXPECT_EQ(records[2].headers.at("WARC-Payload-Digest"), WarcSha1Digest("var a"));
+  EXPECT_EQ(records[4].headers.at("WARC-Truncated"), "length");
+  EXPECT_EQ(records[4].block,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\n"
+            "X-Crawler-Content-Length: 9000\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(records[6].headers.at("WARC-Truncated"), "time");
 }
 
 TEST_F(WarcWriterTest, EncodingKeptWhenPayloadIsNotDecoded) {
@@ -443,6 +476,41 @@ class WarcRevisitTest : public WarcWriterTest {
 
   static bool HavePython() { return std::system("command -v python3 >/dev/null 2>&1") == 0; }
 };
+
+// The checker's own test: a 200 with an empty payload whose Content-Length (or the
+// X-Crawler-Content-Length the writer keeps) says otherwise is an empty 200 a replay would show as
+// complete, unless WARC-Truncated says it was cut.
+TEST_F(WarcRevisitTest, CheckerRejectsAnEmpty200ThatClaimsABodyUnlessTruncated) {
+  if (!HavePython()) GTEST_SKIP() << "python3 not available";
+  const std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/css\r\nContent-Length: 1234\r\n\r\n";
+  {
+    auto w = Open();
+    WarcExchange ex = Exchange("http://127.0.0.1/style.css", "");
+    ex.response_head = head;
+    ASSERT_TRUE(w->WriteExchange(ex).ok());  // as the writer did before: no WARC-Truncated
+    ASSERT_TRUE(w->Sync().ok());
+  }
+  auto [rc, out] = Check({path_});
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("empty payload"), std::string::npos) << out;
+
+  std::filesystem::remove(path_);
+  {
+    auto w = Open();
+    WarcExchange ex = Exchange("http://127.0.0.1/style.css", "");
+    ex.response_head = head;
+    ex.truncated = "length";
+    ASSERT_TRUE(w->WriteExchange(ex).ok());
+    // An empty 200 that says it is empty, and a 204, are fine.
+    WarcExchange empty = Exchange("http://127.0.0.1/empty", "");
+    empty.response_head = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+    ASSERT_TRUE(w->WriteExchange(empty).ok());
+    ASSERT_TRUE(w->Sync().ok());
+  }
+  auto [ok_rc, ok_out] = Check({path_});
+  EXPECT_EQ(ok_rc, 0) << ok_out;
+}
 
 TEST_F(WarcRevisitTest, ServerNotModifiedRefersToTheOriginalResponse) {
   auto w = Open();

@@ -7,6 +7,7 @@
 #include "crawler/cluster/cluster_coordinator.h"
 #include "crawler/cluster/cluster_keys.h"
 #include "crawler/cluster/cluster_seeds.h"
+#include "dedup/content/redis_content_seen_set.h"
 #include "dedup/redis_seen_set.h"
 #include "redis/redis_client.h"
 
@@ -61,6 +62,19 @@ Result<uint64_t> DeleteCluster(const RedisAddress& address, const std::string& n
     deleted += *seen;
   } else if (set.status().code() != StatusCode::kNotFound) {
     return set.status();
+  }
+  // Its content-seen set (docs/features/content-seen.md, "Shared"), when its crawls kept one.
+  RedisContentSeenSetOptions content_options;
+  content_options.address = address;
+  content_options.name = name;
+  content_options.read_only = true;
+  Result<std::unique_ptr<RedisContentSeenSet>> content = RedisContentSeenSet::Open(content_options);
+  if (content.ok()) {
+    Result<uint64_t> content_keys = (*content)->Delete();
+    if (!content_keys.ok()) return content_keys.status();
+    deleted += *content_keys;
+  } else if (content.status().code() != StatusCode::kNotFound) {
+    return content.status();
   }
   return deleted;
 }

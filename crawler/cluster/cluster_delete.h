@@ -1,5 +1,6 @@
 // DeleteCluster: `urlsieve cluster delete` (docs/usage/cluster.md): every Redis key of a finished
-// or stopped crawl cluster — its seen set (RedisSeenSet::DeleteAll), each partition's lease,
+// or stopped crawl cluster — its seen set (RedisSeenSet::DeleteAll), its content-seen set
+// (RedisContentSeenSet::Delete), each partition's lease,
 // inbox, fetch records and re-crawl mark, the seeds, the node registry and hashes and, first, the
 // cluster hash (so a node that still beats finds "coordination state lost" rather than a set half
 // gone). Refused while a node is alive (its heartbeat has not expired), naming the nodes. The

@@ -731,7 +731,7 @@ void Crawler::TestContent(const Lease& lease, const FetchResult& r, ProcessedPag
   // A body of a 2xx kept whole: a re-fetch found unchanged (a revisit of its own record), an empty
   // or cut body, a redirect or an error page is no content to compare.
   if (content_ == nullptr || page->archive != PageArchive::kExchange || r.status < 200 ||
-      r.status >= 300 || r.body.empty() || r.body_truncated || r.body_skipped) {
+      r.status >= 300 || r.body.empty() || r.body_skipped || !WarcTruncation(r).empty()) {
     return;
   }
   const std::optional<uint64_t> digest = DigestFromWarcPayloadDigest(page->digest);

@@ -65,6 +65,12 @@ struct CrawlParts {
 // Retries of calls to the state's shared seen set (or a cluster's), saying so through parts.log.
 std::unique_ptr<SeenRetry> SharedSeenSetRetry(const CrawlParts& parts);
 
+// The content-seen set shared in Redis at `url` under `name` (a --seen-redis set's, a cluster's),
+// with `options`' distance; its errors name the server.
+Result<std::unique_ptr<ContentSeenSet>> OpenSharedContentSet(const std::string& url,
+                                                            const std::string& name,
+                                                            const ContentSeenOptions& options);
+
 class Deployment {
  public:
   virtual ~Deployment() = default;

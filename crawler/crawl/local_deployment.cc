@@ -30,6 +30,12 @@ Result<SeenSetSource*> LocalDeployment::PrepareSeenSet(const CrawlStateOptions& 
   return source_.get();
 }
 
+Result<std::unique_ptr<ContentSeenSet>> LocalDeployment::OpenContentSet(
+    const ContentSeenOptions& options) {
+  if (config_.crawl.seen_redis.empty()) return std::unique_ptr<ContentSeenSet>();
+  return OpenSharedContentSet(config_.crawl.seen_redis, config_.crawl.seen_redis_name, options);
+}
+
 Status LocalDeployment::RestorePending(SqliteDb& db, Frontier* frontier) {
   return frontier->Restore(db);
 }

@@ -217,13 +217,20 @@ TEST_F(CrawlContentSeenTest, NoNearDuplicatesFindsExactDuplicatesOnly) {
 }
 
 TEST_F(CrawlContentSeenTest, TheSetOutlivesARunAndADuplicateRefersToTheEarlierRunsCapture) {
-  // The first run stops after the index and the docs' first page; the mirror comes in the second.
-  ASSERT_EQ(Crawl({"--max-pages", "2", "--checkpoint-s", "0"}), 0);
-  ASSERT_EQ(ReadJsonl(Out() / "pages.jsonl").size(), 2u);
-  ASSERT_EQ(Crawl({"--resume"}), 0);
+  // The first run fetches the docs' first page only; the second (--resume, whose seeds are offered
+  // to the seen stage again) is given the mirror's.
+  testing::WriteSeeds(dir_.path() / "seeds.txt", {Url("/docs/page0.html")});
+  ASSERT_EQ(Crawl({"--max-depth", "0"}), 0);
+  ASSERT_EQ(ReadJsonl(Out() / "pages.jsonl").size(), 1u);
+  testing::WriteSeeds(dir_.path() / "seeds.txt", {Url("/mirror/docs/page0.html")});
+  ASSERT_EQ(Crawl({"--max-depth", "0", "--resume"}), 0);
   std::map<std::string, nlohmann::json> pages = PagesByUrl();
+  ASSERT_EQ(pages.size(), 2u);
   EXPECT_EQ(Field(pages[Url("/mirror/docs/page0.html")], "duplicate_of"), Url("/docs/page0.html"));
   ExpectWarcChecks();
+  size_t revisits = 0;
+  for (const nlohmann::json& r : WarcRecords()) revisits += r["type"] == "revisit";
+  EXPECT_EQ(revisits, 1u);
 }
 
 }  // namespace

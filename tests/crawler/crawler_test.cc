@@ -253,11 +253,17 @@ TEST_F(CrawlerTest, WarcOutputHasARequestAndResponseRecordPerFetch) {
   std::string offset, type, uri;
   while (in >> offset >> type >> uri) ++records[type];
   EXPECT_EQ(records["warcinfo"], 1u);
-  EXPECT_EQ(records["request"], records["response"]);
+  // An exact duplicate of a page archived before is a revisit (docs/features/content-seen.md).
+  EXPECT_EQ(records["request"], records["response"] + records["revisit"]);
   // Every page fetch that got a response is archived (robots.txt fetches are archived too).
   size_t responded = 0;
-  for (const nlohmann::json& page : ReadJsonl("pages.jsonl")) responded += page["status"] != 0;
-  EXPECT_GE(records["response"], responded);
+  size_t duplicates = 0;
+  for (const nlohmann::json& page : ReadJsonl("pages.jsonl")) {
+    responded += page["status"] != 0;
+    duplicates += page.contains("duplicate_of");
+  }
+  EXPECT_EQ(records["revisit"], duplicates);
+  EXPECT_GE(records["response"] + records["revisit"], responded);
   EXPECT_GT(responded, 20u);
 }
 

@@ -38,6 +38,12 @@ std::string EncodeFetchRecord(const FetchRecord& record) {
     text += '\n';
     text += OneLine(*field);
   }
+  // An exact duplicate's record refers to its first copy's capture, under another URL.
+  if (!record.warc.record_id.empty() && !record.warc.target_uri.empty() &&
+      record.warc.target_uri != record.url) {
+    text += '\n';
+    text += OneLine(record.warc.target_uri);
+  }
   return text;
 }
 
@@ -56,7 +62,12 @@ std::optional<FetchRecord> DecodeFetchRecord(std::string_view url, std::string_v
     lines.push_back(text.substr(0, end));
     text.remove_prefix(end + 1);
   }
-  if (text.find('\n') != std::string_view::npos) return std::nullopt;
+  std::string_view target_uri = url;
+  if (const size_t end = text.find('\n'); end != std::string_view::npos) {
+    target_uri = text.substr(end + 1);
+    text = text.substr(0, end);
+    if (target_uri.empty() || target_uri.find('\n') != std::string_view::npos) return std::nullopt;
+  }
   lines.push_back(text);
   record.etag = std::string(lines[0]);
   record.last_modified = std::string(lines[1]);
@@ -65,7 +76,7 @@ std::optional<FetchRecord> DecodeFetchRecord(std::string_view url, std::string_v
   record.warc.record_id = std::string(lines[4]);
   record.warc.date = std::string(lines[5]);
   if (!record.warc.record_id.empty()) {
-    record.warc.target_uri = record.url;
+    record.warc.target_uri = std::string(target_uri);
     record.warc.payload_digest = record.payload_digest;
   }
   return record;

@@ -3,7 +3,10 @@
 // the partition to its next owner. The URL is the key the text is stored under; the text is
 //
 //   <fetch_time> <interval_s> <status> <depth>\n<etag>\n<last_modified>\n<payload_digest>\n
-//   <parent>\n<WARC record id>\n<WARC date>
+//   <parent>\n<WARC record id>\n<WARC date>[\n<WARC target URI>]
+//
+// The target URI is there only when it is not the URL: an exact duplicate's record refers to its
+// first copy's capture (docs/features/content-seen.md, "In the crawl").
 //
 // The four numbers come first so that a Redis Function can decide whether the record is due
 // without reading the rest (crawler/cluster/cluster_function.lua, the re-crawl scan). Validators

@@ -15,6 +15,12 @@
 //   - Forget: the ChangingSite crawled with --deletable; `urlsieve forget` (--state, --redis or
 //     --cluster, as the deployment keeps its set) forgets one seed; `--out DIR --resume` fetches
 //     that seed again, and nothing else.
+//   - ContentSeen: DustSite (tools/site_server/dust_site.h) on two hosts serving the same bytes,
+//     with --warc: of the two indexes exactly one is first, the other an exact duplicate whose
+//     links are not followed; under the first host the mirror, the second stylesheet, the second
+//     session of each article and every login form but the first are duplicates of the first
+//     copies; the WARC's revisits all refer to response records (warc_check.py); the re-crawl
+//     asks every page again and marks nothing more.
 // A cluster is deleted at the end (`urlsieve cluster delete`).
 //
 // Thread-safety: a test fixture's; one thread.
@@ -23,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -34,22 +41,24 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
+#include "tests/support/file_contents.h"
 #include "tests/support/jsonl.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/changing_site.h"
+#include "tools/site_server/dust_site.h"
 #include "tools/site_server/map_site.h"
 #include "tools/site_server/site_server.h"
 
 namespace urlsieve::testing {
 
 enum class MatrixDeployment { kLocal, kShared, kCluster };
-enum class MatrixFeature { kRecrawl, kSitemaps, kForget };
+enum class MatrixFeature { kRecrawl, kSitemaps, kForget, kContentSeen };
 using MatrixCase = std::pair<MatrixFeature, MatrixDeployment>;
 
 inline std::vector<MatrixCase> AllMatrixCases() {
   std::vector<MatrixCase> cases;
-  for (MatrixFeature f :
-       {MatrixFeature::kRecrawl, MatrixFeature::kSitemaps, MatrixFeature::kForget}) {
+  for (MatrixFeature f : {MatrixFeature::kRecrawl, MatrixFeature::kSitemaps,
+                          MatrixFeature::kForget, MatrixFeature::kContentSeen}) {
     for (MatrixDeployment d :
          {MatrixDeployment::kLocal, MatrixDeployment::kShared, MatrixDeployment::kCluster}) {
       cases.emplace_back(f, d);
@@ -61,7 +70,8 @@ inline std::vector<MatrixCase> AllMatrixCases() {
 inline std::string MatrixCaseName(const ::testing::TestParamInfo<MatrixCase>& info) {
   std::string name = info.param.first == MatrixFeature::kRecrawl    ? "Recrawl"
                      : info.param.first == MatrixFeature::kSitemaps ? "Sitemaps"
-                                                                    : "Forget";
+                     : info.param.first == MatrixFeature::kForget   ? "Forget"
+                                                                    : "ContentSeen";
   switch (info.param.second) {
     case MatrixDeployment::kLocal:
       return name + "Standalone";
@@ -144,7 +154,14 @@ class FeatureMatrix {
   void ServeSite() {
     site::SiteServerOptions options;
     options.hosts = kHosts;
-    if (feature_ != MatrixFeature::kSitemaps) {
+    if (feature_ == MatrixFeature::kContentSeen) {
+      site::DustSiteOptions dust;
+      dust.pages = kPages / 2;
+      server_ = StartSite(
+          [&](const std::vector<std::string>&) { return std::make_unique<site::DustSite>(dust); },
+          options);
+      if (server_ == nullptr) return;
+    } else if (feature_ != MatrixFeature::kSitemaps) {
       site::ChangingSiteOptions changing;
       changing.pages = kPages;
       server_ = StartSite(
@@ -183,6 +200,7 @@ class FeatureMatrix {
                                      "--timeout-ms", "5000",
                                      "--config",     (dir_.path() / "crawl.toml").string()};
     if (feature_ == MatrixFeature::kForget) args.push_back("--deletable");
+    if (feature_ == MatrixFeature::kContentSeen) args.push_back("--warc");
     switch (deployment_) {
       case MatrixDeployment::kLocal:
         break;
@@ -199,6 +217,7 @@ class FeatureMatrix {
   // The log entries [from, to): every page (and sitemap) once; on the second pass every page
   // with validators asked with them and answered 304.
   void ExpectPass(size_t from, size_t to, bool again) const {
+    if (feature_ == MatrixFeature::kContentSeen) return ExpectContentPass(from, to, again);
     std::map<std::pair<int, std::string>, int> asked;
     size_t conditional = 0, not_modified = 0;
     const std::vector<site::LoggedRequest> log = server_->log().Snapshot();
@@ -242,6 +261,56 @@ class FeatureMatrix {
       }
       EXPECT_EQ(recorded, conditional) << "pages.jsonl's not_modified re-fetches";
     }
+  }
+
+  // ContentSeen: see the header comment.
+  void ExpectContentPass(size_t from, size_t to, bool again) const {
+    const std::vector<nlohmann::json> pages = ReadJsonl(Out() / "pages.jsonl");
+    std::map<std::string, std::string> exact, near;  // URL -> the first copy's URL
+    for (const nlohmann::json& page : pages) {
+      if (page.contains("duplicate_of")) exact[page["url"]] = page["duplicate_of"];
+      if (page.contains("near_duplicate_of")) near[page["url"]] = page["near_duplicate_of"];
+    }
+    // The host whose index is first crawls its tree; the other stops at its index.
+    const int first = exact.count(server_->Url("/", 1)) ? 0 : 1;
+    ASSERT_EQ(exact[server_->Url("/", 1 - first)], server_->Url("/", first));
+    std::map<std::pair<int, std::string>, int> expected;
+    expected[{1 - first, "/"}] = 1;
+    std::map<std::string, std::string> expected_exact = {
+        {server_->Url("/", 1 - first), server_->Url("/", first)},
+        {server_->Url("/mirror/docs/page0.html", first), server_->Url("/docs/page0.html", first)},
+        {server_->Url("/copy.css", first), server_->Url("/style.css", first)}};
+    std::map<std::string, std::string> expected_near;
+    for (const char* path : {"/", "/mirror/docs/page0.html", "/style.css", "/copy.css"}) {
+      expected[{first, path}] = 1;
+    }
+    for (int i = 0; i < kPages / 2; ++i) {
+      const std::string n = std::to_string(i);
+      const std::string article = "/article/" + n;
+      const std::string login = "/login?return=/docs/page" + n + ".html";
+      for (const std::string& path : {"/docs/page" + n + ".html", article + "?sid=1",
+                                      article + "?sid=2", login}) {
+        expected[{first, path}] = 1;
+      }
+      expected_near[server_->Url(article + "?sid=2", first)] = server_->Url(article + "?sid=1", first);
+      if (i > 0) {
+        expected_near[server_->Url(login, first)] =
+            server_->Url("/login?return=/docs/page0.html", first);
+      }
+    }
+    std::map<std::pair<int, std::string>, int> asked;
+    const std::vector<site::LoggedRequest> log = server_->log().Snapshot();
+    for (size_t i = from; i < to && i < log.size(); ++i) {
+      if (log[i].resource != "/robots.txt") ++asked[{log[i].host, log[i].resource}];
+    }
+    EXPECT_EQ(asked, expected) << (again ? "the re-crawl" : "the first crawl");
+    // The re-crawl found every page unchanged: it marks nothing more.
+    EXPECT_EQ(exact, expected_exact);
+    EXPECT_EQ(near, expected_near);
+    const std::string check = "python3 " + std::string(URLSIEVE_SOURCE_DIR) +
+                              "/tests/crawler/warc_check.py " + (Out() / "crawl.warc.gz").string() +
+                              " > " + (dir_.path() / "check.txt").string() + " 2>&1";
+    EXPECT_EQ(std::system(check.c_str()), 0) << ReadFile(dir_.path() / "check.txt");
   }
 
   const MatrixFeature feature_;

@@ -46,6 +46,20 @@ TEST(FetchRecordTextTest, ARecordReadsBackWhole) {
   EXPECT_EQ(back->warc.payload_digest, r.payload_digest);
 }
 
+// An exact duplicate's record refers to its first copy's capture (docs/features/content-seen.md,
+// "In the crawl"): the target URI travels too, and only then.
+TEST(FetchRecordTextTest, ARecordReferringToAnotherUrlsCaptureKeepsItsTarget) {
+  FetchRecord r = Full();
+  r.warc.target_uri = "http://a.example/first";
+  const std::string text = EncodeFetchRecord(r);
+  std::optional<FetchRecord> back = DecodeFetchRecord(r.url, text);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->warc.target_uri, "http://a.example/first");
+  EXPECT_EQ(back->warc.record_id, r.warc.record_id);
+  r.warc.target_uri = r.url;
+  EXPECT_EQ(EncodeFetchRecord(r), EncodeFetchRecord(Full()));
+}
+
 TEST(FetchRecordTextTest, EmptyFieldsStayEmpty) {
   FetchRecord r;
   r.url = "http://a.example/";
@@ -69,7 +83,7 @@ TEST(FetchRecordTextTest, AValidatorWithALineBreakIsNotStored) {
 
 TEST(FetchRecordTextTest, ForeignTextIsRefused) {
   for (const char* text : {"", "garbage", "1 2 3\n", "1 2 3 4", "1 2 3 4\na\nb\nc\nd\ne",
-                           "1 2 3 4\na\nb\nc\nd\ne\nf\ng", "x 2 3 4\na\nb\nc\nd\ne\nf",
+                           "1 2 3 4\na\nb\nc\nd\ne\nf\ng\nh", "1 2 3 4\na\nb\nc\nd\ne\nf\n", "x 2 3 4\na\nb\nc\nd\ne\nf",
                            "1 2 3 -4\na\nb\nc\nd\ne\nf"}) {
     EXPECT_FALSE(DecodeFetchRecord("http://a.example/", text).has_value()) << text;
   }

@@ -340,8 +340,8 @@ class ContentSeenMiddleware:
     def __init__(self, crawler=None, *, max_distance=3, near=True, drop="none", shingle_words=3,
                  redis_url=None, redis_name=None):
         if drop not in CONTENT_DROP_CHOICES:
-            raise ValueError(f"URLSIEVE_CONTENT_DROP must be one of {sorted(CONTENT_DROP_CHOICES)}, "
-                             f"not {drop!r}")
+            choices = sorted(CONTENT_DROP_CHOICES)
+            raise ValueError(f"URLSIEVE_CONTENT_DROP must be one of {choices}, not {drop!r}")
         self.crawler = crawler
         self.stats = crawler.stats if crawler is not None else None
         self.drop = CONTENT_DROP_CHOICES[drop]

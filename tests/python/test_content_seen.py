@@ -30,7 +30,8 @@ def test_simhash_is_the_documented_function():
     assert urlsieve.payload_digest(b"abc") == 0x78AF5F94892F3950  # XXH3-64
     assert urlsieve.payload_digest("abc") == urlsieve.payload_digest(b"abc")
     # Words are runs of letters and digits, ASCII lowercased.
-    assert urlsieve.simhash("the QUICK brown, fox -- jumps over the lazy dog!") == urlsieve.simhash(FOX)
+    shouted = "the QUICK brown, fox -- jumps over the lazy dog!"
+    assert urlsieve.simhash(shouted) == urlsieve.simhash(FOX)
     assert urlsieve.simhash(FOX, shingle_words=1) != urlsieve.simhash(FOX)
     assert urlsieve.simhash("") == 0 and urlsieve.simhash(" .,; ") == 0
     # Any script forms words (bytes >= 0x80 are letters).
@@ -60,7 +61,8 @@ def test_hamming_distance_and_warc_digest():
     with pytest.raises(TypeError):
         urlsieve.hamming_distance(True, 0)
     # SHA-1 of "" is da39a3ee5e6b4b0d...; its first 8 bytes.
-    assert urlsieve.warc_payload_digest("sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ") == 0xDA39A3EE5E6B4B0D
+    sha1_of_nothing = "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+    assert urlsieve.warc_payload_digest(sha1_of_nothing) == 0xDA39A3EE5E6B4B0D
     assert urlsieve.warc_payload_digest("sha256:abc") is None
 
 
@@ -71,13 +73,15 @@ def test_verdicts_of_a_set_in_memory():
         v = pages.test(b"<p>one</p>", page, "http://a.example/", data="rec-a")
         assert v.kind == "first" and not v.duplicate and not v.refetch
         assert v.first_id is None and v.first_data is None
-        assert v.digest == urlsieve.payload_digest(b"<p>one</p>") and v.simhash == urlsieve.simhash(page)
+        assert v.digest == urlsieve.payload_digest(b"<p>one</p>")
+        assert v.simhash == urlsieve.simhash(page)
         v = pages.test(b"<p>one</p>", page, "http://b.example/copy")
         assert (v.kind, v.first_id, v.first_data) == ("exact", "http://a.example/", "rec-a")
         assert v.duplicate and "exact" in repr(v)
         v = pages.test(b"<p>one, edited</p>", near_text, "http://c.example/")
         assert v.kind == "near" and v.first_id == "http://a.example/"
-        assert v.distance == urlsieve.hamming_distance(urlsieve.simhash(page), urlsieve.simhash(near_text))
+        assert v.distance == urlsieve.hamming_distance(urlsieve.simhash(page),
+                                                       urlsieve.simhash(near_text))
         assert 0 <= v.distance <= 3
         # Without a text only the bytes count.
         assert pages.test(b"other", None, "http://d.example/").kind == "first"
@@ -89,7 +93,8 @@ def test_verdicts_of_a_set_in_memory():
         pages.test(b"blob", None, "http://e.example/", data=b"\xff\x00x")
         assert pages.test(b"blob", None, "http://f.example/").first_data == b"\xff\x00x"
         # Fingerprints computed elsewhere.
-        v = pages.test_fingerprint(urlsieve.payload_digest(b"<p>one</p>"), None, "http://g.example/")
+        digest = urlsieve.payload_digest(b"<p>one</p>")
+        v = pages.test_fingerprint(digest, None, "http://g.example/")
         assert v.kind == "exact" and v.first_id == "http://a.example/"
         v = pages.test_fingerprint(12345, urlsieve.simhash(page) ^ 0b101, "http://h.example/")
         assert v.kind == "near" and v.distance == 2
@@ -97,7 +102,8 @@ def test_verdicts_of_a_set_in_memory():
         assert not pages.forget(b"<p>one</p>", page, "http://b.example/copy")  # not b's
         assert pages.forget(b"<p>one</p>", page, "http://a.example/")
         assert pages.test(b"<p>one</p>", page, "http://b.example/copy").kind == "first"
-        assert pages.forget_fingerprint(urlsieve.payload_digest(b"other"), None, "http://d.example/")
+        other = urlsieve.payload_digest(b"other")
+        assert pages.forget_fingerprint(other, None, "http://d.example/")
         # Bad ids and data: ValueError, nothing recorded.
         before = len(pages)
         for bad_id in ("", "a\0b", "x" * 4097):

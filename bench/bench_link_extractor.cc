@@ -1,6 +1,8 @@
 // Link extraction throughput on generated 30 KB pages with ~100 links, against gumbo's parse alone
 // (the "parse ceiling": extraction cannot be faster than the parse it walks), plus the guard pass
-// on its own and hostile pages (~1 MB each) to show the guard keeps every case linear.
+// on its own and hostile pages (~1 MB each) to show the guard keeps every case linear; and the
+// content fingerprint's cost on top of extraction: the visible text collected in the same walk,
+// then its SimHash (docs/features/content-seen.md, "Fingerprints").
 #include <benchmark/benchmark.h>
 #include <gumbo.h>
 
@@ -10,6 +12,7 @@
 #include "bench/support_html_page.h"
 #include "crawler/page/html_guard.h"
 #include "crawler/page/link_extractor.h"
+#include "dedup/content/simhash.h"
 
 namespace urlsieve {
 namespace {
@@ -76,6 +79,50 @@ void BM_ExtractLinks(benchmark::State& state) {
   state.counters["page_KB"] = static_cast<double>(bytes) / static_cast<double>(n) / 1024;
 }
 BENCHMARK(BM_ExtractLinks);
+
+// Extraction with the visible text collected and fingerprinted: what a crawl with the
+// content-seen test does per page. The difference to BM_ExtractLinks is the fingerprint's cost.
+void BM_ExtractLinksTextSimHash(benchmark::State& state) {
+  const auto& pages = Pages();
+  UrlCanonicalizer canonicalizer;
+  LinkExtractor::Options options;
+  options.collect_text = true;
+  LinkExtractor extractor(&canonicalizer, options);
+  size_t i = 0, bytes = 0, n = 0, text = 0;
+  for (auto _ : state) {
+    const std::string& page = pages[i++ % pages.size()];
+    PageLinks result = extractor.Extract(page, "http://www.example.com/section/index.html");
+    benchmark::DoNotOptimize(SimHash(result.text));
+    text += result.text.size();
+    bytes += page.size();
+    ++n;
+  }
+  Report(state, bytes, n);
+  state.counters["text_KB"] = static_cast<double>(text) / static_cast<double>(n) / 1024;
+}
+BENCHMARK(BM_ExtractLinksTextSimHash);
+
+// SimHash alone over the pages' visible text (collected once, outside the loop).
+void BM_SimHashOnly(benchmark::State& state) {
+  static const std::vector<std::string> texts = [] {
+    UrlCanonicalizer canonicalizer;
+    LinkExtractor::Options options;
+    options.collect_text = true;
+    LinkExtractor extractor(&canonicalizer, options);
+    std::vector<std::string> t;
+    for (const std::string& page : Pages()) t.push_back(extractor.Extract(page, "http://a/").text);
+    return t;
+  }();
+  size_t i = 0, bytes = 0, n = 0;
+  for (auto _ : state) {
+    const std::string& text = texts[i++ % texts.size()];
+    benchmark::DoNotOptimize(SimHash(text));
+    bytes += text.size();
+    ++n;
+  }
+  Report(state, bytes, n);
+}
+BENCHMARK(BM_SimHashOnly);
 
 std::string Hostile(int which) {
   const size_t target = 1 << 20;

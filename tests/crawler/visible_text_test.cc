@@ -1,6 +1,6 @@
 // The visible text LinkExtractor collects with Options::collect_text
-// (docs/features/content-seen.md, "Fingerprints"): what is shown and what is not, how whitespace is
-// joined, and that a hostile page still yields its text.
+// (docs/features/content-seen.md, "Fingerprints"): what is shown and what is not, how text nodes
+// are joined, and that a hostile page still yields its text.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -57,14 +57,29 @@ TEST_F(VisibleTextTest, LinksInsideHiddenElementsAreStillExtracted) {
   EXPECT_EQ(page.links[1].url, "http://example.com/templated");
 }
 
+TEST_F(VisibleTextTest, TheSiteTemplateIsNotThePageText) {
+  EXPECT_EQ(Text("<body><header><a href=/>Site</a><nav><a href=/a>Menu</a></nav></header>"
+                 "<main><article><header><h1>Title</h1></header><p>Body</p>"
+                 "<footer>Byline</footer></article></main>"
+                 "<aside>Related</aside><footer>Copyright</footer></body>"),
+            "Title Body Byline");
+  EXPECT_EQ(Text("<div role=banner>Site</div><div role=Navigation>Menu</div><div>Body</div>"
+                 "<div role=complementary>Ads</div><div role=contentinfo>Copyright</div>"),
+            "Body");
+  EXPECT_EQ(Text("<section><header>Section head</header>text<footer>foot</footer></section>"),
+            "Section head text foot");
+}
+
 TEST_F(VisibleTextTest, EntitiesAreDecoded) {
   EXPECT_EQ(Text("<p>Fish &amp; chips &lt;3 caf&eacute; &#x263A; &quot;q&quot;</p>"),
             "Fish & chips <3 caf\xC3\xA9 \xE2\x98\xBA \"q\"");
 }
 
-TEST_F(VisibleTextTest, WhitespaceCollapsesToOneSpace) {
-  EXPECT_EQ(Text("<body>\n  <p>  a\t\tb \r\n c  </p>\n\n<div>d&nbsp;&nbsp;e</div>   </body>"),
-            "a b c d e");
+TEST_F(VisibleTextTest, TextNodesAreJoinedByOneSpace) {
+  // Whitespace around a text node goes; inside it stays (SimHash splits words at any non-letter),
+  // but for the parser's newline normalization (CR LF is LF, HTML §13.2.3.5).
+  EXPECT_EQ(Text("<body>\n  <p>  a\t\tb \r\n c  </p>\n\n<div>d e</div>   </body>"),
+            "a\t\tb \n c d e");
   // Text nodes are words apart, even with no whitespace between the elements.
   EXPECT_EQ(Text("<ul><li>one</li><li>two</li></ul><table><tr><td>x</td><td>y</td></table>"),
             "one two x y");

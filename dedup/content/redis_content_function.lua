@@ -5,15 +5,20 @@
 -- "urlsieve:{NAME:content}:..." (one Redis Cluster slot), KEYS[1] is its meta hash and the others
 -- are named from it:
 --   meta        hash: format, version, identity, max_distance, near, pages, chunk, coff, epoch
---   x:HHHH      exact bucket (the digest's top 16 bits, hex): 12-byte entries, the digest's low 48
---               bits then the value (48 bits, big-endian)
---   n:J:HHHH    near table J's bucket: entries of the fingerprint's other bits (the client's
---               encoding, R_J bytes); table 0's entries are followed by the value (6 bytes)
+--   x:HH        hash: the exact buckets, field LL for bucket HHLL (the digest's top 16 bits, hex):
+--               12-byte entries, the digest's low 48 bits then the value (48 bits, big-endian)
+--   n:J:HH      hash: near table J's buckets, four to a field: bucket HHLL is sub-bucket LL % 4 of
+--               field floor(LL / 4) (2 hex digits). A field is 4 entry counts (2 bytes each,
+--               big-endian) then the 4 sub-buckets' entries: the fingerprint's other bits (the
+--               client's encoding, R_J bytes), table 0's followed by the value (6 bytes)
+-- A bucket is a hash field (the near ones a quarter of one), not a key: a field costs Redis about
+-- 48 bytes, a key about 80; at 10^6 pages, 65536 fields per near table would cost 13 bytes a
+-- page, a third of the near index.
 --   c:N         copy chunk N: a string of CHUNK bytes made at full size; records are
 --               [id length (2 bytes)][data length (2 bytes)][id][data]; value = N * 65536 + offset
 --   done:TOKEN  the last answer of one client connection, "<seq>|<msgpack>", 300 s
--- Buckets are written whole (SET), never grown in place: APPEND and SETRANGE double a string's
--- allocation below 1 MiB (Redis's sds growth), SET allocates what it holds.
+-- Buckets are written whole (HSET), never grown in place: APPEND and SETRANGE double a string's
+-- allocation below 1 MiB (Redis's sds growth), a whole value is allocated at its size.
 --
 -- The near lookup is the client's: it reads the epoch (HGET meta epoch) and the k+1 buckets of the
 -- query (GET), computes the Hamming distances, and sends the fingerprints at the smallest distance
@@ -56,40 +61,103 @@ local function encode48(v)
   return string.char(unpack(bytes))
 end
 
-local function get(key)
-  local s = redis.call('GET', key)
+-- A bucket "HHLL" of the hash family `family` ("x:", "n:J:"): {key, field}.
+local function bucket(prefix, family, hex)
+  return {prefix .. family .. string.sub(hex, 1, 2), string.sub(hex, 3, 4)}
+end
+
+local function get(b)
+  local s = redis.call('HGET', b[1], b[2])
   if not s then return '' end
   return s
 end
 
-local function put(key, s)
-  if #s == 0 then redis.call('DEL', key) else redis.call('SET', key, s) end
+local function put(b, s)
+  if #s == 0 then redis.call('HDEL', b[1], b[2]) else redis.call('HSET', b[1], b[2], s) end
+end
+
+-- Near bucket "HHLL" of table j: {key, field, sub-bucket (0..3)}.
+local function near_bucket(prefix, j, hex)
+  local low = tonumber(string.sub(hex, 3, 4), 16)
+  return {prefix .. 'n:' .. j .. ':' .. string.sub(hex, 1, 2),
+          string.format('%02x', math.floor(low / 4)), low % 4}
+end
+
+local EMPTY_FIELD = '\0\0\0\0\0\0\0\0'
+
+-- The sub-bucket `sub` of field value `s` (entries of `width` bytes): its first byte (1-based), one
+-- past its last, and the field's 4 counts.
+local function region(s, sub, width)
+  if #s < 8 then s = EMPTY_FIELD end
+  local counts = {}
+  local start = 9
+  for q = 0, 3 do
+    local hi, lo = string.byte(s, 2 * q + 1, 2 * q + 2)
+    counts[q] = hi * 256 + lo
+    if q < sub then start = start + counts[q] * width end
+  end
+  return start, start + counts[sub] * width, counts
+end
+
+local function header(counts)
+  local out = {}
+  for q = 0, 3 do
+    out[#out + 1] = string.char(math.floor(counts[q] / 256), counts[q] % 256)
+  end
+  return table.concat(out)
+end
+
+-- The position of `needle` at an entry boundary of the sub-bucket [first, stop).
+local function find_in(s, needle, width, first, stop)
+  local at = first
+  while at < stop do
+    local pos = string.find(s, needle, at, true)
+    if not pos or pos >= stop then return nil end
+    if (pos - first) % width == 0 then return pos end
+    at = pos + 1
+  end
+  return nil
+end
+
+-- `s` with `entry` appended to sub-bucket `sub`.
+local function near_insert(s, sub, entry)
+  if #s < 8 then s = EMPTY_FIELD end
+  local _, stop, counts = region(s, sub, #entry)
+  counts[sub] = counts[sub] + 1
+  return header(counts) .. string.sub(s, 9, stop - 1) .. entry .. string.sub(s, stop)
+end
+
+-- `s` without the entry of `width` bytes at `pos` of sub-bucket `sub` ('' when none is left).
+local function near_remove(s, sub, pos, width, counts)
+  counts[sub] = counts[sub] - 1
+  if counts[0] + counts[1] + counts[2] + counts[3] == 0 then return '' end
+  return header(counts) .. string.sub(s, 9, pos - 1) .. string.sub(s, pos + width)
 end
 
 local function read_copy(prefix, v)
   local chunk = math.floor(v / 65536)
   local off = v % 65536
   local key = prefix .. 'c:' .. chunk
-  local h = redis.call('GETRANGE', key, off, off + 3)
-  if #h < 4 then
+  -- Most records are shorter than 512 bytes: one GETRANGE, a second for a longer one.
+  local r = redis.call('GETRANGE', key, off, off + 511)
+  if #r < 4 then
     return redis.error_reply('LOST urlsieve: ' .. key .. ' has no copy at offset ' .. off ..
                              ' (the key was deleted or evicted)')
   end
-  local a, b, c, d = string.byte(h, 1, 4)
+  local a, b, c, d = string.byte(r, 1, 4)
   local idlen = a * 256 + b
-  local dlen = c * 256 + d
-  local body = redis.call('GETRANGE', key, off + 4, off + 3 + idlen + dlen)
-  if #body ~= idlen + dlen or idlen == 0 then
+  local total = 4 + idlen + c * 256 + d
+  if total > #r then r = redis.call('GETRANGE', key, off, off + total - 1) end
+  if #r < total or idlen == 0 then
     return redis.error_reply('LOST urlsieve: ' .. key .. ' has a damaged copy at offset ' .. off)
   end
-  return {string.sub(body, 1, idlen), string.sub(body, idlen + 1)}
+  return {string.sub(r, 5, 4 + idlen), string.sub(r, 5 + idlen, total)}
 end
 
--- Stores the copy (id, data); its value.
-local function store_copy(meta, prefix, id, data)
-  local state = redis.call('HMGET', meta, 'chunk', 'coff')
-  local chunk = tonumber(state[1]) or 0
-  local coff = tonumber(state[2]) or 0
+-- Stores the copy (id, data) and counts the page; its value.
+local function store_copy(meta, prefix, state, id, data)
+  local chunk = tonumber(state[4]) or 0
+  local coff = tonumber(state[5]) or 0
   local rec = string.char(math.floor(#id / 256), #id % 256, math.floor(#data / 256), #data % 256) ..
               id .. data
   if coff + #rec > CHUNK then
@@ -99,12 +167,14 @@ local function store_copy(meta, prefix, id, data)
   local key = prefix .. 'c:' .. chunk
   if coff == 0 then redis.call('SET', key, string.rep('\0', CHUNK)) end
   redis.call('SETRANGE', key, coff, rec)
-  redis.call('HSET', meta, 'chunk', chunk, 'coff', coff + #rec)
+  redis.call('HSET', meta, 'chunk', chunk, 'coff', coff + #rec, 'pages', (tonumber(state[2]) or 0) + 1)
   return chunk * 65536 + coff
 end
 
-local function check_identity(meta, identity)
-  local stored = redis.call('HGET', meta, 'identity')
+-- The meta's {identity, pages, epoch, chunk, coff}, or an error reply.
+local function read_state(meta, identity)
+  local state = redis.call('HMGET', meta, 'identity', 'pages', 'epoch', 'chunk', 'coff')
+  local stored = state[1]
   if not stored then
     return redis.error_reply('NOINIT urlsieve: ' .. meta .. ' is missing: the content set was ' ..
                              'deleted or lost')
@@ -113,7 +183,7 @@ local function check_identity(meta, identity)
     return redis.error_reply('IDENTITY urlsieve: ' .. meta .. ' is another set (made again ' ..
                              'since this process opened it)')
   end
-  return nil
+  return state
 end
 
 local function replay(prefix, token, seq)
@@ -149,13 +219,13 @@ local function test(keys, args)
   local token, seq = args[2], args[3]
   local done = replay(prefix, token, seq)
   if done then return done end
-  local bad = check_identity(meta, args[1])
-  if bad then return bad end
+  local state = read_state(meta, args[1])
+  if state.err then return state end
   local id, data = args[6], args[7]
-  local pages = tonumber(redis.call('HGET', meta, 'pages')) or 0
+  local pages = tonumber(state[2]) or 0
 
-  local xkey = prefix .. 'x:' .. args[4]
-  local xs = get(xkey)
+  local xb = bucket(prefix, 'x:', args[4])
+  local xs = get(xb)
   local pos = find_aligned(xs, args[5], 12)
   if pos then
     local copy = read_copy(prefix, decode48(xs, pos + 6))
@@ -167,14 +237,14 @@ local function test(keys, args)
   local near = args[8] == '1'
   local tables = {}
   if near then
-    local epoch = redis.call('HGET', meta, 'epoch') or '0'
-    if epoch ~= args[9] then return {'A'} end
+    if (state[3] or '0') ~= args[9] then return {'A'} end
     local t = tonumber(args[10])
     local at = 11
     for j = 0, t - 1 do
-      local key = prefix .. 'n:' .. j .. ':' .. args[at]
-      if redis.call('STRLEN', key) ~= tonumber(args[at + 2]) then return {'A'} end
-      tables[#tables + 1] = {key, args[at + 1]}
+      local b = near_bucket(prefix, j, args[at])
+      local s = get(b)
+      if #s ~= tonumber(args[at + 2]) then return {'A'} end
+      tables[#tables + 1] = {b, args[at + 1], s}
       at = at + 3
     end
     local claims = tonumber(args[at])
@@ -182,8 +252,10 @@ local function test(keys, args)
     local best, distance = nil, 0
     for _ = 1, claims do
       local entry = args[at + 1]
-      local s = get(prefix .. 'n:0:' .. args[at])
-      local p = find_aligned(s, entry, #entry + 6)
+      local b = near_bucket(prefix, 0, args[at])
+      local s = get(b)
+      local first, stop = region(s, b[3], #entry + 6)
+      local p = find_in(s, entry, #entry + 6, first, stop)
       if not p then return {'A'} end
       local v = decode48(s, p + #entry)
       if not best or v < best then
@@ -198,22 +270,20 @@ local function test(keys, args)
       if copy[1] == id then
         return remember(prefix, token, seq, {'F', 1, distance, copy[1], copy[2], pages})
       end
-      local v = store_copy(meta, prefix, id, data)
-      redis.call('SET', xkey, xs .. args[5] .. encode48(v))
-      pages = redis.call('HINCRBY', meta, 'pages', 1)
-      return remember(prefix, token, seq, {'N', 0, distance, copy[1], copy[2], pages})
+      local v = store_copy(meta, prefix, state, id, data)
+      put(xb, xs .. args[5] .. encode48(v))
+      return remember(prefix, token, seq, {'N', 0, distance, copy[1], copy[2], pages + 1})
     end
   end
 
-  local v = store_copy(meta, prefix, id, data)
-  redis.call('SET', xkey, xs .. args[5] .. encode48(v))
+  local v = store_copy(meta, prefix, state, id, data)
+  put(xb, xs .. args[5] .. encode48(v))
   for j, tb in ipairs(tables) do
     local entry = tb[2]
     if j == 1 then entry = entry .. encode48(v) end
-    redis.call('SET', tb[1], get(tb[1]) .. entry)
+    put(tb[1], near_insert(tb[3], tb[1][3], entry))
   end
-  pages = redis.call('HINCRBY', meta, 'pages', 1)
-  return remember(prefix, token, seq, {'F', 0, 0, '', '', pages})
+  return remember(prefix, token, seq, {'F', 0, 0, '', '', pages + 1})
 end
 
 -- forget. KEYS: meta. ARGV: identity, token, seq, exact bucket, digest's low 48 bits, id, near
@@ -225,19 +295,19 @@ local function forget(keys, args)
   local token, seq = args[2], args[3]
   local done = replay(prefix, token, seq)
   if done then return done end
-  local bad = check_identity(meta, args[1])
-  if bad then return bad end
+  local state = read_state(meta, args[1])
+  if state.err then return state end
   local id = args[6]
   local removed = 0
 
-  local xkey = prefix .. 'x:' .. args[4]
-  local xs = get(xkey)
+  local xb = bucket(prefix, 'x:', args[4])
+  local xs = get(xb)
   local pos = find_aligned(xs, args[5], 12)
   if pos then
     local copy = read_copy(prefix, decode48(xs, pos + 6))
     if copy.err then return copy end
     if copy[1] == id then
-      put(xkey, string.sub(xs, 1, pos - 1) .. string.sub(xs, pos + 12))
+      put(xb, string.sub(xs, 1, pos - 1) .. string.sub(xs, pos + 12))
       redis.call('HINCRBY', meta, 'pages', -1)
       removed = 1
     end
@@ -245,26 +315,28 @@ local function forget(keys, args)
 
   if args[7] == '1' then
     local t = tonumber(args[8])
-    local key0 = prefix .. 'n:0:' .. args[9]
+    local b0 = near_bucket(prefix, 0, args[9])
     local entry0 = args[10]
     local width = #entry0 + 6
-    local s = get(key0)
-    local p = find_aligned(s, entry0, width)
+    local s = get(b0)
+    local first, stop, counts = region(s, b0[3], width)
+    local p = find_in(s, entry0, width, first, stop)
     while p do
       local copy = read_copy(prefix, decode48(s, p + #entry0))
       if copy.err then return copy end
       if copy[1] == id then break end
-      p = find_aligned(s, entry0, width, p + width)
+      p = find_in(s, entry0, width, p + width, stop)
     end
     if p then
-      put(key0, string.sub(s, 1, p - 1) .. string.sub(s, p + width))
+      put(b0, near_remove(s, b0[3], p, width, counts))
       local at = 11
       for j = 1, t - 1 do
-        local key = prefix .. 'n:' .. j .. ':' .. args[at]
+        local b = near_bucket(prefix, j, args[at])
         local entry = args[at + 1]
-        local sj = get(key)
-        local q = find_aligned(sj, entry, #entry)
-        if q then put(key, string.sub(sj, 1, q - 1) .. string.sub(sj, q + #entry)) end
+        local sj = get(b)
+        local fj, sj_stop, cj = region(sj, b[3], #entry)
+        local q = find_in(sj, entry, #entry, fj, sj_stop)
+        if q then put(b, near_remove(sj, b[3], q, #entry, cj)) end
         at = at + 2
       end
       redis.call('HINCRBY', meta, 'epoch', 1)

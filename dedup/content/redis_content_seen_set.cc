@@ -393,8 +393,11 @@ struct RedisContentSeenSet::Impl {
     std::vector<RedisCommand> commands;
     commands.push_back(Command({"HGET", MetaKey(), "epoch"}));
     for (size_t j = 0; j < tables.size(); ++j) {
-      commands.push_back(Command(
-          {"GET", Prefix() + "n:" + std::to_string(j) + ":" + Hex4(tables[j].Bucket(simhash))}));
+      // Bucket HHLL: field floor(LL / 4) of hash n:J:HH (redis_content_function.lua).
+      const uint64_t bucket = tables[j].Bucket(simhash);
+      commands.push_back(
+          Command({"HGET", Prefix() + "n:" + std::to_string(j) + ":" + Hex4(bucket).substr(0, 2),
+                   Hex4((bucket & 0xff) >> 2).substr(2)}));
     }
     std::vector<RedisReply> replies;
     Status status = client.Pipeline(commands, &replies);
@@ -421,7 +424,13 @@ struct RedisContentSeenSet::Impl {
       const std::string& s = reading.buckets[j];
       const size_t width = static_cast<size_t>(t.bytes) + (j == 0 ? 6 : 0);
       const uint64_t want = t.Rest(simhash);
-      for (size_t pos = 0; pos + width <= s.size(); pos += width) {
+      // The field: 4 entry counts (2 bytes each), then the 4 sub-buckets; ours is bucket % 4.
+      if (s.size() < 8) continue;
+      const uint64_t sub = t.Bucket(simhash) & 3;
+      size_t begin = 8;
+      for (uint64_t q = 0; q < sub; ++q) begin += ReadBigEndian(s, 2 * q, 2) * width;
+      const size_t end = std::min(s.size(), begin + ReadBigEndian(s, 2 * sub, 2) * width);
+      for (size_t pos = begin; pos + width <= end; pos += width) {
         const uint64_t rest = ReadBigEndian(s, pos, t.bytes);
         const int d = std::popcount(rest ^ want);
         if (d > options.max_distance || d > best_distance) continue;
@@ -544,6 +553,9 @@ struct RedisContentSeenSet::Impl {
   }
 
   Result<bool> Forget(const ContentFingerprint& fp, std::string_view id) {
+    if (id.empty() || id.size() > kMaxId || id.find('\0') != std::string_view::npos) {
+      return Status::InvalidArgument(What() + ": a page's id must be 1-4096 bytes without NUL");
+    }
     if (options.read_only) {
       return Status::FailedPrecondition(What() + " was opened read-only");
     }
@@ -599,11 +611,12 @@ struct RedisContentSeenSet::Impl {
   std::vector<std::pair<int, std::string>> KeyNames(uint64_t chunks) const {
     std::vector<std::pair<int, std::string>> names;
     names.push_back({0, MetaKey()});
-    for (uint64_t b = 0; b < 65536; ++b) names.push_back({1, Prefix() + "x:" + Hex4(b)});
+    // A bucket HHLL is field LL of the hash HH.
+    for (uint64_t b = 0; b < 256; ++b) names.push_back({1, Prefix() + "x:" + Hex4(b).substr(2)});
     if (options.near) {
       for (size_t j = 0; j < tables.size(); ++j) {
-        for (uint64_t b = 0; b < (uint64_t{1} << tables[j].b); ++b) {
-          names.push_back({2, Prefix() + "n:" + std::to_string(j) + ":" + Hex4(b)});
+        for (uint64_t b = 0; b < (uint64_t{1} << (tables[j].b - 8)); ++b) {
+          names.push_back({2, Prefix() + "n:" + std::to_string(j) + ":" + Hex4(b).substr(2)});
         }
       }
     }

@@ -11,11 +11,13 @@
 // master owning that slot (its memory, its CPU): a near index cannot be split over slots without
 // losing that atomicity, since two neighbours may agree on different blocks.
 //   meta            hash: format, version, identity, max_distance, near, pages, chunk, coff, epoch
-//   x:HHHH          the exact index: 65536 bucket strings by the digest's top 16 bits, 12 bytes a
-//                   page (the other 48 bits and the 48-bit value: the copy's place)
-//   n:J:HHHH        the near index: max_distance + 1 tables (NearDuplicateIndex's blocks), 2^b
-//                   bucket strings each (b = min(16, the block's bits)), each entry the
-//                   fingerprint's other 64 - b bits (6 bytes at k = 3), table 0's with the value
+//   x:HH            the exact index: 65536 buckets by the digest's top 16 bits, bucket HHLL the
+//                   field LL of hash x:HH, 12 bytes a page (the other 48 bits and the 48-bit
+//                   value: the copy's place)
+//   n:J:HH          the near index: max_distance + 1 tables (NearDuplicateIndex's blocks), 2^b
+//                   buckets each (b = min(16, the block's bits)), four to a field of hash n:J:HH,
+//                   each entry the fingerprint's other 64 - b bits (6 bytes at k = 3), table 0's
+//                   with the value
 //   c:N             copies (id + data), packed into 64 KiB strings made at full size
 //   done:TOKEN      a connection's last answer, for retries (300 s)
 // The near lookup runs in the client: it reads the query's k+1 buckets and the set's forgetting

@@ -1,8 +1,8 @@
 // RedisContentSeenSet against a real redis-server (docs/features/content-seen.md, "Shared"): the
 // verdicts (exact, near, first, refetch, Forget) by example and against a plain model, exactly one
-// first across processes, a retried call answered as it was, a Redis killed mid-run (an error
-// naming the server, never a wrong verdict), a reopen with another max_distance refused, Stats and
-// Delete.
+// first across processes, the ContentSeenSet contract (content_seen_set_contract.h), a retried call
+// answered as it was, a Redis killed mid-run (an error naming the server, never a wrong verdict), a
+// reopen with another max_distance refused, Stats and Delete.
 #include "dedup/content/redis_content_seen_set.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "redis/redis_client.h"
+#include "tests/dedup/content_seen_set_contract.h"
 #include "tests/dedup/redis_content_first.h"
 #include "tests/dedup/redis_shared_server.h"
 #include "tests/support/redis_server.h"
@@ -395,6 +396,33 @@ TEST(RedisContentSeenSetTest, StatsCountAndDeleteDropsEveryKey) {
   EXPECT_TRUE(left->elements.empty());
   EXPECT_EQ(set->Test({1, kS}, {"x", ""}).status().code(), StatusCode::kCorruption);
 }
+
+// The contract: every Open of one store opens one set (by name) on the shared server; a Redis set
+// is durable as it goes (Persist: nothing).
+class RedisStore : public ContentSeenSetStore {
+ public:
+  RedisStore() : name_("contract" + std::to_string(next_++)) {}
+  Result<std::unique_ptr<ContentSeenSet>> Open(const ContentSeenOptions& options) override {
+    RedisContentSeenSetOptions redis = Options(name_, options.max_distance);
+    redis.near = options.near;
+    auto set = RedisContentSeenSet::Open(redis);
+    if (!set.ok()) return set.status();
+    return std::unique_ptr<ContentSeenSet>(std::move(set).value());
+  }
+  Status Persist(ContentSeenSet&) override { return Status::Ok(); }
+
+ private:
+  static inline int next_ = 0;
+  std::string name_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Redis, ContentSeenSetContractTest,
+                         ::testing::Values(ContentSeenSetImplementation{
+                             "Redis",
+                             [](const std::filesystem::path&) {
+                               return std::unique_ptr<ContentSeenSetStore>(new RedisStore);
+                             }}),
+                         ContentSeenSetImplementationName);
 
 }  // namespace
 }  // namespace urlsieve::testing

@@ -242,10 +242,12 @@ enum {
   URLSIEVE_CONTENT_NEAR = 2   /* a recorded simhash is `distance` bits away: first_id names it */
 };
 
-/* Charikar's SimHash of UTF-8 text (docs/features/content-seen.md, "Fingerprints"): words are runs
- * of letters and digits (any byte >= 0x80 is a letter; ASCII is lowercased), features are the
- * shingles of `shingle_words` consecutive words (clamped to 1..16; 3 is the crawler's). 0 for a
- * text without a word (and for text NULL). Pure: callable from any thread. */
+/* Charikar's SimHash of UTF-8 text (docs/features/content-seen.md, "Fingerprints"; the
+ * construction, to the bit, in dedup/content/simhash.h): words are runs of ASCII letters and
+ * digits and of bytes >= 0x80 (ASCII lowercased), a word with a digit is dropped (dates, counters,
+ * tokens), features are the shingles of `shingle_words` consecutive words (clamped to 1..16; 3 is
+ * the crawler's). 0 for a text without a word (and for text NULL). Pure: callable from any
+ * thread. */
 uint64_t urlsieve_simhash(const char* text, size_t size, int shingle_words);
 
 /* The number of bits in which a and b differ (0..64). */

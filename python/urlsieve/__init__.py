@@ -53,9 +53,10 @@ seen before, under any URL?
         elif v.kind == "near": ...     # visible text within v.distance bits of v.first_id's
 
 simhash(text, shingle_words=3) -> int     Charikar's 64-bit SimHash of a text (str or UTF-8 bytes):
-    words are runs of letters and digits (ASCII lowercased), features the shingles of
-    shingle_words (1..16) consecutive words; 0 for a text without a word. Near-duplicates are
-    within 3 bits of 64 (Manku et al.). The construction is dedup/content/simhash.h's, to the bit.
+    words are runs of letters and digits (ASCII lowercased; a word with a digit is dropped: dates,
+    counters, tokens), features the shingles of shingle_words (1..16) consecutive words; 0 for a
+    text without a word. Near-duplicates are within 3 bits of 64 (Manku et al.). The construction
+    is dedup/content/simhash.h's, to the bit.
 hamming_distance(a, b) -> int             bits in which two 64-bit ints differ.
 payload_digest(body) -> int               XXH3-64 of the bytes (a str: of its UTF-8).
 warc_payload_digest("sha1:...") -> int | None

@@ -274,12 +274,21 @@ class SeenDupeFilter(BaseDupeFilter):
         spider.crawler.stats.inc_value("dupefilter/filtered", spider=spider)
 
 
-# The visible text of an HTML page, as the crawler collects it (docs/features/content-seen.md,
-# "Fingerprints"): every text node, <title> included, outside the elements whose text a browser
-# does not show. Comments are not text nodes. Joined by spaces, which SimHash reads as word breaks.
+# The page's own visible text, as the crawler collects it (crawler/page/link_extractor.h;
+# docs/features/content-seen.md, "Fingerprints"): every text node, <title> included, outside the
+# elements whose text a browser does not show and outside the site's template (<nav>, <aside>, a
+# <header> or <footer> not inside <article>, <aside>, <main>, <nav> or <section>, and elements with
+# role navigation, banner, contentinfo or complementary, compared ignoring ASCII case). Comments
+# are not text nodes. Joined by spaces, which SimHash reads as word breaks.
+_LOWER = "translate(@role, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
 VISIBLE_TEXT_XPATH = (
     "//text()[not(ancestor::script or ancestor::style or ancestor::template"
-    " or ancestor::noscript or ancestor::iframe or ancestor::noembed or ancestor::noframes)]"
+    " or ancestor::noscript or ancestor::iframe or ancestor::noembed or ancestor::noframes"
+    " or ancestor::nav or ancestor::aside"
+    " or ancestor::*[self::header or self::footer][not(ancestor::article or ancestor::aside"
+    " or ancestor::main or ancestor::nav or ancestor::section)]"
+    f" or ancestor::*[{_LOWER} = 'navigation' or {_LOWER} = 'banner'"
+    f" or {_LOWER} = 'contentinfo' or {_LOWER} = 'complementary'])]"
 )
 
 CONTENT_DROP_CHOICES = {"none": (), "exact": ("exact",), "near": ("near",),
@@ -319,9 +328,10 @@ class ContentSeenMiddleware:
 
     Each 2xx response is tested (others, HEAD requests, robots.txt and requests with
     meta["urlsieve_content"] = False are not): its digest is urlsieve.payload_digest(body); for an
-    HtmlResponse the SimHash of its visible text too (VISIBLE_TEXT_XPATH: text nodes outside
-    script, style, template, noscript, iframe, noembed and noframes; the crawler's own text), under
-    its id response.url. A copy gets, in response.meta (= request.meta):
+    HtmlResponse the SimHash of its own visible text too (VISIBLE_TEXT_XPATH: text nodes outside
+    script, style, template, noscript, iframe, noembed, noframes and the site's template — nav,
+    aside, page-wide header and footer, their ARIA roles —; the crawler's own rule), under its id
+    response.url. A copy gets, in response.meta (= request.meta):
         meta["duplicate_of"] = URL of the first response with the same bytes, or
         meta["near_duplicate_of"] = URL of the first response with a near text, and
         meta["distance"] = the Hamming distance of their SimHashes (0..max_distance),

@@ -1,8 +1,8 @@
 """urlsieve.scrapy.ContentSeenMiddleware in real Scrapy crawls of a local site (http.server on
 127.0.0.1 only) with planted copies of one article: the same bytes under another URL, the same
 bytes gzip'd, one word edited, the same text in another template (scripts, styles, a comment,
-<noscript> and <template> around it), plus two identical images, another article and a redirect to
-it. The spider (content_spider.py) fetches them in order, one at a time, and records what its
+navigation, sidebar, page header and footer, <noscript> and <template> around it, a date), plus
+two identical images, another article and a redirect to it. The spider (content_spider.py) fetches them in order, one at a time, and records what its
 callback and errback received.
 """
 
@@ -28,7 +28,7 @@ SPIDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "content_spide
 def article(seed, edit=None):
     rng = random.Random(seed)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 8)))
-             for _ in range(300)]
+             for _ in range(2000)]
     if edit is not None:
         words[edit] = "edited"
     return " ".join(words)
@@ -40,14 +40,22 @@ def plain(text):
 
 
 def fancy(text):
-    """The same visible text in another template: what is around it is not shown."""
+    """The same text in another template: what is around it is not shown, or is the site's
+    template (navigation, sidebar, page header and footer), or is only dates and counters."""
     return ("<!DOCTYPE html>\n<html lang=en><head><title>Article</title>"
             "<style>p { color: red } .menu { display: none }</style>"
             "<script>var tracking = 'many script words that are not shown at all';</script></head>"
-            "<body class=wide><!-- a comment with words in it -->\n  <h1 id=top>News</h1>\n"
+            "<body class=wide><!-- a comment with words in it -->\n"
+            "<header><a href=/>Home of the site</a> search the archive</header>"
+            "<nav><a href=/news>News desk</a> <a href=/sport>Sport pages</a></nav>"
+            "<div role=Banner>special offers every week</div>"
+            "<main><article><header><h1 id=top>News</h1></header>\n"
             f"  <p class=lead>{text}</p>\n"
+            "<p>12:30 2026-11-28 1,234</p></article></main>"
+            "<aside>related stories you may like</aside>"
             "<noscript>please enable javascript to read this</noscript>"
-            "<template><p>inert template words</p></template></body></html>").encode()
+            "<template><p>inert template words</p></template>"
+            "<footer>copyright and contact details</footer></body></html>").encode()
 
 
 IMAGE = bytes(range(256)) * 8
@@ -61,7 +69,7 @@ class Site:
             "/b": ("text/html", plain(text), {}),  # the same bytes
             "/m/a": ("text/html", plain(text), {}),  # a mirror (the Redis test)
             "/gz": ("text/html", gzip.compress(plain(text)), {"Content-Encoding": "gzip"}),
-            "/c": ("text/html", plain(article(1, edit=150)), {}),  # one word of 300 edited
+            "/c": ("text/html", plain(article(1, edit=1000)), {}),  # one word of 2000 edited
             "/e": ("text/html", fancy(text), {}),  # the same text, another template
             "/d": ("text/html", plain(article(2)), {}),  # another article
             "/img1": ("image/png", IMAGE, {}),
@@ -200,7 +208,11 @@ def test_two_crawls_share_a_redis_set(site, tmp_path, redis_server):
 def test_visible_text_is_the_crawlers():
     body = fancy("one two three")
     response = HtmlResponse("http://x.example/", body=body, encoding="utf-8")
-    assert visible_text(response).split() == ["Article", "News", "one", "two", "three"]
+    assert visible_text(response).split() == ["Article", "News", "one", "two", "three", "12:30",
+                                              "2026-11-28", "1,234"]
+    # The digits-only words are in the text, but SimHash drops words with digits.
+    expected = urlsieve.simhash("Article News one two three")
+    assert urlsieve.simhash(visible_text(response)) == expected
     assert visible_text(TextResponse("http://x.example/t", body=b"plain words")) is None
 
 

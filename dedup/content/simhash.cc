@@ -151,6 +151,7 @@ uint64_t SimHashOf(std::string_view text) {
       ++p;
     }
   word_end:
+    if (p < end) ++p;  // the byte that ended the word separates
     // A word with a digit is no feature: dates, counters, times, prices, ids and tokens are what
     // changes between two fetches of one page (docs/features/content-seen.md, "Fingerprints").
     if (seen & kDigit) continue;

@@ -38,6 +38,7 @@ set(URLSIEVE_PUBLIC_HEADERS
   dedup/content/local_content_seen_set.h  # LocalContentSeenSet (SqliteDb only declared)
   dedup/content/near_duplicate_index.h    # NearDuplicateIndex
   dedup/content/simhash.h                 # SimHash, HammingDistance
+  dedup/content_seen_filter.h             # ContentSeenFilter: a local or Redis set by options
   # Forwarding headers of the public headers moved in 0.1 (removed in the next release).
   base/text_encoding.h
   dedup/key_hash_value.h

@@ -1,6 +1,8 @@
-/* urlsieve.h: the C API of the seen stage (SeenFilter, dedup/seen_filter.h), for C programs and
- * for bindings from other languages. Plain C89 plus <stddef.h>/<stdint.h> types; no C++ type or
- * exception crosses it (the implementation, urlsieve_c.cc, catches everything at the boundary).
+/* urlsieve.h: the C API of the seen stage (SeenFilter, dedup/seen_filter.h) and of the
+ * content-seen test (ContentSeenFilter, dedup/content_seen_filter.h; urlsieve_content_*, below),
+ * for C programs and for bindings from other languages. Plain C89 plus <stddef.h>/<stdint.h> types;
+ * no C++ type or exception crosses it (the implementation, urlsieve_c.cc, catches everything at the
+ * boundary).
  *
  *   urlsieve_options opt;
  *   urlsieve_filter* f;
@@ -203,6 +205,137 @@ urlsieve_status urlsieve_get_stats(const urlsieve_filter* filter, urlsieve_stats
 /* Makes everything inserted so far durable; a no-op in memory and over Redis (each insert is in
  * Redis when it returns; what survives a Redis crash is Redis's persistence: use AOF). */
 urlsieve_status urlsieve_save(urlsieve_filter* filter, urlsieve_error* error);
+
+/* The content-seen test (docs/features/content-seen.md, "For embedders"): has this page's content
+ * been seen before, under any URL? A page is given by two fingerprints: a 64-bit digest of its
+ * bytes (urlsieve_payload_digest, or the first 8 bytes of a SHA-1 you already have) and, for a
+ * page with text, the SimHash of its visible text (urlsieve_simhash). A set answers FIRST (now
+ * recorded), EXACT (the same digest was tested before) or NEAR (a recorded page's simhash is within
+ * max_distance bits), naming the first copy by the id and data it was tested with.
+ *
+ *   urlsieve_content_options o;
+ *   urlsieve_content_set* set;
+ *   urlsieve_content_verdict v;
+ *   char first_id[URLSIEVE_CONTENT_COPY_MAX + 1];
+ *   urlsieve_content_options_init(&o);
+ *   urlsieve_content_set_open(&o, &set, &err);
+ *   urlsieve_content_verdict_init(&v);
+ *   v.first_id = first_id;
+ *   v.first_id_capacity = sizeof(first_id);
+ *   urlsieve_content_test(set, urlsieve_payload_digest(body, body_size),
+ *                         urlsieve_simhash(text, text_size, 3), 1, url, strlen(url), NULL, 0, &v,
+ *                         &err);
+ *   if (v.kind == URLSIEVE_CONTENT_NEAR) printf("near %s (%d bits)\n", first_id, v.distance);
+ *   urlsieve_content_set_close(set, &err);
+ *
+ * The same conventions as above: a urlsieve_status and an optional urlsieve_error, struct_size for
+ * ABI growth, every function callable concurrently on one handle (except close, the last call),
+ * and a handle opened before a fork() is FAILED_PRECONDITION in the child. */
+
+/* The most bytes of a page's id or data. */
+#define URLSIEVE_CONTENT_COPY_MAX 4096
+
+/* urlsieve_content_verdict.kind */
+enum {
+  URLSIEVE_CONTENT_FIRST = 0, /* not seen: now recorded (`refetch`: this page, recorded before) */
+  URLSIEVE_CONTENT_EXACT = 1, /* the same digest was recorded: first_id names that page */
+  URLSIEVE_CONTENT_NEAR = 2   /* a recorded simhash is `distance` bits away: first_id names it */
+};
+
+/* Charikar's SimHash of UTF-8 text (docs/features/content-seen.md, "Fingerprints"; the
+ * construction, to the bit, in dedup/content/simhash.h): words are runs of ASCII letters and
+ * digits and of bytes >= 0x80 (ASCII lowercased), a word with a digit is dropped (dates, counters,
+ * tokens), features are the shingles of `shingle_words` consecutive words (clamped to 1..16; 3 is
+ * the crawler's). 0 for a text without a word (and for text NULL). Pure: callable from any
+ * thread. */
+uint64_t urlsieve_simhash(const char* text, size_t size, int shingle_words);
+
+/* The number of bits in which a and b differ (0..64). */
+int urlsieve_hamming_distance(uint64_t a, uint64_t b);
+
+/* A 64-bit digest of the bytes (XXH3-64), for callers without a SHA-1 at hand. One set must see
+ * one kind of digest: these, or the first 8 bytes of SHA-1s (urlsieve_warc_payload_digest). */
+uint64_t urlsieve_payload_digest(const void* bytes, size_t size);
+
+/* The first 8 bytes (big-endian) of the SHA-1 in a WARC-Payload-Digest value "sha1:<32 base32
+ * characters>": what the crawler and `urlsieve dupes` put in a set. Returns 1 and sets *digest, or
+ * 0 for any other form. */
+int urlsieve_warc_payload_digest(const char* warc_digest, size_t size, uint64_t* digest);
+
+typedef struct urlsieve_content_options {
+  size_t struct_size; /* sizeof(urlsieve_content_options); set by urlsieve_content_options_init */
+  int max_distance;   /* 0..7: NEAR means within this many bits of 64; 3 */
+  int near;           /* 0: only the exact test (simhashes are ignored); 1 */
+  /* Both or neither: a set shared in Redis (as urlsieve_options' redis_url and redis_name), by
+   * every process that opens this name on this server; of two pages with one fingerprint tested at
+   * once anywhere, exactly one is FIRST. The set keeps the max_distance and near it was created
+   * with: another value is FAILED_PRECONDITION. NULL or "": a set in this process's memory
+   * (nothing is saved). Read during urlsieve_content_set_open only. */
+  const char* redis_url;
+  const char* redis_name;
+} urlsieve_content_options;
+
+/* What urlsieve_content_test answers. The caller sets struct_size (urlsieve_content_verdict_init)
+ * and, when it wants the first copy's id and data, buffers for them; the library writes the rest.
+ * The buffers are the caller's: nothing returned points into the library, so the verdict stays
+ * valid for as long as the caller keeps it, on any thread. A copy is written as snprintf writes:
+ * at most capacity - 1 bytes and a NUL; *_size is its whole length, so it was cut short when
+ * *_size >= capacity (the test itself is not undone). A buffer of URLSIEVE_CONTENT_COPY_MAX + 1
+ * bytes always fits. data may contain NUL bytes: use first_data_size. */
+typedef struct urlsieve_content_verdict {
+  size_t struct_size; /* the caller sets sizeof(urlsieve_content_verdict) */
+  int kind;           /* URLSIEVE_CONTENT_FIRST / _EXACT / _NEAR */
+  int refetch;        /* FIRST: the recorded first is this page (the same id): nothing changed */
+  int distance;       /* NEAR: the simhashes' Hamming distance (0..max_distance) */
+  char* first_id;     /* NULL, or a buffer of first_id_capacity bytes: EXACT, NEAR: the first copy's
+                         id; FIRST: "" */
+  size_t first_id_capacity;
+  size_t first_id_size;
+  char* first_data; /* NULL, or a buffer of first_data_capacity bytes: the first copy's data */
+  size_t first_data_capacity;
+  size_t first_data_size;
+} urlsieve_content_verdict;
+
+typedef struct urlsieve_content_set urlsieve_content_set;
+
+/* Sets every field to its default (and struct_size). */
+void urlsieve_content_options_init(urlsieve_content_options* options);
+/* Zeroes *verdict (no buffers) and sets struct_size. */
+void urlsieve_content_verdict_init(urlsieve_content_verdict* verdict);
+
+/* Opens a content-seen set. On failure *set is NULL. INVALID_ARGUMENT for bad options; over Redis
+ * the errors of urlsieve_open (UNAVAILABLE when the server cannot be reached, ...), each naming
+ * the server. */
+urlsieve_status urlsieve_content_set_open(const urlsieve_content_options* options,
+                                          urlsieve_content_set** set, urlsieve_error* error);
+
+/* Frees the handle (a set in memory is gone; a Redis set stays in Redis). NULL is a no-op. */
+urlsieve_status urlsieve_content_set_close(urlsieve_content_set* set, urlsieve_error* error);
+
+/* Tests a page and records it when it is a first (docs/features/content-seen.md, "The
+ * content-seen test"): EXACT when a recorded page has this digest; else, with has_simhash nonzero,
+ * NEAR when a recorded first's simhash is within max_distance; else FIRST, and the page is
+ * recorded with its id (1..URLSIEVE_CONTENT_COPY_MAX bytes, no NUL: a URL, say) and data (at most
+ * URLSIEVE_CONTENT_COPY_MAX bytes, any bytes, may be NULL with data_size 0: what you want back
+ * with a later copy, e.g. where you stored this one). A NEAR page's digest is recorded too, with
+ * its own id and data (a later exact copy of it is EXACT, naming it), its simhash not (the first
+ * of a neighbourhood stands for it). A page tested again under the id the matching page was
+ * recorded with is FIRST with refetch set, and nothing changes. INVALID_ARGUMENT (nothing
+ * recorded) for a bad id or data. */
+urlsieve_status urlsieve_content_test(urlsieve_content_set* set, uint64_t digest, uint64_t simhash,
+                                      int has_simhash, const char* id, size_t id_size,
+                                      const void* data, size_t data_size,
+                                      urlsieve_content_verdict* verdict, urlsieve_error* error);
+
+/* Removes what is recorded for the page with this digest (and simhash) and id, so that its next
+ * test is FIRST again; *forgotten = 1 if something was, else 0. */
+urlsieve_status urlsieve_content_forget(urlsieve_content_set* set, uint64_t digest,
+                                        uint64_t simhash, int has_simhash, const char* id,
+                                        size_t id_size, int* forgotten, urlsieve_error* error);
+
+/* *pages = the digests recorded (over Redis: as of this handle's last call). */
+urlsieve_status urlsieve_content_set_size(const urlsieve_content_set* set, uint64_t* pages,
+                                          urlsieve_error* error);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,22 +1,32 @@
-// The C API (dedup/urlsieve.h) over SeenFilter. Every entry point catches every exception: a C
-// caller, or a language binding unwinding through C frames, must never see one.
+// The C API (dedup/urlsieve.h) over SeenFilter and ContentSeenFilter. Every entry point catches
+// every exception: a C caller, or a language binding unwinding through C frames, must never see
+// one.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
 #include <iterator>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "dedup/content/content_seen_set.h"
+#include "dedup/content/simhash.h"
+#include "dedup/content_seen_filter.h"
 #include "dedup/seen_filter.h"
 #include "dedup/urlsieve.h"
 
 struct urlsieve_filter {
   std::unique_ptr<urlsieve::SeenFilter> filter;
+};
+
+struct urlsieve_content_set {
+  std::unique_ptr<urlsieve::ContentSeenFilter> set;
 };
 
 namespace {
@@ -84,6 +94,37 @@ urlsieve_options ReadOptions(const urlsieve_options* given) {
   o.struct_size = sizeof(o);
   return o;
 }
+
+urlsieve_content_options ReadContentOptions(const urlsieve_content_options* given) {
+  urlsieve_content_options o;
+  urlsieve_content_options_init(&o);
+  size_t n = std::min(given->struct_size, sizeof(o));
+  std::memcpy(&o, given, n);
+  o.struct_size = sizeof(o);
+  return o;
+}
+
+// Writes a copy into a caller's buffer as snprintf does (at most capacity - 1 bytes and a NUL) and
+// its whole length to *size.
+void WriteCopy(std::string_view copy, char* buffer, size_t capacity, size_t* size) {
+  *size = copy.size();
+  if (buffer == nullptr || capacity == 0) return;
+  size_t n = std::min(copy.size(), capacity - 1);
+  std::memcpy(buffer, copy.data(), n);
+  buffer[n] = '\0';
+}
+
+urlsieve::ContentFingerprint Fingerprint(uint64_t digest, uint64_t simhash, int has_simhash) {
+  urlsieve::ContentFingerprint f;
+  f.digest = digest;
+  if (has_simhash != 0) f.simhash = simhash;
+  return f;
+}
+
+// The first version of urlsieve_content_verdict ends with first_data_size: every caller has the
+// fields up to there.
+constexpr size_t kContentVerdictMinSize =
+    offsetof(urlsieve_content_verdict, first_data_size) + sizeof(size_t);
 
 }  // namespace
 
@@ -322,6 +363,165 @@ urlsieve_status urlsieve_save(urlsieve_filter* filter, urlsieve_error* error) {
   if (filter == nullptr)
     return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_save: NULL filter");
   return Guard(error, [&]() -> urlsieve_status { return Report(error, filter->filter->Save()); });
+}
+
+}  // extern "C"
+
+// The content-seen test (docs/features/content-seen.md, "For embedders").
+extern "C" {
+
+uint64_t urlsieve_simhash(const char* text, size_t size, int shingle_words) {
+  if (text == nullptr) return 0;
+  try {
+    urlsieve::SimHashOptions o;
+    o.shingle_words = shingle_words;
+    return urlsieve::SimHash(std::string_view(text, size), o);
+  } catch (...) {
+    return 0;  // only a word longer than 64 bytes allocates: out of memory
+  }
+}
+
+int urlsieve_hamming_distance(uint64_t a, uint64_t b) { return urlsieve::HammingDistance(a, b); }
+
+uint64_t urlsieve_payload_digest(const void* bytes, size_t size) {
+  if (bytes == nullptr) size = 0;
+  return urlsieve::PayloadDigest(
+      std::string_view(bytes == nullptr ? "" : static_cast<const char*>(bytes), size));
+}
+
+int urlsieve_warc_payload_digest(const char* warc_digest, size_t size, uint64_t* digest) {
+  if (warc_digest == nullptr || digest == nullptr) return 0;
+  std::optional<uint64_t> d =
+      urlsieve::DigestFromWarcPayloadDigest(std::string_view(warc_digest, size));
+  if (!d.has_value()) return 0;
+  *digest = *d;
+  return 1;
+}
+
+void urlsieve_content_options_init(urlsieve_content_options* options) {
+  if (options == nullptr) return;
+  urlsieve::ContentSeenFilterOptions d;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->max_distance = d.max_distance;
+  options->near = d.near ? 1 : 0;
+  options->redis_url = nullptr;
+  options->redis_name = nullptr;
+}
+
+void urlsieve_content_verdict_init(urlsieve_content_verdict* verdict) {
+  if (verdict == nullptr) return;
+  std::memset(verdict, 0, sizeof(*verdict));
+  verdict->struct_size = sizeof(*verdict);
+  verdict->first_id = nullptr;
+  verdict->first_data = nullptr;
+}
+
+urlsieve_status urlsieve_content_set_open(const urlsieve_content_options* options,
+                                          urlsieve_content_set** set, urlsieve_error* error) {
+  if (set != nullptr) *set = nullptr;
+  if (options == nullptr || set == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_content_set_open: options and set must not be NULL");
+  }
+  if (options->struct_size < offsetof(urlsieve_content_options, redis_url)) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_content_set_open: options->struct_size not set (call "
+                "urlsieve_content_options_init)");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    urlsieve_content_options o = ReadContentOptions(options);
+    urlsieve::ContentSeenFilterOptions co;
+    co.max_distance = o.max_distance;
+    co.near = o.near != 0;
+    if (o.redis_url != nullptr) co.redis_url = o.redis_url;
+    if (o.redis_name != nullptr) co.redis_name = o.redis_name;
+    auto opened = urlsieve::ContentSeenFilter::Open(co);
+    if (!opened.ok()) return Report(error, opened.status());
+    auto handle = std::make_unique<urlsieve_content_set>();
+    handle->set = std::move(opened).value();
+    *set = handle.release();
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_content_set_close(urlsieve_content_set* set, urlsieve_error* error) {
+  if (set == nullptr) return URLSIEVE_OK;
+  return Guard(error, [&]() -> urlsieve_status {
+    delete set;
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_content_test(urlsieve_content_set* set, uint64_t digest, uint64_t simhash,
+                                      int has_simhash, const char* id, size_t id_size,
+                                      const void* data, size_t data_size,
+                                      urlsieve_content_verdict* verdict, urlsieve_error* error) {
+  if (set == nullptr || (id == nullptr && id_size != 0) || (data == nullptr && data_size != 0) ||
+      verdict == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_content_test: NULL argument");
+  }
+  if (verdict->struct_size < kContentVerdictMinSize) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_content_test: set verdict->struct_size (urlsieve_content_verdict_init)");
+  }
+  if ((verdict->first_id == nullptr && verdict->first_id_capacity != 0) ||
+      (verdict->first_data == nullptr && verdict->first_data_capacity != 0)) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                "urlsieve_content_test: a verdict buffer is NULL but its capacity is not 0");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    urlsieve::ContentCopy page;
+    page.id.assign(id == nullptr ? "" : id, id_size);
+    if (data_size != 0) page.data.assign(static_cast<const char*>(data), data_size);
+    auto r = set->set->Test(Fingerprint(digest, simhash, has_simhash), page);
+    if (!r.ok()) return Report(error, r.status());
+    switch (r->kind) {
+      case urlsieve::ContentVerdict::Kind::kFirst:
+        verdict->kind = URLSIEVE_CONTENT_FIRST;
+        break;
+      case urlsieve::ContentVerdict::Kind::kExact:
+        verdict->kind = URLSIEVE_CONTENT_EXACT;
+        break;
+      case urlsieve::ContentVerdict::Kind::kNear:
+        verdict->kind = URLSIEVE_CONTENT_NEAR;
+        break;
+    }
+    verdict->refetch = r->refetch ? 1 : 0;
+    verdict->distance = r->kind == urlsieve::ContentVerdict::Kind::kNear ? r->distance : 0;
+    const bool named = r->kind != urlsieve::ContentVerdict::Kind::kFirst;
+    WriteCopy(named ? std::string_view(r->first.id) : std::string_view(), verdict->first_id,
+              verdict->first_id_capacity, &verdict->first_id_size);
+    WriteCopy(named ? std::string_view(r->first.data) : std::string_view(), verdict->first_data,
+              verdict->first_data_capacity, &verdict->first_data_size);
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_content_forget(urlsieve_content_set* set, uint64_t digest,
+                                        uint64_t simhash, int has_simhash, const char* id,
+                                        size_t id_size, int* forgotten, urlsieve_error* error) {
+  if (set == nullptr || (id == nullptr && id_size != 0) || forgotten == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_content_forget: NULL argument");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    auto r = set->set->Forget(Fingerprint(digest, simhash, has_simhash),
+                              std::string_view(id == nullptr ? "" : id, id_size));
+    if (!r.ok()) return Report(error, r.status());
+    *forgotten = *r ? 1 : 0;
+    return URLSIEVE_OK;
+  });
+}
+
+urlsieve_status urlsieve_content_set_size(const urlsieve_content_set* set, uint64_t* pages,
+                                          urlsieve_error* error) {
+  if (set == nullptr || pages == nullptr) {
+    return Fail(error, URLSIEVE_INVALID_ARGUMENT, "urlsieve_content_set_size: NULL argument");
+  }
+  return Guard(error, [&]() -> urlsieve_status {
+    *pages = set->set->size();
+    return URLSIEVE_OK;
+  });
 }
 
 }  // extern "C"

@@ -1,4 +1,5 @@
-// urlsieve._core: SeenFilter for Python (pybind11). The package's __init__.py re-exports it.
+// urlsieve._core: SeenFilter, and the content-seen test (simhash, payload_digest, ContentSeenSet,
+// NearDuplicateIndex), for Python (pybind11). The package's __init__.py re-exports it.
 //
 // Batches cross once: insert_many collects the URLs while it holds the GIL, then canonicalizes and
 // inserts them with the GIL released. Thread-safety: a SeenFilter may be shared by Python threads;
@@ -20,6 +21,10 @@
 #include <vector>
 
 #include "base/duration.h"
+#include "dedup/content/content_seen_set.h"
+#include "dedup/content/near_duplicate_index.h"
+#include "dedup/content/simhash.h"
+#include "dedup/content_seen_filter.h"
 #include "dedup/seen_filter.h"
 #include "redis/redis_waits.h"
 
@@ -356,6 +361,319 @@ class PySeenFilter {
   std::shared_ptr<SeenFilter> filter_;
 };
 
+// ---- The content-seen test (docs/features/content-seen.md, "For embedders") ----
+
+// Texts and bodies above this size are fingerprinted with the GIL released; below it, releasing
+// and retaking the GIL costs more than the hash.
+constexpr size_t kReleaseGilBytes = 16 * 1024;
+
+// The bytes of a str (UTF-8), bytes, bytearray or memoryview-free buffer, kept alive (and, for a
+// mutable bytearray, copied) by `keep` so that they stay put while the GIL is released.
+std::string_view Bytes(py::handle obj, const char* what, py::object* keep) {
+  if (PyByteArray_Check(obj.ptr())) {
+    *keep = py::bytes(PyByteArray_AS_STRING(obj.ptr()), PyByteArray_GET_SIZE(obj.ptr()));
+  } else if (PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr())) {
+    *keep = py::reinterpret_borrow<py::object>(obj);
+  } else {
+    throw py::type_error(std::string("urlsieve: ") + what + " must be str or bytes, not " +
+                         std::string(py::str(py::type::of(obj).attr("__name__"))));
+  }
+  if (PyUnicode_Check(keep->ptr())) {
+    Py_ssize_t n = 0;
+    const char* p = PyUnicode_AsUTF8AndSize(keep->ptr(), &n);
+    if (p == nullptr) throw py::error_already_set();
+    return {p, static_cast<size_t>(n)};
+  }
+  return {PyBytes_AS_STRING(keep->ptr()), static_cast<size_t>(PyBytes_GET_SIZE(keep->ptr()))};
+}
+
+// A Python int as 64 unsigned bits: ValueError outside 0 .. 2^64 - 1, TypeError for a non-int
+// (a bool is an int, but never a fingerprint).
+uint64_t U64(py::handle value, const char* what) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) {
+    throw py::type_error(std::string("urlsieve: ") + what + " must be an int, not " +
+                         std::string(py::str(py::type::of(value).attr("__name__"))));
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(value.ptr());
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error(std::string("urlsieve: ") + what + " must be in 0 .. 2**64 - 1");
+  }
+  return static_cast<uint64_t>(v);
+}
+
+int ShingleWords(int shingle_words) {
+  if (shingle_words < 1 || shingle_words > 16) {
+    throw py::value_error("urlsieve: shingle_words must be 1 .. 16, not " +
+                          std::to_string(shingle_words));
+  }
+  return shingle_words;
+}
+
+uint64_t PySimHash(py::handle text, int shingle_words) {
+  py::object keep;
+  std::string_view v = Bytes(text, "text", &keep);
+  SimHashOptions o;
+  o.shingle_words = ShingleWords(shingle_words);
+  if (v.size() < kReleaseGilBytes) return SimHash(v, o);
+  py::gil_scoped_release release;
+  return SimHash(v, o);
+}
+
+uint64_t PyPayloadDigest(py::handle body) {
+  py::object keep;
+  std::string_view v = Bytes(body, "body", &keep);
+  if (v.size() < kReleaseGilBytes) return PayloadDigest(v);
+  py::gil_scoped_release release;
+  return PayloadDigest(v);
+}
+
+// What ContentSeenSet.test answers (ContentVerdict in C++), with the page's own fingerprints so
+// that a caller can forget it later without hashing it again.
+struct PyContentVerdict {
+  std::string kind;  // "first", "exact", "near"
+  bool refetch = false;
+  std::optional<std::string> first_id;   // exact, near: the first copy's id
+  std::optional<py::object> first_data;  // ... and its data (str; bytes when not UTF-8)
+  int distance = 0;                      // near: the simhashes' Hamming distance
+  uint64_t digest = 0;                   // this page's digest
+  std::optional<uint64_t> simhash;       // this page's simhash (None without a text)
+
+  std::string Repr() const {
+    std::string r = "ContentVerdict(kind='" + kind + "'";
+    if (refetch) r += ", refetch=True";
+    if (first_id) r += ", first_id=" + py::repr(py::str(*first_id)).cast<std::string>();
+    if (kind == "near") r += ", distance=" + std::to_string(distance);
+    return r + ")";
+  }
+};
+
+py::object DataObject(const std::string& data) {
+  PyObject* s = PyUnicode_DecodeUTF8(data.data(), static_cast<Py_ssize_t>(data.size()), "strict");
+  if (s != nullptr) return py::reinterpret_steal<py::object>(s);
+  PyErr_Clear();  // stored by another caller (C, a shared Redis set) as bytes that are not UTF-8
+  return py::bytes(data);
+}
+
+class PyContentSeenSet {
+ public:
+  PyContentSeenSet(int max_distance, bool near, int shingle_words, std::optional<std::string> redis,
+                   std::optional<std::string> name) {
+    ContentSeenFilterOptions o;
+    o.max_distance = max_distance;
+    o.near = near;
+    o.redis_url = redis.value_or("");
+    o.redis_name = name.value_or("");
+    shingle_words_ = ShingleWords(shingle_words);
+    std::optional<Result<std::unique_ptr<ContentSeenFilter>>> opened;
+    {
+      py::gil_scoped_release release;
+      opened.emplace(ContentSeenFilter::Open(o));
+    }
+    if (!opened->ok()) Throw(opened->status());
+    set_ = std::shared_ptr<ContentSeenFilter>(std::move(*opened).value());
+  }
+
+  // body: the bytes (str is taken as its UTF-8); text: the visible text, or None (no near test).
+  PyContentVerdict Test(py::handle body, py::handle text, py::handle id, py::handle data) {
+    py::object keep_body, keep_text;
+    std::string_view b = Bytes(body, "body", &keep_body);
+    std::optional<std::string_view> t;
+    if (!text.is_none()) t = Bytes(text, "text", &keep_text);
+    ContentFingerprint f;
+    std::shared_ptr<ContentSeenFilter> set = Get();
+    ContentCopy page = Copy(id, data);
+    SimHashOptions so;
+    so.shingle_words = shingle_words_;
+    std::optional<Result<ContentVerdict>> r;
+    {
+      py::gil_scoped_release release;
+      f.digest = PayloadDigest(b);
+      if (t && set->options().near) f.simhash = SimHash(*t, so);
+      r.emplace(set->Test(f, page));
+    }
+    return Verdict(*r, f);
+  }
+
+  // The same with fingerprints computed elsewhere (urlsieve.payload_digest, the first 8 bytes of
+  // a SHA-1 as urlsieve.warc_payload_digest gives them, urlsieve.simhash).
+  PyContentVerdict TestFingerprint(py::handle digest, py::handle simhash, py::handle id,
+                                   py::handle data) {
+    ContentFingerprint f = Fingerprint(digest, simhash);
+    std::shared_ptr<ContentSeenFilter> set = Get();
+    ContentCopy page = Copy(id, data);
+    std::optional<Result<ContentVerdict>> r;
+    {
+      py::gil_scoped_release release;
+      r.emplace(set->Test(f, page));
+    }
+    return Verdict(*r, f);
+  }
+
+  bool Forget(py::handle body, py::handle text, py::handle id) {
+    py::object keep_body, keep_text;
+    std::string_view b = Bytes(body, "body", &keep_body);
+    std::optional<std::string_view> t;
+    if (!text.is_none()) t = Bytes(text, "text", &keep_text);
+    std::string page_id = Id(id);
+    std::shared_ptr<ContentSeenFilter> set = Get();
+    SimHashOptions so;
+    so.shingle_words = shingle_words_;
+    std::optional<Result<bool>> r;
+    {
+      py::gil_scoped_release release;
+      ContentFingerprint f;
+      f.digest = PayloadDigest(b);
+      if (t && set->options().near) f.simhash = SimHash(*t, so);
+      r.emplace(set->Forget(f, page_id));
+    }
+    if (!r->ok()) Throw(r->status());
+    return **r;
+  }
+
+  bool ForgetFingerprint(py::handle digest, py::handle simhash, py::handle id) {
+    ContentFingerprint f = Fingerprint(digest, simhash);
+    std::string page_id = Id(id);
+    std::shared_ptr<ContentSeenFilter> set = Get();
+    std::optional<Result<bool>> r;
+    {
+      py::gil_scoped_release release;
+      r.emplace(set->Forget(f, page_id));
+    }
+    if (!r->ok()) Throw(r->status());
+    return **r;
+  }
+
+  uint64_t Size() { return Get()->size(); }
+  int max_distance() { return Get()->options().max_distance; }
+  bool near() { return Get()->options().near; }
+  int shingle_words() const { return shingle_words_; }
+
+  std::optional<std::string> RedisName() {
+    const std::string& name = Get()->options().redis_name;
+    if (name.empty()) return std::nullopt;
+    return name;
+  }
+
+  void Close() {
+    std::shared_ptr<ContentSeenFilter> s;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      s = std::move(set_);
+    }
+    if (s == nullptr) return;
+    py::gil_scoped_release release;  // a Redis set closes its connections
+    s.reset();
+  }
+
+  bool closed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return set_ == nullptr;
+  }
+
+ private:
+  std::shared_ptr<ContentSeenFilter> Get() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (set_ == nullptr) throw py::value_error("operation on a closed urlsieve.ContentSeenSet");
+    return set_;
+  }
+
+  static std::string Id(py::handle id) {
+    py::object keep;
+    return std::string(Bytes(id, "id", &keep));
+  }
+
+  static ContentCopy Copy(py::handle id, py::handle data) {
+    ContentCopy page;
+    page.id = Id(id);
+    if (!data.is_none()) {
+      py::object keep;
+      page.data = std::string(Bytes(data, "data", &keep));
+    }
+    return page;
+  }
+
+  static ContentFingerprint Fingerprint(py::handle digest, py::handle simhash) {
+    ContentFingerprint f;
+    f.digest = U64(digest, "digest");
+    if (!simhash.is_none()) f.simhash = U64(simhash, "simhash");
+    return f;
+  }
+
+  static PyContentVerdict Verdict(const Result<ContentVerdict>& r, const ContentFingerprint& f) {
+    if (!r.ok()) Throw(r.status());
+    PyContentVerdict v;
+    v.refetch = r->refetch;
+    v.digest = f.digest;
+    v.simhash = f.simhash;
+    switch (r->kind) {
+      case ContentVerdict::Kind::kFirst:
+        v.kind = "first";
+        return v;
+      case ContentVerdict::Kind::kExact:
+        v.kind = "exact";
+        break;
+      case ContentVerdict::Kind::kNear:
+        v.kind = "near";
+        v.distance = r->distance;
+        break;
+    }
+    v.first_id = r->first.id;
+    v.first_data = DataObject(r->first.data);
+    return v;
+  }
+
+  std::mutex mu_;  // guards set_ (Python threads may call close() while others test)
+  std::shared_ptr<ContentSeenFilter> set_;
+  int shingle_words_ = 3;
+};
+
+// NearDuplicateIndex for Python. The C++ index is not thread-safe; every method here runs with
+// the GIL held (each is a few bucket reads), which serialises them.
+class PyNearDuplicateIndex {
+ public:
+  explicit PyNearDuplicateIndex(int max_distance) : index_(Check(max_distance)) {}
+
+  py::object Find(py::handle fingerprint) const {
+    return Match(index_.Find(U64(fingerprint, "fingerprint")));
+  }
+  void Insert(py::handle fingerprint, py::handle value) {
+    index_.Insert(U64(fingerprint, "fingerprint"), Value(value));
+  }
+  py::object FindOrInsert(py::handle fingerprint, py::handle value) {
+    return Match(index_.FindOrInsert(U64(fingerprint, "fingerprint"), Value(value)));
+  }
+  bool Erase(py::handle fingerprint, py::handle value) {
+    return index_.Erase(U64(fingerprint, "fingerprint"), Value(value));
+  }
+  uint64_t Size() const { return index_.size(); }
+  uint64_t MemoryBytes() const { return index_.memory_bytes(); }
+  int MaxDistance() const { return index_.max_distance(); }
+
+ private:
+  static int Check(int max_distance) {
+    if (max_distance < 0 || max_distance > 7) {
+      throw py::value_error("urlsieve: max_distance must be 0 .. 7, not " +
+                            std::to_string(max_distance));
+    }
+    return max_distance;
+  }
+  static uint64_t Value(py::handle value) {
+    uint64_t v = U64(value, "value");
+    if (v > NearDuplicateIndex::kMaxValue) {
+      throw py::value_error("urlsieve: a NearDuplicateIndex value must be in 0 .. 2**48 - 1");
+    }
+    return v;
+  }
+  // (fingerprint, value, distance) or None.
+  static py::object Match(const std::optional<NearMatch>& m) {
+    if (!m) return py::none();
+    return py::make_tuple(m->fingerprint, m->value, m->distance);
+  }
+
+  NearDuplicateIndex index_;
+};
+
 }  // namespace
 }  // namespace urlsieve
 
@@ -416,4 +734,63 @@ PYBIND11_MODULE(_core, m) {
       .def("close", &PySeenFilter::Close)
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PySeenFilter& self, py::args) { self.Close(); });
+
+  // The content-seen test (docs/features/content-seen.md, "For embedders").
+  using urlsieve::PyContentSeenSet;
+  using urlsieve::PyContentVerdict;
+  using urlsieve::PyNearDuplicateIndex;
+  m.def("simhash", &urlsieve::PySimHash, py::arg("text"), py::arg("shingle_words") = 3);
+  m.def(
+      "hamming_distance",
+      [](py::handle a, py::handle b) {
+        return urlsieve::HammingDistance(urlsieve::U64(a, "a"), urlsieve::U64(b, "b"));
+      },
+      py::arg("a"), py::arg("b"));
+  m.def("payload_digest", &urlsieve::PyPayloadDigest, py::arg("body"));
+  m.def(
+      "warc_payload_digest",
+      [](const std::string& value) { return urlsieve::DigestFromWarcPayloadDigest(value); },
+      py::arg("warc_digest"));
+  py::class_<PyContentVerdict>(m, "ContentVerdict")
+      .def_readonly("kind", &PyContentVerdict::kind)
+      .def_readonly("refetch", &PyContentVerdict::refetch)
+      .def_readonly("first_id", &PyContentVerdict::first_id)
+      .def_readonly("first_data", &PyContentVerdict::first_data)
+      .def_readonly("distance", &PyContentVerdict::distance)
+      .def_readonly("digest", &PyContentVerdict::digest)
+      .def_readonly("simhash", &PyContentVerdict::simhash)
+      .def_property_readonly("duplicate",
+                             [](const PyContentVerdict& v) { return v.kind != "first"; })
+      .def("__repr__", &PyContentVerdict::Repr);
+  py::class_<PyContentSeenSet>(m, "ContentSeenSet")
+      .def(py::init<int, bool, int, std::optional<std::string>, std::optional<std::string>>(),
+           py::arg("max_distance") = 3, py::arg("near") = true, py::kw_only(),
+           py::arg("shingle_words") = 3, py::arg("redis") = py::none(),
+           py::arg("name") = py::none())
+      .def("test", &PyContentSeenSet::Test, py::arg("body"), py::arg("text"), py::arg("id"),
+           py::arg("data") = "")
+      .def("test_fingerprint", &PyContentSeenSet::TestFingerprint, py::arg("digest"),
+           py::arg("simhash"), py::arg("id"), py::arg("data") = "")
+      .def("forget", &PyContentSeenSet::Forget, py::arg("body"), py::arg("text"), py::arg("id"))
+      .def("forget_fingerprint", &PyContentSeenSet::ForgetFingerprint, py::arg("digest"),
+           py::arg("simhash"), py::arg("id"))
+      .def("__len__", &PyContentSeenSet::Size)
+      .def_property_readonly("max_distance", &PyContentSeenSet::max_distance)
+      .def_property_readonly("near", &PyContentSeenSet::near)
+      .def_property_readonly("shingle_words", &PyContentSeenSet::shingle_words)
+      .def_property_readonly("redis_name", &PyContentSeenSet::RedisName)
+      .def_property_readonly("closed", &PyContentSeenSet::closed)
+      .def("close", &PyContentSeenSet::Close)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyContentSeenSet& self, py::args) { self.Close(); });
+  py::class_<PyNearDuplicateIndex>(m, "NearDuplicateIndex")
+      .def(py::init<int>(), py::arg("max_distance") = 3)
+      .def("find", &PyNearDuplicateIndex::Find, py::arg("fingerprint"))
+      .def("insert", &PyNearDuplicateIndex::Insert, py::arg("fingerprint"), py::arg("value"))
+      .def("find_or_insert", &PyNearDuplicateIndex::FindOrInsert, py::arg("fingerprint"),
+           py::arg("value"))
+      .def("erase", &PyNearDuplicateIndex::Erase, py::arg("fingerprint"), py::arg("value"))
+      .def("__len__", &PyNearDuplicateIndex::Size)
+      .def_property_readonly("memory_bytes", &PyNearDuplicateIndex::MemoryBytes)
+      .def_property_readonly("max_distance", &PyNearDuplicateIndex::MaxDistance);
 }

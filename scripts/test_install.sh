@@ -40,6 +40,7 @@ dedup/content/exact_content_index.h
 dedup/content/local_content_seen_set.h
 dedup/content/near_duplicate_index.h
 dedup/content/simhash.h
+dedup/content_seen_filter.h
 dedup/key_hash_value.h
 dedup/seen_filter.h
 dedup/seen_set.h

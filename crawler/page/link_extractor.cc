@@ -173,6 +173,45 @@ bool HidesText(const GumboElement& el) {
   }
 }
 
+// Sectioning content and <main>: a <header> or <footer> inside one belongs to it, not to the site
+// (HTML §4.3.8, §4.3.9; WAI-ARIA's banner and contentinfo landmarks).
+bool IsSection(const GumboElement& el) {
+  switch (el.tag) {
+    case GUMBO_TAG_ARTICLE:
+    case GUMBO_TAG_ASIDE:
+    case GUMBO_TAG_MAIN:
+    case GUMBO_TAG_NAV:
+    case GUMBO_TAG_SECTION:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The site's template around a page's own text: its navigation, sidebars, and the page-wide
+// header and footer, marked up as HTML5 landmarks or with their ARIA roles. Left out of the text
+// so that one article in two templates, or two articles in one, compare by the articles
+// (docs/features/content-seen.md, "Fingerprints").
+bool IsTemplate(const GumboElement& el, bool in_section) {
+  switch (el.tag) {
+    case GUMBO_TAG_NAV:
+    case GUMBO_TAG_ASIDE:
+      return true;
+    case GUMBO_TAG_HEADER:
+    case GUMBO_TAG_FOOTER:
+      if (!in_section) return true;
+      break;
+    default:
+      break;
+  }
+  if (el.attributes.length == 0) return false;
+  std::string_view role = Attr(el, "role");
+  return !role.empty() &&
+         (EqualsIgnoreAsciiCase(role, "navigation") || EqualsIgnoreAsciiCase(role, "banner") ||
+          EqualsIgnoreAsciiCase(role, "contentinfo") ||
+          EqualsIgnoreAsciiCase(role, "complementary"));
+}
+
 // The visible text as it is collected: each text node without its leading and trailing ASCII
 // whitespace, the nodes joined by one space. Whitespace inside a node is kept as it is: SimHash
 // splits words at any non-letter anyway, and collapsing it would cost a pass over every byte of
@@ -190,7 +229,8 @@ void AppendText(const char* text, std::string* out) {
 struct WalkItem {
   const GumboNode* node;
   size_t depth;
-  bool hidden;  // inside an element whose text is not visible
+  bool hidden;      // inside an element whose text is not collected
+  bool in_section;  // inside sectioning content or <main>
 };
 
 // Visits every element in document order, and with `text` set collects the visible text in the
@@ -199,7 +239,7 @@ struct WalkItem {
 size_t Walk(const GumboNode* root, Collected* c, std::string* text) {
   std::vector<WalkItem> stack;
   stack.reserve(64);
-  stack.push_back({root, 1, false});
+  stack.push_back({root, 1, false, false});
   size_t max_depth = 0;
   while (!stack.empty()) {
     const WalkItem item = stack.back();
@@ -212,14 +252,18 @@ size_t Walk(const GumboNode* root, Collected* c, std::string* text) {
     max_depth = std::max(max_depth, item.depth);
     const GumboElement& el = node->v.element;
     Visit(el, c);
-    const bool hidden = item.hidden || (text != nullptr && HidesText(el));
+    bool hidden = item.hidden, in_section = item.in_section;
+    if (text != nullptr && !hidden) {
+      hidden = HidesText(el) || IsTemplate(el, in_section);
+      in_section = in_section || IsSection(el);
+    }
     for (unsigned i = el.children.length; i-- > 0;) {  // reversed: popped in document order
       auto* child = static_cast<const GumboNode*>(el.children.data[i]);
       if (IsElement(child)) {
-        stack.push_back({child, item.depth + 1, hidden});
+        stack.push_back({child, item.depth + 1, hidden, in_section});
       } else if (text != nullptr && !hidden &&
                  (child->type == GUMBO_NODE_TEXT || child->type == GUMBO_NODE_CDATA)) {
-        stack.push_back({child, item.depth + 1, hidden});
+        stack.push_back({child, item.depth + 1, hidden, in_section});
       }
     }
   }

@@ -91,10 +91,13 @@ class LinkExtractor {
     bool obey_nofollow = true;  // false: keep nofollow links (flagged) instead of dropping them
     size_t max_links = 10'000;  // per page; the rest are counted as kTooMany
     HtmlGuardLimits guard;      // keeps hostile markup from making the parse quadratic
-    // Also collect the visible text into PageLinks::text, in the same walk of the same parse:
-    // the text nodes (entities decoded, <title> included) outside <script>, <style>, <template>,
-    // <noscript>, <iframe>, <noembed> and <noframes>, each without its leading and trailing
-    // whitespace, joined by one space (docs/features/content-seen.md, "Fingerprints").
+    // Also collect the page's own visible text into PageLinks::text, in the same walk of the
+    // same parse: the text nodes (entities decoded, <title> included) outside <script>, <style>,
+    // <template>, <noscript>, <iframe>, <noembed>, <noframes> and outside the site's template:
+    // <nav>, <aside>, a <header> or <footer> not inside <article>, <aside>, <main>, <nav> or
+    // <section>, and elements with role navigation, banner, contentinfo or complementary. Each
+    // node without its leading and trailing whitespace, joined by one space
+    // (docs/features/content-seen.md, "Fingerprints").
     bool collect_text = false;
   };
 

@@ -8,14 +8,15 @@
 namespace urlsieve {
 namespace {
 
-// Per byte: 0 when it separates words, else the byte itself, ASCII capitals lowercased. One table
-// lookup both classifies and lowercases.
-constexpr std::array<uint8_t, 256> kLower = [] {
-  std::array<uint8_t, 256> t{};
+// Per byte: 0 when it separates words, else the byte itself with ASCII capitals lowercased, plus
+// kDigit for a digit. One table lookup classifies, lowercases and flags digits.
+constexpr uint16_t kDigit = 0x100;
+constexpr std::array<uint16_t, 256> kByte = [] {
+  std::array<uint16_t, 256> t{};
   for (int c = 0; c < 256; ++c) {
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80)
-      t[c] = static_cast<uint8_t>(c);
-    if (c >= 'A' && c <= 'Z') t[c] = static_cast<uint8_t>(c - 'A' + 'a');
+    if ((c >= 'a' && c <= 'z') || c >= 0x80) t[c] = static_cast<uint16_t>(c);
+    if (c >= '0' && c <= '9') t[c] = static_cast<uint16_t>(c | kDigit);
+    if (c >= 'A' && c <= 'Z') t[c] = static_cast<uint16_t>(c - 'A' + 'a');
   }
   return t;
 }();
@@ -115,36 +116,45 @@ uint64_t SimHashOf(std::string_view text) {
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   const auto* end = p + text.size();
   while (p < end) {
-    while (p < end && kLower[*p] == 0) ++p;
+    while (p < end && kByte[*p] == 0) ++p;
     if (p == end) break;
-    // FNV-1a over the lowercased bytes of the word.
+    // FNV-1a over the lowercased bytes of the word; `seen` collects kDigit.
     uint64_t h = kFnvOffset;
-    uint8_t c;
+    uint16_t c, seen = 0;
     while (p + 4 <= end) {  // unrolled: no bounds check per byte
-      if ((c = kLower[p[0]]) == 0) goto word_end;
-      h = (h ^ c) * kFnvPrime;
-      if ((c = kLower[p[1]]) == 0) {
+      if ((c = kByte[p[0]]) == 0) goto word_end;
+      h = (h ^ c) * kFnvPrime;  // kDigit only reaches the hash of a word that is dropped
+      seen |= c;
+      if ((c = kByte[p[1]]) == 0) {
         p += 1;
         goto word_end;
       }
       h = (h ^ c) * kFnvPrime;
-      if ((c = kLower[p[2]]) == 0) {
+      seen |= c;
+      if ((c = kByte[p[2]]) == 0) {
         p += 2;
         goto word_end;
       }
       h = (h ^ c) * kFnvPrime;
-      if ((c = kLower[p[3]]) == 0) {
+      seen |= c;
+      if ((c = kByte[p[3]]) == 0) {
         p += 3;
         goto word_end;
       }
       h = (h ^ c) * kFnvPrime;
+      seen |= c;
       p += 4;
     }
-    while (p < end && (c = kLower[*p]) != 0) {
+    while (p < end && (c = kByte[*p]) != 0) {
       h = (h ^ c) * kFnvPrime;
+      seen |= c;
       ++p;
     }
   word_end:
+    if (p < end) ++p;  // the byte that ended the word separates
+    // A word with a digit is no feature: dates, counters, times, prices, ids and tokens are what
+    // changes between two fetches of one page (docs/features/content-seen.md, "Fingerprints").
+    if (seen & kDigit) continue;
     for (size_t j = 0; j + 1 < K; ++j) window[j] = window[j + 1];
     window[K - 1] = h;
     if (++words >= K) add(ShingleHash(window, K));

@@ -1,4 +1,4 @@
-"""urlsieve: a fast, small and (optionally) exact URL-seen test.
+"""urlsieve: a fast, small and (optionally) exact URL-seen test, and a content-seen test.
 
     import urlsieve
     with urlsieve.SeenFilter(capacity=1_000_000, fp_rate=1e-6) as seen:
@@ -44,12 +44,62 @@ SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
     stats() -> dict, notices, state_dir, redis_name, closed, save(), close(); `with` closes (and
     saves; over Redis every insert is in Redis when it returns, so there is nothing to save).
 
+The content-seen test (docs/features/content-seen.md, "For embedders"): has a page's content been
+seen before, under any URL?
+
+    with urlsieve.ContentSeenSet(max_distance=3) as pages:
+        v = pages.test(body, visible_text, url, data="warc-offset-123")
+        if v.kind == "exact": ...      # the same bytes as v.first_id (v.first_data: its data)
+        elif v.kind == "near": ...     # visible text within v.distance bits of v.first_id's
+
+simhash(text, shingle_words=3) -> int     Charikar's 64-bit SimHash of a text (str or UTF-8 bytes):
+    words are runs of letters and digits (ASCII lowercased; a word with a digit is dropped: dates,
+    counters, tokens), features the shingles of shingle_words (1..16) consecutive words; 0 for a
+    text without a word. Near-duplicates are within 3 bits of 64 (Manku et al.). The construction
+    is dedup/content/simhash.h's, to the bit.
+hamming_distance(a, b) -> int             bits in which two 64-bit ints differ.
+payload_digest(body) -> int               XXH3-64 of the bytes (a str: of its UTF-8).
+warc_payload_digest("sha1:...") -> int | None
+    the first 8 bytes of a WARC-Payload-Digest's SHA-1: the digests the crawler's sets hold.
+
+ContentSeenSet(max_distance=3, near=True, *, shingle_words=3, redis=None, name=None)
+    A content-seen set: in this process (nothing is saved), or with redis="redis://..." and
+    name="NAME" shared in Redis by every process that opens that name there (of two pages with one
+    fingerprint tested at once anywhere, exactly one is "first"; the set keeps the max_distance
+    and near it was created with, another is urlsieve.Error). near=False: the exact test only.
+    test(body, text, id, data="") -> ContentVerdict
+        body: the page's bytes (digest: payload_digest(body)); text: its visible text, or None
+        (no near test); id: who the page is (a URL: 1..4096 bytes without NUL); data: what to get
+        back with a later copy (<= 4096 bytes, str or bytes). "exact": a page with these bytes was
+        recorded; "near": else a recorded page's text is within max_distance bits; "first": else,
+        and the page is recorded (refetch=True: it is the recorded page itself, same id). A near
+        page's digest is recorded too, under its own id. The digest and the simhash are computed
+        and the set asked with the GIL released.
+    test_fingerprint(digest, simhash, id, data="") -> ContentVerdict   (simhash may be None)
+    forget(body, text, id) / forget_fingerprint(digest, simhash, id) -> bool
+        removes what is recorded for that page under that id (its next test is "first").
+    len(set): digests recorded; max_distance, near, shingle_words, redis_name, closed, close();
+    `with` closes.
+ContentVerdict: kind ("first", "exact", "near"), duplicate (kind != "first"), refetch, first_id,
+    first_data (str; bytes when the stored data is not UTF-8), distance (near), digest and simhash
+    (the tested page's, for forget_fingerprint).
+NearDuplicateIndex(max_distance=3)
+    64-bit fingerprints with a value each (0 .. 2**48 - 1), answering "is one within
+    max_distance bits?" (Manku's k+1 permuted tables, about 34 bytes a fingerprint at k = 3).
+    find(fp) -> (fingerprint, value, distance) | None (the nearest; the first inserted of equals),
+    insert(fp, value), find_or_insert(fp, value) (inserts when find finds nothing; returns what
+    find returned), erase(fp, value) -> bool, len(index), memory_bytes, max_distance. Not for
+    concurrent use from threads without the GIL held (each call holds it).
+
 Errors: ValueError for bad input or options, OSError for I/O, urlsieve.Error (a RuntimeError) for
 corrupt or foreign state and other failures, urlsieve.UnavailableError (a urlsieve.Error) when a
 Redis server cannot be reached.
 """
 
-from ._core import (CANONICALIZE_RULES, DEFAULT_REDIS_FRONT_CACHE_KEYS, Error, SeenFilter,
-                    UnavailableError, __version__)
+from ._core import (CANONICALIZE_RULES, DEFAULT_REDIS_FRONT_CACHE_KEYS, ContentSeenSet,
+                    ContentVerdict, Error, NearDuplicateIndex, SeenFilter, UnavailableError,
+                    __version__, hamming_distance, payload_digest, simhash, warc_payload_digest)
 
-__all__ = ["CANONICALIZE_RULES", "DEFAULT_REDIS_FRONT_CACHE_KEYS", "Error", "SeenFilter", "UnavailableError", "__version__"]
+__all__ = ["CANONICALIZE_RULES", "DEFAULT_REDIS_FRONT_CACHE_KEYS", "ContentSeenSet",
+           "ContentVerdict", "Error", "NearDuplicateIndex", "SeenFilter", "UnavailableError",
+           "__version__", "hamming_distance", "payload_digest", "simhash", "warc_payload_digest"]

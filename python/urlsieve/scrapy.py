@@ -1,4 +1,6 @@
-"""A Scrapy duplicate filter backed by urlsieve.SeenFilter.
+"""A Scrapy duplicate filter backed by urlsieve.SeenFilter, and a downloader middleware backed by
+urlsieve.ContentSeenSet (ContentSeenMiddleware, at the end of this file: its docstring has its
+settings).
 
     # settings.py
     DUPEFILTER_CLASS = "urlsieve.scrapy.SeenDupeFilter"
@@ -59,12 +61,15 @@ import shutil
 import tempfile
 import time
 
+from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import HtmlResponse
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
-from . import (CANONICALIZE_RULES, DEFAULT_REDIS_FRONT_CACHE_KEYS, Error, SeenFilter,
-               UnavailableError)
+from . import (CANONICALIZE_RULES, DEFAULT_REDIS_FRONT_CACHE_KEYS, ContentSeenSet, Error,
+               SeenFilter, UnavailableError)
 
 REQUEST_KEY_PREFIX = "urlsieve-req:"
 
@@ -267,3 +272,154 @@ class SeenDupeFilter(BaseDupeFilter):
             self.logger.debug(msg, {"request": request}, extra={"spider": spider})
             self.logdupes = False
         spider.crawler.stats.inc_value("dupefilter/filtered", spider=spider)
+
+
+# The page's own visible text, as the crawler collects it (crawler/page/link_extractor.h;
+# docs/features/content-seen.md, "Fingerprints"): every text node, <title> included, outside the
+# elements whose text a browser does not show and outside the site's template (<nav>, <aside>, a
+# <header> or <footer> not inside <article>, <aside>, <main>, <nav> or <section>, and elements with
+# role navigation, banner, contentinfo or complementary, compared ignoring ASCII case). Comments
+# are not text nodes. Joined by spaces, which SimHash reads as word breaks.
+_LOWER = "translate(@role, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+VISIBLE_TEXT_XPATH = (
+    "//text()[not(ancestor::script or ancestor::style or ancestor::template"
+    " or ancestor::noscript or ancestor::iframe or ancestor::noembed or ancestor::noframes"
+    " or ancestor::nav or ancestor::aside"
+    " or ancestor::*[self::header or self::footer][not(ancestor::article or ancestor::aside"
+    " or ancestor::main or ancestor::nav or ancestor::section)]"
+    f" or ancestor::*[{_LOWER} = 'navigation' or {_LOWER} = 'banner'"
+    f" or {_LOWER} = 'contentinfo' or {_LOWER} = 'complementary'])]"
+)
+
+CONTENT_DROP_CHOICES = {"none": (), "exact": ("exact",), "near": ("near",),
+                        "both": ("exact", "near")}
+
+
+def visible_text(response):
+    """The visible text of an HtmlResponse (lxml, through Scrapy's selector), or None for any
+    other response: those get the exact test only."""
+    if not isinstance(response, HtmlResponse):
+        return None
+    return " ".join(response.xpath(VISIBLE_TEXT_XPATH).getall())
+
+
+class ContentSeenMiddleware:
+    """Scrapy downloader middleware: the content-seen test of urlsieve (docs/embedding.md,
+    "Scrapy: duplicate responses"). The dupefilter drops a request whose URL was seen; this
+    notices a response whose content was seen, under any URL: the same bytes (an exact copy) or,
+    for an HTML page, a visible text within a few bits of SimHash of an earlier page's (a near
+    copy: another date, counter, session token, a few words edited, another template).
+
+        # settings.py
+        DOWNLOADER_MIDDLEWARES = {"urlsieve.scrapy.ContentSeenMiddleware": 50}
+        URLSIEVE_CONTENT_ENABLED = True     # False: the middleware is not loaded (NotConfigured)
+        URLSIEVE_CONTENT_MAX_DISTANCE = 3   # near: within this many bits of 64 (0..7)
+        URLSIEVE_CONTENT_NEAR = True        # False: the exact test only
+        URLSIEVE_CONTENT_DROP = "none"      # "none": mark; "exact", "near", "both": drop those
+        URLSIEVE_CONTENT_SHINGLE_WORDS = 3  # SimHash's words per feature (1..16)
+        # Optional: one set shared in Redis by every Scrapy process that names it, across crawls
+        # (the password as for the dupefilter: in the URL, URLSIEVE_REDIS_PASSWORD_FILE, or
+        # URLSIEVE_REDIS_PASSWORD / REDISCLI_AUTH in the environment).
+        URLSIEVE_CONTENT_REDIS_URL = "redis://redis-host:6379/0"
+        URLSIEVE_CONTENT_REDIS_NAME = "my-crawl-pages"
+
+    Priority: below 100, so that process_response sees the final response (after the retry,
+    redirect and decompression middlewares, 550-600): its decoded body is what is fingerprinted.
+
+    Each 2xx response is tested (others, HEAD requests, robots.txt and requests with
+    meta["urlsieve_content"] = False are not): its digest is urlsieve.payload_digest(body); for an
+    HtmlResponse the SimHash of its own visible text too (VISIBLE_TEXT_XPATH: text nodes outside
+    script, style, template, noscript, iframe, noembed, noframes and the site's template — nav,
+    aside, page-wide header and footer, their ARIA roles —; the crawler's own rule), under its id
+    response.url. A copy gets, in response.meta (= request.meta):
+        meta["duplicate_of"] = URL of the first response with the same bytes, or
+        meta["near_duplicate_of"] = URL of the first response with a near text, and
+        meta["distance"] = the Hamming distance of their SimHashes (0..max_distance),
+    is counted in the stats (urlsieve/content/exact, urlsieve/content/near; urlsieve/content/first
+    for the others, urlsieve/content/dropped for those dropped), and, when URLSIEVE_CONTENT_DROP
+    names its kind, dropped: IgnoreRequest, which Scrapy passes to the request's errback and
+    otherwise drops silently. A response whose URL is the first copy's (fetched again with
+    dont_filter) is a first. The first copy of a near group stands for it: a page is a near copy
+    of the first page it is near, not of another near copy.
+
+    A Redis fault raises urlsieve.UnavailableError from process_response (Scrapy logs it and the
+    response is lost to the spider): the test has no "maybe". Without Redis the set lives in this
+    process and is gone when the crawl ends (it does not persist in JOBDIR).
+    """
+
+    def __init__(self, crawler=None, *, max_distance=3, near=True, drop="none", shingle_words=3,
+                 redis_url=None, redis_name=None):
+        if drop not in CONTENT_DROP_CHOICES:
+            choices = sorted(CONTENT_DROP_CHOICES)
+            raise ValueError(f"URLSIEVE_CONTENT_DROP must be one of {choices}, not {drop!r}")
+        self.crawler = crawler
+        self.stats = crawler.stats if crawler is not None else None
+        self.drop = CONTENT_DROP_CHOICES[drop]
+        self.logger = logging.getLogger(__name__)
+        if redis_url or redis_name:
+            where = dict(redis=redis_url or None, name=redis_name or None)
+        else:
+            where = {}
+        self.pages = ContentSeenSet(max_distance, near, shingle_words=shingle_words, **where)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        if not settings.getbool("URLSIEVE_CONTENT_ENABLED", True):
+            raise NotConfigured("URLSIEVE_CONTENT_ENABLED is False")
+        mw = cls(
+            crawler,
+            max_distance=settings.getint("URLSIEVE_CONTENT_MAX_DISTANCE", 3),
+            near=settings.getbool("URLSIEVE_CONTENT_NEAR", True),
+            drop=(settings.get("URLSIEVE_CONTENT_DROP") or "none").lower(),
+            shingle_words=settings.getint("URLSIEVE_CONTENT_SHINGLE_WORDS", 3),
+            redis_url=_with_password_file(settings.get("URLSIEVE_CONTENT_REDIS_URL"),
+                                          settings.get("URLSIEVE_REDIS_PASSWORD_FILE")),
+            redis_name=settings.get("URLSIEVE_CONTENT_REDIS_NAME"),
+        )
+        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
+        return mw
+
+    def _tested(self, request, response):
+        if not 200 <= response.status < 300 or request.method == "HEAD":
+            return False
+        if request.meta.get("urlsieve_content", True) is False:
+            return False
+        # robots.txt answers are the robots middleware's, never the spider's: never dropped.
+        return not (request.meta.get("dont_obey_robotstxt") and
+                    request.url.endswith("/robots.txt"))
+
+    def process_response(self, request, response, spider):
+        if not self._tested(request, response):
+            return response
+        verdict = self.pages.test(response.body, visible_text(response), response.url)
+        self._inc(f"urlsieve/content/{verdict.kind}")
+        if verdict.kind == "first":
+            return response
+        if verdict.kind == "exact":
+            request.meta["duplicate_of"] = verdict.first_id
+        else:
+            request.meta["near_duplicate_of"] = verdict.first_id
+            request.meta["distance"] = verdict.distance
+        self.logger.debug("%s copy of %s: %s%s", verdict.kind, verdict.first_id, response,
+                          f" ({verdict.distance} bits)" if verdict.kind == "near" else "",
+                          extra={"spider": spider})
+        if verdict.kind in self.drop:
+            self._inc("urlsieve/content/dropped")
+            what = (f"an exact copy of {verdict.first_id}" if verdict.kind == "exact" else
+                    f"a near copy of {verdict.first_id} ({verdict.distance} bits)")
+            raise IgnoreRequest(f"urlsieve: {response.url} is {what}")
+        return response
+
+    def _inc(self, key):
+        if self.stats is not None:
+            self.stats.inc_value(key)
+
+    def spider_closed(self, spider, reason):
+        if self.pages.closed:
+            return
+        pages = len(self.pages)
+        name = self.pages.redis_name
+        self.pages.close()
+        self.logger.info("urlsieve: %d distinct payloads recorded%s", pages,
+                         f" (Redis set {name!r})" if name else "")

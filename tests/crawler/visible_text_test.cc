@@ -1,6 +1,6 @@
 // The visible text LinkExtractor collects with Options::collect_text
-// (docs/features/content-seen.md, "Fingerprints"): what is shown and what is not, how text nodes are
-// joined, and that a hostile page still yields its text.
+// (docs/features/content-seen.md, "Fingerprints"): what is shown and what is not, how text nodes
+// are joined, and that a hostile page still yields its text.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,6 +55,19 @@ TEST_F(VisibleTextTest, LinksInsideHiddenElementsAreStillExtracted) {
   ASSERT_EQ(page.links.size(), 2u);
   EXPECT_EQ(page.links[0].url, "http://example.com/fallback");
   EXPECT_EQ(page.links[1].url, "http://example.com/templated");
+}
+
+TEST_F(VisibleTextTest, TheSiteTemplateIsNotThePageText) {
+  EXPECT_EQ(Text("<body><header><a href=/>Site</a><nav><a href=/a>Menu</a></nav></header>"
+                 "<main><article><header><h1>Title</h1></header><p>Body</p>"
+                 "<footer>Byline</footer></article></main>"
+                 "<aside>Related</aside><footer>Copyright</footer></body>"),
+            "Title Body Byline");
+  EXPECT_EQ(Text("<div role=banner>Site</div><div role=Navigation>Menu</div><div>Body</div>"
+                 "<div role=complementary>Ads</div><div role=contentinfo>Copyright</div>"),
+            "Body");
+  EXPECT_EQ(Text("<section><header>Section head</header>text<footer>foot</footer></section>"),
+            "Section head text foot");
 }
 
 TEST_F(VisibleTextTest, EntitiesAreDecoded) {

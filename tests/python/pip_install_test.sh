@@ -62,6 +62,9 @@ venv, version = os.path.realpath(sys.argv[1]), sys.argv[2]
 assert os.path.realpath(urlsieve.__file__).startswith(venv + os.sep), urlsieve.__file__
 assert os.path.realpath(urlsieve._core.__file__).startswith(venv + os.sep), urlsieve._core.__file__
 assert urlsieve.__version__ == version, (urlsieve.__version__, version)
+# The content-seen test and its Scrapy middleware are in the package too.
+assert urlsieve.ContentSeenSet().test(b"body", "some text", "http://example.com/a").kind == "first"
+assert urlsieve.scrapy.ContentSeenMiddleware.process_response
 with urlsieve.SeenFilter(state_dir="seen") as seen:  # reopened with the example's parameters
     assert "http://example.com/a" in seen and "http://example.com/b" in seen
     assert "http://example.com/c" not in seen

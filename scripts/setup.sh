@@ -21,7 +21,7 @@ packages=(
   libhiredis-dev redis-server redis-tools
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(nginx-light wget2 valgrind)
+  packages+=(nginx-light wget2 valgrind simhash)
 fi
 
 missing=()

@@ -155,22 +155,95 @@ bool IsElement(const GumboNode* node) {
   return node->type == GUMBO_NODE_ELEMENT || node->type == GUMBO_NODE_TEMPLATE;
 }
 
-// Visits every element in document order; returns the depth of the tree. Explicit stack: hostile
-// pages nest elements arbitrarily deep.
-size_t Walk(const GumboNode* root, Collected* c) {
-  std::vector<std::pair<const GumboNode*, size_t>> stack;
+// Elements whose text is not shown: code and styles, the inert <template> content, fallback
+// content a browser shows only without scripting or frames, and <iframe>'s raw text (a browser
+// shows the frame's document instead). docs/features/content-seen.md, "Fingerprints".
+bool HidesText(const GumboElement& el) {
+  switch (el.tag) {
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_TEMPLATE:
+    case GUMBO_TAG_NOSCRIPT:
+    case GUMBO_TAG_IFRAME:
+    case GUMBO_TAG_NOEMBED:
+    case GUMBO_TAG_NOFRAMES:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The visible text as it is collected: text nodes joined by one space, every run of ASCII
+// whitespace or U+00A0 (&nbsp;) one space, none leading or trailing. Runs are appended whole.
+class TextSink {
+ public:
+  explicit TextSink(std::string* out) : out_(out) {}
+
+  void Append(std::string_view s) {
+    space_ = true;  // a text node starts a new word
+    const char* p = s.data();
+    const char* end = p + s.size();
+    while (p < end) {
+      const char* run = p;
+      while (p < end && !IsSpace(*p) && !IsNbsp(p, end)) ++p;
+      if (p > run) {
+        if (space_ && !out_->empty()) out_->push_back(' ');
+        out_->append(run, static_cast<size_t>(p - run));
+        space_ = false;
+      }
+      while (p < end && (IsSpace(*p) || IsNbsp(p, end))) {
+        p += *p == '\xC2' ? 2 : 1;
+        space_ = true;
+      }
+    }
+    space_ = true;
+  }
+
+ private:
+  static bool IsNbsp(const char* p, const char* end) {
+    return *p == '\xC2' && p + 1 < end && p[1] == '\xA0';
+  }
+
+  std::string* out_;
+  bool space_ = false;
+};
+
+struct WalkItem {
+  const GumboNode* node;
+  size_t depth;
+  bool hidden;  // inside an element whose text is not visible
+};
+
+// Visits every element in document order, and with `text` set collects the visible text in the
+// same pass; returns the depth of the tree. Explicit stack: hostile pages nest elements
+// arbitrarily deep.
+size_t Walk(const GumboNode* root, Collected* c, std::string* text) {
+  std::vector<WalkItem> stack;
   stack.reserve(64);
-  stack.emplace_back(root, 1);
+  stack.push_back({root, 1, false});
   size_t max_depth = 0;
+  std::optional<TextSink> sink;
+  if (text != nullptr) sink.emplace(text);
   while (!stack.empty()) {
-    auto [node, depth] = stack.back();
+    const WalkItem item = stack.back();
     stack.pop_back();
-    max_depth = std::max(max_depth, depth);
+    const GumboNode* node = item.node;
+    if (!IsElement(node)) {  // a text or CDATA node, pushed only when collecting text
+      sink->Append(node->v.text.text);
+      continue;
+    }
+    max_depth = std::max(max_depth, item.depth);
     const GumboElement& el = node->v.element;
     Visit(el, c);
+    const bool hidden = item.hidden || (text != nullptr && HidesText(el));
     for (unsigned i = el.children.length; i-- > 0;) {  // reversed: popped in document order
       auto* child = static_cast<const GumboNode*>(el.children.data[i]);
-      if (IsElement(child)) stack.emplace_back(child, depth + 1);
+      if (IsElement(child)) {
+        stack.push_back({child, item.depth + 1, hidden});
+      } else if (text != nullptr && !hidden &&
+                 (child->type == GUMBO_NODE_TEXT || child->type == GUMBO_NODE_CDATA)) {
+        stack.push_back({child, item.depth + 1, hidden});
+      }
     }
   }
   return max_depth;
@@ -326,7 +399,7 @@ PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_ur
   GumboOutput* output = gumbo_parse_with_options(&gopts, html.data(), html.size());
 
   Collected c;
-  const size_t depth = Walk(output->root, &c);
+  const size_t depth = Walk(output->root, &c, options_.collect_text ? &page.text : nullptr);
 
   page.noindex = c.noindex;
   page.nofollow = c.nofollow;

@@ -6,8 +6,9 @@
 // explicit stack. Extracted: <a>/<area> href, <frame>/<iframe> src, <link href> with rel
 // alternate/next/prev, <meta http-equiv=refresh> targets. Recorded: the document base (the first
 // <base href>, HTML §4.2.3 / RFC 3986 §5.1.1), noindex and nofollow from <meta name=robots>
-// (none = both), rel=canonical. Every reference that is not kept is counted by reason (non-http(s)
-// scheme, same-document, unresolvable, nofollow, too long, too many), never silently lost.
+// (none = both), rel=canonical; on request (Options::collect_text), the visible text. Every
+// reference that is not kept is counted by reason (non-http(s) scheme, same-document,
+// unresolvable, nofollow, too long, too many), never silently lost.
 // The html given is UTF-8: the crawler decodes each page from its own encoding first
 // (crawler/page/page_decoder.h; docs/features/encodings.md, "Character encodings"), since gumbo
 // reads UTF-8 only (it would replace the non-ASCII bytes of a GBK or Latin-1 page with U+FFFD). The
@@ -75,6 +76,9 @@ struct PageLinks {
   bool nofollow = false;                 // <meta name=robots content=nofollow|none>
   bool guarded = false;  // GuardHtml flattened hostile markup before parsing (no link is lost)
   std::array<uint32_t, static_cast<size_t>(LinkDropReason::kCount)> dropped{};
+  // The page's visible text when Options::collect_text is set (else empty): what SimHash
+  // fingerprints (dedup/content/simhash.h; docs/features/content-seen.md, "Fingerprints").
+  std::string text;
 
   uint32_t dropped_count(LinkDropReason r) const { return dropped[static_cast<size_t>(r)]; }
   // Non-zero drop counts by name, for CrawlStats.
@@ -87,6 +91,12 @@ class LinkExtractor {
     bool obey_nofollow = true;  // false: keep nofollow links (flagged) instead of dropping them
     size_t max_links = 10'000;  // per page; the rest are counted as kTooMany
     HtmlGuardLimits guard;      // keeps hostile markup from making the parse quadratic
+    // Also collect the visible text into PageLinks::text, in the same walk of the same parse:
+    // the text nodes (entities decoded, <title> included) outside <script>, <style>, <template>,
+    // <noscript>, <iframe>, <noembed> and <noframes>, one space between text nodes and for every
+    // run of ASCII whitespace or U+00A0, none leading or trailing (docs/features/content-seen.md,
+    // "Fingerprints").
+    bool collect_text = false;
   };
 
   // `canonicalizer` resolves references; it must outlive the extractor.

@@ -1,6 +1,6 @@
 // The subcommands of the `urlsieve` executable. Each Add*Command registers one CLI11 subcommand
 // whose callback runs the command and stores its exit code (0 ok, 1 failure, 2 usage error) in
-// *exit_code. One file per command in crawler/cli/.
+// *exit_code (3: partly done, e.g. some input damaged). One file per command in crawler/cli/.
 #ifndef URLSIEVE_CRAWLER_CLI_COMMANDS_H_
 #define URLSIEVE_CRAWLER_CLI_COMMANDS_H_
 
@@ -20,6 +20,7 @@ void AddCanonCommand(CLI::App& app, int* exit_code);   // canonical keys of URLs
 void AddRobotsCommand(CLI::App& app, int* exit_code);  // check URLs against a robots.txt
 void AddStatsCommand(CLI::App& app, int* exit_code);   // statistics of a state directory
 void AddClusterCommand(CLI::App& app, int* exit_code);  // `cluster status` of a crawl cluster
+void AddDupesCommand(CLI::App& app, int* exit_code);    // duplicate groups in WARC files
 
 }  // namespace urlsieve::cli
 

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   AddRobotsCommand(app, &exit_code);
   AddStatsCommand(app, &exit_code);
   AddClusterCommand(app, &exit_code);
+  AddDupesCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

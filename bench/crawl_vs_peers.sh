@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crawls one generated static site served by nginx on 127.0.0.1 with urlsieve (Bloom, --exact,
-# --warc), wget2 -r and Scrapy, in one run, next to the parse ceiling: how many pages/s gumbo alone
+# --warc, --no-content-seen), wget2 -r and Scrapy, in one run, next to the parse ceiling: how many pages/s gumbo alone
 # parses on as many cores as the crawl has threads (a crawl that extracts links cannot beat it).
 #
 #   bench/crawl_vs_peers.sh [--pages N] [--threads T] [--build-dir DIR] [--keep] [--urlsieve-only]
@@ -132,6 +132,8 @@ crawl=("$urlsieve" crawl --seeds "$tmp/seeds.txt" --threads "$threads" --delay-m
 run "urlsieve" "${crawl[@]}" --out "$tmp/out-bloom"
 run "urlsieve --exact" "${crawl[@]}" --out "$tmp/out-exact" --exact
 run "urlsieve --warc" "${crawl[@]}" --out "$tmp/out-warc" --warc
+# The content-seen test's cost (docs/features/content-seen.md): the default crawl has it.
+run "urlsieve no-content" "${crawl[@]}" --out "$tmp/out-nocontent" --no-content-seen
 if ((peers)); then
   run "wget2 -r" wget2 -r -l 100 --no-parent --robots=off --max-threads "$threads" -q \
     -P "$tmp/wget2" "$base/index.html"
@@ -168,7 +170,8 @@ peer_cpu_ms() { if ((peers)); then cpu_ms "$1"; else echo 0; fi; }
 awk -v us="$(rate urlsieve)" -v ceil="$parse_all" -v ceil_wall="$parse_wall" -v core="$parse_core" \
   -v sc="$(peer_rate scrapy)" -v wg="$(peer_rate 'wget2 -r')" -v uc="$(cpu_ms urlsieve)" \
   -v scc="$(peer_cpu_ms scrapy)" -v wgc="$(peer_cpu_ms 'wget2 -r')" -v t="$threads" \
-  -v warc="$(rate 'urlsieve --warc')" -v warcc="$(cpu_ms 'urlsieve --warc')" -v peers="$peers" 'BEGIN {
+  -v warc="$(rate 'urlsieve --warc')" -v warcc="$(cpu_ms 'urlsieve --warc')" -v peers="$peers" \
+  -v nocs="$(rate 'urlsieve no-content')" -v nocsc="$(cpu_ms 'urlsieve no-content')" 'BEGIN {
   printf "%-34s %12s %18s\n", "ratio", "wall pages/s", "CPU ms per page"
   printf "%-34s %11.1f%% %17.1f%%   (target >= 80 %%)\n", "urlsieve / parse ceiling", 100 * us / ceil,
     100 * (1000 / core) / uc
@@ -179,6 +182,8 @@ awk -v us="$(rate urlsieve)" -v ceil="$parse_all" -v ceil_wall="$parse_wall" -v 
   }
   printf "%-34s %11.2fx %17.2fx   (target >= 0.9 x)\n", "urlsieve --warc / urlsieve", warc / us,
     uc / warcc
+  printf "%-34s %11.2fx %17.2fx   (target >= 0.97 x)\n", "content-seen on / off", us / nocs,
+    nocsc / uc
   printf "(CPU column: gumbo CPU ms per page at the ceiling over urlsieve CPU ms per page, so the\n"
   printf " share of the crawl CPU that is the HTML parse; the peers and --warc: urlsieve CPU per\n"
   printf " page over theirs, so above 1 is cheaper than urlsieve, below 1 costlier)\n" }'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Crawls one generated static site served by nginx on 127.0.0.1 with urlsieve (Bloom, --exact,
-# --warc, --no-content-seen), wget2 -r and Scrapy, in one run, next to the parse ceiling: how many pages/s gumbo alone
-# parses on as many cores as the crawl has threads (a crawl that extracts links cannot beat it).
+# --warc, --no-content-seen), wget2 -r and Scrapy, in one run, next to the parse ceiling: how many
+# pages/s gumbo alone parses on as many cores as the crawl has threads (a crawl that extracts links
+# cannot beat it).
 #
 #   bench/crawl_vs_peers.sh [--pages N] [--threads T] [--build-dir DIR] [--keep] [--urlsieve-only]
 #       --pages N      pages in the generated site (default 5000; 10-60 KB, 50-100 links each)

@@ -32,7 +32,7 @@ while (($#)); do
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --urlsieve-only) peers=0; shift ;;
-    -h | --help) print_help 17; exit 0 ;;
+    -h | --help) print_help 18; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done

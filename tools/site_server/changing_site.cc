@@ -26,13 +26,14 @@ int PageNumber(std::string_view path) {
 
 }  // namespace
 
-SiteResponse ChangingSite::Page(int page, int round) const {
+SiteResponse ChangingSite::Page(int page, int round, const std::string& site) const {
   const bool changes = round >= 1 && options_.changed.count(page) > 0;
   const int version = changes ? round : 0;
   std::string links = Link("/", "Home");
   if (page + 1 < options_.pages) links += Link(PagePath(page + 1), "Next");
   if (changes) links += Link(NewPagePath(page, round), "New in round " + std::to_string(round));
-  SiteResponse r = HtmlPage("Page " + std::to_string(page) + " version " + std::to_string(version),
+  SiteResponse r = HtmlPage("Page " + std::to_string(page) + " version " +
+                                std::to_string(version) + " of site " + site,
                             "<ul>\n" + links + "</ul>");
   // A revalidated page's validators change with the round, its body does not.
   const int stamp = round >= 1 && options_.revalidated.count(page) > 0 ? round : version;
@@ -50,6 +51,7 @@ SiteResponse ChangingSite::Page(int page, int round) const {
 SiteResponse ChangingSite::Handle(const SiteRequest& request) {
   const std::string path = request.resource.substr(0, request.resource.find('?'));
   const int round = round_.load();
+  const std::string site(1, static_cast<char>('a' + request.host % 26));
   if (path == "/robots.txt") {
     SiteResponse r;
     r.content_type = "text/plain; charset=utf-8";
@@ -60,7 +62,7 @@ SiteResponse ChangingSite::Handle(const SiteRequest& request) {
     std::string links;
     for (int i = 0; i < options_.pages; ++i)
       links += Link(PagePath(i), "Page " + std::to_string(i));
-    SiteResponse r = HtmlPage("Changing site", "<ul>\n" + links + "</ul>");
+    SiteResponse r = HtmlPage("Changing site " + site, "<ul>\n" + links + "</ul>");
     r.headers.emplace_back("ETag", "\"index\"");
     return r;
   }
@@ -71,13 +73,14 @@ SiteResponse ChangingSite::Handle(const SiteRequest& request) {
       r.status = 404;
       return r;
     }
-    return Page(page, round);
+    return Page(page, round, site);
   }
   // /p/i/new-r exists from round r on, for a changed page i.
   for (int r = 1; r <= round; ++r) {
     for (int i : options_.changed) {
       if (path == NewPagePath(i, r)) {
-        return HtmlPage("New page of round " + std::to_string(r),
+        return HtmlPage("New page of page " + std::to_string(i) + " of round " +
+                            std::to_string(r) + " of site " + site,
                         "<ul>\n" + Link("/", "Home") + "</ul>");
       }
     }

@@ -58,7 +58,9 @@ class ChangingSite : public Site {
   }
 
  private:
-  SiteResponse Page(int page, int round) const;
+  // `site`: the host's name in the pages' titles ("a", "b", ...): each host serves its own
+  // content, so the crawl's content-seen test finds no host a copy of another.
+  SiteResponse Page(int page, int round, const std::string& site) const;
 
   const ChangingSiteOptions options_;
   std::atomic<int> round_{0};

@@ -13,12 +13,12 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
 // One file per command in crawler/cli/<name>_command.cc, listed in `urlsieve --help` order.
-void AddCrawlCommand(CLI::App& app, int* exit_code);   // crawl from a seed list
-void AddFilterCommand(CLI::App& app, int* exit_code);  // URLs from stdin never seen before
-void AddForgetCommand(CLI::App& app, int* exit_code);  // forget URLs from stdin
-void AddCanonCommand(CLI::App& app, int* exit_code);   // canonical keys of URLs from stdin
-void AddRobotsCommand(CLI::App& app, int* exit_code);  // check URLs against a robots.txt
-void AddStatsCommand(CLI::App& app, int* exit_code);   // statistics of a state directory
+void AddCrawlCommand(CLI::App& app, int* exit_code);    // crawl from a seed list
+void AddFilterCommand(CLI::App& app, int* exit_code);   // URLs from stdin never seen before
+void AddForgetCommand(CLI::App& app, int* exit_code);   // forget URLs from stdin
+void AddCanonCommand(CLI::App& app, int* exit_code);    // canonical keys of URLs from stdin
+void AddRobotsCommand(CLI::App& app, int* exit_code);   // check URLs against a robots.txt
+void AddStatsCommand(CLI::App& app, int* exit_code);    // statistics of a state directory
 void AddClusterCommand(CLI::App& app, int* exit_code);  // `cluster status` of a crawl cluster
 void AddDupesCommand(CLI::App& app, int* exit_code);    // duplicate groups in WARC files
 

@@ -46,7 +46,8 @@ class ClusterDeployment final : public Deployment {
   bool SeedsOptional() const override { return true; }
   Status RestorePending(SqliteDb&, Frontier*) override { return Status::Ok(); }
   // The cluster's content-seen set: one for all its nodes, named as the cluster.
-  Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(const ContentSeenOptions& options) override {
+  Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(
+      const ContentSeenOptions& options) override {
     return OpenSharedContentSet(config_.cluster.url, config_.cluster.name, options);
   }
   Status Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) override;

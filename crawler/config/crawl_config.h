@@ -140,9 +140,9 @@ struct CrawlConfig {
   // digest and the SimHash of its visible text against the pages fetched before (this crawl's and
   // its earlier runs'; with --seen-redis or --cluster, every crawl's on the set).
   struct Content {
-    bool seen = true;                // false (--no-content-seen): no test, no fingerprint kept
-    bool near = true;                // false (--no-near-duplicates): exact duplicates only
-    int near_distance = 3;           // the largest Hamming distance of a near duplicate, 0..7
+    bool seen = true;       // false (--no-content-seen): no test, no fingerprint kept
+    bool near = true;       // false (--no-near-duplicates): exact duplicates only
+    int near_distance = 3;  // the largest Hamming distance of a near duplicate, 0..7
     // Whether the links of an exact, resp. near duplicate are followed: "follow" | "skip".
     std::string duplicate_links = "skip";
     std::string near_duplicate_links = "follow";

@@ -740,8 +740,8 @@ void Crawler::TestContent(const Lease& lease, const FetchResult& r, ProcessedPag
   copy.id = lease.url;
   if (warc_) {
     page->response_id = warc_->NewRecordId();
-    copy.data = EncodeFirstCopy(page->response_id, FormatUtc(page->record.time, false),
-                                page->digest);
+    copy.data =
+        EncodeFirstCopy(page->response_id, FormatUtc(page->record.time, false), page->digest);
   }
   Result<ContentVerdict> verdict = content_->Test({*digest, page->simhash}, copy);
   if (!verdict.ok()) {

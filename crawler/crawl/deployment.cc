@@ -17,8 +17,8 @@ std::unique_ptr<SeenRetry> SharedSeenSetRetry(const CrawlParts& parts) {
 }
 
 Result<std::unique_ptr<ContentSeenSet>> OpenSharedContentSet(const std::string& url,
-                                                            const std::string& name,
-                                                            const ContentSeenOptions& options) {
+                                                             const std::string& name,
+                                                             const ContentSeenOptions& options) {
   Result<RedisAddress> address = RedisAddress::Parse(url);
   if (!address.ok()) return address.status();
   RedisContentSeenSetOptions shared;

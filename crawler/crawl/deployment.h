@@ -68,8 +68,8 @@ std::unique_ptr<SeenRetry> SharedSeenSetRetry(const CrawlParts& parts);
 // The content-seen set shared in Redis at `url` under `name` (a --seen-redis set's, a cluster's),
 // with `options`' distance; its errors name the server.
 Result<std::unique_ptr<ContentSeenSet>> OpenSharedContentSet(const std::string& url,
-                                                            const std::string& name,
-                                                            const ContentSeenOptions& options);
+                                                             const std::string& name,
+                                                             const ContentSeenOptions& options);
 
 class Deployment {
  public:

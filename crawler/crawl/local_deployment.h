@@ -23,7 +23,8 @@ class LocalDeployment final : public Deployment {
   Result<SeenSetSource*> PrepareSeenSet(const CrawlStateOptions& state) override;
   Status RestorePending(SqliteDb& db, Frontier* frontier) override;
   // With --seen-redis, the content-seen set beside the shared seen set (same server and name).
-  Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(const ContentSeenOptions& options) override;
+  Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(
+      const ContentSeenOptions& options) override;
   Status Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) override;
   Admission& admission() override { return *admission_; }
   WorkSource& work() override { return *work_; }

@@ -72,9 +72,9 @@ struct CrawlStatsSnapshot {
   //  "status": {"200": n, ...}, "errors": {kind: n}, "rejections": {reason: n}, "sessions",
   //  "session": {"pages", "duration_s"}, "refetches": {"not_modified": n, "unchanged": n,
   //  "changed": n} (each 0 when nothing was re-fetched), "encodings": {name: pages},
-  //  "sitemaps": {counter: n}, "duplicates": {"exact": n, "near": n, "unknown": n}}: every count is over the whole crawl;
-  //  duration_s is the sum of the sessions' running times and the rates are over it; "session" is
-  //  this run's part.
+  //  "sitemaps": {counter: n}, "duplicates": {"exact": n, "near": n, "unknown": n}}: every count is
+  //  over the whole crawl; duration_s is the sum of the sessions' running times and the rates are
+  //  over it; "session" is this run's part.
   nlohmann::json ToJson() const;
   // A human-readable table for the end of a crawl.
   std::string SummaryTable() const;

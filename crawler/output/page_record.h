@@ -55,9 +55,9 @@ struct PageRecord {
 // A re-fetch (--recrawl) adds "refetch": "not_modified" | "unchanged" | "changed", and a 304
 // also "not_modified": true (its "status" is 304, "bytes" 0, and its links are not extracted again:
 // "links_found" and "links_new" are 0, as for an "unchanged" page).
-// The content-seen test adds "duplicate_of": URL for an exact duplicate, or "near_duplicate_of": URL
-// and "distance": 0..7 for a near duplicate.
-// "time" is ISO 8601 UTC with milliseconds; absent values are null.
+// The content-seen test adds "duplicate_of": URL for an exact duplicate, or "near_duplicate_of":
+// URL and "distance": 0..7 for a near duplicate. "time" is ISO 8601 UTC with milliseconds; absent
+// values are null.
 nlohmann::json ToJson(const PageRecord& record);
 
 // "2026-11-21T22:30:06.123Z"; with_millis=false gives "2026-11-21T22:30:06Z" (WARC-Date).

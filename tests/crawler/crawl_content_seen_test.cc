@@ -56,11 +56,16 @@ class CrawlContentSeenTest : public ::testing::Test {
 
   // One fetcher: the site's one host is then fetched in link order, so "first" is known.
   int Crawl(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--seeds",   (dir_.path() / "seeds.txt").string(),
-                                     "--out",     Out().string(),
-                                     "--threads", "1",
-                                     "--delay-ms", "0",
-                                     "--warc",    "--config",
+    std::vector<std::string> args = {"--seeds",
+                                     (dir_.path() / "seeds.txt").string(),
+                                     "--out",
+                                     Out().string(),
+                                     "--threads",
+                                     "1",
+                                     "--delay-ms",
+                                     "0",
+                                     "--warc",
+                                     "--config",
                                      (dir_.path() / "crawl.toml").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     CrawlChild crawl(dir_.path() / "crawl.err", args);
@@ -92,10 +97,9 @@ class CrawlContentSeenTest : public ::testing::Test {
   // target URI, date and payload digest.
   void ExpectWarcChecks() const {
     const fs::path report = dir_.path() / "check.txt";
-    const std::string command = "python3 " + std::string(URLSIEVE_SOURCE_DIR) +
-                                "/tests/crawler/warc_check.py " +
-                                (Out() / "crawl.warc.gz").string() + " > " + report.string() +
-                                " 2>&1";
+    const std::string command =
+        "python3 " + std::string(URLSIEVE_SOURCE_DIR) + "/tests/crawler/warc_check.py " +
+        (Out() / "crawl.warc.gz").string() + " > " + report.string() + " 2>&1";
     EXPECT_EQ(std::system(command.c_str()), 0) << testing::ReadFile(report);
   }
 

@@ -57,8 +57,8 @@ using MatrixCase = std::pair<MatrixFeature, MatrixDeployment>;
 
 inline std::vector<MatrixCase> AllMatrixCases() {
   std::vector<MatrixCase> cases;
-  for (MatrixFeature f : {MatrixFeature::kRecrawl, MatrixFeature::kSitemaps,
-                          MatrixFeature::kForget, MatrixFeature::kContentSeen}) {
+  for (MatrixFeature f : {MatrixFeature::kRecrawl, MatrixFeature::kSitemaps, MatrixFeature::kForget,
+                          MatrixFeature::kContentSeen}) {
     for (MatrixDeployment d :
          {MatrixDeployment::kLocal, MatrixDeployment::kShared, MatrixDeployment::kCluster}) {
       cases.emplace_back(f, d);
@@ -288,11 +288,12 @@ class FeatureMatrix {
       const std::string n = std::to_string(i);
       const std::string article = "/article/" + n;
       const std::string login = "/login?return=/docs/page" + n + ".html";
-      for (const std::string& path : {"/docs/page" + n + ".html", article + "?sid=1",
-                                      article + "?sid=2", login}) {
+      for (const std::string& path :
+           {"/docs/page" + n + ".html", article + "?sid=1", article + "?sid=2", login}) {
         expected[{first, path}] = 1;
       }
-      expected_near[server_->Url(article + "?sid=2", first)] = server_->Url(article + "?sid=1", first);
+      expected_near[server_->Url(article + "?sid=2", first)] =
+          server_->Url(article + "?sid=1", first);
       if (i > 0) {
         expected_near[server_->Url(login, first)] =
             server_->Url("/login?return=/docs/page0.html", first);

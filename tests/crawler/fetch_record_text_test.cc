@@ -83,8 +83,8 @@ TEST(FetchRecordTextTest, AValidatorWithALineBreakIsNotStored) {
 
 TEST(FetchRecordTextTest, ForeignTextIsRefused) {
   for (const char* text : {"", "garbage", "1 2 3\n", "1 2 3 4", "1 2 3 4\na\nb\nc\nd\ne",
-                           "1 2 3 4\na\nb\nc\nd\ne\nf\ng\nh", "1 2 3 4\na\nb\nc\nd\ne\nf\n", "x 2 3 4\na\nb\nc\nd\ne\nf",
-                           "1 2 3 -4\na\nb\nc\nd\ne\nf"}) {
+                           "1 2 3 4\na\nb\nc\nd\ne\nf\ng\nh", "1 2 3 4\na\nb\nc\nd\ne\nf\n",
+                           "x 2 3 4\na\nb\nc\nd\ne\nf", "1 2 3 -4\na\nb\nc\nd\ne\nf"}) {
     EXPECT_FALSE(DecodeFetchRecord("http://a.example/", text).has_value()) << text;
   }
   EXPECT_TRUE(DecodeFetchRecord("http://a.example/", "1 2 3 4\na\nb\nc\nd\ne\nf").has_value());

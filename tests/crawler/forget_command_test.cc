@@ -21,8 +21,8 @@
 #include "tests/crawler/crawl_watchdog.h"
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
-#include "tests/support/jsonl.h"
 #include "tests/support/file_contents.h"
+#include "tests/support/jsonl.h"
 #include "tests/support/scratch_dir.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"
@@ -173,7 +173,8 @@ TEST_P(ForgetCrawlTest, AForgottenUrlIsFetchedAgainByTheNextRunThatMeetsIt) {
   // The content-seen set holds their first fetch: fetched again under the same URL, each is that
   // page again (a first), not a duplicate of itself (docs/features/content-seen.md, "In the
   // crawl").
-  const std::vector<nlohmann::json> pages = testing::ReadJsonl(fs::path(c.crawl.out_dir) / "pages.jsonl");
+  const std::vector<nlohmann::json> pages =
+      testing::ReadJsonl(fs::path(c.crawl.out_dir) / "pages.jsonl");
   ASSERT_EQ(pages.size(), 5u);
   for (const nlohmann::json& page : pages) {
     EXPECT_FALSE(page.contains("duplicate_of") || page.contains("near_duplicate_of")) << page;

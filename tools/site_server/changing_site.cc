@@ -32,9 +32,9 @@ SiteResponse ChangingSite::Page(int page, int round, const std::string& site) co
   std::string links = Link("/", "Home");
   if (page + 1 < options_.pages) links += Link(PagePath(page + 1), "Next");
   if (changes) links += Link(NewPagePath(page, round), "New in round " + std::to_string(round));
-  SiteResponse r = HtmlPage("Page " + std::to_string(page) + " version " +
-                                std::to_string(version) + " of site " + site,
-                            "<ul>\n" + links + "</ul>");
+  SiteResponse r = HtmlPage(
+      "Page " + std::to_string(page) + " version " + std::to_string(version) + " of site " + site,
+      "<ul>\n" + links + "</ul>");
   // A revalidated page's validators change with the round, its body does not.
   const int stamp = round >= 1 && options_.revalidated.count(page) > 0 ? round : version;
   const Validators kind = ValidatorsOf(page);
@@ -79,8 +79,8 @@ SiteResponse ChangingSite::Handle(const SiteRequest& request) {
   for (int r = 1; r <= round; ++r) {
     for (int i : options_.changed) {
       if (path == NewPagePath(i, r)) {
-        return HtmlPage("New page of page " + std::to_string(i) + " of round " +
-                            std::to_string(r) + " of site " + site,
+        return HtmlPage("New page of page " + std::to_string(i) + " of round " + std::to_string(r) +
+                            " of site " + site,
                         "<ul>\n" + Link("/", "Home") + "</ul>");
       }
     }

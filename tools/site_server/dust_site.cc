@@ -7,12 +7,12 @@ namespace urlsieve::site {
 namespace {
 
 constexpr std::string_view kWords[] = {
-    "crawler", "archive", "frontier", "politeness", "server",  "request", "response", "header",
-    "digest",  "record",  "index",    "document",   "anchor",  "parser",  "encoding", "charset",
-    "robots",  "sitemap", "canonical", "fragment",  "query",   "path",    "host",     "origin",
-    "bloom",   "filter",  "hash",     "shingle",    "window",  "vector",  "weight",   "bit",
-    "river",   "mountain", "forest",  "harbour",    "lantern", "meadow",  "cobalt",   "saffron",
-    "quartz",  "granite", "willow",   "ember",      "glacier", "tundra",  "lagoon",   "prairie"};
+    "crawler", "archive",  "frontier",  "politeness", "server",  "request", "response", "header",
+    "digest",  "record",   "index",     "document",   "anchor",  "parser",  "encoding", "charset",
+    "robots",  "sitemap",  "canonical", "fragment",   "query",   "path",    "host",     "origin",
+    "bloom",   "filter",   "hash",      "shingle",    "window",  "vector",  "weight",   "bit",
+    "river",   "mountain", "forest",    "harbour",    "lantern", "meadow",  "cobalt",   "saffron",
+    "quartz",  "granite",  "willow",    "ember",      "glacier", "tundra",  "lagoon",   "prairie"};
 
 // A reproducible word stream (xorshift), different per article.
 std::string Words(uint64_t seed, int count) {
@@ -102,11 +102,12 @@ SiteResponse DustSite::Handle(const SiteRequest& request) {
   }
   if (options_.logins && path == "/login" && query.starts_with("return=")) {
     std::string body = kNav;
-    body += "<form method=\"post\" action=\"/login\"><input type=\"hidden\" name=\"return\" value=\"" +
-            HtmlEscape(query.substr(7)) +
-            "\"><label>User name <input name=\"user\"></label> <label>Password <input "
-            "type=\"password\" name=\"password\"></label> <button>Log in</button></form>\n"
-            "<p>You must log in to edit this page. Accounts are free; ask an administrator.</p>";
+    body +=
+        "<form method=\"post\" action=\"/login\"><input type=\"hidden\" name=\"return\" value=\"" +
+        HtmlEscape(query.substr(7)) +
+        "\"><label>User name <input name=\"user\"></label> <label>Password <input "
+        "type=\"password\" name=\"password\"></label> <button>Log in</button></form>\n"
+        "<p>You must log in to edit this page. Accounts are free; ask an administrator.</p>";
     return HtmlPage("Log in", body);
   }
   if (path == "/style.css" || path == "/copy.css") {

@@ -23,11 +23,11 @@
 namespace urlsieve::site {
 
 struct DustSiteOptions {
-  int pages = 8;          // /docs/page0.html .. page{pages-1}.html
-  int words = 300;        // per article
-  bool mirror = true;     // serve /mirror/docs/ and link it from the index
-  bool sessions = true;   // /article/{i}?sid=1 and 2
-  bool logins = true;     // /login?return=...
+  int pages = 8;         // /docs/page0.html .. page{pages-1}.html
+  int words = 300;       // per article
+  bool mirror = true;    // serve /mirror/docs/ and link it from the index
+  bool sessions = true;  // /article/{i}?sid=1 and 2
+  bool logins = true;    // /login?return=...
 };
 
 class DustSite : public Site {

@@ -21,8 +21,7 @@ constexpr std::array<uint16_t, 256> kByte = [] {
   return t;
 }();
 
-constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+constexpr uint64_t kWordSeed = 0xcbf29ce484222325ULL;
 constexpr uint64_t kFoldMultiplier = 0x9e3779b97f4a7c15ULL;
 
 // MurmurHash3's 64-bit finalizer: every input bit flips each output bit with probability ~1/2.
@@ -118,39 +117,51 @@ uint64_t SimHashOf(std::string_view text) {
   while (p < end) {
     while (p < end && kByte[*p] == 0) ++p;
     if (p == end) break;
-    // FNV-1a over the lowercased bytes of the word; `seen` collects kDigit.
-    uint64_t h = kFnvOffset;
+    // The lowercased bytes of the word packed 8 to a chunk (shifts and ors: no multiply chain per
+    // byte), each chunk folded into h; `seen` collects kDigit.
+    uint64_t h = kWordSeed;
+    uint64_t packed = 0;
+    int packed_bytes = 0;
     uint16_t c, seen = 0;
+#define PACK(c)                         \
+  packed = (packed << 8) | ((c)&0xff);  \
+  if (++packed_bytes == 8) {            \
+    h = (h ^ packed) * kFoldMultiplier; \
+    packed = 0;                         \
+    packed_bytes = 0;                   \
+  }
     while (p + 4 <= end) {  // unrolled: no bounds check per byte
       if ((c = kByte[p[0]]) == 0) goto word_end;
-      h = (h ^ c) * kFnvPrime;  // kDigit only reaches the hash of a word that is dropped
+      PACK(c);  // kDigit only reaches the hash of a word that is dropped
       seen |= c;
       if ((c = kByte[p[1]]) == 0) {
         p += 1;
         goto word_end;
       }
-      h = (h ^ c) * kFnvPrime;
+      PACK(c);
       seen |= c;
       if ((c = kByte[p[2]]) == 0) {
         p += 2;
         goto word_end;
       }
-      h = (h ^ c) * kFnvPrime;
+      PACK(c);
       seen |= c;
       if ((c = kByte[p[3]]) == 0) {
         p += 3;
         goto word_end;
       }
-      h = (h ^ c) * kFnvPrime;
+      PACK(c);
       seen |= c;
       p += 4;
     }
     while (p < end && (c = kByte[*p]) != 0) {
-      h = (h ^ c) * kFnvPrime;
+      PACK(c);
       seen |= c;
       ++p;
     }
   word_end:
+#undef PACK
+    if (packed_bytes > 0) h = (h ^ packed) * kFoldMultiplier;
     if (p < end) ++p;  // the byte that ended the word separates
     // A word with a digit is no feature: dates, counters, times, prices, ids and tokens are what
     // changes between two fetches of one page (docs/features/content-seen.md, "Fingerprints").

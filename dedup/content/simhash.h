@@ -13,13 +13,13 @@
 // Hamming distance; Manku et al. take distance <= 3 of 64 as "near-duplicate". A text without a
 // (remaining) word hashes to 0.
 // The hashes, exactly (so that other languages can reproduce a fingerprint): a word's hash is
-// FNV-1a 64 of its lowercased bytes (offset 0xcbf29ce484222325, prime 0x100000001b3); a
-// shingle's hash is fmix64(f), MurmurHash3's 64-bit finalizer, of the fold
-// f = (f ^ w) * 0x9e3779b97f4a7c15 (mod 2^64) over its words' hashes w, oldest first, from f = 0.
-// Each word is hashed once, in the pass that finds it, and a shingle costs k multiplies: no copy
-// of the text, no allocation, a few per cent of the HTML parse before it
-// (docs/features/content-seen.md, "Fingerprints").
-// Thread-safety: pure functions.
+// the fold h = (h ^ chunk) * 0x9e3779b97f4a7c15 (mod 2^64), from h = 0xcbf29ce484222325, over its
+// lowercased bytes cut into chunks of 8 from the start, a chunk's value the big-endian number of
+// its bytes (the last may hold fewer); a shingle's hash is fmix64(f), MurmurHash3's 64-bit
+// finalizer, of the fold f = (f ^ w) * 0x9e3779b97f4a7c15 (mod 2^64) over its words' hashes w,
+// oldest first, from f = 0. Each word is hashed once, in the pass that finds it, and a shingle
+// costs k multiplies: no copy of the text, no allocation, a few per cent of the HTML parse before
+// it (docs/features/content-seen.md, "Fingerprints"). Thread-safety: pure functions.
 #ifndef URLSIEVE_DEDUP_CONTENT_SIMHASH_H_
 #define URLSIEVE_DEDUP_CONTENT_SIMHASH_H_
 

@@ -11,9 +11,16 @@
 namespace urlsieve {
 namespace {
 
-uint64_t Fnv1a(const std::string& s) {
+// simhash.h's word hash, written plainly: 8-byte big-endian chunks folded by multiplication.
+uint64_t WordHash(const std::string& s) {
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  for (size_t at = 0; at < s.size(); at += 8) {
+    uint64_t chunk = 0;
+    for (size_t i = at; i < s.size() && i < at + 8; ++i) {
+      chunk = (chunk << 8) | static_cast<unsigned char>(s[i]);
+    }
+    h = (h ^ chunk) * 0x9e3779b97f4a7c15ULL;
+  }
   return h;
 }
 
@@ -38,7 +45,7 @@ uint64_t ReferenceSimHash(std::string_view text, int k) {
   std::string word;
   auto flush = [&] {
     bool digit = word.find_first_of("0123456789") != std::string::npos;
-    if (!word.empty() && !digit) word_hashes.push_back(Fnv1a(word));
+    if (!word.empty() && !digit) word_hashes.push_back(WordHash(word));
     word.clear();
   };
   for (char ch : text) {
@@ -123,9 +130,10 @@ TEST(SimHashTest, WordsWithDigitsAreNotFeatures) {
 
 TEST(SimHashTest, ShorterThanAShingleIsOneShingle) {
   // Two words with shingles of 3: one feature, so the fingerprint is that feature's hash.
-  EXPECT_EQ(SimHash("AB cd"), Shingle({Fnv1a("ab"), Fnv1a("cd")}, 0, 2));
+  EXPECT_EQ(SimHash("AB cd"), Shingle({WordHash("ab"), WordHash("cd")}, 0, 2));
   // One word, shingles of 1: the fingerprint is the word's shingle hash.
-  EXPECT_EQ(SimHash("word", {.shingle_words = 1}), Fmix64(Fnv1a("word") * 0x9e3779b97f4a7c15ULL));
+  EXPECT_EQ(SimHash("word", {.shingle_words = 1}),
+            Fmix64(WordHash("word") * 0x9e3779b97f4a7c15ULL));
 }
 
 TEST(SimHashTest, AFewEditedWordsStayNearAnUnrelatedTextIsFar) {

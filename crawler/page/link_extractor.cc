@@ -420,6 +420,8 @@ PageLinks LinkExtractor::Extract(std::string_view html, std::string_view page_ur
   GumboOutput* output = gumbo_parse_with_options(&gopts, html.data(), html.size());
 
   Collected c;
+  // The text is at most the page: one allocation, not a doubling series of them.
+  if (options_.collect_text) page.text.reserve(html.size());
   const size_t depth = Walk(output->root, &c, options_.collect_text ? &page.text : nullptr);
 
   page.noindex = c.noindex;

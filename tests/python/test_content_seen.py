@@ -24,7 +24,7 @@ def words(n, seed=1, edit=None):
 def test_simhash_is_the_documented_function():
     # The same values as the C API's test (tests/c_api/c_api_content_test.c): one construction,
     # documented to the bit in dedup/content/simhash.h.
-    assert urlsieve.simhash(FOX) == 0x63F6F2878A29B22B
+    assert urlsieve.simhash(FOX) == 0xBB5F396648D2929E
     assert urlsieve.simhash(FOX.encode()) == urlsieve.simhash(FOX)  # bytes: UTF-8
     assert urlsieve.simhash(bytearray(FOX.encode())) == urlsieve.simhash(FOX)
     assert urlsieve.payload_digest(b"abc") == 0x78AF5F94892F3950  # XXH3-64

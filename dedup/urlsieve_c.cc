@@ -110,7 +110,7 @@ void WriteCopy(std::string_view copy, char* buffer, size_t capacity, size_t* siz
   *size = copy.size();
   if (buffer == nullptr || capacity == 0) return;
   size_t n = std::min(copy.size(), capacity - 1);
-  std::memcpy(buffer, copy.data(), n);
+  if (n > 0) std::memcpy(buffer, copy.data(), n);  // an empty view's data() may be null
   buffer[n] = '\0';
 }
 

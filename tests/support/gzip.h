@@ -12,10 +12,12 @@
 
 namespace urlsieve::testing {
 
-inline std::string Gzip(std::string_view data) {
+// zlib's deflate of `data` with `window_bits` (16 + MAX_WBITS: gzip; MAX_WBITS: zlib; negative:
+// raw deflate).
+inline std::string Deflate(std::string_view data, int window_bits) {
   z_stream zs;
   std::memset(&zs, 0, sizeof(zs));
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
   std::string out(deflateBound(&zs, data.size()) + 64, '\0');
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   zs.avail_in = static_cast<uInt>(data.size());
@@ -26,6 +28,8 @@ inline std::string Gzip(std::string_view data) {
   deflateEnd(&zs);
   return out;
 }
+
+inline std::string Gzip(std::string_view data) { return Deflate(data, 16 + MAX_WBITS); }
 
 }  // namespace urlsieve::testing
 

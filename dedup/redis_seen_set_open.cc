@@ -25,16 +25,6 @@ std::string ShortDouble(double value) {
   return buffer;
 }
 
-bool ValidName(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
@@ -81,7 +71,7 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
 }
 
 Status RedisSeenSet::Impl::CheckOpenOptions() const {
-  if (!ValidName(options_.name)) {
+  if (!IsValidRedisSetName(options_.name)) {
     return Status::InvalidArgument("Redis seen set name \"" + options_.name +
                                    "\": use 1-64 characters of A-Z a-z 0-9 _ . -");
   }

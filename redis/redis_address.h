@@ -20,6 +20,10 @@ inline constexpr const char* kRedisPasswordVariable = "URLSIEVE_REDIS_PASSWORD";
 // --redis-password-file: an error names the file and what failed (never the password).
 Result<std::string> ReadRedisPasswordFile(const std::string& path);
 
+// A set's name in urlsieve's key names (a seen set's, a content-seen set's, a cluster's): 1-64
+// characters of [A-Za-z0-9_.-], so that it never holds a hash tag's brace or a key separator.
+bool IsValidRedisSetName(std::string_view name);
+
 struct RedisAddress {
   std::string host;
   int port = 6379;

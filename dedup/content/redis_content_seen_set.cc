@@ -41,16 +41,6 @@ constexpr auto kPendingLifetime = std::chrono::seconds(240);
 constexpr size_t kMaxPending = 256;
 constexpr size_t kPipelineChunk = 2048;
 
-bool ValidName(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -279,7 +269,7 @@ struct RedisContentSeenSet::Impl {
   }
 
   Status OpenSet() {
-    if (!ValidName(options.name)) {
+    if (!IsValidRedisSetName(options.name)) {
       return Status::InvalidArgument("Redis content-seen set name \"" + options.name +
                                      "\": use 1-64 characters of A-Z a-z 0-9 _ . -");
     }

@@ -232,6 +232,9 @@ const std::string& ClusterCoordinator::node_id() const { return impl_->node_id()
 const std::string& ClusterCoordinator::what() const { return impl_->what(); }
 Result<std::vector<InboxEntry>> ClusterCoordinator::Poll(size_t max) { return impl_->Poll(max); }
 void ClusterCoordinator::Nudge(std::span<const uint32_t> partitions) { impl_->Nudge(partitions); }
+void ClusterCoordinator::Recorded(std::span<const InboxEntry> entries) {
+  impl_->Recorded(entries);
+}
 Status ClusterCoordinator::Ack(std::span<const InboxEntry> entries) { return impl_->Ack(entries); }
 void ClusterCoordinator::Forget(std::span<const InboxEntry> entries) { impl_->Forget(entries); }
 bool ClusterCoordinator::MayFetch(uint32_t partition) const {

@@ -137,7 +137,8 @@ struct ClusterOptions {
   // node stores it; a node whose settings differ is refused with the keys that differ.
   std::string settings;
   RedisTimeouts timeouts;
-  // Bounds of the entries read and neither acknowledged nor forgotten (Poll reads no more).
+  // Bounds of the entries read and neither recorded, acknowledged nor forgotten (Poll reads no
+  // more).
   size_t max_outstanding_per_partition = 64;
   size_t max_outstanding = 4096;
   // A partition whose inbox had nothing is asked again after 10 ms, doubling up to this.
@@ -234,6 +235,10 @@ class ClusterCoordinator {
   // were new): they are read at the next Poll, whatever their idle back-off. Other nodes'
   // appends are found by the probes.
   void Nudge(std::span<const uint32_t> partitions);
+  // These entries' pages are recorded (or their URLs rejected), to be acknowledged once a
+  // checkpoint holds them: they no longer count against the read bounds (max_outstanding...), but
+  // stay outstanding (a claim skips them, a draining partition waits for them) until Ack.
+  void Recorded(std::span<const InboxEntry> entries);
   // Acknowledges entries whose pages are recorded or whose URLs were rejected (XACK + XDEL).
   Status Ack(std::span<const InboxEntry> entries);
   // Drops outstanding entries without acknowledging them (a lease lost or lapsing: the URL is

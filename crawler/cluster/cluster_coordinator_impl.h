@@ -30,7 +30,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "crawler/cluster/cluster_coordinator.h"
@@ -79,6 +79,7 @@ class ClusterCoordinator::Impl {
   // cluster_inbox_reader.cc
   Result<std::vector<InboxEntry>> Poll(size_t max);
   void Nudge(std::span<const uint32_t> partitions);
+  void Recorded(std::span<const InboxEntry> entries);
   Status Ack(std::span<const InboxEntry> entries);
   void Forget(std::span<const InboxEntry> entries);
   // cluster_leases.cc
@@ -128,7 +129,11 @@ class ClusterCoordinator::Impl {
     bool reclaim = false;  // an entry was forgotten: claim the pending entries again
     bool hot = false;      // read at every Poll: its last read brought entries, or it was nudged
     uint64_t nudges = 0;   // counts Nudge calls: a read or probe sent before one cannot cool it
-    std::unordered_set<std::string> outstanding;
+    // Entry id -> whether it is recorded (waiting for its checkpoint and Ack).
+    std::unordered_map<std::string, bool> outstanding;
+    size_t recorded = 0;  // of outstanding
+    // Entries read and not yet recorded: what the read bounds count.
+    size_t unrecorded() const { return outstanding.size() - recorded; }
   };
 
   // One read or probe of a Poll, as sent.
@@ -295,7 +300,8 @@ class ClusterCoordinator::Impl {
   ClusterStatus totals_;
   std::vector<std::string> live_;
   std::vector<Partition> parts_;
-  size_t outstanding_ = 0;
+  size_t outstanding_ = 0;  // entries of every partition's outstanding
+  size_t recorded_ = 0;     // of those, recorded
   ClusterCoordinator::LearnedDelays learned_delays_;
   uint64_t recrawl_round_ = 0;  // from the heartbeat
   int64_t recrawl_revisit_s_ = 0;

@@ -155,6 +155,7 @@ Status ClusterDeployment::Build(const CrawlParts& parts, const std::vector<Canon
   feed_parts.fail = parts.fail;
   ClusterFeedOptions feed_options;
   feed_options.low_water = std::max<size_t>(256, 32 * static_cast<size_t>(config_.crawl.threads));
+  feed_options.checkpoint_each_page = config_.crawl.checkpoint_interval_s == 0;
   feed_ = std::make_unique<ClusterFeed>(std::move(feed_parts), feed_options);
   Frontier* frontier = parts.frontier;
   const ClusterUrlRouter* router = router_.get();

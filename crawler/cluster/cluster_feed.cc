@@ -64,18 +64,11 @@ ClusterFeed::ClusterFeed(Parts parts, ClusterFeedOptions options)
 ClusterFeed::~ClusterFeed() {
   Stop();
   if (feeder_.joinable()) feeder_.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    acker_closing_ = true;
-  }
-  acker_cv_.notify_all();
-  if (acker_.joinable()) acker_.join();
-  if (sender_.joinable()) sender_.join();
+  StopSender();
 }
 
 void ClusterFeed::Start() {
   feeder_ = std::thread([this] { FeederLoop(); });
-  acker_ = std::thread([this] { AckerLoop(); });
   sender_ = std::thread([this] { SenderLoop(); });
 }
 
@@ -158,19 +151,41 @@ uint64_t ClusterFeed::Release(const std::string& key, std::string record, bool p
       entries.front().record = std::move(record);
     }
     outstanding_entries_ -= entries.size();
+    // No longer counted against the coordinator's read bounds: they wait for the checkpoint.
+    parts_.coordinator->Recorded(entries);
     std::move(entries.begin(), entries.end(), std::back_inserter(to_ack_));
     outstanding_.erase(it);
     ticket = ++recorded_ticket_;
   }
-  acker_cv_.notify_one();
   feeder_cv_.notify_one();
   return ticket;
 }
 
-void ClusterFeed::WaitAcked(uint64_t ticket) {
-  if (ticket == 0) return;
+void ClusterFeed::AwaitDurable(uint64_t ticket) {
+  if (!options_.checkpoint_each_page || ticket == 0) return;
+  if (Status saved = parts_.checkpoint(); !saved.ok()) {
+    parts_.fail(saved);
+    return;
+  }
   std::unique_lock<std::mutex> lock(mu_);
-  acked_cv_.wait(lock, [&] { return acked_ticket_ >= ticket; });
+  acked_cv_.wait(lock, [&] { return acked_ticket_ >= ticket || sender_closing_; });
+}
+
+void ClusterFeed::Checkpointing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Appended: a checkpoint that failed leaves its entries to the next one.
+  std::move(to_ack_.begin(), to_ack_.end(), std::back_inserter(checkpointing_.entries));
+  to_ack_.clear();
+  checkpointing_.upto = recorded_ticket_;
+}
+
+void ClusterFeed::Committed() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    to_send_.push_back(std::move(checkpointing_));
+    checkpointing_ = SendBatch{};
+  }
+  sender_cv_.notify_one();
 }
 
 void ClusterFeed::Stop() {
@@ -197,15 +212,20 @@ uint64_t ClusterFeed::outstanding() const {
 Status ClusterFeed::Close() {
   Stop();
   if (feeder_.joinable()) feeder_.join();
+  // The last checkpoint: what it holds is acknowledged, then the sender ends.
+  Status saved = parts_.checkpoint();
+  StopSender();
+  return saved;
+}
+
+void ClusterFeed::StopSender() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    acker_closing_ = true;
+    sender_closing_ = true;
   }
-  acker_cv_.notify_all();
-  if (acker_.joinable()) acker_.join();
+  sender_cv_.notify_all();
+  acked_cv_.notify_all();
   if (sender_.joinable()) sender_.join();
-  std::lock_guard<std::mutex> lock(mu_);
-  return close_status_;
 }
 
 void ClusterFeed::Push(std::vector<InboxEntry> entries) {
@@ -222,14 +242,14 @@ void ClusterFeed::Push(std::vector<InboxEntry> entries) {
       if (parsed.ok()) url = std::move(*parsed);
     }
     if (!url) {
-      // Not ours to fetch, and no other node could do better with it: said, and acknowledged so
-      // that it does not hold up the end of the crawl.
+      // Not ours to fetch, and no other node could do better with it: said, and acknowledged
+      // (with the next checkpoint) so that it does not hold up the end of the crawl.
       parts_.log->Info("warning: " + parts_.coordinator->what() + ": inbox entry " + entry.id +
                        " of partition " + std::to_string(entry.partition) +
                        " is not a URL record, skipped: " + Excerpt(entry.payload));
+      parts_.coordinator->Recorded({&entry, 1});
       std::lock_guard<std::mutex> lock(mu_);
       to_ack_.push_back(std::move(entry));
-      acker_cv_.notify_one();
       continue;
     }
     {
@@ -258,12 +278,19 @@ void ClusterFeed::Push(std::vector<InboxEntry> entries) {
 bool ClusterFeed::LocalIdle() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (outstanding_entries_ > 0 || !to_ack_.empty() || acked_ticket_ < recorded_ticket_) {
-      return false;
-    }
+    if (outstanding_entries_ > 0) return false;
   }
   const FrontierStats stats = parts_.frontier->Stats();
   return stats.pending == 0 && stats.in_flight == 0;
+}
+
+ClusterFeed::Acks ClusterFeed::PendingAcks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!to_ack_.empty()) return Acks::kToCheckpoint;
+  if (!checkpointing_.entries.empty() || !to_send_.empty() || acked_ticket_ < recorded_ticket_) {
+    return Acks::kToSend;
+  }
+  return Acks::kNone;
 }
 
 void ClusterFeed::FeederLoop() {
@@ -312,6 +339,19 @@ void ClusterFeed::FeederLoop() {
     const auto now = std::chrono::steady_clock::now();
     if (!got && now >= next_finished_check && LocalIdle()) {
       next_finished_check = now + options_.finished_interval;
+      const Acks acks = PendingAcks();
+      if (acks != Acks::kNone) {
+        // Nothing to fetch here: checkpoint now rather than at the next interval, so that the
+        // entries are acknowledged (the end, and a hand-over, wait for them).
+        Status saved = acks == Acks::kToCheckpoint ? parts_.checkpoint() : Status::Ok();
+        lock.lock();
+        if (!saved.ok()) {
+          parts_.fail(saved);
+          break;
+        }
+        feeder_cv_.wait_for(lock, options_.idle_poll, [&] { return stopped_; });
+        continue;
+      }
       Result<bool> finished = parts_.coordinator->Finished();
       if (finished.ok() && *finished) {
         lock.lock();
@@ -347,40 +387,11 @@ Status ClusterFeed::AckBatch(const std::vector<InboxEntry>& batch) {
   return acked;
 }
 
-void ClusterFeed::AckerLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    acker_cv_.wait(lock, [&] { return !to_ack_.empty() || acker_closing_; });
-    const bool closing = acker_closing_;
-    std::vector<InboxEntry> batch;
-    batch.swap(to_ack_);
-    const uint64_t upto = recorded_ticket_;
-    lock.unlock();
-    // The records of the batch reach a checkpoint before their entries are acknowledged: a
-    // --resume never cuts back a page whose entry is gone from its inbox.
-    Status saved = parts_.checkpoint();
-    if (!saved.ok()) {
-      parts_.fail(saved);  // not acknowledged: the entries stay pending for the next owner
-      batch.clear();
-    }
-    lock.lock();
-    // The sender acknowledges the batch while the next one's checkpoint runs here.
-    to_send_.push_back(SendBatch{std::move(batch), upto});
-    sender_cv_.notify_one();
-    if (closing) {
-      close_status_ = saved;
-      if (to_ack_.empty() || !saved.ok()) break;
-    }
-  }
-  checkpointer_done_ = true;
-  sender_cv_.notify_one();
-}
-
 void ClusterFeed::SenderLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    sender_cv_.wait(lock, [&] { return !to_send_.empty() || checkpointer_done_; });
-    if (to_send_.empty()) break;  // the checkpointer is done and everything is sent
+    sender_cv_.wait(lock, [&] { return !to_send_.empty() || sender_closing_; });
+    if (to_send_.empty()) break;  // closing, and everything is sent
     SendBatch next = std::move(to_send_.front());
     to_send_.pop_front();
     lock.unlock();

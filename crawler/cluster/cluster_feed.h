@@ -19,24 +19,27 @@
 //   forgotten (ClusterCoordinator::Forget): the partition's next owner (or this node, once it
 //   holds the partition again) fetches the URL.
 //
-//   Acknowledgement (group commit). An entry is acknowledged only once its page is recorded (or
-//   its URL's rejection is in rejected.jsonl) *and* covered by a checkpoint, because --resume cuts
-//   the outputs back to the last checkpoint: an acknowledged entry is never handed out again, so
-//   its record must survive a kill -9. Recorded() queues the URL's entries; an acker thread takes
-//   every queued entry and runs one checkpoint, then a sender thread sends one Ack for the batch
-//   while the acker runs the next batch's checkpoint (an entry is still acknowledged only after
-//   the checkpoint holding its record committed). The page's fetch record goes with the first of
-//   its entries, written by the same Ack. A fetcher waits for its
-//   page's acknowledgement (WaitAcked) before it takes its next lease, so at any time at most one
-//   recorded page per fetcher is unacknowledged: after a kill -9 the pages fetched twice are at
-//   most the node's threads.
-//
+//   Acknowledgement (with the checkpoint, as a consumer commits its offsets). An entry is
+//   acknowledged only once its page is recorded (or its URL's rejection is in rejected.jsonl)
+//   *and* covered by a checkpoint, because --resume cuts the outputs back to the last checkpoint:
+//   an acknowledged entry is never handed out again, so its record must survive a kill -9.
+//   Recorded() queues the URL's entries (and tells the coordinator, so that they no longer count
+//   against its read bounds); the crawl's checkpoint takes what was queued before it began
+//   (Checkpointing) and, once it committed (Committed), a sender thread sends one Ack for them. The
+//   page's fetch record goes with the first of its entries, written by the same Ack. Fetchers do
+//   not wait: after a kill -9 a node fetches again at most what it recorded since its last
+//   checkpoint, as a standalone crawl does. When nothing is left to fetch here the feeder
+//   checkpoints at once rather than at the next interval (the end of the crawl and a partition's
+//   hand-over wait for the acknowledgements). With checkpoint_each_page (checkpoint_interval 0)
+//   a fetcher checkpoints after its page and waits for the acknowledgement (AwaitDurable).
+
 // The end: when nothing is outstanding here and the local frontier is idle, the feeder asks
 // ClusterCoordinator::Finished() every finished_interval; once it is true, WaitForWork() returns
 // false to every fetcher. A coordinator error() fails the crawl.
 //
-// Thread-safety: every method may be called from any thread; one mutex guards the outstanding
-// map, the acknowledgement queue and the flags; no Redis call or checkpoint is made holding it.
+// Thread-safety: every method may be called from any thread (Checkpointing and Committed from
+// the checkpoint, with the crawl's gate held exclusively); one mutex guards the outstanding map,
+// the acknowledgement queues and the flags; no Redis call or checkpoint is made holding it.
 #ifndef URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FEED_H_
 #define URLSIEVE_CRAWLER_CLUSTER_CLUSTER_FEED_H_
 
@@ -76,6 +79,8 @@ struct ClusterFeedOptions {
   // coordinator paces each partition), so this is short.
   std::chrono::milliseconds idle_poll{5};
   std::chrono::milliseconds finished_interval{250};
+  // checkpoint_interval 0: each page is checkpointed and acknowledged before its fetcher goes on.
+  bool checkpoint_each_page = false;
 };
 
 class ClusterFeed {
@@ -101,7 +106,7 @@ class ClusterFeed {
   ClusterFeed(const ClusterFeed&) = delete;
   ClusterFeed& operator=(const ClusterFeed&) = delete;
 
-  // Starts the feeder and the acker.
+  // Starts the feeder and the sender.
   void Start();
 
   // Fetchers. generation() changes with every push from the inboxes; WaitForWork(g) blocks until
@@ -111,21 +116,25 @@ class ClusterFeed {
   // Whether the lease may be fetched; false: it was dropped (see "Admission").
   bool Admit(const Lease& lease);
   // The page of `url` is recorded, or its rejection: its entries are to be acknowledged, with
-  // `record` (null: the stored record stays, no longer queued). Returns the ticket WaitAcked
-  // waits for (0: the URL was not read from an inbox).
+  // `record` (null: the stored record stays, no longer queued). Returns a ticket for
+  // AwaitDurable (0: the URL was not read from an inbox).
   uint64_t Recorded(std::string_view url, const FetchRecord* record);
-  // A sitemap's lease is done (read, or given up): its entries are to be acknowledged. Nothing
-  // waits for that (a sitemap read twice after a crash queues nothing twice).
+  // A sitemap's lease is done (read, or given up): its entries are to be acknowledged.
   void SitemapDone(std::string_view url);
-  // Blocks until the entries of `ticket` are acknowledged (or dropped by a stop).
-  void WaitAcked(uint64_t ticket);
+  // With checkpoint_each_page: checkpoints and blocks until the entries of `ticket` are
+  // acknowledged (or the sender stopped). Otherwise returns at once.
+  void AwaitDurable(uint64_t ticket);
+  // The crawl's checkpoint: Checkpointing() in its transaction, before the outputs are synced
+  // (what was recorded until now is in them); Committed() once it committed.
+  void Checkpointing();
+  void Committed();
 
   // The end of the feeding: no more polls; WaitForWork returns false. For RequestStop.
   void Stop();
   // Whether the whole cluster's crawl is over (Finished() said so).
   bool finished() const;
-  // After the last fetcher ended: stops the feeder, then acknowledges what is still queued
-  // (one last checkpoint first) and stops the acker. Returns that checkpoint's status.
+  // After the last fetcher ended: stops the feeder, runs one last checkpoint, sends the
+  // acknowledgements it allows and stops the sender. Returns that checkpoint's status.
   Status Close();
 
   // URLs read from the inboxes and not yet acknowledged or forgotten.
@@ -136,12 +145,16 @@ class ClusterFeed {
     uint32_t partition = 0;
     std::vector<InboxEntry> entries;
   };
+  enum class Acks { kNone, kToCheckpoint, kToSend };
   void FeederLoop();
-  void AckerLoop();   // checkpoints
   void SenderLoop();  // acknowledges what the checkpoints covered, in order
+  void StopSender();  // once everything committed is sent
   // Pushes what Poll returned; false when nothing was read.
   void Push(std::vector<InboxEntry> entries);
+  // Nothing to fetch here: nothing outstanding, the local frontier empty.
   bool LocalIdle();
+  // What the recorded entries still wait for.
+  Acks PendingAcks();
   // Queues the entries outstanding under `key` for acknowledgement (with `record`, the first, when
   // `page`); returns the ticket (0: none outstanding).
   uint64_t Release(const std::string& key, std::string record, bool page);
@@ -155,29 +168,26 @@ class ClusterFeed {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;    // fetchers waiting for work
   std::condition_variable feeder_cv_;  // the feeder waiting for room or a stop
-  std::condition_variable acker_cv_;   // the acker waiting for entries
   std::condition_variable acked_cv_;   // fetchers waiting for their acknowledgement
-  std::condition_variable sender_cv_;  // the sender waiting for a checkpointed batch
+  std::condition_variable sender_cv_;  // the sender waiting for a committed batch
   std::unordered_map<std::string, Outstanding> outstanding_;
   uint64_t outstanding_entries_ = 0;
-  std::vector<InboxEntry> to_ack_;
-  uint64_t recorded_ticket_ = 0;  // the last ticket Recorded() gave
-  uint64_t acked_ticket_ = 0;     // every ticket up to this one is acknowledged
-  uint64_t generation_ = 0;
-  bool stopped_ = false;   // no more feeding (Stop, or the end)
-  bool finished_ = false;  // Finished() said so
-  bool acker_closing_ = false;
-  // Batches checkpointed and not yet acknowledged, oldest first (upto: the last ticket covered).
+  // Acknowledgement batches (upto: the last ticket they cover).
   struct SendBatch {
     std::vector<InboxEntry> entries;
     uint64_t upto = 0;
   };
-  std::deque<SendBatch> to_send_;
-  bool checkpointer_done_ = false;  // the acker ended: the sender ends once to_send_ is empty
-  Status close_status_;
+  std::vector<InboxEntry> to_ack_;  // recorded since the last checkpoint began
+  SendBatch checkpointing_;         // taken by the checkpoint under way (or one that failed)
+  std::deque<SendBatch> to_send_;   // committed, not yet acknowledged, oldest first
+  uint64_t recorded_ticket_ = 0;    // the last ticket Recorded() gave
+  uint64_t acked_ticket_ = 0;       // every ticket up to this one is acknowledged
+  uint64_t generation_ = 0;
+  bool stopped_ = false;         // no more feeding (Stop, or the end)
+  bool finished_ = false;        // Finished() said so
+  bool sender_closing_ = false;  // the sender ends once to_send_ is empty
 
   std::thread feeder_;
-  std::thread acker_;
   std::thread sender_;
 };
 

@@ -37,8 +37,9 @@ Status ClusterCoordinator::Impl::PlanPoll(size_t max, std::vector<PollAsk>* asks
                                           std::vector<RedisCommand>* commands) {
   if (!error_.ok()) return error_;
   if (left_ || max == 0) return Status::Ok();
+  const size_t unrecorded = outstanding_ - recorded_;
   const size_t total_room =
-      options_.max_outstanding > outstanding_ ? options_.max_outstanding - outstanding_ : 0;
+      options_.max_outstanding > unrecorded ? options_.max_outstanding - unrecorded : 0;
   const size_t budget = std::min(max, total_room);
   if (budget == 0) return Status::Ok();
   const SteadyClock::time_point now = SteadyClock::now();
@@ -47,7 +48,7 @@ Status ClusterCoordinator::Impl::PlanPoll(size_t max, std::vector<PollAsk>* asks
   const size_t share = reads.empty() ? 0 : std::max<size_t>(1, budget / reads.size());
   for (uint32_t p : reads) {
     Partition& part = parts_[p];
-    const size_t room = options_.max_outstanding_per_partition - part.outstanding.size();
+    const size_t room = options_.max_outstanding_per_partition - part.unrecorded();
     const size_t n = std::min(room, share);
     if (part.claim_cursor.empty() && part.reclaim) {
       part.claim_cursor = "0-0";
@@ -70,7 +71,7 @@ Status ClusterCoordinator::Impl::PlanPoll(size_t max, std::vector<PollAsk>* asks
 
 bool ClusterCoordinator::Impl::Askable(const Partition& part, SteadyClock::time_point now) const {
   return part.held && !part.draining && !part.busy && now < part.valid_until &&
-         part.outstanding.size() < options_.max_outstanding_per_partition;
+         part.unrecorded() < options_.max_outstanding_per_partition;
 }
 
 bool ClusterCoordinator::Impl::WantsRead(const Partition& part) {
@@ -182,7 +183,7 @@ void ClusterCoordinator::Impl::TakeReadReply(const PollAsk& ask, RedisReply& rep
   size_t got = 0;
   for (size_t e = 2; e + 1 < reply.elements.size(); e += 2) {
     std::string id = reply.elements[e].str;
-    if (!part.outstanding.insert(id).second) continue;  // claimed while already here
+    if (!part.outstanding.emplace(id, false).second) continue;  // claimed while already here
     ++outstanding_;
     ++got;
     entries->push_back(InboxEntry{ask.partition, std::move(id),
@@ -254,10 +255,15 @@ Status ClusterCoordinator::Impl::Ack(std::span<const InboxEntry> entries) {
   bool drained = false;
   for (const InboxEntry& entry : entries) {
     Partition& part = parts_[entry.partition];
-    if (part.outstanding.erase(entry.id) > 0) {
-      --outstanding_;
-      drained = drained || (part.draining && part.outstanding.empty());
+    auto it = part.outstanding.find(entry.id);
+    if (it == part.outstanding.end()) continue;
+    if (it->second) {
+      --part.recorded;
+      --recorded_;
     }
+    part.outstanding.erase(it);
+    --outstanding_;
+    drained = drained || (part.draining && part.outstanding.empty());
   }
   if (drained) {
     wake_ = true;
@@ -297,12 +303,29 @@ Result<std::vector<RedisCommand>> ClusterCoordinator::Impl::AckCommands(
   return commands;
 }
 
+void ClusterCoordinator::Impl::Recorded(std::span<const InboxEntry> entries) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const InboxEntry& entry : entries) {
+    if (entry.partition >= parts_.size()) continue;
+    Partition& part = parts_[entry.partition];
+    if (entry.tenure != part.epoch) continue;  // lost since: no longer counted here
+    auto it = part.outstanding.find(entry.id);
+    if (it == part.outstanding.end() || it->second) continue;
+    it->second = true;
+    ++part.recorded;
+    ++recorded_;
+  }
+}
+
 void ClusterCoordinator::Impl::Forget(std::span<const InboxEntry> entries) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const InboxEntry& entry : entries) {
     if (entry.partition >= parts_.size()) continue;
     Partition& part = parts_[entry.partition];
-    if (entry.tenure != part.epoch || part.outstanding.erase(entry.id) == 0) continue;
+    if (entry.tenure != part.epoch) continue;
+    auto it = part.outstanding.find(entry.id);
+    if (it == part.outstanding.end() || it->second) continue;  // a recorded entry is Ack's
+    part.outstanding.erase(it);
     --outstanding_;
     // Still this node's: the entry is in its pending list, and only a claim hands it out again.
     if (part.held && !part.draining) part.reclaim = true;

@@ -183,8 +183,11 @@ void ClusterCoordinator::Impl::TakeAcquireReply(Partition& part, const RedisRepl
 
 void ClusterCoordinator::Impl::MarkLost(uint32_t p) {
   Partition& part = parts_[p];
-  outstanding_ -= part.outstanding.size();
-  part.outstanding.clear();
+  // The entries read and not recorded are the next owner's now. The recorded ones stay until
+  // their Ack (which is not lease-checked), so that a claim after this node takes p again skips
+  // them rather than fetching their pages twice.
+  outstanding_ -= part.unrecorded();
+  std::erase_if(part.outstanding, [](const auto& entry) { return !entry.second; });
   part.held = false;
   part.draining = false;
   part.claim_cursor.clear();

@@ -27,17 +27,18 @@ uint64_t ClusterWorkSource::Recorded(std::string_view url, const FetchRecord* re
 
 void ClusterWorkSource::SitemapDone(std::string_view url) { feed_->SitemapDone(url); }
 
-void ClusterWorkSource::AwaitDurable(uint64_t ticket) {
-  // One recorded, unacknowledged page per fetcher at most (ClusterFeed, "Acknowledgement").
-  feed_->WaitAcked(ticket);
-}
+void ClusterWorkSource::AwaitDurable(uint64_t ticket) { feed_->AwaitDurable(ticket); }
 
 Status ClusterWorkSource::Checkpoint(SqliteDb&, std::vector<Rejection>* rejections) {
+  // What was recorded before this checkpoint is acknowledged once it commits.
+  feed_->Checkpointing();
   std::vector<Rejection> drained =
       frontier_->DrainRejections();  // no pending set to drop them from
   std::move(drained.begin(), drained.end(), std::back_inserter(*rejections));
   return Status::Ok();
 }
+
+void ClusterWorkSource::Committed() { feed_->Committed(); }
 
 Status ClusterWorkSource::Close() {
   // The node's last checkpoint is its feed's: the recorded entries are acknowledged after it.

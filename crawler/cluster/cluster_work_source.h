@@ -3,9 +3,9 @@
 // the inboxes of the partitions this node owns. When the frontier runs dry while the inboxes may
 // still have work, a fetcher waits for the feed instead of ending, until the cluster's crawl is
 // over or a stop; a lease whose partition this node no longer owns is dropped (ClusterFeed::
-// Admit). A recorded page's inbox entries are acknowledged with the checkpoint that holds its
-// record, and its fetcher waits for that before it takes more work (ClusterFeed,
-// "Acknowledgement"). The frontier's pending set is not checkpointed: the inboxes are the truth.
+// Admit). A recorded page's inbox entries are acknowledged once the checkpoint that holds its
+// record committed; its fetcher does not wait for that (ClusterFeed, "Acknowledgement"). The
+// frontier's pending set is not checkpointed: the inboxes are the truth.
 //
 // Thread-safety: as ClusterFeed and Frontier (both thread-safe); `drain_rejections` must be
 // callable from any fetcher thread.
@@ -34,6 +34,7 @@ class ClusterWorkSource final : public WorkSource {
   void SitemapDone(std::string_view url) override;
   void AwaitDurable(uint64_t ticket) override;
   Status Checkpoint(SqliteDb& db, std::vector<Rejection>* rejections) override;
+  void Committed() override;
   Status Close() override;
   void Stop() override;
   bool Finished(bool stop_requested) const override;

@@ -879,7 +879,7 @@ Status Crawler::Checkpoint() {
     CrawlStatsSnapshot counters = stats_->Snapshot();
     counters.AddRejections(scope_->Rejections());
     return WriteCrawlCounters(db, counters);
-  });
+  }, [&] { work_->Committed(); });
   if (saved.ok()) last_checkpoint_ = clock_.Now().time_since_epoch().count();  // metrics
   return saved;
 }

@@ -4,7 +4,7 @@
 //     the local checkpoint, so a recorded page is durable with the next checkpoint (or at once,
 //     with checkpoint_interval 0);
 //   - ClusterWorkSource (cluster_work_source.h): a cluster node's inboxes, read into its local
-//     frontier; an inbox entry is acknowledged once its page is recorded and checkpointed.
+//     frontier; an inbox entry is acknowledged once the checkpoint holding its page committed.
 //
 // The loop: Next() → fetch → process → record (Recorded(), under the gate) → AwaitDurable()
 // (after the gate is released) → Next() ...
@@ -49,6 +49,9 @@ class WorkSource {
   // Its part of a checkpoint, in the state's transaction with the gate held exclusively: the
   // pending set's changes, and the rejections decided outside the gate (for rejected.jsonl).
   virtual Status Checkpoint(SqliteDb& db, std::vector<Rejection>* rejections) = 0;
+  // That checkpoint committed (the gate still held exclusively): every page Recorded() before it
+  // is durable.
+  virtual void Committed() {}
   // After the last fetcher ended: the final checkpoint and what must follow it.
   virtual Status Close() = 0;
   // Ends the waits for work (a stop).

@@ -55,7 +55,8 @@ Status CrawlState::Restore(const std::function<Status(SqliteDb&)>& read_parts) {
   return read_parts(dir_->db());
 }
 
-Status CrawlState::Checkpoint(const std::function<Status(SqliteDb&)>& write_parts) {
+Status CrawlState::Checkpoint(const std::function<Status(SqliteDb&)>& write_parts,
+                              const std::function<void()>& committed) {
   std::unique_lock<std::shared_mutex> gate(gate_);
   return dir_->Checkpoint(
       [&](SqliteDb& db, uint64_t generation) -> Status {
@@ -63,6 +64,7 @@ Status CrawlState::Checkpoint(const std::function<Status(SqliteDb&)>& write_part
         return seen_set_->PrepareCheckpoint(db, generation);
       },
       [&](uint64_t generation) -> Status {
+        if (committed) committed();
         Status status = seen_set_->CheckpointCommitted(generation);
         // A shared set trims its claim log here. When Redis does not answer, the claims stay
         // until a later checkpoint trims them; they are of committed generations, which the

@@ -76,8 +76,10 @@ class CrawlState {
   // The parts read what the last checkpoint recorded (before any fetcher runs).
   Status Restore(const std::function<Status(SqliteDb&)>& read_parts);
   // A checkpoint (see above): takes the gate exclusively, runs write_parts(db) in the open
-  // transaction, then the seen set's part, and commits a new generation.
-  Status Checkpoint(const std::function<Status(SqliteDb&)>& write_parts);
+  // transaction, then the seen set's part, and commits a new generation; then, the gate still held,
+  // committed() (when given): what the parts wrote is durable, and nothing was added since.
+  Status Checkpoint(const std::function<Status(SqliteDb&)>& write_parts,
+                    const std::function<void()>& committed = {});
 
   // Held shared by a fetcher from seen-insert to Done(); exclusively by Checkpoint().
   std::shared_mutex& gate() { return gate_; }

@@ -48,7 +48,10 @@ class ClusterCrawl {
         name_(std::move(name)),
         site_(site) {
     std::filesystem::create_directories(dir_);
+    // Checkpoints every second: what a node killed mid-crawl fetched before its last checkpoint
+    // is acknowledged (the kill -9 tests bound what is fetched again by what came after it).
     std::ofstream(dir_ / "crawl.toml") << "[crawl]\nexpected_urls = 10000\n"
+                                       << "checkpoint_interval_s = 1\n"
                                        << "[politeness]\nbackoff_ms = 50\n"
                                        << "[fetch]\nconnect_timeout_ms = 1000\n"
                                        << "[output]\nprogress = false\n";

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,7 @@
 #include "redis/redis_client.h"
 #include "tests/crawler/cluster_crawl.h"
 #include "tests/crawler/cluster_site.h"
+#include "tests/crawler/pages_after_checkpoint.h"
 #include "tests/support/child_process.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/scratch_dir.h"
@@ -125,15 +127,31 @@ TEST_F(CrawlClusterTest, KillNineOneNodeMidCrawlTheOthersFinishAndNoPageIsMissin
   auto n3 = crawl_->StartNode("n3");
   ASSERT_TRUE(site_->WaitForPages(site_->site().expected_pages() / 4, Running({&*n1, &*n2, &*n3})))
       << crawl_->Diagnostics();
+  // Killed after a checkpoint of it: what that checkpoint holds must not be fetched again.
+  ASSERT_TRUE(testing::WaitForCheckpointedPages(crawl_->Out("n2"), Running({&*n1, &*n2, &*n3})))
+      << crawl_->Diagnostics();
   n2->Signal(SIGKILL);
   EXPECT_EQ(n2->Wait(), 128 + SIGKILL);
   EXPECT_EQ(n1->Wait(), 0) << n1->err();
   EXPECT_EQ(n3->Wait(), 0) << n3->err();
   EXPECT_EQ(alone->Wait(), 0) << alone->err();
 
-  // At most the killed node's in-flight fetches are made again: every page fetched twice was
-  // fetched by it.
-  const CrawlAnalysis cluster = crawl_->ExpectCorrectCrawl(ClusterCrawl::kThreads);
+  // At most what the killed node fetched after its last checkpoint is fetched again (its entries
+  // are acknowledged with its checkpoints): the pages it recorded since, and those its fetchers
+  // held. Every page fetched twice was fetched by it.
+  const uint64_t checkpointed = testing::CheckpointedPages(crawl_->Out("n2"));
+  const std::vector<site::LoggedRequest> log = site_->log().Snapshot();
+  uint64_t killed_pages = 0;  // the killed node's page requests
+  for (const site::LoggedRequest& r : log) {
+    killed_pages += r.user_agent == "urlsieve/n2" && !testing::IsRobotsResource(r.resource) ? 1 : 0;
+  }
+  ASSERT_GT(checkpointed, 0u);
+  ASSERT_GE(killed_pages, checkpointed);
+  const size_t after_checkpoint = static_cast<size_t>(killed_pages - checkpointed);
+  const CrawlAnalysis cluster = crawl_->ExpectCorrectCrawl(after_checkpoint);
+  std::cout << "kill -9: " << cluster.duplicates << " pages fetched twice; the killed node made "
+            << killed_pages << " page requests, " << checkpointed
+            << " recorded in its last checkpoint\n";
   for (const CrawlAnalysis::Resource& resource : cluster.duplicated_resources) {
     const std::vector<std::string>& by = cluster.agents.at(resource);
     EXPECT_NE(std::find(by.begin(), by.end(), "urlsieve/n2"), by.end())

@@ -36,7 +36,6 @@ ClusterCoordinator::Impl::Impl(const ClusterOptions& options)
       pool_(options.address, options.timeouts),
       server_(options.address.ToString()),
       token_(RandomHex(8)),
-      lease_value_(ClusterLeaseValue(options.node_id, token_)),
       meta_key_(ClusterMetaKey(options.name)),
       nodes_key_(ClusterNodesKey(options.name)),
       node_key_(ClusterNodeKey(options.name, options.node_id)),
@@ -45,13 +44,13 @@ ClusterCoordinator::Impl::Impl(const ClusterOptions& options)
   what_ += options.name;
   what_ += "' at ";
   what_ += server_;
-  renew_interval_ = std::max(milliseconds(1), options.lease_ttl / 5);
-  beat_interval_ = std::min(renew_interval_, kMaxBeatInterval);
-  probe_interval_ = std::max(renew_interval_, kMinProbeInterval);
-  // docs/features/cluster.md, "The crawl cluster": a lease is used until its last renewal was sent
-  // + lease_ttl - handover_delay - margin, so the next owner (who may take it the moment it
-  // lapses) never sends a request to one of its hosts within handover_delay of ours; the margin
-  // covers clock rates and the time between MayFetch and the request.
+  beat_interval_ = std::min(std::max(milliseconds(1), options.lease_ttl / 5), kMaxBeatInterval);
+  probe_interval_ = std::max(options.lease_ttl / 5, kMinProbeInterval);
+  // docs/features/cluster.md, "Ownership": a lease is used until the last heartbeat of its tenure
+  // was sent + lease_ttl - handover_delay - margin, so the next owner (who may take it once the
+  // heartbeat's expiry has passed) never sends a request to one of its hosts within
+  // handover_delay of ours; the margin covers clock rates and the time between MayFetch and the
+  // request.
   valid_for_ = options.lease_ttl - options.handover_delay - options.lease_ttl / 10;
   for (uint32_t p = 0; p < options.partitions; ++p) {
     parts_[p].lease_key = ClusterLeaseKey(options.name, p);
@@ -142,19 +141,12 @@ SteadyClock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
     need_beat_ = false;
     next_beat_ = now + beat_interval_;
   }
-  bool renew_due;
   bool probe_due;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    renew_due = now >= next_renew_;
     probe_due = totals_asked_ && now >= next_probe_;
   }
   // Each step stops the round at a fault: the next round beats first.
-  if (renew_due) {
-    if (Faulted(RenewAll(client))) return SteadyClock::now() + kFastTick;
-    std::lock_guard<std::mutex> lock(mu_);
-    next_renew_ = now + renew_interval_;
-  }
   if (Faulted(ReleaseDrained(client))) return SteadyClock::now() + kFastTick;
   if (Faulted(AcquireWanted(client))) return SteadyClock::now() + kFastTick;
   if (Faulted(ScanForRecrawl(client))) return SteadyClock::now() + kFastTick;
@@ -166,7 +158,7 @@ SteadyClock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  SteadyClock::time_point wake = std::min(next_beat_, next_renew_);
+  SteadyClock::time_point wake = next_beat_;
   for (const Partition& part : parts_) {
     if ((part.wanted && !part.held) || part.draining || Scanning()) {
       wake = std::min(wake, SteadyClock::now() + kFastTick);

@@ -17,7 +17,7 @@
 //   urlsieve:{NAME}:nodes     sorted set: node id -> heartbeat expiry (ms, Redis TIME)
 //   urlsieve:{NAME}:node:ID   hash: the node's token, host, pid, state, published counters (pages,
 //                             errors, links_new), beat_ms, for `urlsieve cluster status`
-// Every step that reads and writes is one call of the Function library "urlsieve_cluster_v1"
+// Every step that reads and writes is one call of the Function library "urlsieve_cluster_v2"
 // (crawler/cluster/cluster_function.h), loaded at Join (FUNCTION LOAD REPLACE, on every master) and
 // again when a server answers "Function not found". Expiries and ages are Redis TIME of the server
 // holding the key: no two machines' clocks are ever compared.

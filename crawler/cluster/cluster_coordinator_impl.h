@@ -117,6 +117,7 @@ class ClusterCoordinator::Impl {
     std::string scan_cursor;     // the HSCAN cursor of the round's scan ("" from the start)
     bool wanted = false;
     bool held = false;
+    std::string stale_holder;  // the lease value found, of no live node's tenure: taken over
     bool draining = false;  // held, wanted by another node: released once nothing is outstanding
     bool busy = false;      // a read or a release of it is under way
     uint64_t epoch = 0;     // counts acquisitions and losses: a reply of an older epoch is stale
@@ -146,6 +147,12 @@ class ClusterCoordinator::Impl {
     std::string cursor;
   };
 
+  // A node's tenure (it counts the node's instances and the lapses of their heartbeats) and
+  // whether it was alive, as a heartbeat saw them.
+  struct NodeTenure {
+    uint64_t tenure = 0;
+    bool alive = false;
+  };
   // What a heartbeat's reply says of the cluster (cluster_membership.cc).
   struct Heartbeat {
     bool seeded = false;
@@ -153,6 +160,8 @@ class ClusterCoordinator::Impl {
     int64_t recrawl_revisit_s = 0;
     std::vector<ClusterNodeStatus> nodes;
     std::vector<std::string> live;  // the live nodes' ids, sorted
+    std::unordered_map<std::string, NodeTenure> tenures;  // every node's
+    uint64_t tenure = 0;                                  // this node's
     uint64_t pages = 0;
     uint64_t errors = 0;
   };
@@ -185,20 +194,10 @@ class ClusterCoordinator::Impl {
   void AssignPartitions(std::vector<std::string> live);
 
   // Leases (cluster_leases.cc).
-  Status RenewAll(RedisClient& client);
   Status ReleaseDrained(RedisClient& client);
   Status AcquireWanted(RedisClient& client);
-  // `function` (acquire, renew, release) of each partition's lease, with this node's lease value
-  // and `ms`.
   // Release of each partition of `which`, with its cool-down (see LearnedDelays).
   std::vector<RedisCommand> ReleaseCommands(std::span<const uint32_t> which) const;
-  std::vector<RedisCommand> LeaseCommands(const char* function, std::span<const uint32_t> which,
-                                          milliseconds ms) const;
-  // Sends `function` for the leases of `which` (one pipeline) and, under mu_, applies
-  // take(i, part, reply, sent) as TakeLeaseReplies does (sent: when the pipeline was sent).
-  template <typename Take>
-  Status CallLeases(RedisClient& client, const char* function, std::span<const uint32_t> which,
-                    milliseconds ms, std::string_view doing, Take take);
   // Under mu_: applies `take(i, part, reply)` to every reply that is not an error; returns the
   // first error reply, as "<doing><lease key>".
   template <typename Take>
@@ -206,6 +205,9 @@ class ClusterCoordinator::Impl {
                           std::string_view doing, Take take);
   // Under mu_.
   void TakeAcquireReply(Partition& part, const RedisReply& reply, SteadyClock::time_point sent);
+  // Under mu_: whether a lease value found is of a tenure that is over (its node's heartbeat
+  // expired in it, or a later tenure of the node began), as of the last heartbeat.
+  bool StaleLease(std::string_view value) const;
   void MarkLost(uint32_t p);
   void Fail(Status status);
 
@@ -277,13 +279,17 @@ class ClusterCoordinator::Impl {
   ClusterClientPool pool_;
   const std::string server_;
   const std::string token_;
-  const std::string lease_value_;
+  // This node's lease value ("ID@TOKEN#TENURE"), set by each heartbeat that starts a tenure:
+  // written under mu_ by the heartbeat thread, read there without it, elsewhere under mu_.
+  std::string lease_value_;
+  uint64_t tenure_ = 0;  // 0 before the first heartbeat
+  // Each node's tenure and liveness as of the last heartbeat. Under mu_.
+  std::unordered_map<std::string, NodeTenure> tenures_;
   const std::string meta_key_;
   const std::string nodes_key_;
   const std::string node_key_;
   std::string what_;
   std::string identity_;
-  milliseconds renew_interval_{};
   milliseconds beat_interval_{};
   milliseconds probe_interval_{};
   milliseconds valid_for_{};
@@ -308,7 +314,6 @@ class ClusterCoordinator::Impl {
   uint32_t rotate_ = 0;       // where the next probes start
   uint32_t read_rotate_ = 0;  // where the next reads start (when more than a Poll's are hot)
   SteadyClock::time_point next_beat_{};
-  SteadyClock::time_point next_renew_{};
   SteadyClock::time_point next_probe_{};
   std::thread thread_;
 };

@@ -15,13 +15,16 @@
 //              state, pages, errors, links_new. Error "STATELOST" when the meta hash is gone or
 //              has another identity, "TAKEN" when the node's hash has another token. Returns
 //              [now ms, seeded, re-crawl round, its revisit_after s, then per node: id, expiry
-//              ms, state, pages, errors, links_new, host, pid, beat ms].
+//              ms, state, pages, errors, links_new, host, pid, beat ms, token, tenure]. A
+//              node whose expiry had passed gets a new tenure (HINCRBY tenure), as does each
+//              instance at _register.
 //   _seed      KEYS: meta. ARGV: identity. Sets seeded = 1 (STATELOST as above).
 //   _recrawl   KEYS: meta. ARGV: identity, revisit_after s. Starts a re-crawl round: increments
 //              recrawl_round, stores the revisit_after. Returns the round (STATELOST as above).
-//   _acquire   KEYS: lease. ARGV: owner, ttl ms. Takes the lease when absent (or renews it when
-//              the owner's). Returns [1] or [0, current value, its PTTL].
-//   _renew     KEYS: lease. ARGV: owner, ttl ms. Returns [1], or [0, current value] (lost).
+//   _acquire   KEYS: lease. ARGV: owner ("ID@TOKEN#TENURE"), expected ("" none). Takes the
+//              lease when absent, or when it holds `expected` (a value the caller found stale:
+//              of a node not alive, an old instance or an old tenure); no TTL. Returns [1] (the
+//              owner's now) or [0, current value, its PTTL].
 //   _release   KEYS: lease. ARGV: owner, cool-down ms. The owner's lease becomes "released" with
 //              the cool-down as TTL (deleted when 0). Returns 1, or 0 when not the owner's.
 //   _read      KEYS: lease, inbox. ARGV: owner, group, consumer, count, claim cursor ("" none).
@@ -52,18 +55,17 @@
 
 namespace urlsieve {
 
-inline constexpr const char* kClusterLibrary = "urlsieve_cluster_v1";
-inline constexpr const char* kClusterRegister = "urlsieve_cluster_v1_register";
-inline constexpr const char* kClusterHeartbeat = "urlsieve_cluster_v1_heartbeat";
-inline constexpr const char* kClusterSeed = "urlsieve_cluster_v1_seed";
-inline constexpr const char* kClusterRecrawl = "urlsieve_cluster_v1_recrawl";
-inline constexpr const char* kClusterRescan = "urlsieve_cluster_v1_rescan";
-inline constexpr const char* kClusterAcquire = "urlsieve_cluster_v1_acquire";
-inline constexpr const char* kClusterRenew = "urlsieve_cluster_v1_renew";
-inline constexpr const char* kClusterRelease = "urlsieve_cluster_v1_release";
-inline constexpr const char* kClusterRead = "urlsieve_cluster_v1_read";
-inline constexpr const char* kClusterAck = "urlsieve_cluster_v1_ack";
-inline constexpr const char* kClusterProbe = "urlsieve_cluster_v1_probe";
+inline constexpr const char* kClusterLibrary = "urlsieve_cluster_v2";
+inline constexpr const char* kClusterRegister = "urlsieve_cluster_v2_register";
+inline constexpr const char* kClusterHeartbeat = "urlsieve_cluster_v2_heartbeat";
+inline constexpr const char* kClusterSeed = "urlsieve_cluster_v2_seed";
+inline constexpr const char* kClusterRecrawl = "urlsieve_cluster_v2_recrawl";
+inline constexpr const char* kClusterRescan = "urlsieve_cluster_v2_rescan";
+inline constexpr const char* kClusterAcquire = "urlsieve_cluster_v2_acquire";
+inline constexpr const char* kClusterRelease = "urlsieve_cluster_v2_release";
+inline constexpr const char* kClusterRead = "urlsieve_cluster_v2_read";
+inline constexpr const char* kClusterAck = "urlsieve_cluster_v2_ack";
+inline constexpr const char* kClusterProbe = "urlsieve_cluster_v2_probe";
 
 // The library's source (cluster_function.lua, byte for byte, embedded at build time by
 // cmake/EmbedFile.cmake), for FUNCTION LOAD REPLACE.

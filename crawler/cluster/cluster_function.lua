@@ -1,4 +1,4 @@
-#!lua name=urlsieve_cluster_v1
+#!lua name=urlsieve_cluster_v2
 -- urlsieve's crawl cluster: the Redis Function library ClusterCoordinator loads with FUNCTION
 -- LOAD REPLACE. crawler/cluster/cluster_function.h lists the functions and their arguments; the build
 -- embeds this file (cmake/EmbedFile.cmake).
@@ -38,6 +38,8 @@ local function register(keys, argv)
   end
   redis.call('HSET', node, 'token', token, 'host', argv[8], 'pid', argv[9], 'state', 'running',
              'joined_ms', now, 'beat_ms', now)
+  -- A new instance: a new tenure, so that no lease value of an earlier one is taken for its own.
+  redis.call('HINCRBY', node, 'tenure', 1)
   redis.call('ZADD', nodes, now + tonumber(argv[10]), id)
   local m = redis.call('HMGET', meta, 'identity', 'recrawl_round', 'recrawl_revisit_s')
   return {created, m[1], m[2] or '0', m[3] or '0'}
@@ -65,6 +67,10 @@ local function heartbeat(keys, argv)
     return redis.error_reply('TAKEN ' .. tostring(other[1]) .. ' ' .. tostring(other[2]))
   end
   local now = now_ms()
+  -- A node whose expiry passed may have been judged dead by another, which may take its leases:
+  -- its tenure ends here, and every lease value of the old tenure is no longer its own.
+  local expiry = redis.call('ZSCORE', nodes, argv[2])
+  if not expiry or tonumber(expiry) <= now then redis.call('HINCRBY', node, 'tenure', 1) end
   redis.call('HSET', node, 'state', argv[5], 'pages', argv[6], 'errors', argv[7],
              'links_new', argv[8], 'beat_ms', now)
   redis.call('ZADD', nodes, now + tonumber(argv[4]), argv[2])
@@ -74,10 +80,10 @@ local function heartbeat(keys, argv)
   local all = redis.call('ZRANGE', nodes, 0, -1, 'WITHSCORES')
   for i = 1, #all, 2 do
     local h = redis.call('HMGET', prefix .. all[i], 'state', 'pages', 'errors', 'links_new',
-                         'host', 'pid', 'beat_ms')
+                         'host', 'pid', 'beat_ms', 'token', 'tenure')
     out[#out + 1] = all[i]
     out[#out + 1] = all[i + 1]
-    for j = 1, 7 do out[#out + 1] = h[j] or '' end
+    for j = 1, 9 do out[#out + 1] = h[j] or '' end
   end
   return out
 end
@@ -98,26 +104,17 @@ local function recrawl(keys, argv)
   return redis.call('HINCRBY', keys[1], 'recrawl_round', 1)
 end
 
+-- A lease has no TTL: it is the holder's while the holder's heartbeat lives (the nodes' expiries
+-- are on another master, so the caller judges that, from its heartbeat, and names the value it
+-- found stale as `expected`).
 local function acquire(keys, argv)
   local value = redis.call('GET', keys[1])
-  if not value then
-    redis.call('SET', keys[1], argv[1], 'PX', argv[2])
-    return {1}
-  end
-  if value == argv[1] then
-    redis.call('PEXPIRE', keys[1], argv[2])
+  if value == argv[1] then return {1} end
+  if not value or (argv[2] ~= '' and value == argv[2]) then
+    redis.call('SET', keys[1], argv[1])
     return {1}
   end
   return {0, value, redis.call('PTTL', keys[1])}
-end
-
-local function renew(keys, argv)
-  local value = redis.call('GET', keys[1])
-  if value == argv[1] then
-    redis.call('PEXPIRE', keys[1], argv[2])
-    return {1}
-  end
-  return {0, value or ''}
 end
 
 local function release(keys, argv)
@@ -255,15 +252,14 @@ local function probe(keys, argv)
   return {redis.call('XLEN', keys[1]), added, pending, scanned}
 end
 
-redis.register_function('urlsieve_cluster_v1_register', register)
-redis.register_function('urlsieve_cluster_v1_heartbeat', heartbeat)
-redis.register_function('urlsieve_cluster_v1_seed', seed)
-redis.register_function('urlsieve_cluster_v1_recrawl', recrawl)
-redis.register_function('urlsieve_cluster_v1_rescan', rescan)
-redis.register_function('urlsieve_cluster_v1_acquire', acquire)
-redis.register_function('urlsieve_cluster_v1_renew', renew)
-redis.register_function('urlsieve_cluster_v1_release', release)
-redis.register_function('urlsieve_cluster_v1_read', read)
-redis.register_function('urlsieve_cluster_v1_ack', ack)
-redis.register_function{function_name = 'urlsieve_cluster_v1_probe', callback = probe,
+redis.register_function('urlsieve_cluster_v2_register', register)
+redis.register_function('urlsieve_cluster_v2_heartbeat', heartbeat)
+redis.register_function('urlsieve_cluster_v2_seed', seed)
+redis.register_function('urlsieve_cluster_v2_recrawl', recrawl)
+redis.register_function('urlsieve_cluster_v2_rescan', rescan)
+redis.register_function('urlsieve_cluster_v2_acquire', acquire)
+redis.register_function('urlsieve_cluster_v2_release', release)
+redis.register_function('urlsieve_cluster_v2_read', read)
+redis.register_function('urlsieve_cluster_v2_ack', ack)
+redis.register_function{function_name = 'urlsieve_cluster_v2_probe', callback = probe,
                         flags = {'no-writes'}}

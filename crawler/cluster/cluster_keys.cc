@@ -47,10 +47,12 @@ std::string ClusterRecrawlKey(std::string_view name, uint32_t partition) {
   return PartitionKey(name, partition, "recrawl");
 }
 
-std::string ClusterLeaseValue(std::string_view node_id, std::string_view token) {
+std::string ClusterLeaseValue(std::string_view node_id, std::string_view token, uint64_t tenure) {
   std::string value(node_id);
   value += '@';
   value += token;
+  value += '#';
+  value += std::to_string(tenure);
   return value;
 }
 

@@ -23,7 +23,7 @@
 namespace urlsieve {
 
 inline constexpr std::string_view kClusterFormat = "urlsieve-cluster";
-inline constexpr int kClusterFormatVersion = 1;
+inline constexpr int kClusterFormatVersion = 2;
 // A partition's inbox: the routed seen set's new-key stream of shard p (RedisNewKeyStream:
 // {kClusterInboxSuffix, kClusterInboxGroup}), "urlsieve:{NAME:p}:inbox", and its consumer group.
 inline constexpr std::string_view kClusterInboxSuffix = "inbox";
@@ -39,9 +39,10 @@ std::string ClusterInboxKey(std::string_view name, uint32_t partition);
 std::string ClusterRecordsKey(std::string_view name, uint32_t partition);
 std::string ClusterRecrawlKey(std::string_view name, uint32_t partition);
 
-// A lease's value: "ID@TOKEN" (the token tells two instances of one node id apart); the node id
-// of a value ("" for "released" or nothing).
-std::string ClusterLeaseValue(std::string_view node_id, std::string_view token);
+// A lease's value: "ID@TOKEN#TENURE" (the token tells two instances of one node id apart, the
+// tenure two spans of one instance's heartbeat with a lapse between); the node id of a value (""
+// for "released" or nothing).
+std::string ClusterLeaseValue(std::string_view node_id, std::string_view token, uint64_t tenure);
 std::string_view ClusterLeaseOwner(std::string_view value);
 
 // Whether `text` is 1-64 characters of [A-Za-z0-9_.-] (a cluster name or a node id).

@@ -14,18 +14,6 @@ namespace urlsieve {
 using cluster_internal::SteadyClock;
 using std::chrono::milliseconds;
 
-std::vector<RedisCommand> ClusterCoordinator::Impl::LeaseCommands(const char* function,
-                                                                  std::span<const uint32_t> which,
-                                                                  milliseconds ms) const {
-  std::vector<RedisCommand> commands;
-  commands.reserve(which.size());
-  for (uint32_t p : which) {
-    commands.push_back(
-        Fcall(function, {parts_[p].lease_key}, {lease_value_, std::to_string(ms.count())}));
-  }
-  return commands;
-}
-
 std::vector<RedisCommand> ClusterCoordinator::Impl::ReleaseCommands(
     std::span<const uint32_t> which) const {
   ClusterCoordinator::LearnedDelays learned;
@@ -65,52 +53,6 @@ Status ClusterCoordinator::Impl::TakeLeaseReplies(std::span<const uint32_t> whic
   return first;
 }
 
-template <typename Take>
-Status ClusterCoordinator::Impl::CallLeases(RedisClient& client, const char* function,
-                                            std::span<const uint32_t> which, milliseconds ms,
-                                            std::string_view doing, Take take) {
-  if (which.empty()) return Status::Ok();
-  const std::vector<RedisCommand> commands = LeaseCommands(function, which, ms);
-  const SteadyClock::time_point sent = SteadyClock::now();
-  std::vector<RedisReply> replies;
-  URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
-  if (function == std::string_view(kClusterAcquire)) {
-    // Not held until the replicas have it: acquiring again is harmless (the Function renews a
-    // lease of ours), a lease a failover forgot could be taken by another node meanwhile.
-    std::vector<std::string> keys;
-    for (uint32_t p : which) keys.push_back(parts_[p].lease_key);
-    URLSIEVE_RETURN_IF_ERROR(WaitForReplicas(client, keys));
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  return TakeLeaseReplies(
-      which, replies, doing,
-      [&](size_t i, Partition& part, const RedisReply& reply) { take(i, part, reply, sent); });
-}
-
-Status ClusterCoordinator::Impl::RenewAll(RedisClient& client) {
-  std::vector<uint32_t> which;
-  std::vector<uint64_t> epochs;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (uint32_t p = 0; p < parts_.size(); ++p) {
-      if (!parts_[p].held) continue;
-      which.push_back(p);
-      epochs.push_back(parts_[p].epoch);
-    }
-  }
-  return CallLeases(
-      client, kClusterRenew, which, options_.lease_ttl, "renewing ",
-      [&](size_t i, Partition& part, const RedisReply& reply, SteadyClock::time_point sent) {
-        if (part.epoch != epochs[i] || !part.held) return;
-        if (!reply.elements.empty() && reply.elements[0].integer == 1) {
-          part.valid_until = sent + valid_for_;
-        } else {
-          // It lapsed (and was taken, or may have been): not ours any more.
-          MarkLost(which[i]);
-        }
-      });
-}
-
 Status ClusterCoordinator::Impl::ReleaseDrained(RedisClient& client) {
   std::vector<uint32_t> which;
   {
@@ -138,19 +80,36 @@ Status ClusterCoordinator::Impl::ReleaseDrained(RedisClient& client) {
 
 Status ClusterCoordinator::Impl::AcquireWanted(RedisClient& client) {
   std::vector<uint32_t> which;
+  std::vector<RedisCommand> commands;
+  std::vector<std::string> keys;
+  std::string value;  // this node's lease value as asked for (a tenure may begin meanwhile)
   const SteadyClock::time_point now = SteadyClock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (left_) return Status::Ok();
+    if (left_ || lease_value_.empty()) return Status::Ok();
+    value = lease_value_;
     for (uint32_t p = 0; p < parts_.size(); ++p) {
       const Partition& part = parts_[p];
       if (!part.wanted || part.held || part.busy || now < part.next_acquire) continue;
       which.push_back(p);
+      keys.push_back(part.lease_key);
+      commands.push_back(Fcall(kClusterAcquire, {part.lease_key}, {value, part.stale_holder}));
     }
   }
-  return CallLeases(client, kClusterAcquire, which, options_.lease_ttl, "acquiring ",
-                    [&](size_t, Partition& part, const RedisReply& reply,
-                        SteadyClock::time_point sent) { TakeAcquireReply(part, reply, sent); });
+  if (which.empty()) return Status::Ok();
+  const SteadyClock::time_point sent = SteadyClock::now();
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
+  // Not held until the replicas have it: acquiring again is harmless (the Function answers 1 for
+  // a lease of ours), a lease a failover forgot could be taken by another node meanwhile.
+  URLSIEVE_RETURN_IF_ERROR(WaitForReplicas(client, keys));
+  std::lock_guard<std::mutex> lock(mu_);
+  return TakeLeaseReplies(which, replies, "acquiring ",
+                          [&](size_t, Partition& part, const RedisReply& reply) {
+                            // A tenure begun meanwhile: the value taken is not ours any more.
+                            if (value != lease_value_) return;
+                            TakeAcquireReply(part, reply, sent);
+                          });
 }
 
 void ClusterCoordinator::Impl::TakeAcquireReply(Partition& part, const RedisReply& reply,
@@ -171,14 +130,33 @@ void ClusterCoordinator::Impl::TakeAcquireReply(Partition& part, const RedisRepl
     part.last_entry = SteadyClock::now();
     return;
   }
-  long long pttl = reply.elements.size() >= 3 ? reply.elements[2].integer : 0;
-  milliseconds wait;
-  if (reply.elements.size() >= 2 && reply.elements[1].str == kClusterLeaseReleased) {
+  const std::string holder = reply.elements.size() >= 2 ? reply.elements[1].str : std::string();
+  const long long pttl = reply.elements.size() >= 3 ? reply.elements[2].integer : 0;
+  milliseconds wait{0};
+  part.stale_holder.clear();
+  if (holder == kClusterLeaseReleased) {
     wait = milliseconds(std::max(5LL, pttl));  // the cool-down: try the moment it ends
+  } else if (StaleLease(holder)) {
+    // Its holder stopped fetching a delay before its heartbeat's expiry: taken over at once, if
+    // it still holds that value.
+    part.stale_holder = holder;
   } else {
-    wait = std::clamp(milliseconds(pttl), milliseconds(50), milliseconds(250));
+    wait = milliseconds(250);  // a live node's, draining for us: released soon
   }
   part.next_acquire = SteadyClock::now() + wait;
+}
+
+bool ClusterCoordinator::Impl::StaleLease(std::string_view value) const {
+  const std::string_view owner = ClusterLeaseOwner(value);
+  const size_t hash = value.rfind('#');
+  if (owner.empty() || hash == std::string_view::npos) return false;
+  const auto node = tenures_.find(std::string(owner));
+  // A node this node has not heard of yet (it joined after the last heartbeat) is alive.
+  if (node == tenures_.end()) return false;
+  const uint64_t tenure = std::strtoull(std::string(value.substr(hash + 1)).c_str(), nullptr, 10);
+  // A later tenure than the heartbeat saw is newer than what this node knows: alive.
+  if (tenure > node->second.tenure) return false;
+  return tenure < node->second.tenure || !node->second.alive;
 }
 
 void ClusterCoordinator::Impl::MarkLost(uint32_t p) {

@@ -208,6 +208,7 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     std::lock_guard<std::mutex> lock(mu_);
     counters = published_;
   }
+  const SteadyClock::time_point sent = SteadyClock::now();
   std::vector<RedisCommand> commands = {
       Fcall(kClusterHeartbeat, {meta_key_, nodes_key_, node_key_},
             {identity_, options_.node_id, token_, std::to_string(ttl.count()), state,
@@ -229,17 +230,34 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   if (!heartbeat.ok()) return heartbeat.status();
   std::lock_guard<std::mutex> lock(mu_);
   RecordHeartbeat(*heartbeat);
+  tenures_ = std::move(heartbeat->tenures);
+  if (heartbeat->tenure != tenure_) {
+    // A new tenure (the first, or this node's expiry had passed: another may have judged it dead
+    // and taken its leases). Every lease of the old one is lost here; the wanted ones are taken
+    // again, over the old value, under the new.
+    for (uint32_t p = 0; p < parts_.size(); ++p) {
+      if (parts_[p].held) MarkLost(p);
+    }
+    tenure_ = heartbeat->tenure;
+    lease_value_ = ClusterLeaseValue(options_.node_id, token_, tenure_);
+  } else if (ttl.count() > 0) {
+    // docs/features/cluster.md, "Ownership": one heartbeat keeps every lease of the tenure.
+    for (Partition& part : parts_) {
+      if (part.held) part.valid_until = std::max(part.valid_until, sent + valid_for_);
+    }
+  }
   if (ttl.count() > 0 && heartbeat->live != live_) AssignPartitions(std::move(heartbeat->live));
   return Status::Ok();
 }
 
-// The reply: Redis TIME (ms), seeded, the re-crawl round and its revisit_after, then 9 fields a
-// node: id, expiry, state, pages, errors, links_new, host, pid, beat_ms.
+// The reply: Redis TIME (ms), seeded, the re-crawl round and its revisit_after, then 11 fields a
+// node: id, expiry, state, pages, errors, links_new, host, pid, beat_ms, token, tenure.
 Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeartbeat(
     const RedisReply& reply) const {
   constexpr size_t kHead = 4;
+  constexpr size_t kFields = 11;
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() < kHead ||
-      (reply.elements.size() - kHead) % 9 != 0) {
+      (reply.elements.size() - kHead) % kFields != 0) {
     return Status::Corruption(server_ + ": " + Where("heartbeat") + ": an unexpected reply");
   }
   const long long now_ms = reply.elements[0].integer;
@@ -247,7 +265,7 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
   heartbeat.seeded = reply.elements[1].str == "1";
   heartbeat.recrawl_round = std::strtoull(reply.elements[2].str.c_str(), nullptr, 10);
   heartbeat.recrawl_revisit_s = std::atoll(reply.elements[3].str.c_str());
-  for (size_t i = kHead; i + 9 <= reply.elements.size(); i += 9) {
+  for (size_t i = kHead; i + kFields <= reply.elements.size(); i += kFields) {
     ClusterNodeStatus node;
     node.id = reply.elements[i].str;
     const long long expiry = std::atoll(reply.elements[i + 1].str.c_str());
@@ -261,6 +279,11 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
     if (!reply.elements[i + 8].str.empty()) {
       node.heartbeat_age_ms = std::max(0LL, now_ms - std::atoll(reply.elements[i + 8].str.c_str()));
     }
+    const uint64_t tenure = std::strtoull(reply.elements[i + 10].str.c_str(), nullptr, 10);
+    if (node.id == options_.node_id && reply.elements[i + 9].str == token_) {
+      heartbeat.tenure = tenure;
+    }
+    heartbeat.tenures[node.id] = NodeTenure{tenure, node.alive};
     heartbeat.pages += node.counters.pages;
     heartbeat.errors += node.counters.errors;
     if (node.alive) heartbeat.live.push_back(node.id);

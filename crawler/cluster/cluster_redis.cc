@@ -55,7 +55,7 @@ Status LoadClusterLibrary(RedisClient& client) {
           client.server() + ": this Redis has no Functions (FUNCTION LOAD: " + reply.str +
           "); a crawl cluster needs Redis 7 or later");
     }
-    return RedisErrorStatus(client.server(), "loading the urlsieve_cluster_v1 function library",
+    return RedisErrorStatus(client.server(), "loading the urlsieve_cluster_v2 function library",
                             reply);
   }
   return Status::Ok();

@@ -171,7 +171,19 @@ Status FillPartitions(const StatusRead& read, const std::vector<RedisReply>& rep
       status->in_flight += static_cast<uint64_t>(std::max(0LL, pending.elements[0].integer));
     }
   }
-  for (ClusterNodeStatus& node : status->nodes) node.partitions = leases[node.id];
+  // A lease has no TTL: one of a node that is not alive is stale, its partition unowned until a
+  // live node takes it over.
+  for (ClusterNodeStatus& node : status->nodes) {
+    auto it = leases.find(node.id);
+    if (it == leases.end()) continue;
+    if (node.alive) {
+      node.partitions = it->second;
+    } else {
+      status->unowned_partitions += it->second;
+    }
+    leases.erase(it);
+  }
+  for (const auto& [owner, count] : leases) status->unowned_partitions += count;  // no such node
   return Status::Ok();
 }
 

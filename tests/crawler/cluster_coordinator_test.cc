@@ -483,11 +483,19 @@ TEST_F(ClusterCoordinatorTest, ADeadNodesUnacknowledgedEntriesComeBack) {
   // Two are recorded and acknowledged; the node dies with four in flight.
   std::vector<InboxEntry> acked(got.begin(), got.begin() + 2);
   ASSERT_TRUE(a->Ack(acked).ok());
-  a.reset();  // no Leave: its leases lapse after the TTL
+  a.reset();  // no Leave: its heartbeat expires after the TTL
+  // A lease has no TTL of its own: it is a's while a's heartbeat lives, and is taken over after.
+  for (uint32_t p = 0; p < kParts; ++p) {
+    EXPECT_EQ(Lease("crawl1", p).rfind("a@", 0), 0u) << Lease("crawl1", p);
+    EXPECT_EQ(Run({"PTTL", ClusterLeaseKey("crawl1", p)}).integer, -1);
+  }
 
   auto b = MustJoin(Options("b", kParts));
   ASSERT_NE(b, nullptr);
   std::vector<InboxEntry> back = PollUntil(*b, 4);
+  for (uint32_t p = 0; p < kParts; ++p) {
+    EXPECT_EQ(Lease("crawl1", p).rfind("b@", 0), 0u) << Lease("crawl1", p);
+  }
   std::set<std::string> back_payloads;
   for (const InboxEntry& entry : back) back_payloads.insert(entry.payload);
   std::set<std::string> expected;
@@ -667,9 +675,11 @@ TEST_F(ClusterCoordinatorTest, ALostLeaseDropsItsEntriesAndANewTenureHandsThemOu
   std::vector<InboxEntry> first = PollUntil(*a, 1);
   ASSERT_EQ(first.size(), 1u);
   EXPECT_TRUE(a->MayFetch(first[0]));
-  // Another holder appears (as if a's lease had lapsed and been taken): a loses the partition
-  // at its next renewal, and takes it back once that lease lapses.
-  Run({"SET", ClusterLeaseKey("crawl1", 0), "intruder@x", "PX", "300"});
+  // a's heartbeat expires (as after a long pause) and another holder takes its lease: a's next
+  // heartbeat ends its tenure, so a loses the partition, and takes it back once that lease is
+  // gone.
+  Run({"ZADD", ClusterNodesKey("crawl1"), "1", "a"});
+  Run({"SET", ClusterLeaseKey("crawl1", 0), "intruder@x#1", "PX", "300"});
   ASSERT_TRUE(WaitFor([&] { return !a->MayFetch(0u); }));
   EXPECT_FALSE(a->MayFetch(first[0]));
   std::vector<InboxEntry> again = PollUntil(*a, 1);

@@ -146,6 +146,13 @@ SteadyClock::time_point ClusterCoordinator::Impl::Tick(RedisClient& client) {
     std::lock_guard<std::mutex> lock(mu_);
     probe_due = totals_asked_ && now >= next_probe_;
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (now >= next_safety_sweep_) {
+      ++sweep_;
+      next_safety_sweep_ = now + cluster_internal::kSafetySweep;
+    }
+  }
   // Each step stops the round at a fault: the next round beats first.
   if (Faulted(ReleaseDrained(client))) return SteadyClock::now() + kFastTick;
   if (Faulted(AcquireWanted(client))) return SteadyClock::now() + kFastTick;
@@ -224,9 +231,8 @@ const std::string& ClusterCoordinator::node_id() const { return impl_->node_id()
 const std::string& ClusterCoordinator::what() const { return impl_->what(); }
 Result<std::vector<InboxEntry>> ClusterCoordinator::Poll(size_t max) { return impl_->Poll(max); }
 void ClusterCoordinator::Nudge(std::span<const uint32_t> partitions) { impl_->Nudge(partitions); }
-void ClusterCoordinator::Recorded(std::span<const InboxEntry> entries) {
-  impl_->Recorded(entries);
-}
+void ClusterCoordinator::SetIdle(bool idle) { impl_->SetIdle(idle); }
+void ClusterCoordinator::Recorded(std::span<const InboxEntry> entries) { impl_->Recorded(entries); }
 Status ClusterCoordinator::Ack(std::span<const InboxEntry> entries) { return impl_->Ack(entries); }
 void ClusterCoordinator::Forget(std::span<const InboxEntry> entries) { impl_->Forget(entries); }
 bool ClusterCoordinator::MayFetch(uint32_t partition) const {

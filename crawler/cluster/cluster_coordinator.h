@@ -235,6 +235,9 @@ class ClusterCoordinator {
   // were new): they are read at the next Poll, whatever their idle back-off. Other nodes'
   // appends are found by the probes.
   void Nudge(std::span<const uint32_t> partitions);
+  // Whether this node has nothing to do (nothing in hand, its frontier empty, nothing to
+  // acknowledge): published with the heartbeat (see "Inboxes" and "The end").
+  void SetIdle(bool idle);
   // These entries' pages are recorded (or their URLs rejected), to be acknowledged once a
   // checkpoint holds them: they no longer count against the read bounds (max_outstanding...), but
   // stay outstanding (a claim skips them, a draining partition waits for them) until Ack.

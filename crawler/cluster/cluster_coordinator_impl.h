@@ -51,8 +51,10 @@ inline constexpr milliseconds kMaxBeatInterval{500};  // membership is read at l
 inline constexpr milliseconds kMinIdleBackoff{10};
 inline constexpr std::chrono::seconds kColdAfter{10};   // without an entry: asked every cold_poll
 inline constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this
-inline constexpr size_t kMaxPartitionsPerPoll = 64;     // reads (Function calls) per Poll
-inline constexpr size_t kMaxProbesPerPoll = 256;        // XLEN probes per Poll
+// Every held inbox is probed at least this often, whatever the heartbeats say.
+inline constexpr std::chrono::seconds kSafetySweep{60};
+inline constexpr size_t kMaxPartitionsPerPoll = 64;  // reads (Function calls) per Poll
+inline constexpr size_t kMaxProbesPerPoll = 256;     // XLEN probes per Poll
 inline constexpr size_t kAckChunk = 512;
 
 // `bytes` random bytes in hex (an instance's token, a new cluster's identity).
@@ -79,6 +81,10 @@ class ClusterCoordinator::Impl {
   // cluster_inbox_reader.cc
   Result<std::vector<InboxEntry>> Poll(size_t max);
   void Nudge(std::span<const uint32_t> partitions);
+  void SetIdle(bool idle) {
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_ = idle;
+  }
   void Recorded(std::span<const InboxEntry> entries);
   Status Ack(std::span<const InboxEntry> entries);
   void Forget(std::span<const InboxEntry> entries);
@@ -118,18 +124,20 @@ class ClusterCoordinator::Impl {
     bool wanted = false;
     bool held = false;
     std::string stale_holder;  // the lease value found, of no live node's tenure: taken over
-    bool draining = false;  // held, wanted by another node: released once nothing is outstanding
-    bool busy = false;      // a read or a release of it is under way
-    uint64_t epoch = 0;     // counts acquisitions and losses: a reply of an older epoch is stale
+    bool draining = false;     // held, wanted by another node: released once nothing is outstanding
+    bool busy = false;         // a read or a release of it is under way
+    uint64_t epoch = 0;        // counts acquisitions and losses: a reply of an older epoch is stale
     SteadyClock::time_point valid_until{};
     SteadyClock::time_point next_acquire{};
     SteadyClock::time_point next_ask{};
     milliseconds idle_backoff{0};
     SteadyClock::time_point last_entry{};  // the last read that brought entries, or the acquisition
     std::string claim_cursor;              // XAUTOCLAIM resumes here; "" when the claim is through
-    bool reclaim = false;  // an entry was forgotten: claim the pending entries again
-    bool hot = false;      // read at every Poll: its last read brought entries, or it was nudged
-    uint64_t nudges = 0;   // counts Nudge calls: a read or probe sent before one cannot cool it
+    bool claim_check = false;  // acquired: probe first, claim from "0-0" if the inbox has entries
+    uint64_t swept = 0;        // the last sweep that probed it
+    bool reclaim = false;      // an entry was forgotten: claim the pending entries again
+    bool hot = false;     // read at every Poll: its last read brought entries, or it was nudged
+    uint64_t nudges = 0;  // counts Nudge calls: a read or probe sent before one cannot cool it
     // Entry id -> whether it is recorded (waiting for its checkpoint and Ack).
     std::unordered_map<std::string, bool> outstanding;
     size_t recorded = 0;  // of outstanding
@@ -159,9 +167,13 @@ class ClusterCoordinator::Impl {
     uint64_t recrawl_round = 0;  // the cluster's latest re-crawl round (0: none)
     int64_t recrawl_revisit_s = 0;
     std::vector<ClusterNodeStatus> nodes;
-    std::vector<std::string> live;  // the live nodes' ids, sorted
+    std::vector<std::string> live;                        // the live nodes' ids, sorted
     std::unordered_map<std::string, NodeTenure> tenures;  // every node's
     uint64_t tenure = 0;                                  // this node's
+    std::map<std::string, uint64_t> appended;             // the other nodes' appended counters
+    bool others_busy = false;                             // another live node is not idle
+    bool all_idle = true;  // every live node is idle (this one as it last published)
+    bool self_idle = false;
     uint64_t pages = 0;
     uint64_t errors = 0;
   };
@@ -190,6 +202,9 @@ class ClusterCoordinator::Impl {
   Status LiveNodeError(const std::string& live_reply) const;
   Status Beat(RedisClient& client, milliseconds ttl, const std::string& state);
   Result<Heartbeat> ParseHeartbeat(const RedisReply& reply) const;
+  // Under mu_: what the other nodes' idleness and appended counters say about probing and the
+  // end (see "Inboxes", "The end").
+  void NoteActivity(const Heartbeat& heartbeat);
   // Under mu_: the partitions this node wants among `live`.
   void AssignPartitions(std::vector<std::string> live);
 
@@ -216,7 +231,13 @@ class ClusterCoordinator::Impl {
   // Whether a partition may be read or probed now: held, valid, not draining, with room.
   bool Askable(const Partition& part, SteadyClock::time_point now) const;
   // Whether it is read rather than probed: it has entries, or a claim to make.
-  static bool WantsRead(const Partition& part);
+  static bool WantsRead(const Partition& part, size_t low_water);
+  // A hot partition is read again once it has fewer than this in hand (48 of 64): a read then
+  // brings a batch.
+  size_t ReadLowWater() const {
+    const size_t max = options_.max_outstanding_per_partition;
+    return std::max<size_t>(1, max - max / 4);
+  }
   std::vector<uint32_t> ChooseReads(size_t budget, SteadyClock::time_point now);
   std::vector<uint32_t> ChooseProbes(SteadyClock::time_point now);
   // Without mu_: one pipeline on a client of the pool.
@@ -285,6 +306,18 @@ class ClusterCoordinator::Impl {
   uint64_t tenure_ = 0;  // 0 before the first heartbeat
   // Each node's tenure and liveness as of the last heartbeat. Under mu_.
   std::unordered_map<std::string, NodeTenure> tenures_;
+  // Activity (cluster_membership.cc NoteActivity; under mu_): whether this node is idle (SetIdle,
+  // published with each heartbeat), the entries it appended to partitions it does not hold
+  // (Nudge, published), the other nodes' counters as last seen, whether another live node is
+  // busy, whether every live node was idle with nothing appended since the previous heartbeat,
+  // and the sweep generation (a partition probed in a sweep has swept == sweep_).
+  bool idle_ = true;  // until the feed says otherwise (a coordinator without one is never busy)
+  uint64_t appended_elsewhere_ = 0;
+  std::map<std::string, uint64_t> others_appended_;
+  bool others_busy_ = false;
+  bool cluster_quiet_ = false;
+  uint64_t sweep_ = 0;
+  SteadyClock::time_point next_safety_sweep_{};
   const std::string meta_key_;
   const std::string nodes_key_;
   const std::string node_key_;

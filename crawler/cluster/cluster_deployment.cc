@@ -193,6 +193,8 @@ void ClusterDeployment::Tick(const CrawlStatsSnapshot& stats, uint64_t errors,
                              ProgressSample* sample) {
   // The progress line shows the cluster's totals; this node's counters go to the others.
   coordinator_->Publish({stats.pages, errors, stats.links_new});
+  // The cluster's pending entries cost a probe of every partition: only for a progress line.
+  if (!config_.output.progress || !ProgressReporter::StderrIsTerminal()) return;
   const ClusterStatus totals = coordinator_->Totals();
   *sample = ProgressSample{totals.pages, totals.pending, sample->hosts, totals.errors};
 }

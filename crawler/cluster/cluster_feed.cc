@@ -337,7 +337,9 @@ void ClusterFeed::FeederLoop() {
       }
     }
     const auto now = std::chrono::steady_clock::now();
-    if (!got && now >= next_finished_check && LocalIdle()) {
+    const bool idle = !got && LocalIdle();
+    parts_.coordinator->SetIdle(idle && PendingAcks() == Acks::kNone);
+    if (idle && now >= next_finished_check) {
       next_finished_check = now + options_.finished_interval;
       const Acks acks = PendingAcks();
       if (acks != Acks::kNone) {

@@ -12,10 +12,12 @@
 //              node's hash and expiry. Returns [created 0/1, identity, re-crawl round, its
 //              revisit_after s].
 //   _heartbeat KEYS: meta, nodes, node. ARGV: identity, node id, token, ttl ms (0: leaving),
-//              state, pages, errors, links_new. Error "STATELOST" when the meta hash is gone or
-//              has another identity, "TAKEN" when the node's hash has another token. Returns
+//              state, pages, errors, links_new, idle (1/0), appended (entries it appended to
+//              inboxes of partitions it did not hold). Error "STATELOST" when the meta hash is gone
+//              or has another identity, "TAKEN" when the node's hash has another token. Returns
 //              [now ms, seeded, re-crawl round, its revisit_after s, then per node: id, expiry
-//              ms, state, pages, errors, links_new, host, pid, beat ms, token, tenure]. A
+//              ms, state, pages, errors, links_new, host, pid, beat ms, token, tenure, idle,
+//              appended]. A
 //              node whose expiry had passed gets a new tenure (HINCRBY tenure), as does each
 //              instance at _register.
 //   _seed      KEYS: meta. ARGV: identity. Sets seeded = 1 (STATELOST as above).

@@ -37,7 +37,7 @@ local function register(keys, argv)
     end
   end
   redis.call('HSET', node, 'token', token, 'host', argv[8], 'pid', argv[9], 'state', 'running',
-             'joined_ms', now, 'beat_ms', now)
+             'joined_ms', now, 'beat_ms', now, 'idle', '0')
   -- A new instance: a new tenure, so that no lease value of an earlier one is taken for its own.
   redis.call('HINCRBY', node, 'tenure', 1)
   redis.call('ZADD', nodes, now + tonumber(argv[10]), id)
@@ -72,7 +72,7 @@ local function heartbeat(keys, argv)
   local expiry = redis.call('ZSCORE', nodes, argv[2])
   if not expiry or tonumber(expiry) <= now then redis.call('HINCRBY', node, 'tenure', 1) end
   redis.call('HSET', node, 'state', argv[5], 'pages', argv[6], 'errors', argv[7],
-             'links_new', argv[8], 'beat_ms', now)
+             'links_new', argv[8], 'beat_ms', now, 'idle', argv[9], 'appended', argv[10])
   redis.call('ZADD', nodes, now + tonumber(argv[4]), argv[2])
   local m = redis.call('HMGET', meta, 'seeded', 'recrawl_round', 'recrawl_revisit_s')
   local out = {now, m[1] or '0', m[2] or '0', m[3] or '0'}
@@ -80,10 +80,10 @@ local function heartbeat(keys, argv)
   local all = redis.call('ZRANGE', nodes, 0, -1, 'WITHSCORES')
   for i = 1, #all, 2 do
     local h = redis.call('HMGET', prefix .. all[i], 'state', 'pages', 'errors', 'links_new',
-                         'host', 'pid', 'beat_ms', 'token', 'tenure')
+                         'host', 'pid', 'beat_ms', 'token', 'tenure', 'idle', 'appended')
     out[#out + 1] = all[i]
     out[#out + 1] = all[i + 1]
-    for j = 1, 9 do out[#out + 1] = h[j] or '' end
+    for j = 1, 11 do out[#out + 1] = h[j] or '' end
   end
   return out
 end

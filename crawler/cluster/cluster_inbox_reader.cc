@@ -50,9 +50,10 @@ Status ClusterCoordinator::Impl::PlanPoll(size_t max, std::vector<PollAsk>* asks
     Partition& part = parts_[p];
     const size_t room = options_.max_outstanding_per_partition - part.unrecorded();
     const size_t n = std::min(room, share);
-    if (part.claim_cursor.empty() && part.reclaim) {
-      part.claim_cursor = "0-0";
+    if (part.claim_cursor.empty() && (part.reclaim || part.claim_check)) {
+      part.claim_cursor = "0-0";  // read before its claim check: the read claims
       part.reclaim = false;
+      part.claim_check = false;
     }
     part.busy = true;
     asks->push_back({p, part.epoch, part.nudges, false, 0, part.claim_cursor});
@@ -74,8 +75,10 @@ bool ClusterCoordinator::Impl::Askable(const Partition& part, SteadyClock::time_
          part.unrecorded() < options_.max_outstanding_per_partition;
 }
 
-bool ClusterCoordinator::Impl::WantsRead(const Partition& part) {
-  return part.hot || part.reclaim || !part.claim_cursor.empty();
+bool ClusterCoordinator::Impl::WantsRead(const Partition& part, size_t low_water) {
+  // A hot partition with at least low_water entries in hand is read again once fewer are left:
+  // its hosts have work meanwhile, and the next read brings a batch rather than an entry or two.
+  return (part.hot && part.unrecorded() < low_water) || part.reclaim || !part.claim_cursor.empty();
 }
 
 std::vector<uint32_t> ClusterCoordinator::Impl::ChooseReads(size_t budget,
@@ -91,7 +94,9 @@ std::vector<uint32_t> ClusterCoordinator::Impl::ChooseReads(size_t budget,
     for (uint32_t k = 0; k < count && reads.size() < max_reads; ++k) {
       const uint32_t p = (read_rotate_ + k) % count;
       const Partition& part = parts_[p];
-      if (Askable(part, now) && WantsRead(part) && part.hot == (tier == 0)) reads.push_back(p);
+      if (Askable(part, now) && WantsRead(part, ReadLowWater()) && part.hot == (tier == 0)) {
+        reads.push_back(p);
+      }
     }
   }
   if (!reads.empty()) read_rotate_ = (reads.back() + 1) % count;
@@ -101,14 +106,19 @@ std::vector<uint32_t> ClusterCoordinator::Impl::ChooseReads(size_t budget,
 std::vector<uint32_t> ClusterCoordinator::Impl::ChooseProbes(SteadyClock::time_point now) {
   // The others, when due, are probed with XLEN (one plain command, no Function): an inbox longer
   // than what this node holds of it has something to read, and is read at the next Poll. A probe
-  // that misses an entry (an Ack under way) only delays it to the next probe.
+  // that misses an entry (an Ack under way) only delays it to the next probe or sweep.
   const uint32_t count = static_cast<uint32_t>(parts_.size());
   std::vector<uint32_t> probes;
   uint32_t last = rotate_;
   for (uint32_t k = 0; k < count && probes.size() < kMaxProbesPerPoll; ++k) {
     const uint32_t p = (rotate_ + k) % count;
-    const Partition& part = parts_[p];
-    if (!Askable(part, now) || WantsRead(part) || now < part.next_ask) continue;
+    Partition& part = parts_[p];
+    if (!Askable(part, now) || part.hot || WantsRead(part, ReadLowWater())) continue;
+    // Due by its back-off only while another node is busy (only then do others append); in a
+    // sweep; or just acquired.
+    const bool due = (others_busy_ && now >= part.next_ask) || part.swept < sweep_;
+    if (!due && !part.claim_check) continue;
+    part.swept = sweep_;
     probes.push_back(p);
     last = p;
   }
@@ -160,6 +170,16 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::TakePollReplies(
 void ClusterCoordinator::Impl::TakeProbeReply(const PollAsk& ask, const RedisReply& reply,
                                               SteadyClock::time_point now) {
   Partition& part = parts_[ask.partition];
+  if (part.claim_check) {
+    // Just acquired: an empty inbox has no entry pending anywhere to claim (XLEN counts the
+    // pending ones too, Ack deletes), so the claim is a read only where there is something.
+    part.claim_check = false;
+    if (reply.integer > 0) {
+      part.claim_cursor = "0-0";
+      MarkActive(part, now);
+      return;
+    }
+  }
   if (reply.integer > static_cast<long long>(ask.known)) {
     part.hot = true;
   } else if (part.nudges == ask.nudges) {
@@ -219,6 +239,8 @@ void ClusterCoordinator::Impl::Nudge(std::span<const uint32_t> partitions) {
   for (uint32_t p : partitions) {
     if (p >= parts_.size()) continue;
     Partition& part = parts_[p];
+    // Another node's: it learns of it from this count, published with the heartbeat.
+    if (!part.held) ++appended_elsewhere_;
     ++part.nudges;
     MarkActive(part, SteadyClock::now());
   }

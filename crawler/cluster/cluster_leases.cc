@@ -123,7 +123,7 @@ void ClusterCoordinator::Impl::TakeAcquireReply(Partition& part, const RedisRepl
     part.held = true;
     ++part.epoch;
     part.valid_until = sent + valid_for_;
-    part.claim_cursor = "0-0";  // the previous owner's unacknowledged entries first
+    part.claim_check = true;  // the previous owner's unacknowledged entries first, if any
     part.reclaim = false;
     part.idle_backoff = milliseconds(0);
     part.next_ask = SteadyClock::time_point{};
@@ -169,6 +169,7 @@ void ClusterCoordinator::Impl::MarkLost(uint32_t p) {
   part.held = false;
   part.draining = false;
   part.claim_cursor.clear();
+  part.claim_check = false;
   part.reclaim = false;
   part.valid_until = SteadyClock::time_point{};
   ++part.epoch;

@@ -204,16 +204,20 @@ Status ClusterCoordinator::Impl::LiveNodeError(const std::string& live_reply) co
 Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
                                       const std::string& state) {
   NodeCounters counters;
+  bool idle;
+  uint64_t appended;
   {
     std::lock_guard<std::mutex> lock(mu_);
     counters = published_;
+    idle = idle_;
+    appended = appended_elsewhere_;
   }
   const SteadyClock::time_point sent = SteadyClock::now();
   std::vector<RedisCommand> commands = {
       Fcall(kClusterHeartbeat, {meta_key_, nodes_key_, node_key_},
             {identity_, options_.node_id, token_, std::to_string(ttl.count()), state,
              std::to_string(counters.pages), std::to_string(counters.errors),
-             std::to_string(counters.links_new)})};
+             std::to_string(counters.links_new), idle ? "1" : "0", std::to_string(appended)})};
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
   const RedisReply& reply = replies[0];
@@ -231,6 +235,7 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   std::lock_guard<std::mutex> lock(mu_);
   RecordHeartbeat(*heartbeat);
   tenures_ = std::move(heartbeat->tenures);
+  NoteActivity(*heartbeat);
   if (heartbeat->tenure != tenure_) {
     // A new tenure (the first, or this node's expiry had passed: another may have judged it dead
     // and taken its leases). Every lease of the old one is lost here; the wanted ones are taken
@@ -250,12 +255,13 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   return Status::Ok();
 }
 
-// The reply: Redis TIME (ms), seeded, the re-crawl round and its revisit_after, then 11 fields a
-// node: id, expiry, state, pages, errors, links_new, host, pid, beat_ms, token, tenure.
+// The reply: Redis TIME (ms), seeded, the re-crawl round and its revisit_after, then 13 fields a
+// node: id, expiry, state, pages, errors, links_new, host, pid, beat_ms, token, tenure, idle,
+// appended.
 Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeartbeat(
     const RedisReply& reply) const {
   constexpr size_t kHead = 4;
-  constexpr size_t kFields = 11;
+  constexpr size_t kFields = 13;
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() < kHead ||
       (reply.elements.size() - kHead) % kFields != 0) {
     return Status::Corruption(server_ + ": " + Where("heartbeat") + ": an unexpected reply");
@@ -284,6 +290,13 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
       heartbeat.tenure = tenure;
     }
     heartbeat.tenures[node.id] = NodeTenure{tenure, node.alive};
+    if (node.id != options_.node_id) {
+      heartbeat.appended[node.id] = std::strtoull(reply.elements[i + 12].str.c_str(), nullptr, 10);
+      if (node.alive && reply.elements[i + 11].str != "1") heartbeat.others_busy = true;
+    } else {
+      heartbeat.self_idle = reply.elements[i + 11].str == "1";
+    }
+    if (node.alive && reply.elements[i + 11].str != "1") heartbeat.all_idle = false;
     heartbeat.pages += node.counters.pages;
     heartbeat.errors += node.counters.errors;
     if (node.alive) heartbeat.live.push_back(node.id);
@@ -291,6 +304,21 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
   }
   std::sort(heartbeat.live.begin(), heartbeat.live.end());
   return heartbeat;
+}
+
+void ClusterCoordinator::Impl::NoteActivity(const Heartbeat& heartbeat) {
+  // Another node appended to inboxes since the last heartbeat (its counter moved) or stopped
+  // being busy: while no other node is busy nothing probes, so every held inbox is probed once
+  // (a sweep) to find what came in. While one is, the probes' back-off finds its entries.
+  bool appended = false;
+  for (const auto& [id, count] : heartbeat.appended) {
+    uint64_t& seen = others_appended_[id];
+    appended = appended || count != seen;
+    seen = count;
+  }
+  if (!heartbeat.others_busy && (appended || others_busy_)) ++sweep_;
+  others_busy_ = heartbeat.others_busy;
+  cluster_quiet_ = heartbeat.all_idle && !appended;
 }
 
 void ClusterCoordinator::Impl::AssignPartitions(std::vector<std::string> live) {

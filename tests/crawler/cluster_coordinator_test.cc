@@ -107,7 +107,14 @@ class ClusterCoordinatorTest : public ::testing::Test {
          "MKSTREAM"});  // or BUSYGROUP
     RedisReply id = Run({"XADD", inbox, "*", "c", payload});
     EXPECT_EQ(id.type, RedisReply::Type::kString) << id.str;
+    appended_.push_back(partition);
     return id.str;
+  }
+  // As another node's append becomes known: that node's `appended` counter moves (published with
+  // its heartbeat; here a node whose heartbeat expired long ago, so that it owns nothing).
+  void AnotherNodeAppended(const std::string& name) {
+    Run({"HINCRBY", ClusterNodeKey(name, "writer"), "appended", "1"});
+    Run({"ZADD", ClusterNodesKey(name), "1", "writer"});
   }
 
   std::string Lease(const std::string& name, uint32_t partition) {
@@ -133,8 +140,11 @@ class ClusterCoordinatorTest : public ::testing::Test {
     return share;
   }
 
-  // Polls until `count` entries came (or the deadline).
-  static std::vector<InboxEntry> PollUntil(ClusterCoordinator& node, size_t count) {
+  // Polls until `count` entries came (or the deadline). The node is first told of the partitions
+  // Append wrote to, as the node that appended tells it (ClusterCoordinator::Nudge).
+  std::vector<InboxEntry> PollUntil(ClusterCoordinator& node, size_t count) {
+    node.Nudge(appended_);
+    appended_.clear();
     std::vector<InboxEntry> got;
     WaitFor([&] {
       auto entries = node.Poll(64);
@@ -150,6 +160,7 @@ class ClusterCoordinatorTest : public ::testing::Test {
   ScratchDir scratch_{"cluster_coordinator"};
   std::unique_ptr<RedisServer> server_;
   std::unique_ptr<RedisClient> raw_;
+  std::vector<uint32_t> appended_;  // partitions Append wrote to, for the next PollUntil
 };
 
 TEST_F(ClusterCoordinatorTest, CreatesThenJoins) {
@@ -523,6 +534,7 @@ TEST_F(ClusterCoordinatorTest, PollAckForgetAndBounds) {
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->empty());
   Run({"XADD", ClusterInboxKey("crawl1", 3), "*", "c", "no-group"});
+  appended_.push_back(3);
 
   std::map<std::string, uint32_t> where;
   for (int i = 0; i < 12; ++i) {
@@ -590,8 +602,11 @@ TEST_F(ClusterCoordinatorTest, NudgedAndBusyPartitionsAreReadAtTheNextPoll) {
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   ASSERT_EQ(next->size(), 1u);
   EXPECT_EQ((*next)[0].payload, "second");
-  // Not nudged: an idle partition's entry is found by its probe, then read.
+  // Not nudged: another node appended (its counter moves with its heartbeat), so every held inbox
+  // is probed once; the entry is found by its probe, then read.
   Append("crawl1", 17, "probed");
+  appended_.clear();
+  AnotherNodeAppended("crawl1");
   std::vector<InboxEntry> probed = PollUntil(*a, 1);
   ASSERT_EQ(probed.size(), 1u);
   EXPECT_EQ(probed[0].partition, 17u);
@@ -618,7 +633,8 @@ TEST_F(ClusterCoordinatorTest, FinishedOnlyWhenSeededAndEverythingAcknowledged) 
   ASSERT_EQ(link.size(), 1u);
   EXPECT_EQ(link[0].payload, "link");
   ASSERT_TRUE(a->Ack(link).ok());
-  EXPECT_TRUE(FinishedNow(*a));
+  // Once a heartbeat has seen the cluster quiet.
+  EXPECT_TRUE(WaitFor([&] { return FinishedNow(*a); }));
 }
 
 TEST_F(ClusterCoordinatorTest, GoesOnAfterARedisRestartWithAof) {
@@ -692,7 +708,7 @@ TEST_F(ClusterCoordinatorTest, ALostLeaseDropsItsEntriesAndANewTenureHandsThemOu
   EXPECT_TRUE(a->MayFetch(again[0]));
   ASSERT_TRUE(a->Ack(again).ok());
   ASSERT_TRUE(a->MarkSeeded().ok());
-  EXPECT_TRUE(FinishedNow(*a));
+  EXPECT_TRUE(WaitFor([&] { return FinishedNow(*a); }));
 }
 
 // FUNCTION FLUSH (or a server that lost only its functions): the library is loaded again and the

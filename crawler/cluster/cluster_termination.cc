@@ -26,9 +26,10 @@ Result<bool> ClusterCoordinator::Impl::Finished() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.ok()) return error_;
     if (outstanding_ > 0) return false;  // entries in hand here are still in their inboxes
-    // Scanned only once the last heartbeat saw the cluster seeded, every live node idle and
-    // nothing appended since the one before: the scans decide, this spares them while it runs.
-    if (!cluster_quiet_) return false;
+    // Scanned only once the cluster is seeded and the last heartbeat saw every live node idle
+    // and nothing appended since the one before: the scans decide, this spares them while the
+    // crawl runs.
+    if (!cluster_quiet_ || !totals_.seeded) return false;
   }
   // Scan 0 is cheap (XLEN: one command per partition) and ends the check while the crawl runs;
   // scans 1 and 2 (the probe Function: lengths and entries-added counters) decide the end. Each

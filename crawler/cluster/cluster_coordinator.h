@@ -42,21 +42,24 @@
 // of an old tenure are to be forgotten, not fetched (MayFetch(entry) is false for them).
 //
 // Inboxes. Poll() reads, from the partitions held, valid and not draining, entries up to a bound
-// of outstanding entries (read and neither acknowledged nor forgotten) per partition (64) and in
-// all (4096): first, after each acquisition, the partition's pending entries of any consumer
-// (XAUTOCLAIM from 0 with min-idle 0: a dead or departed owner's unacknowledged entries, or this
-// node's own from before a restart), skipping entries already outstanding here; then new ones
-// (XREADGROUP ">"). A read is one Function call per partition that first checks the lease (a
-// node that lost it reads nothing). A partition is *hot* while its reads bring entries, a claim is
-// under way, or this node appended to it (Nudge: the routed seen set said so): partitions with
-// entries are read at every Poll, then those with only a claim to make (up to 64 reads per Poll,
-// in rotation), so a busy partition never waits behind idle ones. The others are *probed*: XLEN
-// of the inbox, one plain command, in one pipeline with the reads (at most 256 per Poll); an inbox
-// longer than what this node holds of it becomes hot. A probe that finds nothing is repeated
-// after 10 ms, doubling up to max_idle_poll (500 ms), and up to cold_poll (1 s) once the
-// partition has had nothing for 10 s (most partitions of a crawl of few hosts stay empty). A
-// probe sent while an Ack is under way may miss an entry: the next probe (or a nudge) finds it,
-// nothing is lost.
+// of entries read and not yet recorded per partition (64) and in all (4096): first, after each
+// acquisition, the partition's pending entries of any consumer (XAUTOCLAIM from 0 with min-idle
+// 0: a dead or departed owner's unacknowledged entries, or this node's own from before a
+// restart), skipping entries already outstanding here, when an XLEN says the inbox has any; then
+// new ones (XREADGROUP ">"). A read is one Function call per partition that first checks the
+// lease (a node that lost it reads nothing). A partition is *hot* while its reads bring entries,
+// a claim is under way, or an append to it became known; a hot partition is read at a Poll while
+// it has fewer than 48 of its 64 in hand (so a read brings a batch), before those with only a
+// claim to make (up to 64 reads per Poll, in rotation). Appends become known without asking
+// Redis per partition: this node's own (Nudge: the routed seen set said so), and the other
+// nodes', which each publishes with its heartbeat as a numbered list of the partitions it did
+// not hold whose inboxes it appended to since its previous list ("*" for more than 2048). A list
+// skipped (a number that jumped: a heartbeat reply lost, a node first seen with lists behind it)
+// makes a *sweep*: every held inbox probed once with XLEN (one plain command, in one pipeline
+// with the reads, at most 256 per Poll); so does a timer every 60 s, the safety net for a list
+// that named a partition's previous owner during a hand-over. An inbox longer than what this
+// node holds of it becomes hot. A probe sent while an Ack is under way may miss an entry: the
+// next sweep (or a list) finds it, nothing is lost.
 // Ack() is XACK + XDEL in one call per partition, so the inbox holds only what is pending: Redis
 // memory is bounded by the work not yet done. It is not lease-checked: a recorded page's entry
 // is done whoever holds the partition now. An entry acknowledged is never handed out again; one
@@ -141,10 +144,6 @@ struct ClusterOptions {
   // more).
   size_t max_outstanding_per_partition = 64;
   size_t max_outstanding = 4096;
-  // A partition whose inbox had nothing is asked again after 10 ms, doubling up to this.
-  std::chrono::milliseconds max_idle_poll{500};
-  // ... and up to this once it has had nothing for 10 s.
-  std::chrono::milliseconds cold_poll{1000};
 };
 
 // One URL record read from an inbox.
@@ -226,14 +225,13 @@ class ClusterCoordinator {
   const std::string& what() const;
 
   // Up to `max` entries to work on (see "Inboxes"); empty when nothing is available now. One
-  // pipelined round: reads of the hot partitions (at most 64) and XLEN probes of the others that
-  // are due (the caller polls; a partition that had nothing is probed less often, up to every
-  // max_idle_poll, or cold_poll after 10 s without entries). kUnavailable when Redis does not
-  // answer: retry.
+  // pipelined round: reads of the hot partitions (at most 64) and the XLEN probes of a sweep or
+  // of partitions just acquired; nothing is sent when none is due (the caller polls).
+  // kUnavailable when Redis does not answer: retry.
   Result<std::vector<InboxEntry>> Poll(size_t max);
   // This node appended entries to these partitions' inboxes (the routed seen set said their URLs
-  // were new): they are read at the next Poll, whatever their idle back-off. Other nodes'
-  // appends are found by the probes.
+  // were new): those it holds are read at the next Poll; the others are named in the list its
+  // next heartbeat publishes, for their owners.
   void Nudge(std::span<const uint32_t> partitions);
   // Whether this node has nothing to do (nothing in hand, its frontier empty, nothing to
   // acknowledge): published with the heartbeat (see "Inboxes" and "The end").

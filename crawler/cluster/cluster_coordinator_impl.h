@@ -26,6 +26,7 @@
 #include <initializer_list>
 #include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,12 +48,12 @@ using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 inline constexpr milliseconds kFastTick{100};  // while a wanted partition is not held, or draining
-inline constexpr milliseconds kMaxBeatInterval{500};  // membership is read at least this often
-inline constexpr milliseconds kMinIdleBackoff{10};
-inline constexpr std::chrono::seconds kColdAfter{10};   // without an entry: asked every cold_poll
+inline constexpr milliseconds kMaxBeatInterval{500};    // membership is read at least this often
 inline constexpr milliseconds kMinProbeInterval{1000};  // inbox lengths for Totals, at most this
 // Every held inbox is probed at least this often, whatever the heartbeats say.
 inline constexpr std::chrono::seconds kSafetySweep{60};
+// A list of partitions appended to longer than this is published as "*" (a sweep).
+inline constexpr size_t kMaxAppendedList = 2048;
 inline constexpr size_t kMaxPartitionsPerPoll = 64;  // reads (Function calls) per Poll
 inline constexpr size_t kMaxProbesPerPoll = 256;     // XLEN probes per Poll
 inline constexpr size_t kAckChunk = 512;
@@ -129,10 +130,7 @@ class ClusterCoordinator::Impl {
     uint64_t epoch = 0;        // counts acquisitions and losses: a reply of an older epoch is stale
     SteadyClock::time_point valid_until{};
     SteadyClock::time_point next_acquire{};
-    SteadyClock::time_point next_ask{};
-    milliseconds idle_backoff{0};
-    SteadyClock::time_point last_entry{};  // the last read that brought entries, or the acquisition
-    std::string claim_cursor;              // XAUTOCLAIM resumes here; "" when the claim is through
+    std::string claim_cursor;  // XAUTOCLAIM resumes here; "" when the claim is through
     bool claim_check = false;  // acquired: probe first, claim from "0-0" if the inbox has entries
     uint64_t swept = 0;        // the last sweep that probed it
     bool reclaim = false;      // an entry was forgotten: claim the pending entries again
@@ -170,10 +168,14 @@ class ClusterCoordinator::Impl {
     std::vector<std::string> live;                        // the live nodes' ids, sorted
     std::unordered_map<std::string, NodeTenure> tenures;  // every node's
     uint64_t tenure = 0;                                  // this node's
-    std::map<std::string, uint64_t> appended;             // the other nodes' appended counters
-    bool others_busy = false;                             // another live node is not idle
+    // The other nodes' last lists of partitions appended to: their number and "p,p,..." ("*":
+    // too many).
+    struct AppendedList {
+      uint64_t number = 0;
+      std::string targets;
+    };
+    std::map<std::string, AppendedList> appended;
     bool all_idle = true;  // every live node is idle (this one as it last published)
-    bool self_idle = false;
     uint64_t pages = 0;
     uint64_t errors = 0;
   };
@@ -244,13 +246,11 @@ class ClusterCoordinator::Impl {
   Status Send(std::span<const RedisCommand> commands, std::vector<RedisReply>* replies);
   Result<std::vector<InboxEntry>> TakePollReplies(std::span<const PollAsk> asks, Status status,
                                                   std::vector<RedisReply>& replies);
-  void TakeReadReply(const PollAsk& ask, RedisReply& reply, SteadyClock::time_point now,
-                     std::vector<InboxEntry>* entries);
-  void TakeProbeReply(const PollAsk& ask, const RedisReply& reply, SteadyClock::time_point now);
+  void TakeReadReply(const PollAsk& ask, RedisReply& reply, std::vector<InboxEntry>* entries);
+  void TakeProbeReply(const PollAsk& ask, const RedisReply& reply);
   // A partition with entries: read at every Poll, its idle back-off reset.
-  void MarkActive(Partition& part, SteadyClock::time_point now);
+  void MarkActive(Partition& part);
   // A partition that had nothing is asked again later, the longer the quieter it has been.
-  void BackOff(Partition& part, SteadyClock::time_point now);
   Result<std::vector<RedisCommand>> AckCommands(std::span<const InboxEntry> entries) const;
 
   // Termination (cluster_termination.cc): scan `scan` of Finished; `added` holds each
@@ -307,14 +307,15 @@ class ClusterCoordinator::Impl {
   // Each node's tenure and liveness as of the last heartbeat. Under mu_.
   std::unordered_map<std::string, NodeTenure> tenures_;
   // Activity (cluster_membership.cc NoteActivity; under mu_): whether this node is idle (SetIdle,
-  // published with each heartbeat), the entries it appended to partitions it does not hold
-  // (Nudge, published), the other nodes' counters as last seen, whether another live node is
-  // busy, whether every live node was idle with nothing appended since the previous heartbeat,
-  // and the sweep generation (a partition probed in a sweep has swept == sweep_).
+  // published with each heartbeat); the partitions it did not hold whose inboxes it appended to
+  // since its last published list (Nudge), and the number of lists it published; the last list
+  // number seen of every other node; whether every live node was idle with nothing appended
+  // since the previous heartbeat; and the sweep generation (a partition probed in a sweep has
+  // swept == sweep_).
   bool idle_ = true;  // until the feed says otherwise (a coordinator without one is never busy)
-  uint64_t appended_elsewhere_ = 0;
+  std::set<uint32_t> appended_to_;
+  uint64_t appended_lists_ = 0;
   std::map<std::string, uint64_t> others_appended_;
-  bool others_busy_ = false;
   bool cluster_quiet_ = false;
   uint64_t sweep_ = 0;
   SteadyClock::time_point next_safety_sweep_{};

@@ -12,14 +12,14 @@
 //              node's hash and expiry. Returns [created 0/1, identity, re-crawl round, its
 //              revisit_after s].
 //   _heartbeat KEYS: meta, nodes, node. ARGV: identity, node id, token, ttl ms (0: leaving),
-//              state, pages, errors, links_new, idle (1/0), appended (entries it appended to
-//              inboxes of partitions it did not hold). Error "STATELOST" when the meta hash is gone
-//              or has another identity, "TAKEN" when the node's hash has another token. Returns
-//              [now ms, seeded, re-crawl round, its revisit_after s, then per node: id, expiry
-//              ms, state, pages, errors, links_new, host, pid, beat ms, token, tenure, idle,
-//              appended]. A
-//              node whose expiry had passed gets a new tenure (HINCRBY tenure), as does each
-//              instance at _register.
+//              state, pages, errors, links_new, idle (1/0), appended (the number of lists
+//              it published), appended_to (the partitions it did not hold whose inboxes it
+//              appended to since its previous list, "p,p,...", or "*" for too many). Error
+//              "STATELOST" when the meta hash is gone or has another identity, "TAKEN" when the
+//              node's hash has another token. Returns [now ms, seeded, re-crawl round, its
+//              revisit_after s, then per node: id, expiry ms, state, pages, errors, links_new,
+//              host, pid, beat ms, token, tenure, idle, appended, appended_to]. A node whose expiry
+//              had passed gets a new tenure (HINCRBY tenure), as does each instance at _register.
 //   _seed      KEYS: meta. ARGV: identity. Sets seeded = 1 (STATELOST as above).
 //   _recrawl   KEYS: meta. ARGV: identity, revisit_after s. Starts a re-crawl round: increments
 //              recrawl_round, stores the revisit_after. Returns the round (STATELOST as above).

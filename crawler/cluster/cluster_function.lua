@@ -72,7 +72,8 @@ local function heartbeat(keys, argv)
   local expiry = redis.call('ZSCORE', nodes, argv[2])
   if not expiry or tonumber(expiry) <= now then redis.call('HINCRBY', node, 'tenure', 1) end
   redis.call('HSET', node, 'state', argv[5], 'pages', argv[6], 'errors', argv[7],
-             'links_new', argv[8], 'beat_ms', now, 'idle', argv[9], 'appended', argv[10])
+             'links_new', argv[8], 'beat_ms', now, 'idle', argv[9], 'appended', argv[10],
+             'appended_to', argv[11])
   redis.call('ZADD', nodes, now + tonumber(argv[4]), argv[2])
   local m = redis.call('HMGET', meta, 'seeded', 'recrawl_round', 'recrawl_revisit_s')
   local out = {now, m[1] or '0', m[2] or '0', m[3] or '0'}
@@ -80,10 +81,11 @@ local function heartbeat(keys, argv)
   local all = redis.call('ZRANGE', nodes, 0, -1, 'WITHSCORES')
   for i = 1, #all, 2 do
     local h = redis.call('HMGET', prefix .. all[i], 'state', 'pages', 'errors', 'links_new',
-                         'host', 'pid', 'beat_ms', 'token', 'tenure', 'idle', 'appended')
+                         'host', 'pid', 'beat_ms', 'token', 'tenure', 'idle', 'appended',
+                         'appended_to')
     out[#out + 1] = all[i]
     out[#out + 1] = all[i + 1]
-    for j = 1, 11 do out[#out + 1] = h[j] or '' end
+    for j = 1, 12 do out[#out + 1] = h[j] or '' end
   end
   return out
 end

@@ -13,10 +13,8 @@
 namespace urlsieve {
 
 using cluster_internal::kAckChunk;
-using cluster_internal::kColdAfter;
 using cluster_internal::kMaxPartitionsPerPoll;
 using cluster_internal::kMaxProbesPerPoll;
-using cluster_internal::kMinIdleBackoff;
 using cluster_internal::SteadyClock;
 using std::chrono::milliseconds;
 
@@ -114,10 +112,8 @@ std::vector<uint32_t> ClusterCoordinator::Impl::ChooseProbes(SteadyClock::time_p
     const uint32_t p = (rotate_ + k) % count;
     Partition& part = parts_[p];
     if (!Askable(part, now) || part.hot || WantsRead(part, ReadLowWater())) continue;
-    // Due by its back-off only while another node is busy (only then do others append); in a
-    // sweep; or just acquired.
-    const bool due = (others_busy_ && now >= part.next_ask) || part.swept < sweep_;
-    if (!due && !part.claim_check) continue;
+    // In a sweep, or just acquired.
+    if (part.swept >= sweep_ && !part.claim_check) continue;
     part.swept = sweep_;
     probes.push_back(p);
     last = p;
@@ -139,7 +135,6 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::TakePollReplies(
     std::span<const PollAsk> asks, Status status, std::vector<RedisReply>& replies) {
   std::vector<InboxEntry> entries;
   std::lock_guard<std::mutex> lock(mu_);
-  const SteadyClock::time_point now = SteadyClock::now();
   for (size_t i = 0; i < asks.size(); ++i) {
     Partition& part = parts_[asks[i].partition];
     part.busy = false;
@@ -155,9 +150,9 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::TakePollReplies(
     }
     if (part.epoch != asks[i].epoch || !part.held) continue;  // stale: its entries stay pending
     if (asks[i].probe) {
-      TakeProbeReply(asks[i], replies[i], now);
+      TakeProbeReply(asks[i], replies[i]);
     } else {
-      TakeReadReply(asks[i], replies[i], now, &entries);
+      TakeReadReply(asks[i], replies[i], &entries);
     }
   }
   if (!status.ok()) {
@@ -167,8 +162,7 @@ Result<std::vector<InboxEntry>> ClusterCoordinator::Impl::TakePollReplies(
   return entries;
 }
 
-void ClusterCoordinator::Impl::TakeProbeReply(const PollAsk& ask, const RedisReply& reply,
-                                              SteadyClock::time_point now) {
+void ClusterCoordinator::Impl::TakeProbeReply(const PollAsk& ask, const RedisReply& reply) {
   Partition& part = parts_[ask.partition];
   if (part.claim_check) {
     // Just acquired: an empty inbox has no entry pending anywhere to claim (XLEN counts the
@@ -176,19 +170,16 @@ void ClusterCoordinator::Impl::TakeProbeReply(const PollAsk& ask, const RedisRep
     part.claim_check = false;
     if (reply.integer > 0) {
       part.claim_cursor = "0-0";
-      MarkActive(part, now);
+      MarkActive(part);
       return;
     }
   }
   if (reply.integer > static_cast<long long>(ask.known)) {
     part.hot = true;
-  } else if (part.nudges == ask.nudges) {
-    BackOff(part, now);
   }
 }
 
 void ClusterCoordinator::Impl::TakeReadReply(const PollAsk& ask, RedisReply& reply,
-                                             SteadyClock::time_point now,
                                              std::vector<InboxEntry>* entries) {
   if (reply.elements.size() < 2) return;
   if (reply.elements[0].str == "LOST") {
@@ -210,39 +201,24 @@ void ClusterCoordinator::Impl::TakeReadReply(const PollAsk& ask, RedisReply& rep
                                   std::move(reply.elements[e + 1].str), part.epoch, "", ""});
   }
   if (got > 0 || !part.claim_cursor.empty()) {
-    MarkActive(part, now);
+    MarkActive(part);
   } else if (part.nudges == ask.nudges) {
     // Nothing new (a nudge meanwhile keeps it hot: the append may have come after the read).
     part.hot = false;
-    BackOff(part, now);
   }
 }
 
-void ClusterCoordinator::Impl::MarkActive(Partition& part, SteadyClock::time_point now) {
-  part.hot = true;
-  part.idle_backoff = milliseconds(0);
-  part.next_ask = SteadyClock::time_point{};
-  part.last_entry = now;
-}
-
-void ClusterCoordinator::Impl::BackOff(Partition& part, SteadyClock::time_point now) {
-  // Most partitions of a crawl of few hosts stay empty.
-  const milliseconds cap =
-      now - part.last_entry < kColdAfter ? options_.max_idle_poll : options_.cold_poll;
-  part.idle_backoff =
-      std::clamp(part.idle_backoff * 2, kMinIdleBackoff, std::max(kMinIdleBackoff, cap));
-  part.next_ask = now + part.idle_backoff;
-}
+void ClusterCoordinator::Impl::MarkActive(Partition& part) { part.hot = true; }
 
 void ClusterCoordinator::Impl::Nudge(std::span<const uint32_t> partitions) {
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t p : partitions) {
     if (p >= parts_.size()) continue;
     Partition& part = parts_[p];
-    // Another node's: it learns of it from this count, published with the heartbeat.
-    if (!part.held) ++appended_elsewhere_;
+    // Another node's: it learns of it from the list published with the next heartbeat.
+    if (!part.held) appended_to_.insert(p);
     ++part.nudges;
-    MarkActive(part, SteadyClock::now());
+    MarkActive(part);
   }
 }
 

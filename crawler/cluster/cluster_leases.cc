@@ -125,9 +125,6 @@ void ClusterCoordinator::Impl::TakeAcquireReply(Partition& part, const RedisRepl
     part.valid_until = sent + valid_for_;
     part.claim_check = true;  // the previous owner's unacknowledged entries first, if any
     part.reclaim = false;
-    part.idle_backoff = milliseconds(0);
-    part.next_ask = SteadyClock::time_point{};
-    part.last_entry = SteadyClock::now();
     return;
   }
   const std::string holder = reply.elements.size() >= 2 ? reply.elements[1].str : std::string();

@@ -205,19 +205,34 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
                                       const std::string& state) {
   NodeCounters counters;
   bool idle;
-  uint64_t appended;
+  uint64_t list = 0;    // the number of the list of partitions appended to that this beat sends
+  std::string targets;  // that list
   {
     std::lock_guard<std::mutex> lock(mu_);
     counters = published_;
     idle = idle_;
-    appended = appended_elsewhere_;
+    list = appended_lists_;
+    if (!appended_to_.empty()) {
+      // A new number for every send: a beat whose reply is lost may have published it, and
+      // the partitions are sent again under the next number (a receiver that sees a number
+      // skipped sweeps).
+      list = ++appended_lists_;
+      if (appended_to_.size() > cluster_internal::kMaxAppendedList) {
+        targets = "*";
+      } else {
+        for (uint32_t p : appended_to_) {
+          if (!targets.empty()) targets += ',';
+          targets += std::to_string(p);
+        }
+      }
+    }
   }
   const SteadyClock::time_point sent = SteadyClock::now();
   std::vector<RedisCommand> commands = {
       Fcall(kClusterHeartbeat, {meta_key_, nodes_key_, node_key_},
             {identity_, options_.node_id, token_, std::to_string(ttl.count()), state,
              std::to_string(counters.pages), std::to_string(counters.errors),
-             std::to_string(counters.links_new), idle ? "1" : "0", std::to_string(appended)})};
+             std::to_string(counters.links_new), idle ? "1" : "0", std::to_string(list), targets})};
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
   const RedisReply& reply = replies[0];
@@ -233,6 +248,8 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   auto heartbeat = ParseHeartbeat(reply);
   if (!heartbeat.ok()) return heartbeat.status();
   std::lock_guard<std::mutex> lock(mu_);
+  // Published: what was appended since is for the next list.
+  if (!targets.empty()) appended_to_.clear();
   RecordHeartbeat(*heartbeat);
   tenures_ = std::move(heartbeat->tenures);
   NoteActivity(*heartbeat);
@@ -255,13 +272,13 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
   return Status::Ok();
 }
 
-// The reply: Redis TIME (ms), seeded, the re-crawl round and its revisit_after, then 13 fields a
+// The reply: Redis TIME (ms), seeded, the re-crawl round and its revisit_after, then 14 fields a
 // node: id, expiry, state, pages, errors, links_new, host, pid, beat_ms, token, tenure, idle,
-// appended.
+// appended, appended_to.
 Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeartbeat(
     const RedisReply& reply) const {
   constexpr size_t kHead = 4;
-  constexpr size_t kFields = 13;
+  constexpr size_t kFields = 14;
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() < kHead ||
       (reply.elements.size() - kHead) % kFields != 0) {
     return Status::Corruption(server_ + ": " + Where("heartbeat") + ": an unexpected reply");
@@ -291,10 +308,8 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
     }
     heartbeat.tenures[node.id] = NodeTenure{tenure, node.alive};
     if (node.id != options_.node_id) {
-      heartbeat.appended[node.id] = std::strtoull(reply.elements[i + 12].str.c_str(), nullptr, 10);
-      if (node.alive && reply.elements[i + 11].str != "1") heartbeat.others_busy = true;
-    } else {
-      heartbeat.self_idle = reply.elements[i + 11].str == "1";
+      heartbeat.appended[node.id] = {std::strtoull(reply.elements[i + 12].str.c_str(), nullptr, 10),
+                                     reply.elements[i + 13].str};
     }
     if (node.alive && reply.elements[i + 11].str != "1") heartbeat.all_idle = false;
     heartbeat.pages += node.counters.pages;
@@ -307,17 +322,29 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
 }
 
 void ClusterCoordinator::Impl::NoteActivity(const Heartbeat& heartbeat) {
-  // Another node appended to inboxes since the last heartbeat (its counter moved) or stopped
-  // being busy: while no other node is busy nothing probes, so every held inbox is probed once
-  // (a sweep) to find what came in. While one is, the probes' back-off finds its entries.
+  // docs/features/cluster.md, "Inboxes": each node publishes, with its heartbeat, the partitions
+  // it did not hold whose inboxes it appended to, in numbered lists. A held one named is read at
+  // the next Poll. A list skipped (a number jumped, a node first seen with lists behind it) or
+  // one of too many partitions ("*") makes a sweep: every held inbox probed once.
   bool appended = false;
-  for (const auto& [id, count] : heartbeat.appended) {
-    uint64_t& seen = others_appended_[id];
-    appended = appended || count != seen;
-    seen = count;
+  bool sweep = false;
+  for (const auto& [id, list] : heartbeat.appended) {
+    auto [seen, first] = others_appended_.try_emplace(id, 0);
+    if (list.number == seen->second) continue;
+    appended = true;
+    if (list.number != seen->second + 1 || list.targets == "*") {
+      sweep = true;
+    } else {
+      for (std::string_view rest = list.targets; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        const uint64_t p = std::strtoull(std::string(rest.substr(0, comma)).c_str(), nullptr, 10);
+        if (p < parts_.size() && parts_[p].held) MarkActive(parts_[p]);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
+    }
+    seen->second = list.number;
   }
-  if (!heartbeat.others_busy && (appended || others_busy_)) ++sweep_;
-  others_busy_ = heartbeat.others_busy;
+  if (sweep) ++sweep_;
   cluster_quiet_ = heartbeat.all_idle && !appended;
 }
 

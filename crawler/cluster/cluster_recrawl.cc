@@ -66,7 +66,6 @@ Status ClusterCoordinator::Impl::ScanForRecrawl(RedisClient& client) {
   std::vector<RedisReply> replies;
   URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
   std::lock_guard<std::mutex> lock(mu_);
-  const SteadyClock::time_point now = SteadyClock::now();
   for (size_t i = 0; i < which.size(); ++i) {
     const RedisReply& reply = replies[i];
     if (reply.is_error()) {
@@ -82,7 +81,7 @@ Status ClusterCoordinator::Impl::ScanForRecrawl(RedisClient& client) {
     } else {
       part.scan_cursor = cursor;
     }
-    if (reply.elements[1].integer > 0) MarkActive(part, now);  // entries to read
+    if (reply.elements[1].integer > 0) MarkActive(part);  // entries to read
   }
   return Status::Ok();
 }

@@ -110,10 +110,12 @@ class ClusterCoordinatorTest : public ::testing::Test {
     appended_.push_back(partition);
     return id.str;
   }
-  // As another node's append becomes known: that node's `appended` counter moves (published with
-  // its heartbeat; here a node whose heartbeat expired long ago, so that it owns nothing).
-  void AnotherNodeAppended(const std::string& name) {
+  // As another node's append becomes known: that node publishes the partition in its next list
+  // of partitions appended to (here a node whose heartbeat expired long ago, so that it owns
+  // nothing).
+  void AnotherNodeAppended(const std::string& name, uint32_t partition) {
     Run({"HINCRBY", ClusterNodeKey(name, "writer"), "appended", "1"});
+    Run({"HSET", ClusterNodeKey(name, "writer"), "appended_to", std::to_string(partition)});
     Run({"ZADD", ClusterNodesKey(name), "1", "writer"});
   }
 
@@ -602,14 +604,23 @@ TEST_F(ClusterCoordinatorTest, NudgedAndBusyPartitionsAreReadAtTheNextPoll) {
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   ASSERT_EQ(next->size(), 1u);
   EXPECT_EQ((*next)[0].payload, "second");
-  // Not nudged: another node appended (its counter moves with its heartbeat), so every held inbox
-  // is probed once; the entry is found by its probe, then read.
-  Append("crawl1", 17, "probed");
+  // Not nudged: another node's appends become known from the lists it publishes. Its first list
+  // seen here is its first (number 1): the partition it names is read.
+  Append("crawl1", 17, "listed");
   appended_.clear();
-  AnotherNodeAppended("crawl1");
+  AnotherNodeAppended("crawl1", 17);
+  std::vector<InboxEntry> listed = PollUntil(*a, 1);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].partition, 17u);
+  // A list skipped (its number jumps by two): every held inbox is probed once (a sweep), and the
+  // entry is found by its probe, then read.
+  Append("crawl1", 99, "swept");
+  appended_.clear();
+  Run({"HINCRBY", ClusterNodeKey("crawl1", "writer"), "appended", "1"});
+  AnotherNodeAppended("crawl1", 3);
   std::vector<InboxEntry> probed = PollUntil(*a, 1);
   ASSERT_EQ(probed.size(), 1u);
-  EXPECT_EQ(probed[0].partition, 17u);
+  EXPECT_EQ(probed[0].partition, 99u);
   EXPECT_TRUE(a->error().ok());
 }
 

@@ -478,7 +478,9 @@ local function init(keys, argv)
                'maybe', 0, 'fp', 0, 'unit', unit, 'span', argv[4], 'gens', argv[5])
     return 'OK'
   end
-  redis.call('SET', bloom, string.rep('\0', layers[1].blocks * 64 * unit))
+  -- SETRANGE at the last byte: Redis allocates the zeroed string itself (string.rep builds it in
+  -- Lua first, then SET copies it: several ms a shard, seconds for a cluster's 1024).
+  redis.call('SETRANGE', bloom, layers[1].blocks * 64 * unit - 1, '\0')
   if unit ~= 1 then
     redis.call('HSET', count_key, 'identity', argv[2], 'table', argv[1], 'layers', 1, 'count', 0,
                'maybe', 0, 'fp', 0, 'unit', unit)

@@ -232,6 +232,13 @@ Status ClusterCoordinator::Impl::Ack(std::span<const InboxEntry> entries) {
   if (!client.ok()) return client.status();
   std::vector<RedisReply> replies;
   Status status = Call(**client, *commands, &replies);
+  if (status.ok()) {
+    // On the replicas before it counts as done: an acknowledgement (one per checkpoint and
+    // partition) that a failover forgot would hand a checkpoint's worth of pages out again.
+    std::vector<std::string> keys;
+    for (const RedisCommand& command : *commands) keys.push_back(command.argv[3]);
+    status = WaitForReplicas(**client, keys);
+  }
   pool_.Give(std::move(client).value());
   if (status.ok()) {
     for (size_t i = 0; i < replies.size(); ++i) {

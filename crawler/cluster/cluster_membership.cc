@@ -322,10 +322,10 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
 }
 
 void ClusterCoordinator::Impl::NoteActivity(const Heartbeat& heartbeat) {
-  // docs/features/cluster.md, "Inboxes": each node publishes, with its heartbeat, the partitions
-  // it did not hold whose inboxes it appended to, in numbered lists. A held one named is read at
-  // the next Poll. A list skipped (a number jumped, a node first seen with lists behind it) or
-  // one of too many partitions ("*") makes a sweep: every held inbox probed once.
+  // docs/features/cluster.md, "Inboxes → local frontier": each node publishes, with its heartbeat,
+  // the partitions it did not hold whose inboxes it appended to, in numbered lists. A held one
+  // named is read at the next Poll. A list skipped (a number jumped, a node first seen with lists
+  // behind it) or one of too many partitions ("*") makes a sweep: every held inbox probed once.
   bool appended = false;
   bool sweep = false;
   for (const auto& [id, list] : heartbeat.appended) {

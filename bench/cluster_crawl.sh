@@ -20,7 +20,7 @@
 #
 #   bench/cluster_crawl.sh [--quick] [--pages N] [--reps R] [--build-dir DIR] [--keep]
 #       --quick        600 pages per host, one repetition (about two minutes): a smoke test long
-#                      enough that the cluster's fixed costs (~0.8 s: join, end, leave) do not dominate
+#                      enough that the cluster's fixed costs (open, join, end, leave) do not dominate
 #       --pages N      pages of the generated site, served by each of the 8 hosts (default 1500)
 #       --reps R       repetitions of each timed run; the median pages/s is used (default 1)
 #       --build-dir    where urlsieve was built (default build; a Release build measures best)

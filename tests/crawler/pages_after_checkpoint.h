@@ -2,7 +2,7 @@
 // that checkpoint wrote in OUT/state/state.db, crawler/state/crawl_checkpoint.h; 0 when there
 // was none). A crawl's page requests (from a server's log) minus these are what it fetched after
 // its last checkpoint: after a kill -9, what it may fetch again (docs/features/cluster.md,
-// "Acknowledgement"). CheckpointedPages is for a crawl that is not running.
+// "Acknowledgement").
 //
 // Thread-safety: a test's; one thread.
 #ifndef URLSIEVE_TESTS_CRAWLER_PAGES_AFTER_CHECKPOINT_H_
@@ -49,14 +49,9 @@ inline bool WaitForCheckpointedPages(const std::filesystem::path& out,
 }
 
 inline uint64_t CheckpointedPages(const std::filesystem::path& out) {
-  const std::string state = (out / "state" / "state.db").string();
-  auto db = SqliteDb::Open(state);
-  EXPECT_TRUE(db.ok()) << state << ": " << db.status().ToString();
-  if (!db.ok()) return 0;
-  Result<CrawlStatsSnapshot> counters = ReadCrawlCounters(**db);
-  EXPECT_TRUE(counters.ok() || counters.status().code() == StatusCode::kNotFound)
-      << state << ": " << counters.status().ToString();
-  return counters.ok() ? counters->pages : 0;
+  Result<uint64_t> pages = ReadCheckpointedPages(out);
+  EXPECT_TRUE(pages.ok()) << out << ": " << pages.status().ToString();
+  return pages.ok() ? *pages : 0;
 }
 
 }  // namespace urlsieve::testing

@@ -238,7 +238,8 @@ class ClusterCoordinator {
   void SetIdle(bool idle);
   // These entries' pages are recorded (or their URLs rejected), to be acknowledged once a
   // checkpoint holds them: they no longer count against the read bounds (max_outstanding...), but
-  // stay outstanding (a claim skips them, a draining partition waits for them) until Ack.
+  // stay outstanding (a claim skips them, a draining partition waits for them) until Ack, even
+  // those read under an earlier tenure of their partition (fetched while its lease lapsed).
   void Recorded(std::span<const InboxEntry> entries);
   // Acknowledges entries whose pages are recorded or whose URLs were rejected (XACK + XDEL).
   Status Ack(std::span<const InboxEntry> entries);

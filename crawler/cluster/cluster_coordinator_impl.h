@@ -203,7 +203,10 @@ class ClusterCoordinator::Impl {
                             std::vector<std::string>* notices) const;
   Status LiveNodeError(const std::string& live_reply) const;
   Status Beat(RedisClient& client, milliseconds ttl, const std::string& state);
-  Result<Heartbeat> ParseHeartbeat(const RedisReply& reply) const;
+  // `kept`: nodes counted alive though their expiry passed, if still running (see
+  // outage_grace_until_).
+  Result<Heartbeat> ParseHeartbeat(const RedisReply& reply,
+                                   const std::vector<std::string>& kept) const;
   // Under mu_: what the other nodes' idleness and appended counters say about probing and the
   // end (see "Inboxes", "The end").
   void NoteActivity(const Heartbeat& heartbeat);
@@ -339,6 +342,11 @@ class ClusterCoordinator::Impl {
   NodeCounters published_;
   ClusterStatus totals_;
   std::vector<std::string> live_;
+  // docs/features/cluster.md, "Failover": whether a heartbeat of this node failed (Redis did not
+  // answer), and until when, after an outage, the nodes live before it are not judged dead by an
+  // expiry that passed: they could not beat either. Under mu_.
+  bool beat_missed_ = false;
+  SteadyClock::time_point outage_grace_until_{};
   std::vector<Partition> parts_;
   size_t outstanding_ = 0;  // entries of every partition's outstanding
   size_t recorded_ = 0;     // of those, recorded

@@ -313,9 +313,15 @@ void ClusterCoordinator::Impl::Recorded(std::span<const InboxEntry> entries) {
   for (const InboxEntry& entry : entries) {
     if (entry.partition >= parts_.size()) continue;
     Partition& part = parts_[entry.partition];
-    if (entry.tenure != part.epoch) continue;  // lost since: no longer counted here
-    auto it = part.outstanding.find(entry.id);
-    if (it == part.outstanding.end() || it->second) continue;
+    // Read under an earlier tenure too (its fetch was under way when the lease lapsed): kept as
+    // recorded until its Ack, so that a claim after this node takes the partition again skips it
+    // rather than fetching its page twice.
+    auto [it, added] = part.outstanding.try_emplace(entry.id, true);
+    if (added) {
+      ++outstanding_;
+    } else if (it->second) {
+      continue;
+    }
     it->second = true;
     ++part.recorded;
     ++recorded_;

@@ -234,7 +234,13 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
              std::to_string(counters.pages), std::to_string(counters.errors),
              std::to_string(counters.links_new), idle ? "1" : "0", std::to_string(list), targets})};
   std::vector<RedisReply> replies;
-  URLSIEVE_RETURN_IF_ERROR(Call(client, commands, &replies));
+  if (Status called = Call(client, commands, &replies); !called.ok()) {
+    if (called.code() == StatusCode::kUnavailable) {
+      std::lock_guard<std::mutex> lock(mu_);
+      beat_missed_ = true;
+    }
+    return called;
+  }
   const RedisReply& reply = replies[0];
   if (reply.is_error()) {
     if (reply.str.rfind("TAKEN", 0) == 0) {
@@ -245,9 +251,19 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
     }
     return ReplyError(reply, "heartbeat of node '" + options_.node_id + "'");
   }
-  auto heartbeat = ParseHeartbeat(reply);
+  auto heartbeat = ParseHeartbeat(reply, {});
   if (!heartbeat.ok()) return heartbeat.status();
   std::lock_guard<std::mutex> lock(mu_);
+  if (beat_missed_ || (tenure_ != 0 && heartbeat->tenure != tenure_)) {
+    // docs/features/cluster.md, "Failover": Redis did not answer, or this node's own expiry
+    // passed: a failover or a stall longer than the lease TTL, which ended the other nodes'
+    // expiries too. They get one lease TTL to beat again before their partitions are taken
+    // (which would fetch again what they recorded and have not yet acknowledged).
+    beat_missed_ = false;
+    outage_grace_until_ = sent + options_.lease_ttl;
+  }
+  if (sent < outage_grace_until_) heartbeat = ParseHeartbeat(reply, live_);
+  if (!heartbeat.ok()) return heartbeat.status();
   // Published: what was appended since is for the next list.
   if (!targets.empty()) appended_to_.clear();
   RecordHeartbeat(*heartbeat);
@@ -276,7 +292,7 @@ Status ClusterCoordinator::Impl::Beat(RedisClient& client, milliseconds ttl,
 // node: id, expiry, state, pages, errors, links_new, host, pid, beat_ms, token, tenure, idle,
 // appended, appended_to.
 Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeartbeat(
-    const RedisReply& reply) const {
+    const RedisReply& reply, const std::vector<std::string>& kept) const {
   constexpr size_t kHead = 4;
   constexpr size_t kFields = 14;
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() < kHead ||
@@ -292,8 +308,9 @@ Result<ClusterCoordinator::Impl::Heartbeat> ClusterCoordinator::Impl::ParseHeart
     ClusterNodeStatus node;
     node.id = reply.elements[i].str;
     const long long expiry = std::atoll(reply.elements[i + 1].str.c_str());
-    node.alive = expiry > now_ms;
     node.state = reply.elements[i + 2].str;
+    node.alive = expiry > now_ms ||
+                 (node.state == "running" && std::binary_search(kept.begin(), kept.end(), node.id));
     node.counters.pages = std::strtoull(reply.elements[i + 3].str.c_str(), nullptr, 10);
     node.counters.errors = std::strtoull(reply.elements[i + 4].str.c_str(), nullptr, 10);
     node.counters.links_new = std::strtoull(reply.elements[i + 5].str.c_str(), nullptr, 10);

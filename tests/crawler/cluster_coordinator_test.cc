@@ -524,6 +524,104 @@ TEST_F(ClusterCoordinatorTest, ADeadNodesUnacknowledgedEntriesComeBack) {
   EXPECT_TRUE(polled->empty());
 }
 
+// A failover, or Redis stalled for longer than the lease TTL: every node's expiry passes, and
+// the first node to beat again must not take the others' partitions, whose recorded entries (not
+// yet acknowledged: that waits for the checkpoint) it would claim and fetch again.
+TEST_F(ClusterCoordinatorTest, AnOutageLongerThanTheLeaseTtlMovesNoPartition) {
+  RedisServer::Options aof;
+  aof.append_only = true;
+  StartServer(aof);
+  constexpr uint32_t kParts = 8;
+  const std::vector<std::string> ids = {"a", "b", "c"};
+  std::vector<std::unique_ptr<ClusterCoordinator>> nodes;
+  std::vector<std::set<uint32_t>> shares;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    nodes.push_back(MustJoin(Options(ids[i], kParts)));
+    ASSERT_NE(nodes.back(), nullptr);
+    shares.push_back(Share(ids, i, kParts));
+    ASSERT_FALSE(shares.back().empty());
+  }
+  auto each_holds_its_share = [&] {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (Valid(*nodes[i]) != shares[i]) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(WaitFor(each_holds_its_share));
+  // Each node has recorded a page of each of its partitions.
+  std::vector<std::vector<InboxEntry>> recorded;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (uint32_t p : shares[i]) Append("crawl1", p, Numbered("recorded by " + ids[i] + " in ", p));
+    recorded.push_back(PollUntil(*nodes[i], shares[i].size()));
+    ASSERT_EQ(recorded.back().size(), shares[i].size());
+    nodes[i]->Recorded(recorded.back());
+  }
+
+  // Redis goes away for 3 lease TTLs (the outage itself, not a synchronisation) and comes back
+  // with its data, as a promoted replica does.
+  server_->Kill();
+  std::this_thread::sleep_for(milliseconds(3000));
+  ASSERT_TRUE(server_->Restart());
+  auto client = RedisClient::Connect(server_->address());
+  ASSERT_TRUE(client.ok());
+  raw_ = std::move(client).value();
+
+  // Each node takes its own partitions again, under a new tenure, and claims nothing.
+  std::vector<std::string> claimed;
+  ASSERT_TRUE(WaitFor([&] {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto polled = nodes[i]->Poll(64);
+      if (!polled.ok() || polled->empty()) continue;
+      for (const InboxEntry& entry : *polled)
+        claimed.push_back(ids[i] + " claimed " + entry.payload);
+      nodes[i]->Forget(*polled);
+    }
+    return each_holds_its_share();
+  }));
+  EXPECT_TRUE(claimed.empty()) << claimed[0];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (uint32_t p : shares[i]) EXPECT_EQ(Lease("crawl1", p).rfind(ids[i] + "@", 0), 0u);
+    ASSERT_TRUE(WaitFor([&] { return nodes[i]->Ack(recorded[i]).ok(); }));
+    EXPECT_TRUE(nodes[i]->error().ok()) << nodes[i]->error().ToString();
+  }
+}
+
+// The grace of an outage is one lease TTL: a node that died meanwhile is taken over after it,
+// and its unacknowledged entries come back.
+TEST_F(ClusterCoordinatorTest, ANodeThatDiedDuringAnOutageIsTakenOverAfterIt) {
+  RedisServer::Options aof;
+  aof.append_only = true;
+  StartServer(aof);
+  constexpr uint32_t kParts = 8;
+  auto a = MustJoin(Options("a", kParts));
+  auto b = MustJoin(Options("b", kParts));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  const std::set<uint32_t> share_b = Share({"a", "b"}, 1, kParts);
+  ASSERT_FALSE(share_b.empty());
+  ASSERT_TRUE(WaitFor([&] { return Valid(*b) == share_b; }));
+  Append("crawl1", *share_b.begin(), "recorded by b");
+  std::vector<InboxEntry> recorded = PollUntil(*b, 1);
+  ASSERT_EQ(recorded.size(), 1u);
+  b->Recorded(recorded);
+
+  server_->Kill();
+  b.reset();  // dies while Redis is away: no Leave, no acknowledgement
+  std::this_thread::sleep_for(milliseconds(3000));  // the outage itself
+  ASSERT_TRUE(server_->Restart());
+
+  std::vector<InboxEntry> back;
+  ASSERT_TRUE(WaitFor([&] {
+    auto polled = a->Poll(64);
+    if (polled.ok()) back.insert(back.end(), polled->begin(), polled->end());
+    return Valid(*a).size() == kParts && !back.empty();
+  }));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].payload, "recorded by b");
+  ASSERT_TRUE(WaitFor([&] { return a->Ack(back).ok(); }));
+  EXPECT_TRUE(a->error().ok()) << a->error().ToString();
+}
+
 TEST_F(ClusterCoordinatorTest, PollAckForgetAndBounds) {
   constexpr uint32_t kParts = 4;
   ClusterOptions options = Options("a", kParts);

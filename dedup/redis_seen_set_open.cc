@@ -14,9 +14,13 @@ using namespace redis_seen_internal;
 namespace {
 
 constexpr const char* kFormat = "urlsieve-redis-seen-set";
+// Versions 1 and 2 are read; a set is made as version 3, or 4 with generations or counters (the
+// time fields of version 2): its shards' layer-0 strings are made by their first inserts (count
+// hash field `unmade`), which a build that predates them would take for lost data.
 constexpr const char* kVersion = "1";
-// Sets with generations or counters: a build that predates them must refuse such a set.
 constexpr const char* kVersionTimed = "2";
+constexpr const char* kVersionUnmade = "3";
+constexpr const char* kVersionUnmadeTimed = "4";
 constexpr uint32_t kMaxGenerations = 64;
 
 std::string ShortDouble(double value) {
@@ -220,7 +224,7 @@ Result<RedisSeenLayout> RedisSeenSet::Impl::ChooseLayout(RedisClient& client,
 std::vector<std::string> RedisSeenSet::Impl::MetaFields() const {
   std::vector<std::string> fields = {
       "format",   kFormat,
-      "version",  HasStoredTimeFields(parameters_) ? kVersionTimed : kVersion,
+      "version",  HasStoredTimeFields(parameters_) ? kVersionUnmadeTimed : kVersionUnmade,
       "identity", identity_.ToHex()};
   // The parameters (redis_seen_set.h's order: the core ones, shards and layers, then those of a
   // set with time or counters, which only it has).
@@ -252,10 +256,12 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string, st
                               (format ? "\"" + *format + "\"" : std::string("missing")) + ")");
   }
   const std::string* version = field("version");
-  if (version == nullptr || (*version != kVersion && *version != kVersionTimed)) {
+  if (version == nullptr || (*version != kVersion && *version != kVersionTimed &&
+                             *version != kVersionUnmade && *version != kVersionUnmadeTimed)) {
     return Status::Unsupported(where + " is a urlsieve seen set of format version " +
                                (version ? *version : std::string("(missing)")) +
-                               "; this build reads versions " + kVersion + " and " + kVersionTimed);
+                               "; this build reads versions " + kVersion + " to " +
+                               kVersionUnmadeTimed);
   }
   auto bad = [&](const char* name) {
     return Status::Corruption(where + ": unreadable field '" + name + "'");
@@ -267,7 +273,7 @@ Status RedisSeenSet::Impl::AdoptMeta(const std::map<std::string, std::string, st
   StoredParameterRules rules;
   rules.where = where;
   rules.time = StoredTimeFields::kAllOrNone;
-  rules.has_time_fields = *version == kVersionTimed;
+  rules.has_time_fields = *version == kVersionTimed || *version == kVersionUnmadeTimed;
   rules.max_generations = kMaxGenerations;
   auto p = DecodeStoredParameters(meta, rules);
   if (!p.ok()) return p.status();

@@ -1,4 +1,4 @@
-#!lua name=urlsieve_v1
+#!lua name=urlsieve_v2
 -- urlsieve's RedisSeenSet (dedup/redis_seen_set.h): the Redis Function library it loads with
 -- FUNCTION LOAD REPLACE. dedup/redis/redis_seen_function.h lists the functions and their arguments;
 -- the build embeds this file (cmake/EmbedFile.cmake).
@@ -176,11 +176,14 @@ local function arguments(layers, provided, exact, claim)
   return starts, at
 end
 
+-- The last value: whether layer 0's string is still to be made (the shard's first insert makes
+-- it; see init).
 local function shard_state(count_key)
-  local state = redis.call('HMGET', count_key, 'layers', 'count', 'table', 'maybe', 'fp', 'unit')
+  local state = redis.call('HMGET', count_key, 'layers', 'count', 'table', 'maybe', 'fp', 'unit',
+                           'unmade')
   if not state[1] or not state[3] then return nil end
   return tonumber(state[1]), tonumber(state[2]), layers_of(state[3]), tonumber(state[4] or '0'),
-         tonumber(state[5] or '0'), tonumber(state[6] or '1')
+         tonumber(state[5] or '0'), tonumber(state[6] or '1'), state[7] == '1'
 end
 
 -- A shard that lost data (docs/features/redis-seen-set.md, "A set that lost data"): the caller
@@ -200,9 +203,10 @@ local function check_string(key, want)
   return nil
 end
 
--- Error reply unless each of the shard's `nlayers` layer strings holds its full size.
-local function check_layers(prefix, layers, nlayers, unit)
-  for l = 0, nlayers - 1 do
+-- Error reply unless each of the shard's `nlayers` layer strings holds its full size (layer 0
+-- only once made: `unmade`).
+local function check_layers(prefix, layers, nlayers, unit, unmade)
+  for l = unmade and 1 or 0, nlayers - 1 do
     local err = check_string(prefix .. 'bloom:' .. l, layers[l + 1].blocks * 64 * unit)
     if err then return err end
   end
@@ -303,7 +307,7 @@ end
 -- A layered shard's state, checked against the P (`provided`) layers a call gives offsets for:
 -- the state (as shard_state), or nil and an error reply.
 local function layered_state(count_key, provided)
-  local nlayers, count, layers, maybe, fps, unit = shard_state(count_key)
+  local nlayers, count, layers, maybe, fps, unit, unmade = shard_state(count_key)
   if not nlayers then
     return nil, redis.error_reply('NOINIT urlsieve: shard ' .. count_key .. ' is not initialized')
   end
@@ -314,9 +318,18 @@ local function layered_state(count_key, provided)
     return nil, lost(count_key, 'says ' .. nlayers .. ' layers and count ' .. tostring(count) ..
                      ' (its table has ' .. #layers .. ' layers)')
   end
-  local err = check_layers(string.sub(count_key, 1, -6), layers, nlayers, unit)
+  local err = check_layers(string.sub(count_key, 1, -6), layers, nlayers, unit, unmade)
   if err then return nil, err end
-  return nlayers, count, layers, maybe, fps, unit
+  return nlayers, count, layers, maybe, fps, unit, unmade
+end
+
+-- A layer string at its full size. SETRANGE at the last byte: Redis allocates the zeroed string
+-- itself (string.rep builds it in Lua first, then SET copies it). Its pages are touched as it is
+-- zeroed: ~0.6 ms for 175 KB on a virtual machine, so a shard's layer 0 is made by its first
+-- insert, not when the set is made (a cluster's 1024 shards took 0.3 s to open).
+local function make_layer(key, bytes)
+  redis.call('DEL', key)
+  redis.call('SETRANGE', key, bytes - 1, '\0')
 end
 
 -- The argument starts of a call's keys: key i's are at head + 1 + (i - 1) * stride.
@@ -333,7 +346,7 @@ end
 -- count.
 local function test_and_set(count_key, exact, provided, with_payload, argv, head)
   local prefix = string.sub(count_key, 1, -6)
-  local nlayers, count, layers, maybe, fps, unit = layered_state(count_key, provided)
+  local nlayers, count, layers, maybe, fps, unit, unmade = layered_state(count_key, provided)
   if not nlayers then return nil, count end
   local starts, stride = arguments(layers, provided, exact, with_payload)
   local nkeys = (#argv - head) / stride
@@ -357,6 +370,10 @@ local function test_and_set(count_key, exact, provided, with_payload, argv, head
   for l = 0, newest - 1 do pending = absent_from(c, l, pending) end
   local fresh = {}
   local changed = false
+  if unmade and #pending > 0 then
+    make_layer(prefix .. 'bloom:0', layers[1].blocks * 64 * unit)
+    redis.call('HDEL', count_key, 'unmade')
+  end
   local q = 1
   while q <= #pending do
     local layer = layers[newest + 1]
@@ -488,15 +505,14 @@ local function init(keys, argv)
                'maybe', 0, 'fp', 0, 'unit', unit, 'span', argv[4], 'gens', argv[5])
     return 'OK'
   end
-  -- SETRANGE at the last byte: Redis allocates the zeroed string itself (string.rep builds it in
-  -- Lua first, then SET copies it: several ms a shard, seconds for a cluster's 1024).
-  redis.call('SETRANGE', bloom, layers[1].blocks * 64 * unit - 1, '\0')
+  -- Layer 0's string is made by the shard's first insert (make_layer): until then the count hash
+  -- says 'unmade', so that a missing string is told from a lost one.
   if unit ~= 1 then
     redis.call('HSET', count_key, 'identity', argv[2], 'table', argv[1], 'layers', 1, 'count', 0,
-               'maybe', 0, 'fp', 0, 'unit', unit)
+               'maybe', 0, 'fp', 0, 'unit', unit, 'unmade', 1)
   else
     redis.call('HSET', count_key, 'identity', argv[2], 'table', argv[1], 'layers', 1, 'count', 0,
-               'maybe', 0, 'fp', 0)
+               'maybe', 0, 'fp', 0, 'unmade', 1)
   end
   return 'OK'
 end
@@ -518,12 +534,12 @@ local function check(keys, argv)
                              identity .. ', not ' .. argv[1])
   end
   if redis.call('HEXISTS', count_key, 'span') == 1 then return 'OK' end
-  local nlayers, count, layers, _, _, unit = shard_state(count_key)
+  local nlayers, count, layers, _, _, unit, unmade = shard_state(count_key)
   if not nlayers or nlayers < 1 or nlayers > #layers or not count then
     return lost(count_key, 'is not a readable shard state')
   end
   local repaired = {}
-  for l = 0, nlayers - 1 do
+  for l = unmade and 1 or 0, nlayers - 1 do
     local key = prefix .. 'bloom:' .. l
     local want = layers[l + 1].blocks * 64 * unit
     local err = check_string(key, want)
@@ -824,15 +840,15 @@ local function create(keys, argv)
   return redis.call('HGETALL', keys[1])
 end
 
-redis.register_function('urlsieve_v1_create', create)
-redis.register_function('urlsieve_v1_init', init)
-redis.register_function('urlsieve_v1_check', check)
-redis.register_function('urlsieve_v1_insert', insert)
-redis.register_function('urlsieve_v1_insert_routed', insert_routed)
-redis.register_function{function_name = 'urlsieve_v1_contains', callback = contains,
+redis.register_function('urlsieve_v2_create', create)
+redis.register_function('urlsieve_v2_init', init)
+redis.register_function('urlsieve_v2_check', check)
+redis.register_function('urlsieve_v2_insert', insert)
+redis.register_function('urlsieve_v2_insert_routed', insert_routed)
+redis.register_function{function_name = 'urlsieve_v2_contains', callback = contains,
                         flags = {'no-writes'}}
-redis.register_function('urlsieve_v1_forget', forget)
-redis.register_function('urlsieve_v1_insert_gen', insert_gen)
-redis.register_function{function_name = 'urlsieve_v1_contains_gen', callback = contains_gen,
+redis.register_function('urlsieve_v2_forget', forget)
+redis.register_function('urlsieve_v2_insert_gen', insert_gen)
+redis.register_function{function_name = 'urlsieve_v2_contains_gen', callback = contains_gen,
                         flags = {'no-writes'}}
-redis.register_function('urlsieve_v1_forget_gen', forget_gen)
+redis.register_function('urlsieve_v2_forget_gen', forget_gen)

@@ -11,6 +11,7 @@
 
 #include "base/strings.h"
 #include "dedup/bloom/bloom_math.h"
+#include "dedup/redis/redis_seen_key_math.h"
 
 namespace urlsieve {
 namespace {
@@ -28,25 +29,6 @@ constexpr uint64_t kMaxBuckets = (uint64_t{1} << 21) - 1;
 // (128), so a hash stays listpack-encoded although bucket loads vary.
 constexpr uint64_t kKeysPerBucket = 64;
 constexpr uint32_t kMaxLayers = 40;
-
-constexpr uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-// One odd multiplier per bit position, as bloom_line.cc makes them.
-constexpr auto kBitMultipliers = [] {
-  std::array<uint64_t, 48> m{};
-  for (size_t i = 0; i < m.size(); ++i) m[i] = SplitMix64(i) | 1;
-  return m;
-}();
-
-inline uint64_t MultiplyHigh(uint64_t a, uint64_t b) {
-  __extension__ typedef unsigned __int128 Uint128;
-  return static_cast<uint64_t>((static_cast<Uint128>(a) * b) >> 64);
-}
 
 // A shard's layer must take its mean share of the keys, `capacity / shards`, plus a margin for
 // the shards' uneven loads (three standard deviations at least: a shard that passes its capacity
@@ -228,19 +210,17 @@ Result<std::vector<RedisBloomLayer>> RedisSeenLayout::DecodeLayers(std::string_v
 }
 
 std::string RedisKeyField(const KeyHash& hash) {
-  std::string field(14, '\0');
-  for (int i = 0; i < 8; ++i) field[i] = static_cast<char>(hash.high >> (56 - 8 * i));
-  for (int i = 0; i < 6; ++i) field[8 + i] = static_cast<char>(hash.low >> (56 - 8 * i));
+  std::string field(kRedisKeyFieldBytes, '\0');
+  RedisKeyFieldBytes(hash.low, hash.high, field.data());
   return field;
 }
 
 uint64_t RedisBucketOf(const KeyHash& hash, uint64_t buckets) {
-  return MultiplyHigh(std::rotr(hash.low, 16), buckets);
+  return RedisBucketOfLow(hash.low, buckets);
 }
 
 uint64_t RedisBitOffset(const KeyHash& hash, const RedisBloomLayer& layer, uint32_t bit) {
-  const uint64_t block = MultiplyHigh(hash.low, layer.blocks);
-  return block * 512 + ((hash.high * kBitMultipliers[bit]) >> 55);
+  return RedisBlockOf(hash.low, layer.blocks) * 512 + RedisPositionOf(hash.high, bit);
 }
 
 void AppendRedisKeyArguments(const KeyHash& hash, std::span<const RedisBloomLayer> layers,
@@ -256,9 +236,9 @@ void AppendRedisKeyArguments(const KeyHash& hash, std::span<const RedisBloomLaye
           std::to_chars(buffer, buffer + sizeof(buffer), RedisBucketOf(hash, layer.buckets)).ptr;
       argv->emplace_back(buffer, end);
     }
-    const uint64_t base = MultiplyHigh(hash.low, layer.blocks) * 512;
+    const uint64_t base = RedisBlockOf(hash.low, layer.blocks) * 512;
     for (uint32_t b = 0; b < layer.bits; ++b) {
-      const uint64_t offset = (base + ((hash.high * kBitMultipliers[b]) >> 55)) * counter_bits;
+      const uint64_t offset = (base + RedisPositionOf(hash.high, b)) * counter_bits;
       const auto end = std::to_chars(buffer, buffer + sizeof(buffer), offset).ptr;
       argv->emplace_back(buffer, end);
     }

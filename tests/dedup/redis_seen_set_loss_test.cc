@@ -60,6 +60,13 @@ void Redis(const std::vector<std::string>& argv) {
   ASSERT_FALSE(reply->is_error()) << reply->str;
 }
 
+long long Exists(const std::string& key) {
+  auto client = RedisClient::Connect(SharedRedisServer()->address());
+  if (!client.ok()) return -1;
+  auto reply = (*client)->Run({{"EXISTS", key}, 1});
+  return reply.ok() ? reply->integer : -1;
+}
+
 bool HasNotice(const std::vector<SeenNotice>& notices, SeenNotice::Kind kind,
                const std::string& part) {
   for (const SeenNotice& notice : notices) {
@@ -114,6 +121,29 @@ TEST_P(RedisSeenSetLossTest, ADeletedFilterStringIsAnErrorUntilAnOpenAcceptsTheL
   EXPECT_EQ(repaired->identity(), set->identity());  // the same set, not a new one
   ASSERT_TRUE(Insert(*set, 600, 700, &fresh).ok());  // the first handle works again too
   EXPECT_EQ(fresh, 100);
+}
+
+// A shard's layer 0 is made by its first insert: until then its absence is no loss, for a
+// second open as for a lookup; once made, its absence is (above).
+TEST_P(RedisSeenSetLossTest, ALayerNotYetMadeIsNoLoss) {
+  const std::string name = Name("unmade");
+  auto set = MustOpen(Options(name, GetParam()));
+  ASSERT_NE(set, nullptr);
+  const std::string key = "urlsieve:{" + name + ":0}:bloom:0";
+  EXPECT_EQ(Exists(key), 0);
+  auto again = MustOpen(Options(name, GetParam()));  // checks every shard
+  ASSERT_NE(again, nullptr);
+  auto held = again->Contains(Url(1));
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_FALSE(*held);
+  int fresh = 0;
+  ASSERT_TRUE(Insert(*again, 0, 300, &fresh).ok());
+  EXPECT_EQ(fresh, 300);
+  EXPECT_EQ(Exists(key), 1);
+  ASSERT_TRUE(Insert(*set, 0, 300, &fresh).ok());
+  EXPECT_EQ(fresh, 0);
+  Redis({"DEL", key});
+  ExpectLoss(Insert(*set, 300, 400), key);
 }
 
 // SET garbage on a shard printed 5000 of 5000 seen URLs again.

@@ -183,12 +183,17 @@ TEST(RedisSeenSetTest, LayerStringsFillTheirSizeClass) {
   ASSERT_TRUE(layout.ok());
   auto client = MustConnect(SharedRedisServer()->address());
   ASSERT_NE(client, nullptr);
+  // A shard's layer 0 is made by its first insert, at its full size.
+  auto made = client->Run({{"EXISTS", "urlsieve:{memory:0}:bloom:0"}});
+  ASSERT_TRUE(made.ok());
+  EXPECT_EQ(made->integer, 0);
+  EXPECT_EQ(InsertUrls(**set, 0, 3000).size(), 3000u);
   auto usage = client->Run({{"MEMORY", "USAGE", "urlsieve:{memory:0}:bloom:0"}});
   ASSERT_TRUE(usage.ok());
   const uint64_t allocation = RedisStringAllocation(layout->layers[0].blocks * 64);
   EXPECT_GE(static_cast<uint64_t>(usage->integer), allocation);
   EXPECT_LE(static_cast<uint64_t>(usage->integer), allocation + 128);  // key, object, dict entry
-  EXPECT_EQ(InsertUrls(**set, 0, 3000).size(), 3000u);
+  EXPECT_EQ(InsertUrls(**set, 3000, 6000).size(), 3000u);
   auto after = client->Run({{"MEMORY", "USAGE", "urlsieve:{memory:0}:bloom:0"}});
   EXPECT_EQ(after->integer, usage->integer);  // BITFIELD never grew it
   auto total = (*set)->Usage();
@@ -197,6 +202,27 @@ TEST(RedisSeenSetTest, LayerStringsFillTheirSizeClass) {
   EXPECT_EQ(total->keys, 1 + 2 * uint64_t{layout->shards});  // meta, per shard count + layer 0
   EXPECT_LE(total->bytes, 2'100'000u);
   EXPECT_GE(total->bytes, layout->shards * allocation);
+}
+
+// A set made by an earlier build (meta version 1: every layer 0 made with the set, no `unmade`
+// field) opens and keeps its keys.
+TEST(RedisSeenSetTest, ASetOfAnEarlierVersionOpensAndKeepsItsKeys) {
+  ASSERT_NE(SharedRedisServer(), nullptr);
+  RedisSeenSetOptions options = Options("earlier", 10'000);
+  {
+    auto set = RedisSeenSet::Open(options, nullptr);
+    ASSERT_TRUE(set.ok()) << set.status().ToString();
+    EXPECT_EQ(InsertUrls(**set, 0, 500).size(), 500u);
+  }
+  auto client = MustConnect(SharedRedisServer()->address());
+  ASSERT_NE(client, nullptr);
+  auto version = client->Run({{"HGET", "urlsieve:{earlier}:meta", "version"}, 1});
+  ASSERT_TRUE(version.ok());
+  EXPECT_EQ(version->str, "3");
+  ASSERT_TRUE(client->Run({{"HSET", "urlsieve:{earlier}:meta", "version", "1"}}).ok());
+  auto set = RedisSeenSet::Open(options, nullptr);
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(InsertUrls(**set, 0, 1000).size(), 500u);
 }
 
 TEST(RedisSeenSetTest, GrowsPastItsCapacityWithoutRepeatsAndWithinItsFalsePositiveRate) {

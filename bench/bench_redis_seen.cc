@@ -19,7 +19,9 @@
 //
 //   bench_redis_seen --redis redis://127.0.0.1:PORT [--urls N] [--links N] [--batch B]
 //                    [--fp-rate P] [--workloads ab] [--contenders cnsl] [--shards S]
-//   contenders: c urlsieve with front cache, n urlsieve without, s SADD, l Lua SETBIT Bloom;
+//   contenders: c urlsieve with front cache, n urlsieve without (through the urlsieve server
+//   module when the server loaded it: bench/redis_seen.sh loads it), f / F urlsieve through the
+//   Function (server_module off) without / with the front cache, s SADD, l Lua SETBIT Bloom;
 //   r (not by default) a probe: the same test-and-set as one plain BITFIELD per batch, no Lua;
 //   o (not by default) urlsieve routed, no front cache: a crawl cluster's set (1024 shards, or
 //   --shards), each key routed to the partition of its host and appended to that inbox when new.
@@ -289,15 +291,18 @@ class UrlsieveContender final : public Contender {
  public:
   static constexpr uint32_t kGenerations = 4;
   UrlsieveContender(RedisAddress address, bool front_cache, uint32_t shards, bool routed = false,
-                    uint64_t revisit_after_s = 0, bool deletable = false)
+                    uint64_t revisit_after_s = 0, bool deletable = false, bool server_module = true)
       : address_(std::move(address)),
         front_cache_(front_cache),
         shards_(shards),
         routed_(routed),
         revisit_after_s_(revisit_after_s),
-        deletable_(deletable) {
+        deletable_(deletable),
+        server_module_(server_module) {
     if (routed_ && shards_ == 0) shards_ = 1024;
-    if (routed_) {
+    if (!server_module_) {
+      name_ = front_cache_ ? "urlsieve Function, front cache" : "urlsieve Function, no cache";
+    } else if (routed_) {
       name_ = "urlsieve routed, no cache";
     } else if (revisit_after_s_ > 0 || deletable_) {
       name_ = std::string("urlsieve ") + (revisit_after_s_ > 0 ? "7d/4 gens" : "") +
@@ -331,6 +336,7 @@ class UrlsieveContender final : public Contender {
     if (!front_cache_) options.front_cache_keys = 0;
     options.shards = shards_;
     options.routed = routed_;
+    options.server_module = server_module_;
     options.new_key_stream = {std::string(kClusterInboxSuffix), std::string(kClusterInboxGroup)};
     options.requested.revisit_after_s = revisit_after_s_;
     options.requested.generations = kGenerations;
@@ -382,6 +388,7 @@ class UrlsieveContender final : public Contender {
   bool routed_;
   uint64_t revisit_after_s_;
   bool deletable_;
+  bool server_module_;
   std::string name_;
   std::unique_ptr<RedisSeenSet> set_;
   std::vector<KeyHash> hashes_;
@@ -801,6 +808,9 @@ int Main(int argc, char** argv) {
     else if (c == 'd' || c == 'D')  // deletable (counting)
       contenders.push_back(
           std::make_unique<UrlsieveContender>(address, c == 'D', o.shards, false, 0, true));
+    else if (c == 'f' || c == 'F')
+      contenders.push_back(
+          std::make_unique<UrlsieveContender>(address, c == 'F', o.shards, false, 0, false, false));
     else if (c == 's')
       contenders.push_back(std::make_unique<SaddContender>(address));
     else if (c == 'r')
@@ -809,7 +819,7 @@ int Main(int argc, char** argv) {
       contenders.push_back(std::make_unique<LuaBloomContender>(address));
     else
       Die("--contenders", Status::InvalidArgument(std::string("unknown contender '") + c +
-                                                  "' (c n s l r o g G d D)"));
+                                                  "' (c n f F s l r o g G d D)"));
   }
 
   std::map<char, std::vector<Row>> results;
@@ -856,6 +866,23 @@ int Main(int argc, char** argv) {
     if (ua && lua_a)
       Target((who + ": (a) URLs/s, urlsieve / Lua SETBIT Bloom").c_str(),
              ua->urls_per_s / lua_a->urls_per_s, ">=", 1.5);
+  }
+  // Issue 27: server CPU per distinct URL at most SADD's, and the speed ratios.
+  printf("targets (issue 27: the server's cost; urlsieve through the module where loaded):\n");
+  const Row* na = results.count('a') ? Find(results['a'], "urlsieve, no") : nullptr;
+  const Row* nb = results.count('b') ? Find(results['b'], "urlsieve, no") : nullptr;
+  const Row* cb = results.count('b') ? Find(results['b'], "urlsieve, front") : nullptr;
+  if (na && sadd_a) {
+    Target("(a) URLs/s, urlsieve no cache / SADD", na->urls_per_s / sadd_a->urls_per_s, ">=", 1);
+    Target("(a) server CPU per URL, urlsieve no cache / SADD",
+           na->server_cpu_s / std::max(1e-9, sadd_a->server_cpu_s), "<=", 1);
+    Target("(a) Redis memory, B/URL (MEMORY USAGE)", na->usage_bytes_per_url, "<=", 2.1);
+  }
+  if (cb && sadd_b) {
+    Target("(b) URLs/s, urlsieve / SADD", cb->urls_per_s / sadd_b->urls_per_s, ">=", 3);
+  }
+  if (nb && sadd_b) {
+    Target("(b) URLs/s, urlsieve no cache / SADD", nb->urls_per_s / sadd_b->urls_per_s, ">=", 1.5);
   }
   if (wrong) printf("\nA contender answered wrongly (see the check column).\n");
   return wrong ? 1 : 0;

@@ -148,13 +148,14 @@ need_redis() {
 # start_redis DIR: a redis-server without persistence on a free loopback port (up to 5 ports
 # tried, should another process take one first), its log and working files in DIR, and waits
 # until it answers PING. Sets redis_pid and redis_port; exits 1 when none starts.
-start_redis() {
+start_redis() { # start_redis DIR [redis-server arguments...]
   local dir=$1 i
+  shift
   redis_pid=
   for _ in 1 2 3 4 5; do
     redis_port=$(free_port)
     redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --dir "$dir" \
-      --logfile "$dir/redis.log" --daemonize no &
+      --logfile "$dir/redis.log" --daemonize no "$@" &
     redis_pid=$!
     for ((i = 0; i < 100; i++)); do
       if redis-cli -h 127.0.0.1 -p "$redis_port" ping 2> /dev/null | grep -q PONG; then return 0; fi

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Compares urlsieve's Redis seen set (with and without its front cache) with scrapy-redis's way
+# Compares urlsieve's Redis seen set (with and without its front cache; through the urlsieve
+# server module, which the redis-server it starts loads, or with contenders f F through the
+# Function) with scrapy-redis's way
 # (pipelined SADD of SHA-1 hex fingerprints) and a Redisson-style Lua SETBIT Bloom filter, in one
 # run, on one loopback redis-server this script starts (no persistence) and stops: (a) 10^7
 # distinct URLs and (b) a crawl-like link stream of which about 90 % are repeats, at ε = 1e-3.
 # Prints URLs/s, Redis memory per URL, round trips per URL, the "new" answers checked against the
-# distinct count, and the targets of issue 12. The program is bench/bench_redis_seen.cc (its header
+# distinct count, and the targets of issues 12 and 27. The program is bench/bench_redis_seen.cc (its header
 # says what is measured and how).
 #
 #   bench/redis_seen.sh [--quick] [--urls N] [--links N] [--build-dir DIR] [-- PROGRAM ARGS]
@@ -42,13 +44,15 @@ done
 
 program="$build/bench/bench_redis_seen"
 need_built "cmake --build $build --target bench_redis_seen" "$program"
+module="$build/dedup/redis/module/urlsieve_redis.so"
+need_built "cmake --build $build --target urlsieve_redis_module" "$module"
 need_redis
 
 make_tmp urlsieve_redisbench
 on_exit cleanup_all
 
-start_redis "$tmp"
+start_redis "$tmp" --loadmodule "$(realpath "$module")"
 
 echo "redis-server $(redis_version) on 127.0.0.1:$redis_port" \
-  "(--save '' --appendonly no); $(machine_load)"
+  "(--save '' --appendonly no, --loadmodule urlsieve_redis.so); $(machine_load)"
 "$program" --redis "redis://127.0.0.1:$redis_port" --urls "$urls" --links "$links" ${extra[@]+"${extra[@]}"}

@@ -170,6 +170,10 @@ struct RedisSeenSetOptions {
   // lost while its shards remain is deleted and created again (a new identity). Calls after the
   // open never repair.
   bool accept_loss = false;
+  // Inserts go to the urlsieve server module (URLSIEVE.INSERT, docs/features/redis-seen-set.md,
+  // "The server module") when every master has loaded it and the set is layered, of bits and not
+  // routed; otherwise, or false here, to the Function. Both keep the same keys and answers.
+  bool server_module = true;
 };
 
 // The prefix of every key of shard `shard` of the set `name`: "urlsieve:{NAME:s}:", whose Redis

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "dedup/redis/redis_seen_function.h"
 #include "dedup/redis_seen_set_impl.h"
 
 namespace urlsieve {
@@ -11,6 +12,14 @@ namespace urlsieve {
 using namespace redis_seen_internal;
 
 namespace {
+
+// A shard call's command (the Function's name, or the module's) and its shard's count key.
+const std::string& CallName(const RedisCommand& command) {
+  return command.argv[0] == "FCALL" ? command.argv[1] : command.argv[0];
+}
+const std::string& CallKey(const RedisCommand& command) {
+  return command.argv[static_cast<size_t>(command.key_index)];
+}
 
 // Retries of a shard call whose connection failed, inside one call of the set (same token and
 // sequence number, so a call that did run is answered as it was): the back-off before each.
@@ -201,8 +210,8 @@ Status RedisSeenSet::Impl::ReadShardReplies(
     if (!reply.is_error()) {
       if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 3 ||
           reply.elements[0].type != RedisReply::Type::kString) {
-        return Status::Corruption(client.server() + ": " + What() + ": " + commands[i].argv[1] +
-                                  " on " + commands[i].argv[3] +
+        return Status::Corruption(client.server() + ": " + What() + ": " + CallName(commands[i]) +
+                                  " on " + CallKey(commands[i]) +
                                   " answered something else than [verdicts, layers, count]");
       }
       (*answers)[i] = std::move(reply.elements[0].str);
@@ -222,11 +231,17 @@ Status RedisSeenSet::Impl::ReadShardReplies(
       round->stale = true;
     } else if (TextHas(reply.str, "Function not found")) {
       round->need_library = true;
+    } else if (TextHas(reply.str, "unknown command") &&
+               (commands[i].argv[0] == kRedisSeenModuleInsert ||
+                commands[i].argv[0] == kRedisSeenModuleInsertRouted)) {
+      // A master restarted without the module: the Function answers instead (nothing ran).
+      module_ = false;
+      commands[i] = build(i);
     } else if (StartsWith(reply.str, "NOINIT")) {
-      return LostShardError(client.server(), commands[i].argv[3]);
+      return LostShardError(client.server(), CallKey(commands[i]));
     } else {
       Status error = ShardCallError(
-          client, "running " + commands[i].argv[1] + " on " + commands[i].argv[3], reply);
+          client, "running " + CallName(commands[i]) + " on " + CallKey(commands[i]), reply);
       if (error.code() != StatusCode::kUnavailable) return error;
       *transient = error;  // BUSY, LOADING, ...: retried
     }

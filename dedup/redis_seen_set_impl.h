@@ -181,6 +181,9 @@ class RedisSeenSet::Impl {
   // FCALL create: the meta hash unless it exists; the stored one.
   Result<std::map<std::string, std::string, std::less<>>> CreateMeta(RedisClient& client);
   Status LoadLibrary(RedisClient& client);
+  // Sets module_: options_.server_module, a layered set of bits, and every master knows the
+  // module's insert (URLSIEVE.INSERT, or URLSIEVE.INSERT_ROUTED for a routed set).
+  Status DetectModule(RedisClient& client);
   // *found (when given): the first of the set's shard keys that exists, "" when none does.
   Status CheckKeyTypes(RedisClient& client, bool meta_too, std::string* found = nullptr);
   Status InitShards(RedisClient& client, const std::vector<uint32_t>& shards);
@@ -282,6 +285,8 @@ class RedisSeenSet::Impl {
     std::string now;         // NowArg(batch.sent_ms)
   };
   // Shard c's FCALL of insert / insert_routed / insert_gen.
+  // The server module's form of the same call (module_).
+  RedisCommand BuildModuleInsertCall(const InsertCall& call, size_t c) const;
   RedisCommand BuildInsertCall(const InsertCall& call, size_t c) const;
   // The verdicts into is_new, and what they taught into the front cache.
   Status ApplyInsertAnswers(const PendingBatch& batch, const std::vector<std::string>& answers,
@@ -323,6 +328,9 @@ class RedisSeenSet::Impl {
   uint32_t shards_ = 1;
   bool routed_ = false;  // as stored
   bool ready_ = false;   // the meta's "ready": every shard was made
+  // Inserts go to the server module (DetectModule at open; cleared when a master answers it does
+  // not know the command, so that the batch is sent again to the Function).
+  std::atomic<bool> module_{false};
   std::vector<RedisBloomLayer> layers_;
   std::string layer_table_;
   std::unique_ptr<RedisFrontCache> cache_;

@@ -158,7 +158,47 @@ RedisSeenSet::Impl::PendingBatch RedisSeenSet::Impl::PlanInsert(std::span<const 
   return batch;
 }
 
+RedisCommand RedisSeenSet::Impl::BuildModuleInsertCall(const InsertCall& call, size_t c) const {
+  const uint32_t s = call.batch.parts[c].first;
+  const std::vector<uint32_t>& part = call.batch.parts[c].second;
+  // Each key's hash, low then high, little-endian: the module computes every offset from it
+  // (redis_seen_key_math.h).
+  std::string hashes;
+  hashes.reserve(16 * part.size());
+  for (uint32_t i : part) {
+    char bytes[16];
+    for (int b = 0; b < 8; ++b) {
+      bytes[b] = static_cast<char>(call.hashes[i].low >> (8 * b));
+      bytes[8 + b] = static_cast<char>(call.hashes[i].high >> (8 * b));
+    }
+    hashes.append(bytes, sizeof(bytes));
+  }
+  RedisCommand command;
+  command.key_index = 1;
+  if (call.routing) {
+    command.argv = {kRedisSeenModuleInsertRouted,
+                    CountKey(s),
+                    InboxKey(s),
+                    ExactArg(),
+                    call.batch.token,
+                    call.seq,
+                    options_.new_key_stream.group,
+                    std::move(hashes)};
+  } else {
+    command.argv = {kRedisSeenModuleInsert, CountKey(s),      ExactArg(),
+                    call.batch.token,       call.seq,         options_.claim_log,
+                    call.generation,        std::move(hashes)};
+  }
+  if (call.with_payload) {
+    for (uint32_t i : part) {
+      command.argv.emplace_back(call.payloads.empty() ? call.keys[i] : call.payloads[i]);
+    }
+  }
+  return command;
+}
+
 RedisCommand RedisSeenSet::Impl::BuildInsertCall(const InsertCall& call, size_t c) const {
+  if (module_ && !generational()) return BuildModuleInsertCall(call, c);
   const uint32_t s = call.batch.parts[c].first;
   const std::vector<uint32_t>& part = call.batch.parts[c].second;
   const uint32_t provided = generational() ? 1 : Provided(s, part.size());

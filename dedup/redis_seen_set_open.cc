@@ -52,6 +52,7 @@ Status RedisSeenSet::Impl::OpenSet(std::vector<SeenNotice>* notices) {
   if (!options_.read_only) {
     URLSIEVE_RETURN_IF_ERROR(CheckEvictionPolicy(client, notices));
     URLSIEVE_RETURN_IF_ERROR(LoadLibrary(client));
+    URLSIEVE_RETURN_IF_ERROR(DetectModule(client));
     std::vector<uint32_t> all(shards_);
     for (uint32_t s = 0; s < shards_; ++s) all[s] = s;
     if (ready_) {
@@ -340,6 +341,25 @@ Status RedisSeenSet::Impl::LoadLibrary(RedisClient& client) {
     }
     return RedisErrorStatus(client.server(), "loading the urlsieve function library", reply);
   }
+  return Status::Ok();
+}
+
+Status RedisSeenSet::Impl::DetectModule(RedisClient& client) {
+  module_ = false;
+  if (!options_.server_module || generational() || unit() != 1) return Status::Ok();
+  std::vector<RedisReply> replies;
+  URLSIEVE_RETURN_IF_ERROR(client.OnEveryMaster(
+      Command({"COMMAND", "INFO", routed_ ? kRedisSeenModuleInsertRouted : kRedisSeenModuleInsert},
+              -1),
+      &replies));
+  round_trips_.fetch_add(1, std::memory_order_relaxed);
+  bool everywhere = !replies.empty();
+  for (const RedisReply& reply : replies) {
+    // [nil] for a command the server does not know.
+    everywhere = everywhere && reply.type == RedisReply::Type::kArray && !reply.elements.empty() &&
+                 reply.elements[0].type == RedisReply::Type::kArray;
+  }
+  module_ = everywhere;
   return Status::Ok();
 }
 

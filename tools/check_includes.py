@@ -23,6 +23,7 @@ LAYERS = {
     'dedup/state': ['base'],
     'dedup/bloom': ['dedup/state'],
     'dedup/redis': ['dedup/bloom'],
+    'dedup/redis/module': ['dedup/redis'],  # a shared object Redis loads: a leaf
     'dedup/content': ['base', 'redis'],
     'dedup': ['dedup/bloom', 'dedup/content', 'dedup/redis', 'dedup/state', 'url', 'redis'],
     'frontier': ['url'],

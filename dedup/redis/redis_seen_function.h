@@ -12,9 +12,10 @@
 //                        another set's, LOST when a layer string lost data (with repair 1: made
 //                        again, empty, and named in the reply "REPAIRED <key>...").
 //   urlsieve_v2_insert   KEYS: count. ARGV: exact (0/1), token ("<identity>/..." is checked
-//                        against the shard's: IDENTITY when the set was made again), seq, claim log ("" none),
-//                        generation, P, then per key its arguments (RedisKeyArguments). Returns
-//                        [one character per key, '1' new; the shard's layers; its newest count].
+//                        against the shard's: IDENTITY when the set was made again), seq, claim log
+//                        ("" none), generation, P, then per key its arguments (RedisKeyArguments).
+//                        Returns [one character per key, '1' new; the shard's layers; its newest
+//                        count].
 //   urlsieve_v2_insert_routed  KEYS: count, the shard's inbox stream. ARGV: exact, token, seq,
 //                        group, P, then per key its arguments (with its payload). Routed mode:
 //                        insert's test-and-set, then XADD <inbox> * c <payload> per new key (the
@@ -66,6 +67,13 @@ inline constexpr const char* kRedisSeenForget = "urlsieve_v2_forget";
 inline constexpr const char* kRedisSeenInsertGen = "urlsieve_v2_insert_gen";
 inline constexpr const char* kRedisSeenContainsGen = "urlsieve_v2_contains_gen";
 inline constexpr const char* kRedisSeenForgetGen = "urlsieve_v2_forget_gen";
+// The server module's insert (dedup/redis/module/urlsieve_module.cc), where every master loaded it:
+//   URLSIEVE.INSERT <count> <exact> <token> <seq> <claim log> <generation> <hashes> [payloads]
+// <hashes> 16 bytes a key (low, high, little-endian); answers as kRedisSeenInsert.
+inline constexpr const char* kRedisSeenModuleInsert = "URLSIEVE.INSERT";
+//   URLSIEVE.INSERT_ROUTED <count> <inbox> <exact> <token> <seq> <group> <hashes> <payloads>
+// answers as kRedisSeenInsertRouted.
+inline constexpr const char* kRedisSeenModuleInsertRouted = "URLSIEVE.INSERT_ROUTED";
 
 // The library's source (redis_seen_function.lua, byte for byte), for FUNCTION LOAD REPLACE.
 const std::string& RedisSeenLibrarySource();

@@ -1,7 +1,9 @@
 // SharedRedisServer(): one redis-server for the Redis tests of a test process that need no server
 // of their own, started on first use and killed when the process exits. ctest runs each test in a
 // process of its own; when one process runs several (or --gtest_repeat), the server is emptied
-// (FLUSHALL) before each test, so every test starts from an empty server.
+// (FLUSHALL) before each test, so every test starts from an empty server. It loads the urlsieve
+// server module, so that a layered set's inserts there go through URLSIEVE.INSERT (a test that
+// wants the Function's sets RedisSeenSetOptions::server_module = false).
 //
 // Thread-safety: call it from test threads; the start is guarded by a function-local static.
 #ifndef URLSIEVE_TESTS_DEDUP_REDIS_SHARED_SERVER_H_
@@ -20,9 +22,14 @@ namespace urlsieve::testing {
 
 class SharedRedisServerHolder {
  public:
-  SharedRedisServerHolder() : server_(RedisServer::Start(dir_.path())) {}
+  SharedRedisServerHolder() : server_(RedisServer::Start(dir_.path(), WithModule())) {}
   ~SharedRedisServerHolder() { server_.reset(); }  // before its directory goes
   RedisServer* server() { return server_.get(); }
+  static RedisServer::Options WithModule() {
+    RedisServer::Options options;
+    options.urlsieve_module = true;
+    return options;
+  }
 
  private:
   ScratchDir dir_{"urlsieve_shared_redis"};

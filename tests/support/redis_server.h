@@ -33,9 +33,10 @@
 namespace urlsieve::testing {
 
 struct RedisServerOptions {
-  bool append_only = false;  // appendonly yes, appendfsync always: survives kill -9
-  std::string password;      // requirepass
-  bool cluster = false;      // cluster-enabled yes (a test assembles the nodes into a cluster)
+  bool append_only = false;      // appendonly yes, appendfsync always: survives kill -9
+  std::string password;          // requirepass
+  bool cluster = false;          // cluster-enabled yes (a test assembles the nodes into a cluster)
+  bool urlsieve_module = false;  // --loadmodule the urlsieve module (URLSIEVE_REDIS_MODULE)
   std::vector<std::string> extra_args;
 };
 
@@ -121,11 +122,21 @@ class RedisServer {
 
   // Starts redis-server and waits until it answers PING or exits.
   bool Launch() {
-    std::vector<std::string> args = {"redis-server", "--port", std::to_string(port_),
-                                     "--bind", "127.0.0.1", "--dir", dir_.string(),
-                                     "--save", "", "--daemonize", "no",
-                                     "--logfile", (dir_ / "redis.log").string(),
-                                     "--protected-mode", "no"};
+    std::vector<std::string> args = {"redis-server",
+                                     "--port",
+                                     std::to_string(port_),
+                                     "--bind",
+                                     "127.0.0.1",
+                                     "--dir",
+                                     dir_.string(),
+                                     "--save",
+                                     "",
+                                     "--daemonize",
+                                     "no",
+                                     "--logfile",
+                                     (dir_ / "redis.log").string(),
+                                     "--protected-mode",
+                                     "no"};
     if (options_.append_only) {
       args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
     }
@@ -134,6 +145,9 @@ class RedisServer {
       args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file",
                                "nodes-" + std::to_string(port_) + ".conf"});
     }
+#ifdef URLSIEVE_REDIS_MODULE
+    if (options_.urlsieve_module) args.insert(args.end(), {"--loadmodule", URLSIEVE_REDIS_MODULE});
+#endif
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     pid_ = ::fork();
     if (pid_ == 0) {

@@ -18,13 +18,15 @@
 #   (d) opening a node (target <= 0.2 s), and the Redis commands an idle node owning every
 #       partition costs per second (target <= 50).
 #
-#   bench/cluster_crawl.sh [--quick] [--pages N] [--reps R] [--build-dir DIR] [--keep]
+#   bench/cluster_crawl.sh [--quick] [--pages N] [--reps R] [--build-dir DIR] [--keep] [--function]
 #       --quick        600 pages per host, one repetition (about two minutes): a smoke test long
 #                      enough that the cluster's fixed costs (open, join, end, leave) do not dominate
 #       --pages N      pages of the generated site, served by each of the 8 hosts (default 1500)
 #       --reps R       repetitions of each timed run; the median pages/s is used (default 1)
 #       --build-dir    where urlsieve was built (default build; a Release build measures best)
 #       --keep         keep the temp dir (site, logs, crawl outputs) and print its path
+#       --function     a redis-server without the urlsieve server module (by default it loads it,
+#                      as a production Redis should): the seen set's inserts run in its Function
 #
 # Pages and duplicates come from nginx's access log (a fresh nginx per run): pages = distinct
 # (host, URI) served with 200, duplicates = requests beyond the first. Wall time runs from the
@@ -39,6 +41,7 @@ pages=1500
 reps=1
 build=build
 keep=0
+function_only=0
 hosts=8
 while (($#)); do
   case $1 in
@@ -47,7 +50,8 @@ while (($#)); do
     --reps) reps=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) print_help 28; exit 0 ;;
+    --function) function_only=1; shift ;;
+    -h | --help) print_help 34; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -57,6 +61,12 @@ need_positive --reps "$reps"
 urlsieve="$build/crawler/urlsieve"
 python=/usr/bin/python3
 need_built "scripts/build.sh (or cmake --build $build --target urlsieve)" "$urlsieve"
+module="$build/dedup/redis/module/urlsieve_redis.so"
+redis_args=()
+if ((!function_only)); then
+  need_built "cmake --build $build --target urlsieve_redis_module" "$module"
+  redis_args=(--loadmodule "$(realpath "$module")")
+fi
 missing=()
 [[ -x $(nginx_bin) ]] || missing+=(nginx-light)
 command -v redis-server > /dev/null && command -v redis-cli > /dev/null || missing+=(redis-server)
@@ -78,7 +88,8 @@ cleanup() {
 on_exit cleanup
 
 # --- redis-server on a free loopback port ---
-start_redis "$tmp"
+start_redis "$tmp" ${redis_args[@]+"${redis_args[@]}"}
+echo "redis-server: ${redis_args[*]:-no urlsieve module (--function)}"
 redis_url="redis://127.0.0.1:$redis_port"
 rcli() { redis-cli -h 127.0.0.1 -p "$redis_port" "$@"; }
 # info_field SECTION FIELD: one field of INFO.
@@ -271,17 +282,17 @@ fi
 # commands it costs per second (a node given no seeds: the cluster is never seeded, so it waits;
 # counted over 10 s once it holds its partitions; its safety sweep, one XLEN of every partition a
 # minute, is added as its average).
-first_request_ms() { # first_request_ms MODE: ms from the start of a crawl to its first request
-  local log="$tmp/nginx/logs/first.$1.log" args start ms
+first_request_ms() { # first_request_ms MODE RUN: ms from the start of a crawl to its first request
+  local log="$tmp/nginx/logs/first.$1.$2.log" args start ms
   rcli FLUSHALL > /dev/null
   start_nginx "$log"
-  args=("$urlsieve" crawl --seeds "$tmp/seeds.txt" --out "$tmp/out.first.$1" "${common[@]}")
+  args=("$urlsieve" crawl --seeds "$tmp/seeds.txt" --out "$tmp/out.first.$1.$2" "${common[@]}")
   [[ $1 == cluster ]] && args+=(--cluster "$redis_url" --cluster-name first --node-id first)
   start=$(now_ns)
-  "${args[@]}" > "$tmp/log.first.$1" 2>&1 &
+  "${args[@]}" > "$tmp/log.first.$1.$2" 2>&1 &
   node_pids=($!)
   while [[ ! -s $log ]]; do
-    kill -0 "${node_pids[0]}" 2> /dev/null || { echo "the $1 crawl exited: $(cat "$tmp/log.first.$1")" >&2; exit 1; }
+    kill -0 "${node_pids[0]}" 2> /dev/null || { echo "the $1 crawl exited: $(cat "$tmp/log.first.$1.$2")" >&2; exit 1; }
     sleep 0.005
   done
   ms=$((($(now_ns) - start) / 1000000))
@@ -290,8 +301,16 @@ first_request_ms() { # first_request_ms MODE: ms from the start of a crawl to it
   stop_nginx
   echo "$ms"
 }
-open_alone_ms=$(first_request_ms standalone)
-open_ms=$(first_request_ms cluster)
+# The median of 3 interleaved openings of each (one is a single sample of a noisy machine).
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+alone=() cluster=()
+for run in 1 2 3; do
+  alone+=("$(first_request_ms standalone "$run")")
+  cluster+=("$(first_request_ms cluster "$run")")
+done
+open_alone_ms=$(median3 "${alone[@]}")
+open_ms=$(median3 "${cluster[@]}")
+echo "node open, ms (3 runs each): cluster ${cluster[*]}; standalone ${alone[*]}"
 rcli FLUSHALL > /dev/null
 "$urlsieve" crawl --out "$tmp/out.idle" --cluster "$redis_url" --cluster-name idle \
   --node-id idle > "$tmp/log.idle" 2>&1 &

@@ -18,7 +18,8 @@ const std::string& CallName(const RedisCommand& command) {
   return command.argv[0] == "FCALL" ? command.argv[1] : command.argv[0];
 }
 const std::string& CallKey(const RedisCommand& command) {
-  return command.argv[static_cast<size_t>(command.key_index)];
+  const auto at = static_cast<size_t>(command.key_index);
+  return command.key_index >= 0 && at < command.argv.size() ? command.argv[at] : command.argv[0];
 }
 
 // Retries of a shard call whose connection failed, inside one call of the set (same token and

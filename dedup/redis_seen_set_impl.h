@@ -284,10 +284,10 @@ class RedisSeenSet::Impl {
     std::string generation;  // the claim log's building generation
     std::string now;         // NowArg(batch.sent_ms)
   };
-  // Shard c's FCALL of insert / insert_routed / insert_gen.
-  // The server module's form of the same call (module_).
-  RedisCommand BuildModuleInsertCall(const InsertCall& call, size_t c) const;
+  // Shard c's call: the FCALL of insert / insert_routed / insert_gen, or where module_ the
+  // server module's URLSIEVE.INSERT / INSERT_ROUTED (BuildModuleInsertCall).
   RedisCommand BuildInsertCall(const InsertCall& call, size_t c) const;
+  RedisCommand BuildModuleInsertCall(const InsertCall& call, size_t c) const;
   // The verdicts into is_new, and what they taught into the front cache.
   Status ApplyInsertAnswers(const PendingBatch& batch, const std::vector<std::string>& answers,
                             std::span<const KeyHash> hashes, uint64_t epoch,

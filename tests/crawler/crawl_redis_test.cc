@@ -189,6 +189,26 @@ TEST_F(CrawlRedisTest, TwoCrawlsWithDisjointSeedsShareTheSeenSetAndFetchEachPage
   }
 }
 
+// Two crawls sharing the set on a Redis that loaded the urlsieve server module: its inserts go
+// through URLSIEVE.INSERT, and every page is fetched once.
+TEST_F(CrawlRedisTest, TwoCrawlsShareTheSetThroughTheServerModule) {
+  RedisServer::Options with_module;
+  with_module.append_only = true;
+  with_module.urlsieve_module = true;
+  redis_ = RedisServer::Start(dir_->path() / "redis-module", with_module);
+  ASSERT_NE(redis_, nullptr);
+  CrawlChild a(Err("a"), Args("a", Seeds("a", {"/"}), "shared"));
+  CrawlChild b(Err("b"), Args("b", Seeds("b", {"/", "/pages/1"}), "shared"));
+  EXPECT_EQ(a.Wait(), 0) << a.err();
+  EXPECT_EQ(b.Wait(), 0) << b.err();
+  ExpectEveryPageFetched(Fetches(), 1);
+  auto client = RedisClient::Connect(redis_->address());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto stats = (*client)->Run({{"INFO", "commandstats"}, -1});
+  ASSERT_TRUE(stats.ok());
+  EXPECT_NE(stats->str.find("cmdstat_urlsieve.insert:"), std::string::npos) << stats->str;
+}
+
 TEST_F(CrawlRedisTest, KillNineAndResumeOverTheSameSetLosesNoPage) {
   // No checkpoint before the kill (a long interval): the frontier on disk is empty, the seeds are
   // seen in Redis, and only the claim log can give the crawl its URLs back.

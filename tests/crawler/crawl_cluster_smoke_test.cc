@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "redis/redis_client.h"
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
@@ -37,11 +38,15 @@ using testing::UrlsieveChild;
 
 constexpr int kHosts = 4;
 
-class CrawlClusterSmokeTest : public ::testing::Test {
+// The parameter: whether Redis loaded the urlsieve server module (the routed seen set's inserts
+// then go through URLSIEVE.INSERT_ROUTED instead of the Function).
+class CrawlClusterSmokeTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     dir_ = std::make_unique<ScratchDir>("crawl_cluster_smoke");
-    redis_ = RedisServer::Start(dir_->path() / "redis");
+    RedisServer::Options options;
+    options.urlsieve_module = GetParam();
+    redis_ = RedisServer::Start(dir_->path() / "redis", options);
     ASSERT_NE(redis_, nullptr);
     server_ = testing::StartGeneratedSite(testing::TrapSiteOptions(std::chrono::milliseconds(200)),
                                           kHosts, &site_);
@@ -79,7 +84,7 @@ class CrawlClusterSmokeTest : public ::testing::Test {
   GeneratedSite* site_ = nullptr;
 };
 
-TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
+TEST_P(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
   UrlsieveChild a(CrawlArgs("a", /*seeds=*/true), File("a.err"), File("a.out"));
   UrlsieveChild b(CrawlArgs("b", /*seeds=*/false), File("b.err"), File("b.out"));
   ASSERT_EQ(a.Wait(), 0) << ReadFile(File("a.err"));
@@ -140,7 +145,18 @@ TEST_F(CrawlClusterSmokeTest, TwoNodesFetchEveryPageOnceAndEndTogether) {
   EXPECT_NE(ReadFile(File("missing.err")).find("no crawl cluster named 'nosuch'"),
             std::string::npos)
       << ReadFile(File("missing.err"));
+
+  auto client = RedisClient::Connect(redis_->address());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto stats = (*client)->Run({{"INFO", "commandstats"}, -1});
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->str.find("cmdstat_urlsieve.insert_routed:") != std::string::npos, GetParam());
 }
+
+INSTANTIATE_TEST_SUITE_P(FunctionAndModule, CrawlClusterSmokeTest, ::testing::Bool(),
+                         [](const auto& param_info) {
+                           return param_info.param ? "ServerModule" : "Function";
+                         });
 
 }  // namespace
 }  // namespace urlsieve

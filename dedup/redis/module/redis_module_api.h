@@ -36,10 +36,7 @@ inline constexpr int kKeyTypeEmpty = 0;
 inline constexpr int kKeyTypeString = 1;
 
 inline constexpr int kReplyString = 0;
-inline constexpr int kReplyError = 1;
 inline constexpr int kReplyInteger = 2;
-inline constexpr int kReplyArray = 3;
-inline constexpr int kReplyNull = 4;
 
 inline constexpr int kHashCFields = 1 << 2;
 
@@ -53,7 +50,6 @@ struct Api {
   void (*AutoMemory)(RedisModuleCtx*) = nullptr;
   int (*WrongArity)(RedisModuleCtx*) = nullptr;
   RedisModuleKey* (*OpenKey)(RedisModuleCtx*, RedisModuleString*, int) = nullptr;
-  void (*CloseKey)(RedisModuleKey*) = nullptr;
   int (*KeyType)(RedisModuleKey*) = nullptr;
   size_t (*ValueLength)(RedisModuleKey*) = nullptr;
   char* (*StringDMA)(RedisModuleKey*, size_t*, int) = nullptr;
@@ -90,7 +86,6 @@ inline int RedisModuleInit(RedisModuleCtx* ctx, const char* name, int version) {
   get("RedisModule_AutoMemory", &api.AutoMemory);
   get("RedisModule_WrongArity", &api.WrongArity);
   get("RedisModule_OpenKey", &api.OpenKey);
-  get("RedisModule_CloseKey", &api.CloseKey);
   get("RedisModule_KeyType", &api.KeyType);
   get("RedisModule_ValueLength", &api.ValueLength);
   get("RedisModule_StringDMA", &api.StringDMA);

@@ -1,5 +1,6 @@
 // Throughput of the URL canonicalizer on one core: CanonicalizeTo (the hot path) over 100k
-// generated URLs with default options and with every crawler rule, the allocating Canonicalize,
+// generated URLs with default options and with the crawler rules, on URLs with tracking parameters
+// with strip_tracking_params off and on, the allocating Canonicalize,
 // and Resolve of relative links (also with a non-ASCII query from a GBK page). items/s is URLs/s.
 #include <benchmark/benchmark.h>
 
@@ -50,6 +51,38 @@ void BM_CanonicalizeToAllRules(benchmark::State& state) {
   RunCanonicalizeTo(state, options);
 }
 BENCHMARK(BM_CanonicalizeToAllRules)->Unit(benchmark::kMillisecond);
+
+// strip_tracking_params on URLs carrying campaign parameters (each URL gets utm_source, utm_medium,
+// fbclid and a content parameter): a binary search per parameter. Off, the same URLs, for the
+// difference.
+void RunTracking(benchmark::State& state, bool strip) {
+  static const std::vector<std::string> tagged = [] {
+    std::vector<std::string> out;
+    int i = 0;
+    for (const std::string& u : Urls()) {
+      const std::string url = u.substr(0, u.find('#'));
+      out.push_back(url + (url.find('?') == std::string::npos ? "?" : "&") +
+                    "utm_source=news&utm_medium=email&id=" + std::to_string(i++) +
+                    "&fbclid=IwAR0abcdef");
+    }
+    return out;
+  }();
+  CanonicalizeOptions options;
+  options.strip_tracking_params = strip;
+  const UrlCanonicalizer canonicalizer(options);
+  std::string key;
+  for (auto _ : state) {
+    for (const std::string& url : tagged) {
+      benchmark::DoNotOptimize(canonicalizer.CanonicalizeTo(url, &key));
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(tagged.size()));
+  state.SetBytesProcessed(state.iterations() * TotalBytes(tagged));
+}
+void BM_CanonicalizeToTrackingParamsOff(benchmark::State& state) { RunTracking(state, false); }
+BENCHMARK(BM_CanonicalizeToTrackingParamsOff)->Unit(benchmark::kMillisecond);
+void BM_CanonicalizeToStripTrackingParams(benchmark::State& state) { RunTracking(state, true); }
+BENCHMARK(BM_CanonicalizeToStripTrackingParams)->Unit(benchmark::kMillisecond);
 
 // ASCII hosts only: the path that never calls libidn2.
 void BM_CanonicalizeToAsciiOnly(benchmark::State& state) {

@@ -6,6 +6,7 @@
 #include "dedup/generational_seen_set.h"
 #include "dedup/redis_seen_set.h"
 #include "dedup/state_dir.h"
+#include "url/tracking_params.h"
 
 namespace urlsieve {
 namespace {
@@ -94,6 +95,7 @@ Result<std::unique_ptr<SeenFilter>> SeenFilter::Open(const SeenFilterOptions& op
   if (!(options.fp_rate > 0 && options.fp_rate < 1)) {
     return Status::InvalidArgument("fp_rate must be in (0, 1)");
   }
+  URLSIEVE_RETURN_IF_ERROR(CheckTrackingExceptions(options.canonicalize.tracking_exceptions));
   URLSIEVE_RETURN_IF_ERROR(CheckRedisOptions(options));
   if (!options.redis_url.empty()) return OpenRedis(options);  // RedisSeenSet checks the rest
   URLSIEVE_RETURN_IF_ERROR(CheckRevisitOptions(options));

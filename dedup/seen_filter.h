@@ -184,9 +184,9 @@ struct ForgetResult {
 class SeenFilter {
  public:
   // Opens or creates the filter. InvalidArgument for bad options (exact without state_dir or
-  // Redis, capacity 0, fp_rate outside (0, 1), a bad redis_url, redis_url without redis_name or
-  // the reverse, redis_url with state_dir, checkpointed or rebuild_bloom; revisit_after < 0 or
-  // generations outside [1, 256]); FailedPrecondition when
+  // Redis, capacity 0, fp_rate outside (0, 1), a malformed tracking exception, a bad redis_url,
+  // redis_url without redis_name or the reverse, redis_url with state_dir, checkpointed or
+  // rebuild_bloom; revisit_after < 0 or generations outside [1, 256]); FailedPrecondition when
   // another process has the state directory open (naming its pid), or for a missing snapshot;
   // Corruption for a foreign, mixed-up or damaged state; IoError. Over Redis, the errors of
   // RedisSeenSet::Open, naming the server: kUnavailable (no server), kFailedPrecondition (a wrong

@@ -1,9 +1,12 @@
 #include "dedup/seen_set_params.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+
+#include "url/tracking_params.h"
 
 namespace urlsieve {
 namespace {
@@ -40,12 +43,23 @@ std::string FormatStoredDouble(double value) {
 std::string EncodeStoredCanonicalize(const CanonicalizeOptions& o) {
   std::string s;
   if (o.key_version != 1) s += "key_version=" + std::to_string(o.key_version) + ",";
-  // "sort_query=0,drop_empty_query=0,...": the rules in table order, as existing states hold them.
+  // "sort_query=0,drop_empty_query=0,...": the rules in table order, as existing states hold them;
+  // a rule added since only when on, as its version (CanonicalizeRule::stored_version).
   for (const CanonicalizeRule& rule : kCanonicalizeRules) {
+    const bool on = o.*rule.member;
+    if (rule.stored_version > 0 && !on) continue;
     if (&rule != &kCanonicalizeRules[0]) s += ',';
     s += rule.name;
     s += '=';
-    s += std::to_string(static_cast<int>(o.*rule.member));
+    s += std::to_string(rule.stored_version > 0 ? rule.stored_version : static_cast<int>(on));
+    if (rule.member == &CanonicalizeOptions::strip_tracking_params) {
+      const std::vector<std::string> exceptions =
+          NormalizeTrackingExceptions(o.tracking_exceptions);
+      for (size_t i = 0; i < exceptions.size(); ++i) {
+        s += i == 0 ? ",tracking_exceptions=" : ";";
+        s += exceptions[i];
+      }
+    }
   }
   s += ",max_length=" + std::to_string(o.max_length);
   return s;
@@ -75,6 +89,34 @@ Result<CanonicalizeOptions> DecodeStoredCanonicalize(const std::string& s) {
   for (const CanonicalizeRule& rule : kCanonicalizeRules) {
     unsigned value = 0;
     int n = 0;
+    if (rule.stored_version > 0) {
+      // A rule added since: there only when on; its value is the version of what it does.
+      // Appended, not "," + std::string: GCC 12 -O3 reports a false -Wrestrict on that.
+      std::string field(1, ',');
+      field.append(rule.name).push_back('=');
+      if (!literal(field)) continue;
+      if (std::sscanf(rest.data(), "%u%n", &value, &n) != 1) return unreadable();
+      rest.remove_prefix(n);
+      if (value != 0 && value != static_cast<unsigned>(rule.stored_version)) {
+        return Status::Unsupported("the state's keys are made with " + std::string(rule.name) +
+                                   " version " + std::to_string(value) + "; this build makes " +
+                                   std::to_string(rule.stored_version));
+      }
+      o.*rule.member = value != 0;
+      if (rule.member == &CanonicalizeOptions::strip_tracking_params &&
+          literal(",tracking_exceptions=")) {
+        const std::string_view list = rest.substr(0, rest.find(','));
+        rest.remove_prefix(list.size());
+        for (size_t b = 0; b <= list.size();) {
+          const size_t end = std::min(list.find(';', b), list.size());
+          const std::string exception(list.substr(b, end - b));
+          if (!CheckTrackingException(exception).empty()) return unreadable();
+          o.tracking_exceptions.push_back(exception);
+          b = end + 1;
+        }
+      }
+      continue;
+    }
     if ((&rule != &kCanonicalizeRules[0] && !literal(",")) || !literal(rule.name) ||
         !literal("=") || std::sscanf(rest.data(), "%u%n", &value, &n) != 1) {
       return unreadable();

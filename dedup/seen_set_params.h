@@ -61,7 +61,12 @@ struct StateParameters {
 // rather than keying it the old way; a string without it is a version 1 state. The format is that
 // of existing states: "key_version=2,sort_query=0,...,max_length=2083", the rules in
 // kCanonicalizeRules order. Decoding fails with Unsupported for a key version this build does not
-// make, Corruption for an unreadable string.
+// make, Corruption for an unreadable string. A rule added since the first five
+// (CanonicalizeRule::stored_version > 0) is written only when on, before max_length, as its
+// version: "...,collapse_slashes=0,strip_tracking_params=1,tracking_exceptions=a.example:ref;
+// b.example:x,max_length=2083" (the exceptions normalized, only when there are any). A state
+// without it is the string older builds wrote and read; one with it is refused by them (they
+// cannot parse it) and, for a version this build does not make, by this build (Unsupported).
 std::string EncodeStoredCanonicalize(const CanonicalizeOptions& o);
 Result<CanonicalizeOptions> DecodeStoredCanonicalize(const std::string& s);
 

@@ -111,6 +111,17 @@ typedef struct urlsieve_options {
    * urlsieve_forget works, locally or over Redis. Stored with the state (an existing one keeps its
    * own). INVALID_ARGUMENT with exact (which forgets without it). 0 */
   int deletable;
+  /* Appended with the tracking parameter rule; a caller compiled before it gets 0, NULL and 0.
+   * Nonzero: the opt-in rule strip_tracking_params removes known tracking query parameters (utm_*,
+   * fbclid, gclid, msclkid, ...; docs/features/canonicalization.md, "Tracking parameters") from
+   * the key. 0 */
+  int strip_tracking_params;
+  /* With strip_tracking_params: tracking_exception_count strings "HOST:NAME", each keeping the
+   * parameter NAME on HOST and the hosts under it ("example.com:ref"); INVALID_ARGUMENT for a
+   * malformed one. Read during urlsieve_open only. NULL and 0: none. Stored with a new state; an
+   * existing one keeps its own. */
+  const char* const* tracking_exceptions;
+  size_t tracking_exception_count;
 } urlsieve_options;
 
 typedef struct urlsieve_stats {

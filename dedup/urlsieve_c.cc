@@ -175,6 +175,7 @@ void urlsieve_options_init(urlsieve_options* options) {
   options->redis_front_cache_keys = d.redis_front_cache_keys;
   options->revisit_after_seconds = 0;
   options->generations = d.generations;
+  options->tracking_exceptions = nullptr;
 }
 
 urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter** filter,
@@ -196,7 +197,7 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
     if (o.state_dir != nullptr) so.state_dir = o.state_dir;
     so.exact = o.exact != 0;
     // One field per rule: the C struct is ABI, so it cannot be built from kCanonicalizeRules.
-    static_assert(std::size(urlsieve::kCanonicalizeRules) == 5,
+    static_assert(std::size(urlsieve::kCanonicalizeRules) == 6,
                   "a new rule needs a urlsieve_options field (dedup/urlsieve.h, appended, "
                   "struct_size-checked) and an assignment here");
     so.canonicalize.sort_query = o.sort_query != 0;
@@ -204,6 +205,17 @@ urlsieve_status urlsieve_open(const urlsieve_options* options, urlsieve_filter**
     so.canonicalize.strip_session_ids = o.strip_session_ids != 0;
     so.canonicalize.strip_www = o.strip_www != 0;
     so.canonicalize.collapse_slashes = o.collapse_slashes != 0;
+    so.canonicalize.strip_tracking_params = o.strip_tracking_params != 0;
+    if (o.tracking_exception_count > 0 && o.tracking_exceptions == nullptr) {
+      return Fail(error, URLSIEVE_INVALID_ARGUMENT,
+                  "tracking_exceptions is NULL but tracking_exception_count is not 0");
+    }
+    for (size_t i = 0; i < o.tracking_exception_count; ++i) {
+      if (o.tracking_exceptions[i] == nullptr) {
+        return Fail(error, URLSIEVE_INVALID_ARGUMENT, "tracking_exceptions holds a NULL string");
+      }
+      so.canonicalize.tracking_exceptions.emplace_back(o.tracking_exceptions[i]);
+    }
     so.canonicalize.max_length = o.max_url_length;
     so.rebuild_bloom = o.rebuild_bloom != 0;
     if (o.redis_url != nullptr) so.redis_url = o.redis_url;

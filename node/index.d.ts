@@ -2,7 +2,8 @@
 
 /** The opt-in canonicalization rules (all false by default), as SeenFilter options. */
 export type CanonicalizeRule =
-  | 'sortQuery' | 'dropEmptyQuery' | 'stripSessionIds' | 'stripWww' | 'collapseSlashes';
+  | 'sortQuery' | 'dropEmptyQuery' | 'stripSessionIds' | 'stripWww' | 'collapseSlashes'
+  | 'stripTrackingParams';
 
 export interface SeenFilterOptions {
   /** URLs at which fpRate still holds (the filter grows past it). Default 10 000 000. */
@@ -36,6 +37,10 @@ export interface SeenFilterOptions {
   stripSessionIds?: boolean;
   stripWww?: boolean;
   collapseSlashes?: boolean;
+  /** Remove known tracking query parameters (utm_*, fbclid, gclid, msclkid, ...) from the key. */
+  stripTrackingParams?: boolean;
+  /** With stripTrackingParams: "HOST:NAME" keeps the parameter NAME on HOST and the hosts under it. */
+  trackingExceptions?: string[] | null;
 }
 
 export interface SeenStats {

@@ -105,7 +105,8 @@ std::chrono::seconds RevisitAfter(const py::object& value) {
 class PySeenFilter {
  public:
   // The opt-in canonicalization rules come as keyword arguments named as in kCanonicalizeRules
-  // (urlsieve.CANONICALIZE_RULES); anything else there is a TypeError, as an unknown keyword is.
+  // (urlsieve.CANONICALIZE_RULES), with tracking_exceptions (a list of "HOST:NAME" strings) for
+  // strip_tracking_params; anything else there is a TypeError, as an unknown keyword is.
   // redis / name (redis_name here): a seen set shared in Redis (SeenFilterOptions::redis_url,
   // redis_name).
   PySeenFilter(uint64_t capacity, double fp_rate, std::optional<std::string> state_dir, bool exact,
@@ -132,6 +133,24 @@ class PySeenFilter {
         } catch (const py::cast_error&) {
           throw py::type_error("SeenFilter(): " + name + " must be a bool, not " +
                                std::string(py::str(py::type::of(value).attr("__name__"))));
+        }
+        continue;
+      }
+      // tracking_exceptions: the "HOST:NAME" strings of strip_tracking_params (SeenFilter::Open
+      // says which is malformed, as ValueError).
+      if (name == "tracking_exceptions") {
+        if (value.is_none()) continue;
+        if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value)) {
+          throw py::type_error(
+              "SeenFilter(): tracking_exceptions must be a list of \"HOST:NAME\" strings, not "
+              "one string");
+        }
+        try {
+          o.canonicalize.tracking_exceptions = py::cast<std::vector<std::string>>(value);
+        } catch (const py::cast_error&) {
+          throw py::type_error(
+              "SeenFilter(): tracking_exceptions must be a list of \"HOST:NAME\" strings, not " +
+              std::string(py::str(py::type::of(value).attr("__name__"))));
         }
         continue;
       }

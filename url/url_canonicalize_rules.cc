@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "url/tracking_params.h"
+
 namespace urlsieve {
 namespace {
 
@@ -20,9 +22,10 @@ bool IsSessionIdParam(std::string_view param) {
 
 }  // namespace
 
-bool ApplyQueryRules(size_t begin, const CanonicalizeOptions& options, KeyWriter* w) {
+bool ApplyQueryRules(size_t begin, std::string_view host, const CanonicalizeOptions& options,
+                     KeyWriter* w) {
   const size_t end = w->pos();
-  if (options.strip_session_ids || options.sort_query) {
+  if (options.strip_session_ids || options.strip_tracking_params || options.sort_query) {
     thread_local std::vector<std::string_view> params;
     thread_local std::string joined;
     params.clear();
@@ -34,9 +37,27 @@ bool ApplyQueryRules(size_t begin, const CanonicalizeOptions& options, KeyWriter
       if (amp == std::string_view::npos) break;
       b = amp + 1;
     }
+    const size_t found = params.size();
     if (options.strip_session_ids) {
       params.erase(std::remove_if(params.begin(), params.end(), IsSessionIdParam), params.end());
       if (params.empty()) return false;  // the query carried nothing but session ids
+    }
+    if (options.strip_tracking_params) {
+      auto tracking = [&](std::string_view param) {
+        // Parameters are split on '&' only, as the URL Standard's application/x-www-form-urlencoded
+        // parser does; a parameter holding a ';' is kept whole, since a server that still splits
+        // on ';' (HTML 4's recommendation) would read a second parameter in it.
+        if (param.find(';') != std::string_view::npos) return false;
+        const std::string_view name = param.substr(0, param.find('='));
+        return IsTrackingParam(name) &&
+               !KeepsTrackingParam(options.tracking_exceptions, host, name);
+      };
+      params.erase(std::remove_if(params.begin(), params.end(), tracking), params.end());
+      if (params.empty()) return false;  // the query carried nothing but tracking parameters
+    }
+    // Nothing removed and nothing to sort (the common case): the query stays as it is written.
+    if (params.size() == found && !options.sort_query) {
+      return !(options.drop_empty_query && end == begin);
     }
     if (options.sort_query) {
       // Empty parameters ("a=1&&b=2", a trailing '&') say nothing; once the order is gone, neither

@@ -1,5 +1,6 @@
 // The canonicalizer's opt-in rules (CanonicalizeOptions, url_canonicalizer.h): session ids
-// removed from the path and the query, query parameters sorted, an empty query dropped. They
+// removed from the path and the query, tracking parameters removed from the query, query
+// parameters sorted, an empty query dropped. They
 // rewrite the key in place, in the KeyWriter the canonicalizer writes it with.
 //
 // Thread-safety: pure functions of their arguments (ApplyQueryRules keeps thread_local scratch).
@@ -34,9 +35,11 @@ inline void StripPathSessionIds(size_t begin, KeyWriter* w) {
   }
 }
 
-// The opt-in query rules (strip_session_ids, sort_query, drop_empty_query) on the query written
-// at [begin, w->pos()) (without the '?'). Returns false when the '?' should go as well.
-bool ApplyQueryRules(size_t begin, const CanonicalizeOptions& options, KeyWriter* w);
+// The opt-in query rules (strip_session_ids, strip_tracking_params, sort_query, drop_empty_query)
+// on the query written at [begin, w->pos()) (without the '?') of a URL on `host` (the key's host,
+// for the tracking exceptions). Returns false when the '?' should go as well.
+bool ApplyQueryRules(size_t begin, std::string_view host, const CanonicalizeOptions& options,
+                     KeyWriter* w);
 
 }  // namespace urlsieve
 

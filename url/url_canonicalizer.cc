@@ -9,6 +9,7 @@
 #include "url/idna_host.h"
 #include "url/ipv4_host.h"
 #include "url/ipv6_host.h"
+#include "url/tracking_params.h"
 #include "url/url_canonicalize_rules.h"
 #include "url/url_chars.h"
 #include "url/url_key_writer.h"
@@ -308,9 +309,10 @@ void PutPort(uint32_t port, KeyWriter* w) {
 }
 
 // Writes the query starting at s[*pos] (at its '?'), if any, and applies the opt-in rules;
-// *query_begin is the offset of its '?' in the key, or npos when the key has no query.
-void PutQuery(std::string_view s, size_t* pos, const CanonicalizeOptions& options, KeyWriter* w,
-              size_t* query_begin) {
+// *query_begin is the offset of its '?' in the key, or npos when the key has no query. The key's
+// host is at [host_begin, host_end).
+void PutQuery(std::string_view s, size_t* pos, const CanonicalizeOptions& options,
+              size_t host_begin, size_t host_end, KeyWriter* w, size_t* query_begin) {
   size_t i = *pos;
   *query_begin = std::string::npos;
   if (i < s.size() && s[i] == '?') {
@@ -324,8 +326,11 @@ void PutQuery(std::string_view s, size_t* pos, const CanonicalizeOptions& option
     const uint16_t literal =
         options.key_version >= 2 ? url_chars::kSpecialQueryLiteral : url_chars::kQueryLiteral;
     i = w->PutComponent(s, i + 1, literal, url_chars::kQueryEnd);
-    if (options.sort_query || options.strip_session_ids || options.drop_empty_query) {
-      if (!ApplyQueryRules(question + 1, options, w)) w->set_pos(question);
+    if (options.sort_query || options.strip_session_ids || options.strip_tracking_params ||
+        options.drop_empty_query) {
+      if (!ApplyQueryRules(question + 1, w->View(host_begin, host_end), options, w)) {
+        w->set_pos(question);
+      }
     }
     if (w->pos() > question) *query_begin = question;
   }
@@ -366,7 +371,7 @@ Status CanonicalizeImpl(std::string_view url, const CanonicalizeOptions& options
   parts->port = static_cast<uint16_t>(port);
   parts->path_begin = w.pos();
   PutPath(s, &i, options, &w);
-  PutQuery(s, &i, options, &w, &parts->query_begin);
+  PutQuery(s, &i, options, parts->host_begin, parts->host_end, &w, &parts->query_begin);
   // RFC 3986 §3.5: the fragment never reaches the server, so it is not part of the key.
   key->resize(w.pos());
   if (parts->query_begin == std::string::npos) parts->query_begin = key->size();
@@ -376,7 +381,11 @@ Status CanonicalizeImpl(std::string_view url, const CanonicalizeOptions& options
 
 }  // namespace
 
-UrlCanonicalizer::UrlCanonicalizer(CanonicalizeOptions options) : options_(options) {}
+UrlCanonicalizer::UrlCanonicalizer(CanonicalizeOptions options) : options_(std::move(options)) {
+  // Lowercase, so that a lookup compares bytes; sorted, so that options() says what a state
+  // stores.
+  options_.tracking_exceptions = NormalizeTrackingExceptions(options_.tracking_exceptions);
+}
 
 Status UrlCanonicalizer::CanonicalizeTo(std::string_view url, std::string* key) const {
   KeyParts parts;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/encoding/text_encoding.h"
 #include "base/status.h"
@@ -32,36 +33,58 @@ namespace urlsieve {
 //      (url/idna_host.h)
 inline constexpr int kCurrentKeyVersion = 2;
 
+// The version of the list of known tracking parameters (url/tracking_params.h) that
+// strip_tracking_params removes: stored with a state that uses the rule (CanonicalizeRule::
+// stored_version). A list is never changed in place; a changed one is a new version.
+inline constexpr int kTrackingParamsVersion = 1;
+
 struct CanonicalizeOptions {
-  bool sort_query = false;               // order query parameters by name (stable for equal names)
-  bool drop_empty_query = false;         // "http://a/p?" -> "http://a/p"
-  bool strip_session_ids = false;        // jsessionid, phpsessid, sid, aspsessionid, cfid, cftoken
-  bool strip_www = false;                // "www.example.com" -> "example.com"
-  bool collapse_slashes = false;         // "/a//b" -> "/a/b"
+  bool sort_query = false;             // order query parameters by name (stable for equal names)
+  bool drop_empty_query = false;       // "http://a/p?" -> "http://a/p"
+  bool strip_session_ids = false;      // jsessionid, phpsessid, sid, aspsessionid, cfid, cftoken
+  bool strip_www = false;              // "www.example.com" -> "example.com"
+  bool collapse_slashes = false;       // "/a//b" -> "/a/b"
+  bool strip_tracking_params = false;  // utm_*, fbclid, gclid, ... (url/tracking_params.h)
+  // With strip_tracking_params: "HOST:NAME", the tracking parameter NAME kept on HOST and the
+  // hosts under it (CheckTrackingException says which are well-formed; malformed ones are
+  // ignored). Unused without the rule.
+  std::vector<std::string> tracking_exceptions;
   size_t max_length = 2083;              // longer input is rejected
   int key_version = kCurrentKeyVersion;  // 1 or 2; set from a state, never by a user
 };
 
 // The opt-in rules of CanonicalizeOptions, listed once: the crawl config's [canonicalize] keys,
 // the --flags of `urlsieve filter` and `canon`, their help and the stats output come from here
-// (docs/features/canonicalization.md, "Canonicalization"). All off by default.
+// (docs/features/canonicalization.md, "Canonicalization"). All off by default. (The one option
+// that is not a switch, tracking_exceptions, goes with strip_tracking_params: the config key
+// canonicalize.tracking_exceptions and the flag --keep-tracking-param.)
 struct CanonicalizeRule {
   std::string_view name;  // "sort_query": the TOML key and the Python keyword argument
   std::string_view flag;  // "--sort-query"
   bool CanonicalizeOptions::*member;
   std::string_view help;
+  // How a state (EncodeStoredCanonicalize, dedup/seen_set_params.h) and a cluster's settings
+  // record the rule. 0: always, as 0 or 1: the first five rules, which every existing state spells
+  // out. N > 0: a rule added later, recorded only when on, as N, the version of what it does (its
+  // list): a state without it reads as it did in the builds before the rule, a build that predates
+  // the rule refuses a state that has it on, and a build refuses a version it does not make.
+  int stored_version;
 };
 inline constexpr CanonicalizeRule kCanonicalizeRules[] = {
     {"sort_query", "--sort-query", &CanonicalizeOptions::sort_query,
-     "Sort query parameters by name"},
+     "Sort query parameters by name", 0},
     {"drop_empty_query", "--drop-empty-query", &CanonicalizeOptions::drop_empty_query,
-     "Drop an empty '?'"},
+     "Drop an empty '?'", 0},
     {"strip_session_ids", "--strip-session-ids", &CanonicalizeOptions::strip_session_ids,
-     "Remove jsessionid, phpsessid, sid, aspsessionid, cfid, cftoken"},
+     "Remove jsessionid, phpsessid, sid, aspsessionid, cfid, cftoken", 0},
     {"strip_www", "--strip-www", &CanonicalizeOptions::strip_www,
-     "Remove a leading 'www.' from hosts"},
+     "Remove a leading 'www.' from hosts", 0},
     {"collapse_slashes", "--collapse-slashes", &CanonicalizeOptions::collapse_slashes,
-     "Collapse '//' in paths to '/'"},
+     "Collapse '//' in paths to '/'", 0},
+    {"strip_tracking_params", "--strip-tracking-params",
+     &CanonicalizeOptions::strip_tracking_params,
+     "Remove known tracking query parameters (utm_*, fbclid, gclid, msclkid, ...)",
+     kTrackingParamsVersion},
 };
 
 // Whether any opt-in rule is on (the key is then more than the browser-equivalence key).

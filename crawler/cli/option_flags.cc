@@ -4,6 +4,7 @@
 #include <string>
 
 #include "redis/redis_address.h"
+#include "url/tracking_params.h"
 
 namespace urlsieve::cli {
 namespace {
@@ -57,10 +58,22 @@ void AddCrawlFlags(CLI::App* cmd, CrawlFlags* flags) {
 
 std::vector<CLI::Option*> AddCanonicalizeRuleFlags(CLI::App* cmd, CanonicalizeOptions* options) {
   std::vector<CLI::Option*> added;
+  CLI::Option* strip_tracking = nullptr;
   for (const CanonicalizeRule& rule : kCanonicalizeRules) {
     added.push_back(
         cmd->add_flag(std::string(rule.flag), options->*rule.member, std::string(rule.help)));
+    if (rule.member == &CanonicalizeOptions::strip_tracking_params) strip_tracking = added.back();
   }
+  added.push_back(
+      cmd->add_option(std::string(kKeepTrackingParamFlag), options->tracking_exceptions,
+                      "With --strip-tracking-params: keep the tracking parameter NAME on HOST "
+                      "and the hosts under it (repeatable)")
+          ->type_name("HOST:NAME")
+          ->allow_extra_args(false)
+          ->check(CLI::Validator(
+              [](std::string& exception) { return CheckTrackingException(exception); },
+              "HOST:NAME"))
+          ->needs(strip_tracking));
   return added;
 }
 

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "crawler/config/crawl_config.h"
@@ -20,8 +21,10 @@ namespace urlsieve::cli {
 void AddCrawlFlags(CLI::App* cmd, CrawlFlags* flags);
 
 // Registers one flag per opt-in canonicalization rule, setting its member of *options (which
-// must outlive `cmd`). Returns the flags, in kCanonicalizeRules order, so a command can tell
-// which were given.
+// must outlive `cmd`), and --keep-tracking-param HOST:NAME (repeatable, with
+// --strip-tracking-params), appending to options->tracking_exceptions. Returns the flags, in
+// kCanonicalizeRules order and then --keep-tracking-param, so a command can tell which were given.
+inline constexpr std::string_view kKeepTrackingParamFlag = "--keep-tracking-param";
 std::vector<CLI::Option*> AddCanonicalizeRuleFlags(CLI::App* cmd, CanonicalizeOptions* options);
 
 // Where a seen set is: --state DIR, or --redis URL with --name NAME; --state excludes --redis,

@@ -18,6 +18,7 @@
 #include "dedup/redis_seen_set.h"
 #include "dedup/seen_filter.h"
 #include "redis/redis_address.h"
+#include "url/tracking_params.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve::cli {
@@ -37,6 +38,13 @@ std::string EncodeCanonicalize(const CanonicalizeOptions& o) {
     if (!(o.*rule.member)) continue;
     if (!s.empty()) s += ",";
     s += rule.flag.substr(2);  // "sort-query"
+  }
+  if (o.strip_tracking_params) {  // "keep-tracking-param=example.com:ref", as the flag is given
+    for (const std::string& exception : NormalizeTrackingExceptions(o.tracking_exceptions)) {
+      s += ",";
+      s += kKeepTrackingParamFlag.substr(2);
+      s += "=" + exception;
+    }
   }
   return s.empty() ? "default" : s;
 }

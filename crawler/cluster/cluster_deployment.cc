@@ -24,6 +24,7 @@
 #include "frontier/frontier.h"
 #include "frontier/robots_rules.h"
 #include "redis/redis_address.h"
+#include "url/tracking_params.h"
 
 namespace urlsieve {
 
@@ -82,7 +83,17 @@ std::string ClusterDeployment::ClusterSettings() const {
   // node obey robots.txt or its delay and another not); not threads, budgets or out_dir.
   nlohmann::json canonicalize = nlohmann::json::object();
   for (const CanonicalizeRule& rule : kCanonicalizeRules) {
-    canonicalize[std::string(rule.name)] = config_.canonicalize.*rule.member;
+    const bool on = config_.canonicalize.*rule.member;
+    if (rule.stored_version == 0) {
+      canonicalize[std::string(rule.name)] = on;
+    } else if (on) {  // a rule added since: only when on, so that an older cluster's stay equal
+      canonicalize[std::string(rule.name)] = rule.stored_version;
+    }
+  }
+  if (config_.canonicalize.strip_tracking_params &&
+      !config_.canonicalize.tracking_exceptions.empty()) {
+    canonicalize["tracking_exceptions"] =
+        NormalizeTrackingExceptions(config_.canonicalize.tracking_exceptions);
   }
   canonicalize["max_length"] = config_.canonicalize.max_length;
   nlohmann::json settings;

@@ -10,6 +10,7 @@
 #include "base/duration.h"
 #include "base/encoding/text_encoding.h"
 #include "crawler/config/crawl_config.h"
+#include "url/tracking_params.h"
 
 namespace urlsieve {
 namespace {
@@ -387,6 +388,10 @@ std::vector<CrawlOptionSpec> FileOnlyOptionSpecs() {
   specs.push_back(Integer(OPTION_KEY(sitemaps, max_nesting), "",
                           "Deepest sitemap index nesting followed (0: no index child)", 0, 64));
   AddCanonicalizeRuleOptions(&specs, std::make_index_sequence<std::size(kCanonicalizeRules)>());
+  specs.push_back(Checked(StringList(OPTION_KEY(canonicalize, tracking_exceptions), "",
+                                     "With strip_tracking_params: \"HOST:NAME\" keeps the "
+                                     "tracking parameter NAME on HOST and the hosts under it"),
+                          CheckTrackingException));
   specs.push_back(Integer(OPTION_KEY(canonicalize, max_length), "",
                           "Longer URLs are rejected before canonicalization", 16, 1 << 20));
   return specs;
@@ -482,8 +487,17 @@ std::string CheckOptionValue(const CrawlOptionSpec& spec, const OptionValue& val
       if (v == nullptr) return "must be a string";
       return spec.check != nullptr ? spec.check(*v) : "";
     }
+    case OptionType::kStringList: {
+      const std::vector<std::string>* v = std::get_if<std::vector<std::string>>(&value);
+      if (v == nullptr) return "must be a list of strings";
+      if (spec.check == nullptr) return "";
+      for (const std::string& item : *v) {
+        std::string why = spec.check(item);
+        if (!why.empty()) return why;
+      }
+      return "";
+    }
     case OptionType::kBool:
-    case OptionType::kStringList:
       return "";
   }
   return "";

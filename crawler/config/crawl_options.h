@@ -58,8 +58,8 @@ struct CrawlOptionSpec {
   // kString: the error when the crawl's final value is empty ("" = may be empty). Checked on
   // the final config only: a flag may fill what the file left empty.
   std::string_view if_empty;
-  // kString: a further rule on the value ("" when met, else why not), e.g. that it is an
-  // encoding label; nullptr = none.
+  // kString, kStringList (each item): a further rule on the value ("" when met, else why not),
+  // e.g. that it is an encoding label; nullptr = none.
   std::string (*check)(std::string_view value) = nullptr;
   OptionValue (*get)(const CrawlConfig&) = nullptr;
   // Stores a value of the spec's type; fails for a kChoice name that is none of the choices.

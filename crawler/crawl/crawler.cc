@@ -438,7 +438,8 @@ Result<Admitted> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t dept
   batch.urls = std::move(*urls);
   batch.depth = depth;
   batch.parent = parent;
-  URLSIEVE_RETURN_IF_ERROR(KeyLinks(*seen_, HasOptInRules(config_.canonicalize), &batch));
+  // The state's rules, not the config's: a resumed state keeps the rules it was created with.
+  URLSIEVE_RETURN_IF_ERROR(KeyLinks(*seen_, HasOptInRules(seen_->options().canonicalize), &batch));
   const size_t n = batch.urls.size();
   Result<Admitted> admitted = admission_->Admit(&batch);
   *urls = std::move(batch.urls);

@@ -48,6 +48,29 @@ bool ReadString(const Napi::Value& v, const std::string& key, std::string* out) 
   return true;
 }
 
+// trackingExceptions: null (none) or an array of "HOST:NAME" strings (SeenFilter::Open checks
+// each).
+bool ReadStringList(const Napi::Value& v, const std::string& key, std::vector<std::string>* out) {
+  out->clear();
+  if (v.IsNull()) return true;
+  if (!v.IsArray()) {
+    ArgTypeError(v.Env(), "option " + key + " must be an array of strings")
+        .ThrowAsJavaScriptException();
+    return false;
+  }
+  Napi::Array array = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    Napi::Value item = array.Get(i);
+    if (!item.IsString()) {
+      ArgTypeError(v.Env(), "option " + key + " must be an array of strings")
+          .ThrowAsJavaScriptException();
+      return false;
+    }
+    out->push_back(item.As<Napi::String>().Utf8Value());
+  }
+  return true;
+}
+
 // A non-negative whole number up to 2^53 (a JavaScript number holds no more exactly).
 bool ReadCount(const Napi::Value& v, const std::string& key, uint64_t* out) {
   if (!v.IsNumber()) {
@@ -141,6 +164,8 @@ bool ReadOptions(const Napi::Value& value, SeenFilterOptions* o) {
       ok = ReadCount(v, key, &generations);
     } else if (key == "deletable") {
       ok = ReadBool(v, key, &o->deletable);
+    } else if (key == "trackingExceptions") {
+      ok = ReadStringList(v, key, &o->canonicalize.tracking_exceptions);
     } else {
       auto rule = std::find(rules.begin(), rules.end(), key);
       if (rule == rules.end()) {

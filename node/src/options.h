@@ -1,7 +1,8 @@
 // The options object of `new SeenFilter(options)` read into SeenFilterOptions: the Python module's
 // keyword arguments in camelCase (capacity, fpRate, stateDir, exact, maxUrlLength, rebuildBloom,
-// redis, name, redisFrontCacheKeys, revisitAfter, generations, deletable, and the opt-in
-// canonicalization rules sortQuery, dropEmptyQuery, stripSessionIds, stripWww, collapseSlashes).
+// redis, name, redisFrontCacheKeys, revisitAfter, generations, deletable, trackingExceptions, and
+// the opt-in canonicalization rules sortQuery, dropEmptyQuery, stripSessionIds, stripWww,
+// collapseSlashes, stripTrackingParams).
 // An unknown key is a TypeError, as an unknown keyword is in Python: a misspelt rule must not be
 // ignored silently. A key whose value is undefined counts as absent.
 //

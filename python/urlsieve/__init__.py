@@ -8,7 +8,8 @@
 
 SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
            max_url_length=2083, rebuild_bloom=False, redis=None, name=None,
-           redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS, deletable=False, **rules)
+           redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS, deletable=False,
+           tracking_exceptions=None, **rules)
     capacity/fp_rate size the Bloom filter (it grows past capacity, keeping the bound). state_dir
     makes the filter persistent (created, or reopened with its stored parameters); it is locked
     until close(): another process opening it gets urlsieve.Error naming this one's pid. exact=True
@@ -17,6 +18,9 @@ SeenFilter(*, capacity=10_000_000, fp_rate=1e-3, state_dir=None, exact=False,
     way past a missing, stale or corrupt bloom.snap, which is otherwise an error). rules: the
     opt-in canonicalization rules, each a bool keyword named in urlsieve.CANONICALIZE_RULES
     (sort_query=True, strip_www=True, ...), all False by default; any other keyword is a TypeError.
+    strip_tracking_params=True removes known tracking parameters (utm_*, fbclid, gclid, ...) from
+    the key; tracking_exceptions=["example.com:ref", ...] keeps NAME on HOST and the hosts under
+    it (ValueError for a malformed one). A state keeps the rule and its exceptions.
     redis="redis://[[user]:password@]host:port[/db]", name="NAME": a seen set shared in Redis by
     every process and thread that opens the same name there; exactly one of them is told a URL is
     new. Both or neither; not with state_dir or rebuild_bloom (ValueError); exact=True needs no

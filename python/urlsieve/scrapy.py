@@ -12,6 +12,9 @@ settings).
     URLSIEVE_STRIP_SESSION_IDS = False
     URLSIEVE_STRIP_WWW = False
     URLSIEVE_COLLAPSE_SLASHES = False  # (one URLSIEVE_<RULE> per urlsieve.CANONICALIZE_RULES)
+    URLSIEVE_STRIP_TRACKING_PARAMS = False  # utm_*, fbclid, gclid, msclkid, ... leave the key
+    URLSIEVE_TRACKING_EXCEPTIONS = []  # "HOST:NAME": keep NAME on HOST and below (a list, or
+                                       # comma-separated with -s)
     URLSIEVE_REVISIT_AFTER = None    # e.g. "7d" or 604800: a request seen longer ago is new again
     URLSIEVE_GENERATIONS = 4         # (Bloom-only; URLSIEVE_CAPACITY is then requests per period)
 
@@ -119,6 +122,7 @@ class SeenDupeFilter(BaseDupeFilter):
         redis_front_cache_keys=DEFAULT_REDIS_FRONT_CACHE_KEYS,
         revisit_after=None,
         generations=4,
+        tracking_exceptions=None,
         crawler=None,
         **rules,
     ):
@@ -145,6 +149,7 @@ class SeenDupeFilter(BaseDupeFilter):
             exact=exact,
             revisit_after=revisit_after,
             generations=generations,
+            tracking_exceptions=list(tracking_exceptions or []),
             **where,
             **(RULE_DEFAULTS | rules),  # SeenFilter refuses a name not in CANONICALIZE_RULES
         )
@@ -167,6 +172,7 @@ class SeenDupeFilter(BaseDupeFilter):
             redis_front_cache_keys=settings.getint("URLSIEVE_REDIS_FRONT_CACHE_KEYS", DEFAULT_REDIS_FRONT_CACHE_KEYS),
             revisit_after=_revisit_after(settings.get("URLSIEVE_REVISIT_AFTER")),
             generations=settings.getint("URLSIEVE_GENERATIONS", 4),
+            tracking_exceptions=settings.getlist("URLSIEVE_TRACKING_EXCEPTIONS"),
             crawler=crawler,
             **{
                 rule: settings.getbool("URLSIEVE_" + rule.upper(), default)

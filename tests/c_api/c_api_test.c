@@ -719,6 +719,83 @@ static void TestRevisitAfter(void) {
   free(root);
 }
 
+/* strip_tracking_params (docs/features/canonicalization.md, "Tracking parameters"): known
+ * tracking parameters leave the key except where an exception keeps them; a malformed exception
+ * is INVALID_ARGUMENT; a state keeps the rule and its exceptions; a caller compiled before the
+ * fields gets the rule off. */
+static void TestStripTrackingParams(void) {
+  char* root = MakeTempDir();
+  char dir[600];
+  char buf[128];
+  size_t n = 0;
+  urlsieve_options o;
+  urlsieve_options older;
+  urlsieve_filter* f = NULL;
+  urlsieve_error e;
+  const char* keep[2];
+  const char* bad[1];
+  const char* url = "http://t.example/p?id=7&utm_source=news&fbclid=abc";
+  const char* kept = "http://shop.keep.example/p?id=7&utm_source=x&gclid=1";
+  snprintf(dir, sizeof(dir), "%s/state", root);
+  urlsieve_options_init(&o);
+  CHECK(o.strip_tracking_params == 0);
+  CHECK(o.tracking_exceptions == NULL);
+  CHECK(o.tracking_exception_count == 0);
+  keep[0] = "Keep.Example:UTM_SOURCE";
+  keep[1] = "other.example:ref";
+  o.capacity = 1000;
+  o.state_dir = dir;
+  o.strip_tracking_params = 1;
+  o.tracking_exceptions = keep;
+  o.tracking_exception_count = 2;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  CHECK_OK(canonicalize(f, url, strlen(url), buf, sizeof(buf), &n, &e_));
+  CHECK(strcmp(buf, "http://t.example/p?id=7") == 0);
+  CHECK_OK(canonicalize(f, kept, strlen(kept), buf, sizeof(buf), &n, &e_));
+  CHECK(strcmp(buf, "http://shop.keep.example/p?id=7&utm_source=x") == 0);
+  CHECK(Insert(f, url) == 1);
+  CHECK(Insert(f, "http://t.example/p?id=7&gclid=zz") == 0);
+  CHECK_OK(close(f, &e_));
+
+  /* Reopened by a caller compiled before the fields: the state keeps the rule and exceptions. */
+  older = o;
+  older.struct_size = offsetof(urlsieve_options, strip_tracking_params);
+  older.strip_tracking_params = 0;
+  older.tracking_exceptions = NULL;
+  older.tracking_exception_count = 0;
+  f = NULL;
+  CHECK_OK(open(&older, &f, &e_));
+  if (f == NULL) return;
+  CHECK(Insert(f, "http://t.example/p?id=7&msclkid=1") == 0);
+  CHECK_OK(canonicalize(f, kept, strlen(kept), buf, sizeof(buf), &n, &e_));
+  CHECK(strcmp(buf, "http://shop.keep.example/p?id=7&utm_source=x") == 0);
+  CHECK_OK(close(f, &e_));
+
+  /* In memory, without the rule: the parameters stay. */
+  urlsieve_options_init(&o);
+  f = NULL;
+  CHECK_OK(open(&o, &f, &e_));
+  if (f == NULL) return;
+  CHECK_OK(canonicalize(f, url, strlen(url), buf, sizeof(buf), &n, &e_));
+  CHECK(strcmp(buf, url) == 0);
+  CHECK_OK(close(f, &e_));
+
+  bad[0] = "no-colon";
+  o.strip_tracking_params = 1;
+  o.tracking_exceptions = bad;
+  o.tracking_exception_count = 1;
+  f = NULL;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(strstr(e.message, "no-colon") != NULL);
+  CHECK(f == NULL);
+  o.tracking_exceptions = NULL;
+  CHECK(urlsieve_open(&o, &f, &e) == URLSIEVE_INVALID_ARGUMENT);
+  CHECK(f == NULL);
+  RemoveTree(root);
+  free(root);
+}
+
 int main(void) {
   TestSpellingsAreOneUrl();
   TestInvalidUrlIsAnErrorWithAReason();
@@ -735,6 +812,7 @@ int main(void) {
   TestConcurrentInsertsExactlyOneNew();
   TestRevisitAfter();
   TestForget();
+  TestStripTrackingParams();
   atexit(StopRedis);
   TestRedisSharedSet();
   if (failures != 0) {

@@ -181,6 +181,38 @@ TEST_F(CanonCommandTest, CrawlerRuleFlags) {
             "http://example.com/a/b?a=3&z=1\n");
 }
 
+TEST_F(CanonCommandTest, StripTrackingParamsWithExceptions) {
+  const std::string input =
+      "http://a.example/p?utm_source=x&id=1&fbclid=2\n"
+      "http://shop.keep.example/p?utm_source=x&gclid=1&id=2\n"
+      "http://a.example/p?gclid=1;x=2\n";
+  EXPECT_EQ(Canon(input).out,
+            "http://a.example/p?utm_source=x&id=1&fbclid=2\n"
+            "http://shop.keep.example/p?utm_source=x&gclid=1&id=2\n"
+            "http://a.example/p?gclid=1;x=2\n");
+  EXPECT_EQ(Canon(input, "--strip-tracking-params").out,
+            "http://a.example/p?id=1\n"
+            "http://shop.keep.example/p?id=2\n"
+            "http://a.example/p?gclid=1;x=2\n");
+  const CanonRun kept =
+      Canon(input,
+            "--strip-tracking-params --keep-tracking-param keep.example:UTM_SOURCE "
+            "--keep-tracking-param other.example:ref");
+  EXPECT_EQ(kept.exit_code, 0);
+  EXPECT_EQ(kept.out,
+            "http://a.example/p?id=1\n"
+            "http://shop.keep.example/p?utm_source=x&id=2\n"
+            "http://a.example/p?gclid=1;x=2\n");
+  // A malformed exception, or one without the rule, is a usage error naming the flag.
+  const CanonRun bad =
+      Canon(input, "--strip-tracking-params --keep-tracking-param nocolon", "2>&1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("HOST:NAME"), std::string::npos) << bad.out;
+  const CanonRun alone = Canon(input, "--keep-tracking-param a.example:ref", "2>&1");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.out.find("--strip-tracking-params"), std::string::npos) << alone.out;
+}
+
 TEST_F(CanonCommandTest, MaxLength) {
   const CanonRun run = Canon("http://example.com/1\nhttp://example.com/12\n", "--max-length 20");
   EXPECT_EQ(run.exit_code, 0);

@@ -210,8 +210,9 @@ TEST(CanonicalizeRulesTest, OneTableForKeysFlagsAndTheOptInCheck) {
   EXPECT_FALSE(HasOptInRules(options));
   CLI::App app("test");
   std::vector<CLI::Option*> flags = cli::AddCanonicalizeRuleFlags(&app, &options);
-  ASSERT_EQ(flags.size(), std::size(kCanonicalizeRules));
-  for (size_t i = 0; i < flags.size(); ++i) {
+  ASSERT_EQ(flags.size(), std::size(kCanonicalizeRules) + 1);  // and --keep-tracking-param
+  EXPECT_EQ(flags.back()->get_name(), cli::kKeepTrackingParamFlag);
+  for (size_t i = 0; i < std::size(kCanonicalizeRules); ++i) {
     const CanonicalizeRule& rule = kCanonicalizeRules[i];
     std::string flag = "--" + std::string(rule.name);
     for (char& c : flag) c = c == '_' ? '-' : c;
@@ -235,6 +236,45 @@ TEST(CanonicalizeRulesTest, OneTableForKeysFlagsAndTheOptInCheck) {
   EXPECT_TRUE(options.collapse_slashes);
   EXPECT_FALSE(options.strip_www);
   EXPECT_TRUE(HasOptInRules(options));
+}
+
+// The one option of the rules that is not a switch: the tracking exceptions, a list of
+// "HOST:NAME" in the config and a repeatable flag that needs --strip-tracking-params.
+TEST(CanonicalizeRulesTest, TrackingExceptionsAreAKeyAndARepeatableFlag) {
+  const CrawlOptionSpec* spec = Find("canonicalize.tracking_exceptions");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->type, OptionType::kStringList);
+  CrawlConfig config;
+  ASSERT_TRUE(
+      StoreOption(*spec, std::vector<std::string>{"a.example:ref", "b.example:utm_id"}, &config)
+          .ok());
+  EXPECT_EQ(config.canonicalize.tracking_exceptions,
+            (std::vector<std::string>{"a.example:ref", "b.example:utm_id"}));
+  Status bad = StoreOption(*spec, std::vector<std::string>{"a.example:ref", "nocolon"}, &config);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("HOST:NAME"), std::string::npos) << bad.message();
+
+  CanonicalizeOptions options;
+  CLI::App app("test");
+  cli::AddCanonicalizeRuleFlags(&app, &options);
+  app.parse(
+      "--strip-tracking-params --keep-tracking-param a.example:ref "
+      "--keep-tracking-param=b.example:x",
+      /*program_name_included=*/false);
+  EXPECT_TRUE(options.strip_tracking_params);
+  EXPECT_EQ(options.tracking_exceptions,
+            (std::vector<std::string>{"a.example:ref", "b.example:x"}));
+  CanonicalizeOptions other;
+  CLI::App checked("test");
+  cli::AddCanonicalizeRuleFlags(&checked, &other);
+  EXPECT_THROW(checked.parse("--strip-tracking-params --keep-tracking-param nocolon",
+                             /*program_name_included=*/false),
+               CLI::ValidationError);
+  CanonicalizeOptions alone;
+  CLI::App needs("test");
+  cli::AddCanonicalizeRuleFlags(&needs, &alone);
+  EXPECT_THROW(needs.parse("--keep-tracking-param a.example:ref", /*program_name_included=*/false),
+               CLI::RequiresError);
 }
 
 }  // namespace

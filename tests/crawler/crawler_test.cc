@@ -20,10 +20,13 @@
 #include <vector>
 
 #include "crawler/deploy/deployment_factory.h"
+#include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
 #include "tools/site_server/generated_site.h"
+#include "tools/site_server/map_site.h"
 #include "tools/site_server/site_server.h"
+#include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 namespace {
@@ -296,6 +299,81 @@ TEST_F(CrawlerTest, SigintStopsGracefullyAndResumeFinishesTheCrawl) {
   crawl = SpawnCrawl(true, kThreads);
   EXPECT_EQ(crawl->Wait(), 0);
   ExpectCorrectCrawl(kThreads, restart_at);
+}
+
+// strip_tracking_params over a real `urlsieve crawl` (docs/features/canonicalization.md, "Tracking
+// parameters"): URLs that differ only in tracking parameters are one URL, fetched once as first
+// found; an exception keeps a parameter on its host; and the state keeps the rule and its
+// exceptions, so that a --resume whose config has neither keys what it is given as before.
+class CrawlTrackingParamsTest : public testing::CrawlTest {
+ protected:
+  CrawlTrackingParamsTest() : CrawlTest("urlsieve_tracking") {}
+
+  void SetUp() override {
+    Serve([](const std::vector<std::string>&) {
+      auto map = std::make_unique<site::MapSite>();
+      map->Set("/", "text/html",
+               "<html><body><a href=\"/a?utm_source=mail\">a</a> "
+               "<a href=\"/a?fbclid=1&amp;utm_source=mail\">a again</a> "
+               "<a href=\"/c?utm_id=1\">c1</a></body></html>");
+      for (const char* page : {"/a?utm_source=mail", "/c?utm_id=1", "/c?utm_id=2",
+                               "/d?x=1;utm_source=q", "/a?id=5&gclid=1"}) {
+        map->Set(page, "text/html", "<html><body>leaf</body></html>");
+      }
+      return map;
+    });
+  }
+
+  testing::ProgramRun Crawl(const fs::path& config, std::vector<std::string> more) {
+    std::vector<std::string> args = {
+        "crawl", "--config",     config.string(), "--seeds", Seeds().string(),
+        "--out", Out().string(), "--threads",     "1",       "--delay-ms",
+        "0",     "--log-level",  "quiet"};
+    args.insert(args.end(), more.begin(), more.end());
+    return testing::RunUrlsieve(args, Dir());
+  }
+
+  size_t Fetches(const std::string& resource) const { return server_->log().Count(0, resource); }
+};
+
+TEST_F(CrawlTrackingParamsTest, TheStateKeepsTheRuleAndItsExceptionsAcrossAResume) {
+  const Result<CanonicalUrl> seed = UrlCanonicalizer().Canonicalize(server_->Url("/"));
+  ASSERT_TRUE(seed.ok()) << seed.status().ToString();
+  const std::string host(seed->host());  // "127.0.0.1"
+  const fs::path ruled = Dir() / "ruled.toml";
+  std::ofstream(ruled) << "[canonicalize]\nstrip_tracking_params = true\n"
+                       << "tracking_exceptions = [\"" << host << ":utm_id\"]\n";
+  const fs::path plain = Dir() / "plain.toml";
+  std::ofstream(plain) << "[canonicalize]\nstrip_tracking_params = false\n";
+
+  testing::ProgramRun first = Crawl(ruled, {});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(Fetches("/"), 1u);
+  EXPECT_EQ(Fetches("/a?utm_source=mail"), 1u);           // fetched as first found
+  EXPECT_EQ(Fetches("/a?fbclid=1&utm_source=mail"), 0u);  // the same key, /a
+  EXPECT_EQ(Fetches("/c?utm_id=1"), 1u);
+  const std::string saved = ReadFile(Out() / "crawl.toml");
+  EXPECT_NE(saved.find("strip_tracking_params = true"), std::string::npos) << saved;
+
+  // Continued with a config without the rule, and new seeds: they are keyed by the state's rule
+  // and exceptions.
+  testing::WriteSeeds(Seeds(), {server_->Url("/"), server_->Url("/a?utm_campaign=z&fbclid=1"),
+                                server_->Url("/c?utm_id=2"), server_->Url("/d?x=1;utm_source=q"),
+                                server_->Url("/a?id=5&gclid=1")});
+  testing::ProgramRun second = Crawl(plain, {"--resume"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(Fetches("/"), 1u);
+  EXPECT_EQ(Fetches("/a?utm_campaign=z&fbclid=1"), 0u);  // /a: seen
+  EXPECT_EQ(Fetches("/c?utm_id=2"), 1u);                 // utm_id is kept on this host: a new URL
+  EXPECT_EQ(Fetches("/d?x=1;utm_source=q"), 1u);         // a parameter holding ';' is kept whole
+  EXPECT_EQ(Fetches("/a?id=5&gclid=1"), 1u);             // /a?id=5, new, fetched as given
+
+  const testing::ProgramRun stats =
+      testing::RunUrlsieve({"stats", "--state", (Out() / "state").string(), "--json"}, Dir());
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("strip-tracking-params,keep-tracking-param=" + host + ":utm_id"),
+            std::string::npos)
+      << stats.out;
 }
 
 }  // namespace

@@ -178,6 +178,31 @@ TEST_F(FilterCommandTest, ReusesStoredParametersAndSaysSo) {
   EXPECT_NE(stats.out.find("\"keys\":2"), std::string::npos) << stats.out;
 }
 
+// strip_tracking_params and its exceptions are stored with the state: a later run without the
+// flags keys as the first did, and stats shows them.
+TEST_F(FilterCommandTest, TrackingParamsAreStoredWithTheState) {
+  CommandRun first =
+      Filter("http://a.example/p?id=1&utm_source=x\nhttp://keep.example/?utm_source=y\n",
+             "--strip-tracking-params --keep-tracking-param keep.example:utm_source");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, "http://a.example/p?id=1&utm_source=x\nhttp://keep.example/?utm_source=y\n");
+  CommandRun again = Filter(
+      "http://a.example/p?id=1&fbclid=2\nhttp://keep.example/\nhttp://keep.example/"
+      "?utm_source=y&gclid=1\n"
+      "http://keep.example/?utm_source=z\n",
+      "--canonical");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "http://keep.example/\nhttp://keep.example/?utm_source=z\n");
+  EXPECT_EQ(again.err, "");
+  CommandRun stats = Urlsieve("stats", "", "--state '" + state_ + "' --json");
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_NE(stats.out.find("\"canonicalize\":\"strip-tracking-params,keep-tracking-param="
+                           "keep.example:utm_source\""),
+            std::string::npos)
+      << stats.out;
+  EXPECT_EQ(Filter("", "--keep-tracking-param a.example:ref").exit_code, 2);
+}
+
 TEST_F(FilterCommandTest, StatsReportsTheExactStore) {
   ASSERT_EQ(
       Filter("http://a.example/\nhttp://b.example/\nhttp://a.example/\n", "--exact").exit_code, 0);

@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "dedup/state_dir.h"
+#include "url/tracking_params.h"
 
 namespace urlsieve {
 namespace {
 
-// The encoder as it was before it was driven by kCanonicalizeRules: the reference format.
+// The encoder as it was before it was driven by kCanonicalizeRules: the reference format (of the
+// first five rules; strip_tracking_params, written only when on, is added by WithNewRules below).
 std::string HandWrittenEncode(const CanonicalizeOptions& o) {
   std::string s;
   if (o.key_version != 1) s += "key_version=" + std::to_string(o.key_version) + ",";
@@ -59,6 +61,8 @@ CanonicalizeOptions WithRules(unsigned bits, int key_version, size_t max_length)
   o.strip_session_ids = bits & 4;
   o.strip_www = bits & 8;
   o.collapse_slashes = bits & 16;
+  o.strip_tracking_params = bits & 32;
+  if (bits & 32 && bits & 1) o.tracking_exceptions = {"b.example:Ref", "a.example:x"};
   o.key_version = key_version;
   o.max_length = max_length;
   return o;
@@ -70,16 +74,42 @@ void ExpectSame(const CanonicalizeOptions& a, const CanonicalizeOptions& b, cons
   }
   EXPECT_EQ(a.key_version, b.key_version) << s;
   EXPECT_EQ(a.max_length, b.max_length) << s;
+  // The exceptions count only with the rule, normalized.
+  EXPECT_EQ(a.strip_tracking_params ? NormalizeTrackingExceptions(a.tracking_exceptions)
+                                    : std::vector<std::string>(),
+            b.strip_tracking_params ? NormalizeTrackingExceptions(b.tracking_exceptions)
+                                    : std::vector<std::string>())
+      << s;
+}
+
+// HandWrittenEncode with the rules added since (stored_version > 0): each only when on, before
+// max_length.
+std::string WithNewRules(const CanonicalizeOptions& o) {
+  std::string s = HandWrittenEncode(o);
+  if (o.strip_tracking_params) {
+    std::string field = ",strip_tracking_params=1";
+    const std::vector<std::string> exceptions = NormalizeTrackingExceptions(o.tracking_exceptions);
+    for (size_t i = 0; i < exceptions.size(); ++i) {
+      field += (i == 0 ? ",tracking_exceptions=" : ";") + exceptions[i];
+    }
+    s.insert(s.find(",max_length="), field);
+  }
+  return s;
 }
 
 TEST(StoredCanonicalizeTest, EveryCombinationEncodesAsBeforeAndRoundTrips) {
-  static_assert(std::size(kCanonicalizeRules) == 5, "WithRules and HandWrittenEncode know five");
+  static_assert(std::size(kCanonicalizeRules) == 6, "WithRules and WithNewRules know six");
   for (int key_version : {1, kCurrentKeyVersion}) {
     for (size_t max_length : {size_t{2083}, size_t{1}, size_t{65536}}) {
-      for (unsigned bits = 0; bits < 32; ++bits) {
+      for (unsigned bits = 0; bits < 64; ++bits) {
         const CanonicalizeOptions o = WithRules(bits, key_version, max_length);
         const std::string s = EncodeStoredCanonicalize(o);
-        EXPECT_EQ(s, HandWrittenEncode(o));
+        EXPECT_EQ(s, WithNewRules(o));
+        // Without the new rule, what the builds before it wrote; with it, what they refuse.
+        if (!o.strip_tracking_params) {
+          EXPECT_EQ(s, HandWrittenEncode(o));
+        }
+        EXPECT_EQ(HandWrittenDecode(s).ok(), !o.strip_tracking_params) << s;
         auto decoded = DecodeStoredCanonicalize(s);
         ASSERT_TRUE(decoded.ok()) << s << ": " << decoded.status().ToString();
         ExpectSame(*decoded, o, s);
@@ -146,6 +176,60 @@ TEST(StoredCanonicalizeTest, ReadsWhatTheSscanfDecoderRead) {
     ASSERT_FALSE(decoded.ok()) << unsupported;
     EXPECT_EQ(decoded.status().code(), StatusCode::kUnsupported) << decoded.status().ToString();
   }
+}
+
+TEST(StoredCanonicalizeTest, TrackingParamsAreStoredOnlyWhenOnWithTheirExceptions) {
+  CanonicalizeOptions o;
+  o.tracking_exceptions = {"ignored.example:x"};  // without the rule: not part of the state
+  EXPECT_EQ(EncodeStoredCanonicalize(o),
+            "key_version=2,sort_query=0,drop_empty_query=0,strip_session_ids=0,strip_www=0,"
+            "collapse_slashes=0,max_length=2083");
+  o.strip_tracking_params = true;
+  o.tracking_exceptions = {"Shop.Example:UTM_SOURCE", "a.example:ref", "bad", "a.example:ref"};
+  const std::string s = EncodeStoredCanonicalize(o);
+  EXPECT_EQ(s,
+            "key_version=2,sort_query=0,drop_empty_query=0,strip_session_ids=0,strip_www=0,"
+            "collapse_slashes=0,strip_tracking_params=1,"
+            "tracking_exceptions=a.example:ref;shop.example:utm_source,max_length=2083");
+  auto decoded = DecodeStoredCanonicalize(s);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_TRUE(decoded->strip_tracking_params);
+  EXPECT_EQ(decoded->tracking_exceptions,
+            (std::vector<std::string>{"a.example:ref", "shop.example:utm_source"}));
+  EXPECT_EQ(EncodeStoredCanonicalize(*decoded), s);
+  // The builds before the rule cannot read it: they refuse the state rather than key it without.
+  EXPECT_FALSE(HandWrittenDecode(s).ok());
+
+  const std::string head =
+      "key_version=2,sort_query=0,drop_empty_query=0,strip_session_ids=0,strip_www=0,"
+      "collapse_slashes=0";
+  auto without = DecodeStoredCanonicalize(head + ",strip_tracking_params=1,max_length=9");
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_TRUE(without->strip_tracking_params);
+  EXPECT_TRUE(without->tracking_exceptions.empty());
+  EXPECT_EQ(without->max_length, 9u);
+
+  // A list version this build does not make.
+  auto newer = DecodeStoredCanonicalize(head + ",strip_tracking_params=2,max_length=9");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kUnsupported) << newer.status().ToString();
+  for (const std::string bad : {
+           ",strip_tracking_params=,max_length=9",
+           ",strip_tracking_params=1,tracking_exceptions=,max_length=9",
+           ",strip_tracking_params=1,tracking_exceptions=a.example:x;,max_length=9",
+           ",strip_tracking_params=1,tracking_exceptions=nocolon,max_length=9",
+           ",strip_tracking_params=1,tracking_exceptions=a.example:x",
+           ",tracking_exceptions=a.example:x,max_length=9",
+       }) {
+    auto decoded_bad = DecodeStoredCanonicalize(head + bad);
+    ASSERT_FALSE(decoded_bad.ok()) << bad;
+    EXPECT_EQ(decoded_bad.status().code(), StatusCode::kCorruption) << bad;
+  }
+  // Text after max_length was always ignored (the old decoder's leniency), so nothing there
+  // turns the rule on.
+  auto after = DecodeStoredCanonicalize(head + ",max_length=9,strip_tracking_params=1");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_FALSE(after->strip_tracking_params);
 }
 
 // Differential: every string one edit away from a valid one is accepted or refused, with the same

@@ -85,12 +85,28 @@ test('bad input is an Error carrying the status code', () => {
 
 test('the opt-in canonicalization rules are options', () => {
   assert.deepEqual([...urlsieve.CANONICALIZE_RULES],
-                   ['sortQuery', 'dropEmptyQuery', 'stripSessionIds', 'stripWww', 'collapseSlashes']);
+                   ['sortQuery', 'dropEmptyQuery', 'stripSessionIds', 'stripWww', 'collapseSlashes',
+                    'stripTrackingParams']);
   const plain = new SeenFilter({ capacity: 100 });
   const all = new SeenFilter({ capacity: 100, ...Object.fromEntries(urlsieve.CANONICALIZE_RULES.map((r) => [r, true])) });
   const url = 'http://www.a.com//x?b=2&a=1';
   assert.equal(plain.canonicalize(url), 'http://www.a.com//x?b=2&a=1');
   assert.equal(all.canonicalize(url), 'http://a.com/x?a=1&b=2');
+});
+
+test('tracking parameters leave the key, except where an exception keeps them', () => {
+  const seen = new SeenFilter({ capacity: 100, stripTrackingParams: true,
+                                trackingExceptions: ['keep.example:utm_source'] });
+  assert.equal(seen.canonicalize('http://a.com/p?utm_source=x&id=1&fbclid=y'), 'http://a.com/p?id=1');
+  assert.equal(seen.canonicalize('http://www.keep.example/?utm_source=x&gclid=1'),
+               'http://www.keep.example/?utm_source=x');
+  assert.equal(new SeenFilter({ capacity: 100 }).canonicalize('http://a.com/?utm_source=x'),
+               'http://a.com/?utm_source=x');
+  assert.throws(() => new SeenFilter({ stripTrackingParams: true, trackingExceptions: ['no-colon'] }),
+                { code: 'INVALID_ARGUMENT', message: /HOST:NAME/ });
+  assert.throws(() => new SeenFilter({ trackingExceptions: 'a.com:x' }), { code: 'ERR_INVALID_ARG_TYPE' });
+  assert.throws(() => new SeenFilter({ trackingExceptions: [1] }), { code: 'ERR_INVALID_ARG_TYPE' });
+  seen.close();
 });
 
 test('a state directory persists at save and close, and is locked while open', async (t) => {

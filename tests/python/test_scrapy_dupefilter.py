@@ -236,6 +236,22 @@ def test_settings_reach_the_filter(tmp_path):
     assert not os.path.exists(state_dir)
 
 
+@pytest.mark.parametrize("exceptions", [["keep.example:utm_source"], "keep.example:utm_source"])
+def test_tracking_settings_reach_the_filter(exceptions):
+    df = make_filter(URLSIEVE_STRIP_TRACKING_PARAMS=True, URLSIEVE_TRACKING_EXCEPTIONS=exceptions)
+    assert df.request_key(Request("http://a.example/?utm_source=x&id=1&fbclid=2")) == (
+        "http://a.example/?id=1")
+    assert df.request_key(Request("http://keep.example/?utm_source=x&gclid=1")) == (
+        "http://keep.example/?utm_source=x")
+    assert df.request_seen(Request("http://a.example/?id=1&utm_medium=mail")) is False
+    assert df.request_seen(Request("http://a.example/?id=1")) is True
+    df.close("finished")
+    plain = make_filter()
+    assert plain.request_key(Request("http://a.example/?utm_source=x")) == (
+        "http://a.example/?utm_source=x")
+    plain.close("finished")
+
+
 @pytest.mark.parametrize("value, seconds", [("7d", 604800), (3600, 3600), ("90", 90)])
 def test_revisit_after_setting_reaches_the_filter(value, seconds):
     df = make_filter(URLSIEVE_REVISIT_AFTER=value, URLSIEVE_GENERATIONS=3)

@@ -87,6 +87,8 @@ RULE_EXAMPLES = {
     "strip_session_ids": ("http://e.example/p;jsessionid=abc?sid=1&x=2", "http://e.example/p?x=2"),
     "strip_www": ("http://www.e.example/", "http://e.example/"),
     "collapse_slashes": ("http://e.example/a//b", "http://e.example/a/b"),
+    "strip_tracking_params": ("http://e.example/p?utm_source=x&id=1&fbclid=y",
+                              "http://e.example/p?id=1"),
 }
 
 
@@ -112,6 +114,36 @@ def test_rule_keywords_are_checked():
         "http://e.example/")
     assert urlsieve.SeenFilter(capacity=100, strip_www=None).canonicalize(
         "http://www.e.example/") == "http://www.e.example/"
+
+
+def test_tracking_exceptions_keep_a_parameter_on_a_host(tmp_path):
+    url = "http://shop.keep.example/p?utm_source=x&id=1&gclid=2"
+    ruled = urlsieve.SeenFilter(capacity=100, strip_tracking_params=True,
+                                tracking_exceptions=["Keep.Example:utm_source"])
+    assert ruled.canonicalize(url) == "http://shop.keep.example/p?utm_source=x&id=1"
+    assert ruled.canonicalize("http://other.example/?utm_source=x") == "http://other.example/"
+    # Without the rule the exceptions change nothing; None is no exceptions.
+    assert urlsieve.SeenFilter(capacity=100, tracking_exceptions=["a.example:x"]).canonicalize(
+        url) == url
+    assert urlsieve.SeenFilter(capacity=100, strip_tracking_params=True,
+                               tracking_exceptions=None).canonicalize(url) == (
+        "http://shop.keep.example/p?id=1")
+    with pytest.raises(ValueError, match="HOST:NAME"):
+        urlsieve.SeenFilter(capacity=100, strip_tracking_params=True,
+                            tracking_exceptions=["no-colon"])
+    with pytest.raises(TypeError, match="list of"):
+        urlsieve.SeenFilter(capacity=100, tracking_exceptions="a.example:x")
+    with pytest.raises(TypeError, match="list of"):
+        urlsieve.SeenFilter(capacity=100, tracking_exceptions=[1, 2])
+
+    # A state keeps the rule and its exceptions: reopened without them, it keys as before.
+    state = str(tmp_path / "state")
+    with urlsieve.SeenFilter(capacity=100, state_dir=state, strip_tracking_params=True,
+                             tracking_exceptions=["keep.example:utm_source"]) as seen:
+        assert seen.insert_if_new("http://t.example/?id=1&utm_campaign=a") is True
+    with urlsieve.SeenFilter(capacity=100, state_dir=state) as again:
+        assert again.insert_if_new("http://t.example/?id=1&msclkid=b") is False
+        assert again.canonicalize(url) == "http://shop.keep.example/p?utm_source=x&id=1"
 
 
 @pytest.mark.parametrize("exact", [False, True])

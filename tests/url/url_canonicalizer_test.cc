@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "tests/url/uri_validator.h"
 #include "tests/support/fuzz_corpus.h"
+#include "tests/url/uri_validator.h"
 
 namespace urlsieve {
 namespace {
@@ -478,9 +478,10 @@ TEST(UrlCanonicalizerTest, CollapseSlashes) {
 TEST(UrlCanonicalizerTest, AllCrawlerRulesTogether) {
   CanonicalizeOptions options;
   options.sort_query = options.drop_empty_query = options.strip_session_ids = true;
-  options.strip_www = options.collapse_slashes = true;
-  EXPECT_EQ(Key("HTTP://WWW.Example.com:80//a/./b//c;jsessionid=9?z=1&sid=2&a=%7e#x", options),
-            "http://example.com/a/b/c?a=~&z=1");
+  options.strip_www = options.collapse_slashes = options.strip_tracking_params = true;
+  EXPECT_EQ(
+      Key("HTTP://WWW.Example.com:80//a/./b//c;jsessionid=9?z=1&sid=2&a=%7e&utm_id=3#x", options),
+      "http://example.com/a/b/c?a=~&z=1");
   EXPECT_EQ(Key("http://www.example.com/?phpsessid=1", options), "http://example.com/");
 }
 
@@ -549,13 +550,15 @@ TEST(UrlCanonicalizerTest, FuzzCorpusKeepsInvariants) {
   for (const auto& [name, data] : testing::FuzzCorpus("canonicalize")) {
     if (data.empty()) continue;
     ++files;
-    for (int flags = 0; flags < 32; ++flags) {
+    for (int flags = 0; flags < 64; ++flags) {
       CanonicalizeOptions options;
       options.sort_query = flags & 1;
       options.drop_empty_query = flags & 2;
       options.strip_session_ids = flags & 4;
       options.strip_www = flags & 8;
       options.collapse_slashes = flags & 16;
+      options.strip_tracking_params = flags & 32;
+      options.tracking_exceptions = {"a:utm_source", "example.com:gclid"};
       const std::string url = data.substr(1);
       Key(url, options);
       const Result<std::string> resolved =

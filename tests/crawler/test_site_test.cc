@@ -1,8 +1,10 @@
 // The HTTP site server the crawl tests and the demo use (tools/site_server): it binds 127.0.0.1
-// only, logs every request, serves the generated trap site and the bundled demo site.
+// only, logs every request, serves the generated trap site, the bundled demo site and DustSite's
+// application, whose ground truth names the page behind each of its spellings.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +17,7 @@
 
 #include "crawler/fetch/fetcher.h"
 #include "tests/support/scratch_dir.h"
+#include "tools/site_server/dust_site.h"
 #include "tools/site_server/generated_site.h"
 #include "tools/site_server/site_server.h"
 #include "tools/site_server/static_site.h"
@@ -274,6 +277,182 @@ TEST(StaticSiteTest, ServesFilesIndexesRedirectsAndRefusesTraversal) {
   std::ofstream(root / "_redirects") << "/bad\n";
   EXPECT_EQ(StaticSite::Open(root).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(StaticSite::Open(root / "index.html").ok());
+}
+
+// DustSite's application (tools/site_server/dust_site.h, "The application").
+
+std::string DustId(const SiteResponse& r) {
+  for (const auto& [name, value] : r.headers) {
+    if (name == "X-Dust-Page") return value;
+  }
+  return "(no X-Dust-Page)";
+}
+
+// The links of a DustSite page as the crawler reads them: "&amp;" is "&".
+std::vector<std::string> DustLinks(const SiteResponse& r) {
+  std::vector<std::string> out;
+  for (const std::string& href : Hrefs(r.body)) {
+    // Rebuilt rather than replaced in place: GCC 12 -O3 reports a false -Wrestrict on replace().
+    std::string link;
+    for (size_t i = 0; i < href.size(); ++i) {
+      link.push_back(href[i]);
+      if (href.compare(i, 5, "&amp;") == 0) i += 4;
+    }
+    out.push_back(std::move(link));
+  }
+  return out;
+}
+
+bool Links(const SiteResponse& r, const std::string& target) {
+  const std::vector<std::string> links = DustLinks(r);
+  return std::find(links.begin(), links.end(), target) != links.end();
+}
+
+TEST(DustSiteTest, TheContentSeenLayoutIsUnchangedWithoutGroundTruth) {
+  DustSite site(DustSiteOptions{});
+  SiteResponse index = site.Handle({0, "GET", "/"});
+  EXPECT_EQ(DustId(index), "(no X-Dust-Page)");
+  EXPECT_TRUE(Links(index, "/mirror/docs/page0.html"));
+  EXPECT_TRUE(Links(index, "/article/7?sid=2"));
+  EXPECT_EQ(site.Handle({0, "GET", "/__dust/truth"}).status, 404);
+
+  DustSiteOptions options;
+  options.ground_truth = true;
+  DustSite truth(options);
+  EXPECT_EQ(truth.Handle({0, "GET", "/"}).body, index.body);
+  EXPECT_EQ(DustId(truth.Handle({0, "GET", "/mirror/docs/page3.html"})), "docs/3");
+  EXPECT_EQ(DustId(truth.Handle({0, "GET", "/article/3?sid=1"})), "session-article/3");
+  EXPECT_EQ(DustId(truth.Handle({0, "GET", "/copy.css"})), "stylesheet");
+  EXPECT_EQ(truth.DistinctPages(), 1 + 8 + 8 + 1 + 1);
+}
+
+TEST(DustSiteTest, EverySpellingOfAPageCarriesItsId) {
+  DustSite site(DustSiteOptions::App(100));
+  const std::string article = site.Handle({0, "GET", "/wiki/Article_7"}).body;
+  for (const char* spelling : {"/wiki/Article_7", "/index.php?title=Article_7",
+                               "/wiki/Article_7?utm_source=newsletter&utm_campaign=issue3",
+                               "/wiki/Article_7?sid=0123abcd", "/print/wiki/Article_7"}) {
+    SiteResponse r = site.Handle({0, "GET", spelling});
+    EXPECT_EQ(r.status, 200) << spelling;
+    EXPECT_EQ(DustId(r), "article/7") << spelling;
+  }
+  // Aliases and tracking parameters: the same bytes; a session or print: other bytes.
+  EXPECT_EQ(site.Handle({0, "GET", "/index.php?title=Article_7"}).body, article);
+  EXPECT_EQ(site.Handle({0, "GET", "/wiki/Article_7?utm_source=x"}).body, article);
+  EXPECT_NE(site.Handle({0, "GET", "/print/wiki/Article_7"}).body, article);
+  EXPECT_EQ(site.Handle({0, "GET", "/docs/sec2/index.html"}).body,
+            site.Handle({0, "GET", "/docs/sec2/"}).body);
+  for (const char* spelling : {"/docs/sec2/", "/docs/sec2/index.html", "/docs/sec2/?sort=desc",
+                               "/docs/sec2/?view=compact&sort=desc"}) {
+    EXPECT_EQ(DustId(site.Handle({0, "GET", spelling})), "section/2") << spelling;
+  }
+  EXPECT_EQ(DustId(site.Handle({0, "GET", "/wiki/Article_100"})), "none");  // pages = 100
+  EXPECT_EQ(site.Handle({0, "GET", "/wiki/Article_07"}).status, 404);
+  EXPECT_EQ(DustId(site.Handle({0, "GET", "/"})), "main");
+}
+
+TEST(DustSiteTest, ASessionIdIsMintedThenKeptOnEveryInternalLink) {
+  DustSite site(DustSiteOptions::App(100));
+  // Article 7's "next" mints one (every tenth article does); article 8 reached without it has none.
+  std::string session;
+  for (const std::string& link : DustLinks(site.Handle({0, "GET", "/wiki/Article_7"}))) {
+    if (link.starts_with("/wiki/Article_8?sid=")) session = link;
+  }
+  ASSERT_EQ(session.size(), std::string("/wiki/Article_8?sid=").size() + 8) << session;
+  SiteResponse page = site.Handle({0, "GET", session});
+  const std::string sid = session.substr(session.find("sid="));
+  const std::vector<std::string> links = DustLinks(page);
+  EXPECT_GE(links.size(), 8u);
+  for (const std::string& link : links) EXPECT_TRUE(link.ends_with(sid)) << link;
+  for (const std::string& link : DustLinks(site.Handle({0, "GET", "/wiki/Article_8"}))) {
+    EXPECT_EQ(link.find("sid="), std::string::npos) << link;
+  }
+}
+
+TEST(DustSiteTest, SortAndViewLinksSpellTheirParametersInBothOrders) {
+  DustSite site(DustSiteOptions::App(100));
+  EXPECT_TRUE(Links(site.Handle({0, "GET", "/docs/sec1/?view=compact"}),
+                    "/docs/sec1/?view=compact&sort=desc"));
+  EXPECT_TRUE(Links(site.Handle({0, "GET", "/docs/sec1/?sort=desc"}),
+                    "/docs/sec1/?sort=desc&view=compact"));
+  DustSiteOptions one_order = DustSiteOptions::App(100);
+  one_order.param_order = false;
+  EXPECT_TRUE(Links(DustSite(one_order).Handle({0, "GET", "/docs/sec1/?view=compact"}),
+                    "/docs/sec1/?sort=desc&view=compact"));
+  // The same items, in the other order.
+  const std::string asc = site.Handle({0, "GET", "/docs/sec1/"}).body;
+  const std::string desc = site.Handle({0, "GET", "/docs/sec1/?sort=desc"}).body;
+  EXPECT_LT(asc.find("Article 20<"), asc.find("Article 23<"));
+  EXPECT_GT(desc.find("Article 20<"), desc.find("Article 23<"));
+}
+
+TEST(DustSiteTest, TheCalendarNeverEndsAndItsEmptyMonthsAreOnePage) {
+  DustSite site(DustSiteOptions::App(100));
+  EXPECT_EQ(DustId(site.Handle({0, "GET", "/calendar?month=2023-05"})), "calendar/2023-05");
+  EXPECT_EQ(DustId(site.Handle({0, "GET", "/calendar?month=2024-12"})), "calendar/2024-12");
+  std::string month = "/calendar?month=2024-12";
+  for (int i = 0; i < 40; ++i) {
+    SiteResponse r = site.Handle({0, "GET", month});
+    ASSERT_EQ(r.status, 200) << month;
+    if (i > 0) {
+      EXPECT_EQ(DustId(r), "calendar/empty") << month;
+    }
+    const std::vector<std::string> links = DustLinks(r);
+    ASSERT_FALSE(links.empty());
+    month = links.back();  // "Next"
+  }
+  EXPECT_EQ(month, "/calendar?month=2028-04");
+  EXPECT_EQ(site.Handle({0, "GET", "/calendar?month=2023-13"}).status, 404);
+  EXPECT_EQ(site.Handle({0, "GET", "/calendar"}).status, 404);
+}
+
+TEST(DustSiteTest, FormsAskRobotsNotToIndexOrFollow) {
+  DustSite site(DustSiteOptions::App(100));
+  SiteResponse article = site.Handle({0, "GET", "/wiki/Article_3"});
+  EXPECT_TRUE(Links(article, "/index.php?title=Special:UserLogin&returnto=Article_3"));
+  EXPECT_TRUE(Links(article, "/index.php?action=edit&title=Article_3"));  // param order
+  EXPECT_TRUE(
+      Links(site.Handle({0, "GET", "/wiki/Article_4"}), "/index.php?title=Article_4&action=edit"));
+  for (const char* form : {"/index.php?title=Special:UserLogin&returnto=Article_3",
+                           "/index.php?action=edit&title=Article_3"}) {
+    SiteResponse r = site.Handle({0, "GET", form});
+    EXPECT_NE(r.body.find("<meta name=\"robots\" content=\"noindex,nofollow\">"), std::string::npos)
+        << form;
+  }
+  EXPECT_EQ(DustId(site.Handle({0, "GET", "/index.php?title=Article_9&action=edit"})), "form/edit");
+  EXPECT_EQ(DustId(site.Handle({0, "GET", "/index.php?title=Special:UserLogin&returnto=X"})),
+            "form/login");
+}
+
+// The truth's count is what a crawl finds: following every link from /, expanding each distinct
+// page once (its other spellings link the same pages), every link answers 200 and the ids found
+// are /__dust/truth's distinct_pages.
+TEST(DustSiteTest, TheTruthCountsThePagesReachableFromTheMainPage) {
+  for (int articles : {1, 30, 250}) {
+    DustSite site(DustSiteOptions::App(articles));
+    std::set<std::string> seen = {"/"};
+    std::set<std::string> ids;
+    std::vector<std::string> queue = {"/"};
+    size_t spellings = 0;
+    while (!queue.empty()) {
+      const std::string url = queue.back();
+      queue.pop_back();
+      SiteResponse r = site.Handle({0, "GET", url});
+      ASSERT_EQ(r.status, 200) << url;
+      ++spellings;
+      if (!ids.insert(DustId(r)).second) continue;
+      for (const std::string& link : DustLinks(r)) {
+        if (seen.insert(link).second) queue.push_back(link);
+      }
+    }
+    EXPECT_EQ(static_cast<int>(ids.size()), site.DistinctPages()) << articles;
+    EXPECT_GT(spellings, ids.size() * 2) << articles;
+    SiteResponse truth = site.Handle({0, "GET", "/__dust/truth"});
+    EXPECT_EQ(truth.content_type, "application/json");
+    EXPECT_NE(truth.body.find("\"distinct_pages\": " + std::to_string(ids.size()) + ","),
+              std::string::npos)
+        << truth.body;
+  }
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 //   urlsieve-demo-site --root tools/demo_site --port 0
 //   urlsieve-demo-site --generated --hosts 3 --log requests.tsv
 //   urlsieve-demo-site --dust 200       (tools/site_server/dust_site.h: duplicates of known kinds)
+//   urlsieve-demo-site --dust 1200 --dust-kinds all   (its application, with the ground truth)
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <sstream>
 
 #include "tools/site_server/dust_site.h"
 #include "tools/site_server/generated_site.h"
@@ -35,6 +38,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1'000'000))
       ->excludes(root_opt)
       ->excludes(generated_opt);
+  std::string dust_kinds;
+  app.add_option("--dust-kinds", dust_kinds,
+                 "With --dust: serve its application with these kinds of DUST and the ground "
+                 "truth (X-Dust-Page, /__dust/truth): all, none, or a comma-separated list of "
+                 "session-ids, tracking, sort-view, param-order, aliases, printable, calendar, "
+                 "forms");
   app.add_option("--port", ports, "Port per host (0 = ephemeral; repeat for several hosts)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--hosts", hosts, "Number of hosts (ports) of the generated site")
@@ -49,6 +58,35 @@ int main(int argc, char** argv) {
     return 2;
   }
   gen.slow_delay = std::chrono::milliseconds(slow_ms);
+  if (!dust_kinds.empty()) {
+    if (dust.pages == 0) {
+      std::cerr << "urlsieve-demo-site: --dust-kinds needs --dust N\n";
+      return 2;
+    }
+    const DustSiteOptions all = DustSiteOptions::App(dust.pages);
+    DustSiteOptions none = all;
+    none.session_ids = none.tracking = none.sort_view = none.param_order = false;
+    none.aliases = none.printable = none.calendar = none.forms = false;
+    dust = dust_kinds == "all" ? all : none;
+    const std::map<std::string, bool DustSiteOptions::*> kinds = {
+        {"session-ids", &DustSiteOptions::session_ids},
+        {"tracking", &DustSiteOptions::tracking},
+        {"sort-view", &DustSiteOptions::sort_view},
+        {"param-order", &DustSiteOptions::param_order},
+        {"aliases", &DustSiteOptions::aliases},
+        {"printable", &DustSiteOptions::printable},
+        {"calendar", &DustSiteOptions::calendar},
+        {"forms", &DustSiteOptions::forms}};
+    std::stringstream list(dust_kinds == "all" || dust_kinds == "none" ? "" : dust_kinds);
+    for (std::string kind; std::getline(list, kind, ',');) {
+      auto it = kinds.find(kind);
+      if (it == kinds.end()) {
+        std::cerr << "urlsieve-demo-site: unknown --dust-kinds entry: " << kind << "\n";
+        return 2;
+      }
+      dust.*(it->second) = true;
+    }
+  }
 
   // Block the stop signals before any thread starts, so that sigwait below receives them.
   sigset_t signals;

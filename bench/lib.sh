@@ -2,10 +2,11 @@
 # Shared pieces of the bench scripts, sourced (not run) before they cd to the repository root:
 #   source "$(dirname "$0")/lib.sh"
 # Argument checks, the temp dir's cleanup, the servers the benchmarks crawl or talk to (the
-# generated site under urlsieve-demo-site or nginx, a redis-server on a free loopback port, all
-# started as children of the script and stopped by its cleanup), and the measuring helpers (wall
-# clock, /usr/bin/time -v reports, medians, ratios). Functions that fail print why on stderr and
-# exit the script (so its EXIT trap cleans up). Nothing here runs on sourcing.
+# generated site under urlsieve-demo-site or nginx, a redis-server on a free loopback port, gitweb
+# over a generated repository, all started as children of the script and stopped by its
+# cleanup), and the measuring helpers (wall clock, /usr/bin/time -v reports, medians, ratios).
+# Functions that fail print why on stderr and exit the script (so its EXIT trap cleans up).
+# Nothing here runs on sourcing.
 
 # print_help LAST_LINE: the script's header comment, lines 2 to LAST_LINE, without the "# ".
 print_help() { sed -n "2,${1}s/^# \\{0,1\\}//p" "$0"; }
@@ -47,11 +48,12 @@ remove_tmp() {
 }
 
 # cleanup_all: the usual EXIT handler (on_exit cleanup_all): stops whatever server this file
-# started (site server, nginx, redis-server), then remove_tmp.
+# started (site server, nginx, redis-server, gitweb), then remove_tmp.
 cleanup_all() {
   stop_site_server
   stop_nginx
   stop_redis
+  stop_gitweb
   remove_tmp
 }
 
@@ -267,3 +269,61 @@ median() {
 
 # ratio A B: A / B, as awk prints it (6 significant digits).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print a / b }'; }
+
+# gitweb_installed: true when Debian's gitweb (its CGI script) and busybox (whose httpd serves it
+# here) are installed: scripts/setup.sh --bench installs both.
+gitweb_installed() {
+  [[ -f /usr/share/gitweb/gitweb.cgi ]] && command -v busybox > /dev/null &&
+    busybox --list | grep -qx httpd && command -v git > /dev/null && command -v curl > /dev/null
+}
+
+# start_gitweb DIR: a real web application with real DUST (one commit, tree or blob under several
+# parameter spellings, a project's summary under two URLs, the project list in three orders ...):
+# generates a repository (bench/gen_git_repo.py: 300 commits, 3 branches, tags) in
+# DIR/repos/project.git and serves it with Debian's gitweb on 127.0.0.1 at a free port (up to 5
+# tried), its config, log and temp files under DIR; waits (10 s at most) until it answers. The
+# server is busybox httpd: a process per connection, so requests run in parallel, each running
+# gitweb.cgi (Perl) and git (~0.1 s a page). Snapshots are off: a tarball per commit and tree
+# link, not HTML, and the costliest view. Sets gitweb_pid and gitweb_base (the project list's
+# URL); exits 1 when it does not start. Run from the repository root.
+start_gitweb() {
+  local dir=$1 port i
+  mkdir -p "$dir/repos" "$dir/www/cgi-bin" "$dir/tmp"
+  /usr/bin/python3 bench/gen_git_repo.py "$dir/repos/project.git" | sed 's/^/  repository: /'
+  ln -sfn /usr/share/gitweb/gitweb.cgi "$dir/www/cgi-bin/gitweb.cgi"
+  ln -sfn /usr/share/gitweb/static "$dir/www/static"
+  # Perl: the $ are gitweb's variables, single-quoted on purpose.
+  # shellcheck disable=SC2016
+  {
+    printf '$projectroot = "%s/repos";\n$git_temp = "%s/tmp";\n' "$dir" "$dir"
+    printf '%s\n' '$site_name = "urlsieve bench";' '@stylesheets = ("/static/gitweb.css");' \
+      '$javascript = "/static/gitweb.js";' '$logo = "/static/git-logo.png";' \
+      '$favicon = "/static/git-favicon.png";' "\$feature{'snapshot'}{'default'} = [];"
+  } > "$dir/gitweb.conf"
+  : > "$dir/httpd.conf" # an empty config: no /etc/httpd.conf rule applies
+  gitweb_pid=
+  for _ in 1 2 3 4 5; do
+    port=$(free_port)
+    GITWEB_CONFIG="$dir/gitweb.conf" busybox httpd -f -p "127.0.0.1:$port" -h "$dir/www" \
+      -c "$dir/httpd.conf" > "$dir/httpd.log" 2>&1 &
+    gitweb_pid=$!
+    gitweb_base="http://127.0.0.1:$port/cgi-bin/gitweb.cgi"
+    for ((i = 0; i < 100; i++)); do
+      if curl -sf -o /dev/null "$gitweb_base"; then return 0; fi
+      kill -0 "$gitweb_pid" 2> /dev/null || break
+      sleep 0.1
+    done
+    stop_child "$gitweb_pid"
+    gitweb_pid=
+  done
+  echo "gitweb (busybox httpd) did not start on a loopback port:" >&2
+  cat "$dir/httpd.log" >&2
+  exit 1
+}
+
+# stop_gitweb: stops the httpd start_gitweb started (a CGI child still running ends with its
+# request).
+stop_gitweb() {
+  stop_child "${gitweb_pid:-}"
+  gitweb_pid=
+}

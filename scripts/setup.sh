@@ -3,7 +3,8 @@
 # Idempotent and quick when everything is present. As root it runs apt-get;
 # otherwise it prints the exact command to run and exits non-zero.
 #   scripts/setup.sh            build + test dependencies
-#   scripts/setup.sh --bench    also the peers the benchmarks compare against
+#   scripts/setup.sh --bench    also the peers the benchmarks compare against and the web
+#                               application bench/dust.sh crawls (gitweb, served by busybox httpd)
 # Then the npm package's dependencies (node/node_modules: node-addon-api, cmake-js, Crawlee for the
 # tests) with npm, skipped while node/package-lock.json is unchanged since the last install.
 set -euo pipefail
@@ -21,7 +22,7 @@ packages=(
   libhiredis-dev redis-server redis-tools
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(nginx-light wget2 valgrind simhash)
+  packages+=(nginx-light wget2 valgrind simhash gitweb busybox curl)
 fi
 
 missing=()

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# URL rules learned from the content-seen test ([dust], `urlsieve crawl --dust off|learn|apply`)
+# against a crawl without them, at the same page budget, on two sites:
+#   - generated: DustSite's application (tools/site_server/dust_site.h: session ids, tracking
+#     parameters, sort/view parameters, parameter order, path aliases, printable versions, an
+#     endless calendar, forms), whose every response names the distinct page it is (X-Dust-Page,
+#     read back from the WARC) and which says how many there are (/__dust/truth);
+#   - gitweb: Debian's gitweb over a generated repository (bench/gen_git_repo.py; start_gitweb in
+#     bench/lib.sh), a real application with no ground truth, skipped when gitweb is not
+#     installed (scripts/setup.sh --bench). gitweb marks every page nofollow, so its crawls add
+#     --ignore-nofollow (a crawl the site's owner asked for).
+# Each crawl: --max-pages N --threads 2 --delay-ms 0 --ignore-robots --warc --max-depth 1000, and
+# --dust MODE when `urlsieve crawl --help` has the flag (without it, "off" is a plain crawl and
+# the other modes are skipped). Per run (bench/dust_figures.py): requests (pages.jsonl lines),
+# duplicate fetches (exact and near: duplicate_of, near_duplicate_of; "truth dup": fetches of a
+# page an earlier fetch had, generated site only), distinct pages reached (generated: distinct
+# X-Dust-Page ids, of the truth's count; gitweb: distinct payload digests; "firsts": pages
+# with neither duplicate_of nor near_duplicate_of), URLs suppressed by a rule (rejected.jsonl
+# "reason": "dust"), validation fetches (pages.jsonl "dust_check"), and "lost": distinct pages
+# never fetched because of a rule (each suppressed URL fetched again after the crawl: its id, or
+# for gitweb its body's SHA-1, that no fetched page has; for gitweb an upper bound, a near copy
+# of a fetched page having a digest of its own). Then, per site, apply against off and the
+# issue's targets: duplicate fetches cut >= 50 %, distinct pages +25 % or more, lost <= 1 % of
+# the distinct pages reached, validation fetches <= 2 % of the budget (PASS/MISS).
+#
+#   bench/dust.sh [--max-pages N] [--articles N] [--modes LIST] [--sites LIST] [--build-dir DIR]
+#                 [--keep]
+#       --max-pages N   the page budget of every crawl (default 2000)
+#       --articles N    the generated site's articles (default 1200: 1288 distinct pages, more
+#                       than a crawl without rules reaches in 2000 fetches, fewer than the budget)
+#       --modes LIST    --dust modes, comma-separated (default off,apply; learn also works)
+#       --sites LIST    generated,gitweb (default both)
+#       --keep          keep the temp dir (crawl outputs, figures) and print its path
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/.."
+
+max_pages=2000
+articles=1200
+modes=off,apply
+sites=generated,gitweb
+build=build
+keep=0
+while (($#)); do
+  case $1 in
+    --max-pages) max_pages=$2; shift 2 ;;
+    --articles) articles=$2; shift 2 ;;
+    --modes) modes=$2; shift 2 ;;
+    --sites) sites=$2; shift 2 ;;
+    --build-dir) build=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h | --help) print_help 33; exit 0 ;;
+    *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+need_positive --max-pages "$max_pages"
+need_positive --articles "$articles"
+[[ $modes =~ ^(off|learn|apply)(,(off|learn|apply))*$ ]] || {
+  echo "--modes: a comma-separated list of off, learn, apply" >&2
+  exit 2
+}
+[[ $sites =~ ^(generated|gitweb)(,(generated|gitweb))*$ ]] || {
+  echo "--sites: a comma-separated list of generated, gitweb" >&2
+  exit 2
+}
+urlsieve="$build/crawler/urlsieve"
+site_bin="$build/tools/urlsieve-demo-site"
+need_built "cmake --build $build --target urlsieve urlsieve-demo-site" "$urlsieve" "$site_bin"
+command -v curl > /dev/null || { echo "missing curl: apt-get install -y curl" >&2; exit 1; }
+make_tmp urlsieve_dust
+on_exit cleanup_all
+
+# Until the crawler has the flag, "off" is what every crawl does. (The help is read whole first:
+# grep -q would stop reading it, and pipefail would see urlsieve's SIGPIPE.)
+has_dust=0
+help=$("$urlsieve" crawl --help)
+if grep -q -- '--dust' <<< "$help"; then has_dust=1; fi
+((has_dust)) || echo "note: $urlsieve crawl has no --dust: 'off' runs without it, other modes skipped"
+echo "budget $max_pages pages; $(machine_load)"
+
+# crawl_site NAME SEED SITE_KIND [TRUTH] [EXTRA CRAWL ARGS...]: one crawl per mode, its figures in
+# $tmp/NAME/MODE.json, then the table and the comparison with the targets.
+crawl_site() {
+  local name=$1 seed=$2 kind=$3 truth=$4 mode out start
+  shift 4
+  mkdir -p "$tmp/$name"
+  echo "$seed" > "$tmp/$name/seeds.txt"
+  local runs=()
+  for mode in ${modes//,/ }; do
+    local flag=()
+    if ((has_dust)); then
+      flag=(--dust "$mode")
+    elif [[ $mode != off ]]; then
+      continue
+    fi
+    out="$tmp/$name/out-$mode"
+    start=$(now_ns)
+    "$urlsieve" crawl --seeds "$tmp/$name/seeds.txt" --out "$out" --max-pages "$max_pages" \
+      --threads 2 --delay-ms 0 --ignore-robots --warc --max-depth 1000 "${flag[@]}" "$@" \
+      > /dev/null 2> "$out.err" || {
+      cat "$out.err" >&2
+      exit 1
+    }
+    echo "  $name --dust $mode: crawled in $(seconds_since "$start" 1) s" \
+      "(then fetching the suppressed URLs again)"
+    /usr/bin/python3 bench/dust_figures.py run "$out" --site "$kind" ${truth:+--truth "$truth"} \
+      > "$tmp/$name/$mode.json"
+    runs+=("$tmp/$name/$mode.json")
+  done
+  /usr/bin/python3 bench/dust_figures.py table "$name" "${runs[@]}"
+  local on
+  for on in apply learn; do
+    [[ -f $tmp/$name/off.json && -f $tmp/$name/$on.json ]] || continue
+    echo "  $on against off:"
+    /usr/bin/python3 bench/dust_figures.py compare "$tmp/$name/off.json" "$tmp/$name/$on.json" \
+      --max-pages "$max_pages"
+  done
+}
+
+if [[ ,$sites, == *,generated,* ]]; then
+  echo
+  echo "generated: DustSite's application, $articles articles"
+  serve_site "$site_bin" "$tmp" --dust "$articles" --dust-kinds all
+  truth=$(curl -sf "$base/__dust/truth" | sed -n 's/.*"distinct_pages": \([0-9]*\).*/\1/p')
+  echo "  ground truth: $truth distinct pages"
+  crawl_site generated "$base/" generated "$truth"
+  stop_site_server
+fi
+
+if [[ ,$sites, == *,gitweb,* ]]; then
+  echo
+  if gitweb_installed; then
+    echo "gitweb: Debian's gitweb over a generated repository"
+    start_gitweb "$tmp/gitweb-server"
+    crawl_site gitweb "$gitweb_base" webapp "" --ignore-nofollow
+    stop_gitweb
+  else
+    echo "gitweb: skipped (gitweb or busybox not installed: scripts/setup.sh --bench)"
+  fi
+fi

@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+"""The figures of one crawl of bench/dust.sh, and the comparison of two. Standard library only.
+
+    dust_figures.py run OUT --site generated|webapp [--truth N] > run.json
+    dust_figures.py table NAME RUN.json...        one line per run, after a header
+    dust_figures.py compare OFF.json ON.json --max-pages N   the ratios and the issue's targets
+
+`run` reads OUT/pages.jsonl, OUT/rejected.jsonl, OUT/stats.json and OUT/*.warc.gz (each record's
+target, HTTP status, payload digest and, on the generated site, its X-Dust-Page header: the
+distinct page it is, tools/site_server/dust_site.h), then fetches every URL a rule suppressed
+(rejected.jsonl, "reason": "dust") once more, after the crawl, to learn what the crawl did not
+fetch: its X-Dust-Page id (generated site) or the SHA-1 payload digest of its body (web app).
+Figures (JSON): requests (pages.jsonl lines), exact and near (duplicate_of, near_duplicate_of),
+firsts (status 200 pages with neither), truth_dups (generated: fetches whose id an earlier fetch
+had), distinct (generated: distinct ids; web app: distinct payload digests of 200 responses),
+suppressed, validation (pages with "dust_check"), lost (distinct pages never fetched because of a
+rule: suppressed URLs whose id, or digest, no fetched page has; for the web app an upper bound,
+since a near copy of a fetched page has a digest of its own; lost_text, the same by the SHA-1 of
+the visible text, a tighter one), texts (distinct visible-text digests of the HTML responses),
+lost_queued (generated: of those,
+the ones still queued under another spelling when the budget ran out), truth (the site's distinct
+pages), and stats.json's "dust" object when there is one. The fetches after the crawl use
+urllib (4 at a time), as curl would, so that the digest is computed where the body is read.
+"""
+
+import base64
+import concurrent.futures
+import glob
+import gzip
+import hashlib
+import html.parser
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+import zlib
+
+
+def jsonl(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+class _Text(html.parser.HTMLParser):
+    """An HTML page's visible text (outside script and style)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.words, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self.skip -= tag in ("script", "style") and self.skip > 0
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.words.extend(data.split())
+
+
+def text_digest(body):
+    """SHA-1 of an HTML body's visible words: two pages that differ only in their markup (the
+    parameters of their links, say) have the same one."""
+    parser = _Text()
+    parser.feed(body.decode("utf-8", "replace"))
+    parser.close()
+    return hashlib.sha1(" ".join(parser.words).encode()).hexdigest()
+
+
+def warc_responses(out):
+    """({target URI: (http status, payload digest, X-Dust-Page)} of the response and revisit
+    records, the text digests of the HTML responses), from one gzip member per record."""
+    found, texts = {}, set()
+    for path in sorted(glob.glob(os.path.join(out, "*.warc.gz"))):
+        data = open(path, "rb").read()
+        pos = 0
+        while pos < len(data):
+            d = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            text = d.decompress(data[pos:])
+            pos = len(data) - len(d.unused_data)
+            head, _, block = text.partition(b"\r\n\r\n")
+            headers = {}
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower()] = value.strip().decode()
+            if headers.get(b"warc-type") not in ("response", "revisit"):
+                continue
+            status, page, http = None, None, {}
+            if block.startswith(b"HTTP/"):
+                http_head, _, payload = block.partition(b"\r\n\r\n")
+                http_head = http_head.split(b"\r\n")
+                parts = http_head[0].split(b" ")
+                status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+                for line in http_head[1:]:
+                    name, _, value = line.partition(b":")
+                    http[name.strip().lower()] = value.strip().decode()
+                page = http.get(b"x-dust-page")
+                if headers.get(b"warc-type") == "response" and status == 200 and \
+                        "html" in http.get(b"content-type", ""):
+                    if http.get(b"content-encoding", "identity") == "gzip":
+                        payload = gzip.decompress(payload)
+                    if http.get(b"content-encoding", "identity") in ("identity", "gzip"):
+                        texts.add(text_digest(payload))
+            found[headers.get(b"warc-target-uri")] = (status, headers.get(b"warc-payload-digest"),
+                                                      page)
+    return found, texts
+
+
+UNREACHABLE = "(no answer)"
+
+
+def fetch_after(url):
+    """(X-Dust-Page, "sha1:BASE32" of the body, text digest or None) of a GET of url now;
+    (None, None, None) for an HTTP error, (UNREACHABLE, None, None) when no answer came."""
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            body, page, ctype = r.read(), r.headers.get("X-Dust-Page"), r.headers.get_content_type()
+    except urllib.error.HTTPError as e:
+        return e.headers.get("X-Dust-Page"), None, None
+    except OSError:
+        return UNREACHABLE, None, None
+    digest = "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode()
+    return page, digest, text_digest(body) if "html" in ctype else None
+
+
+def run(out, site, truth):
+    pages = jsonl(os.path.join(out, "pages.jsonl"))
+    rejected = jsonl(os.path.join(out, "rejected.jsonl"))
+    stats = {}
+    if os.path.exists(os.path.join(out, "stats.json")):
+        stats = json.load(open(os.path.join(out, "stats.json")))
+    records, texts = warc_responses(out)
+    fig = {"site": site, "requests": len(pages), "truth": truth}
+    fig["exact"] = sum("duplicate_of" in p for p in pages)
+    fig["near"] = sum("near_duplicate_of" in p for p in pages)
+    fig["firsts"] = sum(p.get("status") == 200 and "duplicate_of" not in p
+                        and "near_duplicate_of" not in p for p in pages)
+    fig["validation"] = sum("dust_check" in p for p in pages)
+    fig["dust_stats"] = stats.get("dust")
+
+    # What each fetch was: its id (generated site) or payload digest (web app). An exact duplicate
+    # archived as a revisit has its first copy's digest, and the same id (the same bytes).
+    fetched_ids, fetched_digests, truth_fetches = set(), set(), 0
+    for p in sorted(pages, key=lambda p: p.get("time", "")):
+        status, digest, page = records.get(p["url"], (p.get("status"), None, None))
+        if page is None and "duplicate_of" in p:
+            page = records.get(p["duplicate_of"], (None, None, None))[2]
+        if status != 200:
+            continue
+        if digest:
+            fetched_digests.add(digest)
+        if page and page != "none":
+            truth_fetches += 1
+            fetched_ids.add(page)
+    if site == "generated":
+        fig["distinct"] = len(fetched_ids)
+        fig["truth_dups"] = truth_fetches - len(fetched_ids)
+    else:
+        fig["distinct"] = len(fetched_digests)
+        fig["truth_dups"] = None
+    fig["texts"] = len(texts)
+
+    suppressed = sorted({r["url"] for r in rejected if r.get("reason") == "dust"})
+    fig["suppressed"] = len(suppressed)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        after = list(pool.map(fetch_after, suppressed))
+    unreachable = sum(page == UNREACHABLE for page, _, _ in after)
+    if unreachable:
+        print(f"warning: {unreachable} suppressed URLs did not answer after the crawl; the lost "
+              "pages are undercounted", file=sys.stderr)
+    if site == "generated":
+        lost = {page for page, _, _ in after if page not in (None, "none", UNREACHABLE)}
+        lost -= fetched_ids
+        fig["lost_text"] = None
+    else:
+        lost = {digest for _, digest, _ in after if digest} - fetched_digests
+        fig["lost_text"] = len({text for _, _, text in after if text} - texts)
+    fig["lost"] = len(lost)
+    fig["lost_examples"] = sorted(lost)[:5]
+    # Of those, the pages with another spelling still queued when the budget ran out (rejected
+    # "total_budget"): reachable, not lost for good (generated site only: it costs one fetch of
+    # each pending URL, cheap there).
+    fig["lost_queued"] = None
+    if site == "generated" and lost:
+        pending = sorted({r["url"] for r in rejected if r.get("reason") == "total_budget"})
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            queued = {page for page, _, _ in pool.map(fetch_after, pending)} - {UNREACHABLE}
+        fig["lost_queued"] = len(lost & queued)
+    return fig
+
+
+def table(name, paths):
+    print(f"{'run':18s} {'requests':>8s} {'exact':>6s} {'near':>5s} {'truth dup':>9s} "
+          f"{'distinct':>9s} {'texts':>5s} {'firsts':>6s} {'suppressed':>10s} {'valid.':>6s} "
+          f"{'lost':>7s}")
+    for path in paths:
+        f = json.load(open(path))
+        mode = os.path.basename(path).split(".")[0]
+        truth_dups = "-" if f["truth_dups"] is None else str(f["truth_dups"])
+        distinct = str(f["distinct"]) + (f"/{f['truth']}" if f["truth"] else "")
+        lost = str(f["lost"]) + ("" if f["lost_text"] is None else f"/{f['lost_text']}")
+        print(f"{name + ' ' + mode:18s} {f['requests']:8d} {f['exact']:6d} {f['near']:5d} "
+              f"{truth_dups:>9s} {distinct:>9s} {f['texts']:5d} {f['firsts']:6d} "
+              f"{f['suppressed']:10d} {f['validation']:6d} {lost:>7s}")
+        if f["dust_stats"]:
+            print(f"{'':18s} stats.json dust: {json.dumps(f['dust_stats'], sort_keys=True)}")
+        if f["lost_examples"] and f["site"] == "generated":
+            queued = "" if f["lost_queued"] is None else f" ({f['lost_queued']} still queued " \
+                "under another spelling when the budget ran out)"
+            print(f"{'':18s} lost{queued}, e.g.: {' '.join(f['lost_examples'])}")
+
+
+def compare(off_path, on_path, max_pages):
+    off, on = json.load(open(off_path)), json.load(open(on_path))
+    generated = off["truth_dups"] is not None
+    # The generated site: its ground truth. The web app: what the content-seen test tells (exact
+    # + near duplicates; "firsts", the pages that are neither, as its distinct pages: its
+    # payload digests differ wherever a link does), and the text digests for the pages lost.
+    if generated:
+        dups_off, dups_on, dup_kind = off["truth_dups"], on["truth_dups"], "ground truth"
+        reached_off, reached_on, reached_kind = off["distinct"], on["distinct"], "ids"
+        lost, lost_kind = on["lost"], f"{on['lost']}"
+        if on["lost_queued"]:
+            lost_kind += f", {on['lost_queued']} of them still queued under another spelling"
+    else:
+        dups_off, dups_on = off["exact"] + off["near"], on["exact"] + on["near"]
+        dup_kind = "exact + near"
+        reached_off, reached_on, reached_kind = off["firsts"], on["firsts"], "firsts"
+        lost = on["lost_text"]
+        lost_kind = f"{lost} by text, {on['lost']} by payload digest; upper bounds"
+    rows = []
+    cut = 1 - dups_on / dups_off if dups_off else 0.0
+    rows.append((f"duplicate fetches cut ({dup_kind}: {dups_off} -> {dups_on})", f"{cut:.1%}",
+                 ">= 50 %", cut >= 0.5))
+    gain = reached_on / reached_off - 1 if reached_off else 0.0
+    rows.append((f"distinct pages reached ({reached_kind}: {reached_off} -> {reached_on})",
+                 f"{gain:+.1%}", ">= +25 %", gain >= 0.25))
+    share = lost / reached_on if reached_on else 0.0
+    rows.append((f"distinct pages never fetched because of a rule ({lost_kind})", f"{share:.2%}",
+                 "<= 1 % of reached", share <= 0.01))
+    validation = on["validation"] / max_pages
+    rows.append((f"validation fetches ({on['validation']})", f"{validation:.2%}",
+                 "<= 2 % of budget", validation <= 0.02))
+    for what, value, target, ok in rows:
+        print(f"    {'PASS' if ok else 'MISS'} {value:>7s} {target:18s} {what}")
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["run"] and len(args) >= 4 and args[2] == "--site":
+        truth = int(args[args.index("--truth") + 1]) if "--truth" in args else None
+        json.dump(run(args[1], args[3], truth), sys.stdout)
+        print()
+    elif args[:1] == ["table"] and len(args) >= 3:
+        table(args[1], args[2:])
+    elif args[:1] == ["compare"] and len(args) == 5 and args[3] == "--max-pages":
+        compare(args[1], args[2], int(args[4]))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

@@ -83,6 +83,8 @@ std::string_view RejectReasonName(RejectReason reason) {
       return "retry_after_too_long";
     case RejectReason::kTlsError:
       return "tls_error";
+    case RejectReason::kDust:
+      return "dust";
   }
   return "unknown";
 }
@@ -358,6 +360,14 @@ bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
     if (origin.denied) {
       PopAndReject(key, origin.deny_reason);
       continue;
+    }
+    if (lease_filter_ != nullptr && head.retries == 0 && !head.sitemap) {
+      std::string rule = lease_filter_->Skip(origin.name + std::string(head.rest));
+      if (!rule.empty()) {
+        PopAndReject(key, RejectReason::kDust);
+        rejections_.back().rule = std::move(rule);
+        continue;
+      }
     }
     // The page budgets do not count sitemaps (see the header).
     if (options_.max_pages_per_key > 0 && key.pages_started >= options_.max_pages_per_key &&
@@ -689,7 +699,7 @@ void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason
                       bool sitemap) {
   ++stats_.rejected[static_cast<size_t>(reason)];
   if (options_.checkpoints) ckpt_deletes_.push_back(id);
-  rejections_.push_back({std::move(url), depth, reason, sitemap});
+  rejections_.push_back({std::move(url), depth, reason, sitemap, {}});
 }
 
 void Frontier::PopAndReject(KeyState& key, RejectReason reason) {
@@ -710,6 +720,11 @@ void Frontier::CloseKey(uint32_t key_id, RejectReason reason) {
   }
   while (EnsureHead(key, key_id)) PopAndReject(key, key.close_reason);
   Schedule(key_id, clock_->Now());
+}
+
+void Frontier::SetLeaseFilter(LeaseFilter* filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lease_filter_ = filter;
 }
 
 void Frontier::Stop() {

@@ -95,8 +95,11 @@ enum class RejectReason : uint8_t {
   // the key is retired rather than left stalling the crawl.
   kRetryAfterTooLong,
   kTlsError,  // the origin's TLS certificate was refused (FetchOutcome::permanent_failure)
+  // Never the frontier's: a learned URL rule (url/dust_learner.h) says the URL is a page the
+  // crawl has, or one not worth fetching (Rejection::rule names it).
+  kDust,
 };
-inline constexpr size_t kRejectReasonCount = 11;
+inline constexpr size_t kRejectReasonCount = 12;
 
 // RFC 9309 §2.3.1.2: a crawler follows at least five consecutive redirects of robots.txt; after
 // more, the frontier takes it as unreachable (§2.3.1.4), like a request that got no response.
@@ -108,6 +111,18 @@ struct Rejection {
   uint32_t depth = 0;
   RejectReason reason = RejectReason::kInvalidUrl;
   bool sitemap = false;  // the URL was queued as a sitemap (PushSitemap)
+  std::string rule;      // kDust: the rule's id (RuleId)
+};
+
+// Asked by Next() before it hands out a page's first attempt: whether the crawl can do without
+// fetching it (a learned URL rule says the crawl has its page under another URL, or that it is
+// not worth fetching: docs/features/dust.md). A non-empty answer names the rule: the URL is
+// rejected with kDust (Rejection::rule) and never leased, costing no delay and no budget.
+// Called under the frontier's lock: it must not call the frontier.
+class LeaseFilter {
+ public:
+  virtual ~LeaseFilter() = default;
+  virtual std::string Skip(std::string_view url) = 0;
 };
 
 // A URL handed out by Next(), to be returned through Done() exactly once.
@@ -242,6 +257,9 @@ class Frontier {
   void Abandon(const Lease& lease);
   // Wakes every Next() and makes it return false, now and later.
   void Stop();
+  // Asks `filter` (which must outlive the frontier, or be unset first) before each page's first
+  // hand-out; null: none.
+  void SetLeaseFilter(LeaseFilter* filter);
 
   // The rejections since the previous call, oldest first.
   std::vector<Rejection> DrainRejections();
@@ -329,6 +347,7 @@ class Frontier {
   std::condition_variable cv_;
   int waiters_ = 0;
   bool stopped_ = false;
+  LeaseFilter* lease_filter_ = nullptr;  // guarded by mu_
   std::unique_ptr<SpillStore> spill_;
   std::unordered_map<std::string, uint32_t> origin_ids_;
   std::unordered_map<std::string, uint32_t> key_ids_;

@@ -21,6 +21,7 @@ void AddRobotsCommand(CLI::App& app, int* exit_code);   // check URLs against a 
 void AddStatsCommand(CLI::App& app, int* exit_code);    // statistics of a state directory
 void AddClusterCommand(CLI::App& app, int* exit_code);  // `cluster status` of a crawl cluster
 void AddDupesCommand(CLI::App& app, int* exit_code);    // duplicate groups in WARC files
+void AddRulesCommand(CLI::App& app, int* exit_code);    // learned URL rules of a crawl
 
 }  // namespace urlsieve::cli
 

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   AddStatsCommand(app, &exit_code);
   AddClusterCommand(app, &exit_code);
   AddDupesCommand(app, &exit_code);
+  AddRulesCommand(app, &exit_code);
 
   try {
     app.parse(argc, argv);

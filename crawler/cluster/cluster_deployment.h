@@ -21,6 +21,7 @@
 
 #include "crawler/config/crawl_config.h"
 #include "crawler/crawl/deployment.h"
+#include "crawler/crawl/rule_exchange.h"
 #include "frontier/frontier_options.h"
 
 namespace urlsieve {
@@ -49,6 +50,10 @@ class ClusterDeployment final : public Deployment {
   Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(
       const ContentSeenOptions& options) override {
     return OpenSharedContentSet(config_.cluster.url, config_.cluster.name, options);
+  }
+  // The cluster's URL rules: one set of rules for all its nodes.
+  Result<std::unique_ptr<RuleExchange>> OpenRuleExchange() override {
+    return RuleExchange::Open(config_.cluster.url, config_.cluster.name);
   }
   Status Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) override;
   Admission& admission() override;

@@ -8,6 +8,7 @@
 
 #include "base/duration.h"
 #include "crawler/config/crawl_config_file.h"
+#include "crawler/config/rules_file.h"
 #include "crawler/metrics/metrics_server.h"
 
 namespace urlsieve {
@@ -195,6 +196,15 @@ Status CrawlConfig::Validate() const {
     // Checked now: libcurl would only notice at the first https fetch, and fail every one.
     return Status::InvalidArgument("fetch.ca_file: cannot read the CA bundle '" + fetch.ca_file +
                                    "'");
+  }
+  if (!dust.rules_file.empty()) {
+    if (!std::ifstream(dust.rules_file)) {
+      return Status::InvalidArgument("dust.rules_file: cannot read '" + dust.rules_file +
+                                     "' (--rules-file)");
+    }
+    // Checked whole now, before anything is created (Crawler::OpenDust reads it again).
+    Result<std::vector<UserRule>> rules = ReadRulesFile(dust.rules_file);
+    if (!rules.ok()) return rules.status();
   }
   if (recrawl.min_interval > recrawl.max_interval) {
     return Status::InvalidArgument("recrawl.min_interval (" + FormatDuration(recrawl.min_interval) +

@@ -148,6 +148,17 @@ struct CrawlConfig {
     std::string near_duplicate_links = "follow";
   } content;
 
+  // Learned URL rules (docs/features/dust.md, "Learned URL rules"): which URLs are the same page,
+  // learned from the content-seen test's collisions while the crawl runs (url/dust_learner.h).
+  struct Dust {
+    std::string mode = "apply";  // off | learn | apply (--dust)
+    std::string rules_file;      // TOML: rules to pin or forbid (--rules-file)
+    int min_support = 5;         // pairs before a candidate is validated
+    double min_confidence = 0.95;
+    int validation_sample = 3;  // checks fetched before a rule suppresses anything
+    int check_every = 50;       // an active rule fetches every Nth URL it covers as a check
+  } dust;
+
   CanonicalizeOptions canonicalize;
 
   // A crawl cluster (docs/features/cluster.md, "The crawl cluster";

@@ -13,7 +13,8 @@ namespace {
 bool NamesAFile(const CrawlOptionSpec& spec) {
   return (spec.section == "crawl" &&
           (spec.name == "seeds" || spec.name == "redis_password_file")) ||
-         (spec.section == "fetch" && spec.name == "ca_file");
+         (spec.section == "fetch" && spec.name == "ca_file") ||
+         (spec.section == "dust" && spec.name == "rules_file");
 }
 
 // What one run asks for itself, not what the crawl is: a repair, how this run reports (its

@@ -25,6 +25,7 @@ constexpr std::string_view kScopeModes[] = {"host", "domain", "any"};
 constexpr std::string_view kLogLevels[] = {"quiet", "info", "debug"};
 constexpr std::string_view kFollowSkip[] = {"follow", "skip"};
 constexpr std::string_view kWarcNonHtml[] = {"full", "truncate"};
+constexpr std::string_view kDustModes[] = {"off", "learn", "apply"};
 
 // An option's key and the member it sets, from one spelling: OPTION_KEY(crawl, threads) is the
 // TOML key crawl.threads and the member config.crawl.threads.
@@ -259,6 +260,14 @@ std::vector<CrawlOptionSpec> FlagOptionSpecs() {
              kFollowSkip),
       Choice(OPTION_KEY(content, near_duplicate_links), "--near-duplicate-links",
              "follow | skip: the links of a near duplicate", kFollowSkip),
+      Choice(OPTION_KEY(dust, mode), "--dust",
+             "off | learn | apply: learn which URLs of a site are the same page from the "
+             "content-seen test (learn: list them; apply: also stop fetching the copies, once a "
+             "rule has support, confidence and a validation sample; docs/features/dust.md)",
+             kDustModes),
+      // Readable or "": checked by CrawlConfig::Validate, which knows it names a file.
+      String(OPTION_KEY(dust, rules_file), "--rules-file",
+             "A TOML file of URL rules to pin (always applied) or forbid (never learned)"),
       Choice(OPTION_KEY(output, warc_non_html), "--warc-non-html",
              "With --warc, the body of a non-HTML response (never parsed): full (download and "
              "archive it, up to --max-body-bytes) | truncate (stop at its first bytes, archived "
@@ -384,6 +393,20 @@ std::vector<CrawlOptionSpec> FileOnlyOptionSpecs() {
                          "A URL found unchanged has its interval multiplied by this", 0, 1000));
   specs.push_back(Number(OPTION_KEY(recrawl, changed_factor), "",
                          "A URL found changed has its interval multiplied by this", 0, 1000));
+  // [dust] (docs/features/dust.md, "Learned URL rules").
+  specs.push_back(Integer(OPTION_KEY(dust, min_support), "",
+                          "Pairs of copies a candidate rule explains before it is validated", 1,
+                          kMaxInt));
+  specs.push_back(Number(OPTION_KEY(dust, min_confidence), "",
+                         "Share of a candidate's observed pairs it explains (no counter-example)",
+                         0, 1.0000001));
+  specs.push_back(Integer(OPTION_KEY(dust, validation_sample), "",
+                          "URLs a rule would suppress, fetched as checks before it does", 0,
+                          1000));
+  specs.push_back(ZeroIsOff(Integer(OPTION_KEY(dust, check_every), "",
+                                    "An active rule fetches every Nth URL it covers as a check "
+                                    "(0: off)",
+                                    2, kMaxInt)));
   // [sitemaps] (docs/features/sitemaps.md, "Sitemaps").
   specs.push_back(Integer(OPTION_KEY(sitemaps, max_nesting), "",
                           "Deepest sitemap index nesting followed (0: no index child)", 0, 64));

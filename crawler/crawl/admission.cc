@@ -20,7 +20,10 @@ Status KeyLinks(const SeenFilter& seen, bool opt_in_rules, LinkBatch* batch) {
   const size_t n = batch->urls.size();
   batch->keys.clear();
   batch->keys.reserve(n);
-  for (const CanonicalUrl& url : batch->urls) batch->keys.push_back(url.key());
+  for (size_t i = 0; i < n; ++i) {
+    const bool rewritten = !batch->dust_keys.empty() && !batch->dust_keys[i].empty();
+    batch->keys.push_back(rewritten ? std::string_view(batch->dust_keys[i]) : batch->urls[i].key());
+  }
   if (opt_in_rules) {
     batch->rule_keys.resize(n);
     for (size_t i = 0; i < n; ++i) {

@@ -39,12 +39,16 @@ struct LinkBatch {
   std::vector<std::string_view> keys;
   std::vector<KeyHash> hashes;
   std::vector<std::string> rule_keys;  // the keys' storage under opt-in rules
+  // Under learned URL rules (url/dust_learner.h): per URL, the rule key seen-tested instead of its
+  // own ("" = its own); empty when no rule rewrote any.
+  std::vector<std::string> dust_keys;
 
   // Keeps urls[i] where is_new[i], in order; returns how many. keys and hashes are stale after.
   size_t KeepNew(const bool* is_new);
 };
 
-// Fills batch->keys and hashes: each URL's fetch form itself, or under opt-in rules
+// Fills batch->keys and hashes: each URL's fetch form itself (or its dust_keys entry), or under
+// opt-in rules
 // (`opt_in_rules`) the key `seen`'s canonicalizer makes of it (the one step that reads the URL
 // again, and only when a rule is on).
 Status KeyLinks(const SeenFilter& seen, bool opt_in_rules, LinkBatch* batch);

@@ -11,9 +11,11 @@
 
 #include "base/duration.h"
 #include "crawler/config/component_options.h"
+#include "crawler/config/rules_file.h"
 #include "crawler/crawl/admission.h"
 #include "crawler/crawl/decision_message.h"
 #include "crawler/crawl/deployment.h"
+#include "crawler/crawl/rule_exchange.h"
 #include "crawler/crawl/scope.h"
 #include "crawler/crawl/url_router.h"
 #include "crawler/crawl/work_source.h"
@@ -29,6 +31,7 @@
 #include "crawler/state/claim_record.h"
 #include "crawler/state/crawl_checkpoint.h"
 #include "crawler/state/crawl_state.h"
+#include "crawler/state/dust_rule_store.h"
 #include "crawler/state/fetch_record.h"
 #include "crawler/state/recrawl_schedule.h"
 #include "dedup/seen_filter.h"
@@ -42,6 +45,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr auto kMonitorTick = std::chrono::milliseconds(250);
+// How often a crawl on a shared seen set shares its URL rules (rule_exchange.h): a rule one crawl
+// adopts applies in the others within about this long.
+constexpr auto kRuleExchangeInterval = std::chrono::seconds(1);
 
 // The progress line's sample, with a re-crawl's re-fetches by what they found.
 ProgressSample Progress(const CrawlStatsSnapshot& s, uint64_t queued, uint64_t hosts,
@@ -126,6 +132,7 @@ Status Crawler::Open(const DeploymentMaker& make_deployment) {
   Restored restored;
   if (*continuing) URLSIEVE_RETURN_IF_ERROR(Restore(&restored));
   URLSIEVE_RETURN_IF_ERROR(OpenContentSet());
+  URLSIEVE_RETURN_IF_ERROR(OpenDust());
   std::vector<CanonicalUrl> seeds;
   URLSIEVE_RETURN_IF_ERROR(ReadSeeds(&seeds));
   URLSIEVE_RETURN_IF_ERROR(OpenPageParts(seeds));
@@ -257,6 +264,39 @@ Status Crawler::OpenContentSet() {
     content_ = std::move(*local);
     return Status::Ok();
   });
+}
+
+Status Crawler::OpenDust() {
+  Result<DustMode> mode = ParseDustMode(config_.dust.mode);
+  if (!mode.ok()) return mode.status();
+  if (*mode == DustMode::kOff) return Status::Ok();
+  DustOptions options;
+  options.mode = *mode;
+  options.min_support = static_cast<uint32_t>(config_.dust.min_support);
+  options.min_confidence = config_.dust.min_confidence;
+  options.validation_sample = static_cast<uint32_t>(config_.dust.validation_sample);
+  options.check_every = static_cast<uint32_t>(config_.dust.check_every);
+  options.max_distance = config_.content.near_distance;
+  dust_ = std::make_unique<DustLearner>(options);
+  lease_filter_ = std::make_unique<DustLeaseFilter>(dust_.get());
+  frontier_->SetLeaseFilter(lease_filter_.get());
+  dust_store_ = std::make_unique<DustRuleStore>();
+  URLSIEVE_RETURN_IF_ERROR(
+      state_->Restore([&](SqliteDb& db) { return DustRuleStore::Load(db, dust_.get()); }));
+  Result<std::unique_ptr<RuleExchange>> exchange = deployment_->OpenRuleExchange();
+  if (!exchange.ok()) return exchange.status();
+  rule_exchange_ = std::move(*exchange);
+  // The other crawls' rules apply from the first page on (a crawl joining a set learned on).
+  if (rule_exchange_) URLSIEVE_RETURN_IF_ERROR(rule_exchange_->Exchange(dust_.get()));
+  if (config_.dust.rules_file.empty()) return Status::Ok();
+  Result<std::vector<UserRule>> rules = ReadRulesFile(config_.dust.rules_file);
+  if (!rules.ok()) return rules.status();
+  for (const UserRule& rule : *rules) {
+    URLSIEVE_RETURN_IF_ERROR(dust_->AddUserRule(rule.origin, rule.form, rule.pin));
+  }
+  notices_.push_back("--rules-file: " + std::to_string(rules->size()) + " URL rules from " +
+                     config_.dust.rules_file);
+  return Status::Ok();
 }
 
 Status Crawler::OpenPageParts(const std::vector<CanonicalUrl>& seeds) {
@@ -438,6 +478,8 @@ Result<Admitted> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t dept
   batch.urls = std::move(*urls);
   batch.depth = depth;
   batch.parent = parent;
+  std::vector<std::pair<std::string, std::string>> rewritten;
+  if (dust_) rewritten = ApplyDust(&batch);
   // The state's rules, not the config's: a resumed state keeps the rules it was created with.
   URLSIEVE_RETURN_IF_ERROR(KeyLinks(*seen_, HasOptInRules(seen_->options().canonicalize), &batch));
   const size_t n = batch.urls.size();
@@ -445,6 +487,14 @@ Result<Admitted> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t dept
   *urls = std::move(batch.urls);
   if (admitted.ok() && admitted->answered) {
     stats_->RecordSeen(n, static_cast<uint64_t>(admitted->fresh));
+  }
+  // A URL seen-tested under its rule key and not new: a page the crawl has (or has queued).
+  if (admitted.ok() && admitted->answered && admitted->taken && !rewritten.empty()) {
+    std::unordered_set<std::string_view> fresh;
+    for (const CanonicalUrl& url : *urls) fresh.insert(url.key());
+    for (const auto& [url, rule_id] : rewritten) {
+      if (fresh.count(url) == 0) RecordSuppressed(rule_id, url, depth, parent);
+    }
   }
   return admitted;
 }
@@ -461,6 +511,7 @@ Result<CrawlSummary> Crawler::Run() {
   std::thread monitor([this, &progress] {
     const auto interval = std::chrono::seconds(config_.crawl.checkpoint_interval_s);
     auto next_checkpoint = clock_.Now() + interval;
+    auto next_exchange = clock_.Now();
     std::unique_lock<std::mutex> lock(monitor_mu_);
     while (!fetchers_done_) {
       monitor_cv_.wait_for(lock, kMonitorTick);
@@ -473,6 +524,10 @@ Result<CrawlSummary> Crawler::Run() {
       ProgressSample sample = Progress(s, f.pending, f.keys, errors);
       deployment_->Tick(s, errors, &sample);
       progress.Update(sample);
+      if (rule_exchange_ && clock_.Now() >= next_exchange) {
+        ExchangeRules();
+        next_exchange = clock_.Now() + kRuleExchangeInterval;
+      }
       if (config_.crawl.checkpoint_interval_s > 0 && clock_.Now() >= next_checkpoint) {
         Status status = Checkpoint();
         if (!status.ok()) Fail(status);
@@ -493,6 +548,9 @@ Result<CrawlSummary> Crawler::Run() {
   monitor_cv_.notify_all();
   monitor.join();
 
+  // What this crawl learned last reaches the other crawls on its set (what they retired meanwhile
+  // is queued again here, for the next run).
+  if (rule_exchange_) ExchangeRules();
   RecordRejections();
   Status saved = work_->Close();  // the final checkpoint
   const bool finished = work_->Finished(stop_requested_.load());
@@ -508,6 +566,7 @@ Result<CrawlSummary> Crawler::Run() {
   const MetricsSnapshot final_metrics = FinalMetrics(summary.stats);
   AddMetricsJson(final_metrics, &stats_json);
   stats_json["tls_verification"] = config_.fetch.verify_tls;
+  stats_json["dust"]["mode"] = config_.dust.mode;
   deployment_->Describe(&stats_json);
   Status written =
       WriteJsonFile((fs::path(config_.crawl.out_dir) / "stats.json").string(), stats_json);
@@ -641,7 +700,9 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
   std::optional<QueuedLinks> queued;
   if (!admission_->NeedsGate()) {
     TestContent(lease, r, &page);
+    LearnFromPage(lease, r, &page);
     queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+    QueueRequeued();
   }
   if (queued && !queued->taken) {
     // The links were not taken (a stop while the seen set did not answer): the page is not
@@ -656,7 +717,9 @@ void Crawler::HandlePage(Fetcher& fetcher, const Lease& lease) {
     std::shared_lock<std::shared_mutex> gate(state_->gate());
     if (!queued) {
       TestContent(lease, r, &page);
+      LearnFromPage(lease, r, &page);
       queued = QueueLinks(page.links, lease.depth + 1, lease.url);
+      QueueRequeued();
     }
     page.record.links_found = queued->found;
     page.record.links_new = queued->fresh;
@@ -771,6 +834,96 @@ void Crawler::TestContent(const Lease& lease, const FetchResult& r, ProcessedPag
   if (!follow) page->links.clear();
 }
 
+void Crawler::LearnFromPage(const Lease& lease, const FetchResult& r, ProcessedPage* page) {
+  if (dust_ == nullptr || !page->answered || r.status == 0) return;
+  // A body compared by the content-seen test, or an answer that is no page: a form or an article
+  // that says noindex, an error (RFC 9110 §15.5; not a rate limit or a timeout, which say nothing
+  // of the URL).
+  const bool error = r.status >= 400 && r.status < 500 && r.status != 408 && r.status != 429;
+  const bool barren = error || page->record.noindex;
+  const std::optional<uint64_t> digest = DigestFromWarcPayloadDigest(page->digest);
+  if (!digest && !barren) return;
+  PageFingerprint fingerprint;
+  fingerprint.digest = digest.value_or(0);
+  if (page->simhash) {
+    fingerprint.simhash = *page->simhash;
+    fingerprint.has_simhash = true;
+  }
+  const std::string& first = !page->record.duplicate_of.empty() ? page->record.duplicate_of
+                                                                : page->record.near_duplicate_of;
+  page->record.dust_check = dust_->Observe(lease.url, fingerprint, barren, first);
+}
+
+void Crawler::ExchangeRules() {
+  Status status = rule_exchange_->Exchange(dust_.get());
+  if (!status.ok()) {
+    // Rules are an economy, not a result: the crawl goes on with its own, and tries again.
+    log_.Info("sharing URL rules through " + rule_exchange_->key() + ": " + status.ToString());
+    return;
+  }
+  // Rules another crawl retired: their URLs suppressed here are queued again.
+  std::shared_lock<std::shared_mutex> gate(state_->gate());
+  QueueRequeued();
+}
+
+void Crawler::QueueRequeued() {
+  if (dust_ == nullptr) return;
+  for (SuppressedUrl& url : dust_->TakeRequeue()) {
+    Result<CanonicalUrl> canonical = fetch_form_->Canonicalize(url.url);
+    if (!canonical.ok()) continue;  // it was canonical when it was suppressed
+    std::vector<CanonicalUrl> one;
+    one.push_back(std::move(*canonical));
+    // One the seen stage had admitted goes back to the frontier; the others through the seen
+    // stage, under their own keys now.
+    Status status = url.queued ? router_->Route(one, url.depth, url.parent)
+                               : PushNew(&one, url.depth, url.parent).status();
+    if (!status.ok()) return Fail(status);
+  }
+  RecordRejections();
+}
+
+void Crawler::RecordSuppressed(const std::string& rule_id, const std::string& url, uint32_t depth,
+                               std::string_view parent) {
+  Rejection rejection;
+  rejection.url = url;
+  rejection.depth = depth;
+  rejection.reason = RejectReason::kDust;
+  rejection.rule = rule_id;
+  stats_->RecordRejection(RejectReasonName(RejectReason::kDust));
+  Status status = rejected_->Append(rejection);
+  if (!status.ok()) Fail(status);
+  dust_->Suppressed({rule_id, url, depth, std::string(parent)});
+}
+
+std::vector<std::pair<std::string, std::string>> Crawler::ApplyDust(LinkBatch* batch) {
+  std::vector<std::pair<std::string, std::string>> rewritten;  // (URL, rule id)
+  std::vector<LinkDecision> decisions;  // the URLs not kept as they are, in order
+  dust_->Decide(batch->urls, &decisions);
+  batch->dust_keys.clear();
+  if (decisions.empty()) return rewritten;
+  batch->dust_keys.resize(batch->urls.size());
+  size_t kept = 0;
+  auto decision = decisions.begin();
+  for (size_t i = 0; i < batch->urls.size(); ++i) {
+    const bool decided = decision != decisions.end() && decision->index == i;
+    if (decided && decision->kind == LinkDecision::Kind::kSkip) {
+      RecordSuppressed(decision->rule_id, batch->urls[i].key(), batch->depth, batch->parent);
+      ++decision;
+      continue;
+    }
+    if (decided && decision->kind == LinkDecision::Kind::kRewrite) {
+      batch->dust_keys[kept] = std::move(decision->rule_key);
+      rewritten.emplace_back(batch->urls[i].key(), std::move(decision->rule_id));
+    }
+    if (decided) ++decision;
+    if (kept != i) batch->urls[kept] = std::move(batch->urls[i]);
+    ++kept;
+  }
+  batch->urls.resize(kept);
+  batch->dust_keys.resize(kept);
+  return rewritten;
+}
+
 Crawler::QueuedLinks Crawler::QueueLinks(const std::vector<std::string>& absolute_urls,
                                          uint32_t depth, const std::string& parent) {
   std::vector<CanonicalUrl> urls;  // parsed once here, in fetch form; they travel parsed
@@ -829,6 +982,11 @@ Status Crawler::AppendRejections(const std::vector<Rejection>& rejections) {
     } else {
       stats_->RecordRejection(RejectReasonName(rejection.reason));
     }
+    // Skipped at its turn by a learned URL rule (DustLearner::SkipFetched): queued again, without
+    // the seen stage, if the rule is retired.
+    if (rejection.reason == RejectReason::kDust && dust_) {
+      dust_->Suppressed({rejection.rule, rejection.url, rejection.depth, "", true});
+    }
     // A re-fetch the frontier rejected keeps its record as it was, no longer queued.
     records_->Unqueue(rejection.url);
     Status status = rejected_->Append(rejection);
@@ -863,24 +1021,31 @@ Result<OutputMarks> Crawler::SyncOutputs() {
 }
 
 Status Crawler::Checkpoint() {
-  Status saved = state_->Checkpoint([&](SqliteDb& db) {
-    // Invariant 2: the rejections the frontier made outside the gate come with its delta, so the
-    // checkpoint that drops their URLs from the pending set also holds their rejected.jsonl lines.
-    std::vector<Rejection> rejections;
-    URLSIEVE_RETURN_IF_ERROR(work_->Checkpoint(db, &rejections));
-    URLSIEVE_RETURN_IF_ERROR(AppendRejections(rejections));
-    Result<OutputMarks> marks = SyncOutputs();
-    if (!marks.ok()) return marks.status();
-    URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, *marks));
-    // The fetch records of the pages these outputs hold (docs/features/recrawl.md, "Re-crawl").
-    URLSIEVE_RETURN_IF_ERROR(records_->Checkpoint(db));
-    URLSIEVE_RETURN_IF_ERROR(sitemaps_->Checkpoint(db));
-    if (local_content_ != nullptr) URLSIEVE_RETURN_IF_ERROR(local_content_->Checkpoint(db));
-    // The gate is held exclusively: these counters describe exactly what the outputs hold.
-    CrawlStatsSnapshot counters = stats_->Snapshot();
-    counters.AddRejections(scope_->Rejections());
-    return WriteCrawlCounters(db, counters);
-  }, [&] { work_->Committed(); });
+  Status saved = state_->Checkpoint(
+      [&](SqliteDb& db) {
+        // Invariant 2: the rejections the frontier made outside the gate come with its delta, so
+        // the checkpoint that drops their URLs from the pending set also holds their rejected.jsonl
+        // lines.
+        std::vector<Rejection> rejections;
+        URLSIEVE_RETURN_IF_ERROR(work_->Checkpoint(db, &rejections));
+        URLSIEVE_RETURN_IF_ERROR(AppendRejections(rejections));
+        Result<OutputMarks> marks = SyncOutputs();
+        if (!marks.ok()) return marks.status();
+        URLSIEVE_RETURN_IF_ERROR(WriteOutputMarks(db, *marks));
+        // The fetch records of the pages these outputs hold (docs/features/recrawl.md, "Re-crawl").
+        URLSIEVE_RETURN_IF_ERROR(records_->Checkpoint(db));
+        URLSIEVE_RETURN_IF_ERROR(sitemaps_->Checkpoint(db));
+        if (local_content_ != nullptr) URLSIEVE_RETURN_IF_ERROR(local_content_->Checkpoint(db));
+        if (dust_) URLSIEVE_RETURN_IF_ERROR(dust_store_->Checkpoint(db, *dust_));
+        // The gate is held exclusively: these counters describe exactly what the outputs hold.
+        CrawlStatsSnapshot counters = stats_->Snapshot();
+        counters.AddRejections(scope_->Rejections());
+        return WriteCrawlCounters(db, counters);
+      },
+      [&] {
+        work_->Committed();
+        if (dust_store_) dust_store_->Committed();
+      });
   if (saved.ok()) last_checkpoint_ = clock_.Now().time_since_epoch().count();  // metrics
   return saved;
 }

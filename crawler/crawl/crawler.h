@@ -80,12 +80,16 @@
 #include "crawler/state/recrawl_schedule.h"
 #include "dedup/content/content_seen_set.h"
 #include "dedup/content/local_content_seen_set.h"
+#include "frontier/frontier.h"
+#include "url/dust_learner.h"
 #include "url/url_canonicalizer.h"
 
 namespace urlsieve {
 
 class Admission;
 class CrawlState;
+class DustRuleStore;
+class RuleExchange;
 class Deployment;
 class CurlShare;
 class Fetcher;
@@ -109,6 +113,7 @@ struct Admitted;
 struct DoneDecision;
 struct FetchResult;
 struct Lease;
+struct LinkBatch;
 struct Rejection;
 
 // A sitemap's URLs (Crawler::ListSitemap).
@@ -196,6 +201,21 @@ class Crawler {
   // the set's new copies exactly when it holds their pages' outputs.
   void TestContent(const Lease& lease, const FetchResult& r, ProcessedPage* page);
   Status OpenContentSet();
+  // Learned URL rules (docs/features/dust.md; url/dust_learner.h). OpenDust: the learner, its
+  // rules from the state and the --rules-file. LearnFromPage: a fetched page is evidence (after
+  // TestContent); marks a check's record. QueueRequeued: the suppressed URLs of rules retired
+  // meanwhile go through the seen stage again. Both require what QueueLinks requires.
+  Status OpenDust();
+  void LearnFromPage(const Lease& lease, const FetchResult& r, ProcessedPage* page);
+  void QueueRequeued();
+  // A crawl on a shared seen set: one round of rule_exchange_ (the monitor thread).
+  void ExchangeRules();
+  // Rewrites the batch's keys under the active rules (LinkBatch::dust_keys), takes out the URLs
+  // a skip rule covers, and returns, per rewritten URL, its rule (the suppressed are the ones not
+  // new after Admit). Records the skipped as suppressed.
+  std::vector<std::pair<std::string, std::string>> ApplyDust(LinkBatch* batch);
+  void RecordSuppressed(const std::string& rule_id, const std::string& url, uint32_t depth,
+                        std::string_view parent);
   // A status that, answering a conditional request, may refuse its validators (HandlePage asks
   // once more without them).
   static bool RefusesValidators(int status);
@@ -309,6 +329,20 @@ class Crawler {
   // --no-content-seen. Declared after the state, whose database the local one reads.
   std::unique_ptr<ContentSeenSet> content_;
   LocalContentSeenSet* local_content_ = nullptr;
+  // Learned URL rules: null with --dust off. The store writes them into each checkpoint.
+  std::unique_ptr<DustLearner> dust_;
+  std::unique_ptr<DustRuleStore> dust_store_;
+  std::unique_ptr<RuleExchange> rule_exchange_;  // shared seen sets only; the monitor thread's
+  // The frontier asks it before each page's first hand-out (DustLearner::SkipFetched).
+  class DustLeaseFilter : public LeaseFilter {
+   public:
+    explicit DustLeaseFilter(DustLearner* learner) : learner_(learner) {}
+    std::string Skip(std::string_view url) override { return learner_->SkipFetched(url); }
+
+   private:
+    DustLearner* learner_;
+  };
+  std::unique_ptr<DustLeaseFilter> lease_filter_;
 
   // Metrics: when this run's last checkpoint committed (its start before the first), in
   // clock_ ticks; the final snapshot, once the crawl has ended; the server, declared last so that

@@ -77,6 +77,7 @@ MetricsSnapshot Crawler::MetricsNow() {
       clock_.Now().time_since_epoch() - Clock::Duration(last_checkpoint_.load());
   m.checkpoint_age_s = std::max(0.0, std::chrono::duration<double>(age).count());
   m.node_id = node_id();
+  if (dust_) m.dust = dust_->counters();
   return m;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "crawler/crawl/rule_exchange.h"
 #include "dedup/content/content_seen_set.h"
 #include "dedup/content/local_content_seen_set.h"
 #include "url/url_canonicalizer.h"
@@ -98,6 +99,10 @@ class Deployment {
   // a shared one (in Redis, beside the shared seen set), or null for the state's own.
   virtual Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(const ContentSeenOptions&) {
     return std::unique_ptr<ContentSeenSet>();
+  }
+  // Where learned URL rules are shared (rule_exchange.h): beside a shared seen set, or null.
+  virtual Result<std::unique_ptr<RuleExchange>> OpenRuleExchange() {
+    return std::unique_ptr<RuleExchange>();
   }
   // A re-crawl (--recrawl): true when its due records are the state's (the Crawler takes and
   // queues them); false when the deployment finds them itself (a cluster's records travel with

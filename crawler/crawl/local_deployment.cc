@@ -3,6 +3,7 @@
 #include "crawler/config/crawl_config.h"
 #include "crawler/crawl/local_admission.h"
 #include "crawler/crawl/local_work_source.h"
+#include "crawler/crawl/rule_exchange.h"
 #include "crawler/crawl/seen_retry.h"
 #include "crawler/crawl/shared_admission.h"
 #include "crawler/state/crawl_state.h"
@@ -34,6 +35,11 @@ Result<std::unique_ptr<ContentSeenSet>> LocalDeployment::OpenContentSet(
     const ContentSeenOptions& options) {
   if (config_.crawl.seen_redis.empty()) return std::unique_ptr<ContentSeenSet>();
   return OpenSharedContentSet(config_.crawl.seen_redis, config_.crawl.seen_redis_name, options);
+}
+
+Result<std::unique_ptr<RuleExchange>> LocalDeployment::OpenRuleExchange() {
+  if (config_.crawl.seen_redis.empty()) return std::unique_ptr<RuleExchange>();
+  return RuleExchange::Open(config_.crawl.seen_redis, config_.crawl.seen_redis_name);
 }
 
 Status LocalDeployment::RestorePending(SqliteDb& db, Frontier* frontier) {

@@ -25,6 +25,8 @@ class LocalDeployment final : public Deployment {
   // With --seen-redis, the content-seen set beside the shared seen set (same server and name).
   Result<std::unique_ptr<ContentSeenSet>> OpenContentSet(
       const ContentSeenOptions& options) override;
+  // With --seen-redis, the URL rules shared beside it.
+  Result<std::unique_ptr<RuleExchange>> OpenRuleExchange() override;
   Status Build(const CrawlParts& parts, const std::vector<CanonicalUrl>& seeds) override;
   Admission& admission() override { return *admission_; }
   WorkSource& work() override { return *work_; }

@@ -73,6 +73,16 @@ std::vector<MetricFamily> CounterFamilies() {
        [](const MetricsSnapshot& s) { return One(s.stats.seen_inserts); }},
       {"urlsieve_seen_new_total", MetricType::kCounter, "Keys the seen stage told new", "",
        "/seen/new", [](const MetricsSnapshot& s) { return One(s.stats.seen_new); }},
+      {"urlsieve_dust_suppressed_total", MetricType::kCounter,
+       "Links not fetched because a learned URL rule covers them (rejected.jsonl \"dust\")", "",
+       "/dust/suppressed", [](const MetricsSnapshot& s) { return One(s.dust.suppressed); }},
+      {"urlsieve_dust_validation_fetches_total", MetricType::kCounter,
+       "Fetches made to check a learned URL rule (pages.jsonl \"dust_check\")", "",
+       "/dust/validation_fetches",
+       [](const MetricsSnapshot& s) { return One(s.dust.validation_fetches); }},
+      {"urlsieve_dust_requeued_total", MetricType::kCounter,
+       "Suppressed links queued again because their rule was retired", "", "/dust/requeued",
+       [](const MetricsSnapshot& s) { return One(s.dust.requeued); }},
   };
 }
 
@@ -103,6 +113,16 @@ std::vector<MetricFamily> GaugeFamilies() {
        "Expected false-positive rate of the seen set's Bloom filter at its current load", "",
        "/seen/expected_fp_rate",
        [](const MetricsSnapshot& s) { return OneDouble(s.seen_expected_fp_rate); }},
+      {"urlsieve_dust_rules", MetricType::kGauge,
+       "Learned URL rules by state (candidate, validating, active, retired, rejected)", "state",
+       "/dust/rules",
+       [](const MetricsSnapshot& s) {
+         return Samples{{"candidate", s.dust.candidates},
+                        {"validating", s.dust.rules_validating},
+                        {"active", s.dust.rules_active},
+                        {"retired", s.dust.rules_retired},
+                        {"rejected", s.dust.rules_rejected}};
+       }},
       {"urlsieve_checkpoint_age_seconds", MetricType::kGauge,
        "Seconds since this run's last checkpoint (since its start before the first)", "",
        "/checkpoint_age_s", [](const MetricsSnapshot& s) { return OneDouble(s.checkpoint_age_s); }},

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "crawler/metrics/crawl_stats.h"
+#include "url/dust_learner.h"
 
 namespace urlsieve {
 
@@ -38,6 +39,7 @@ struct MetricsSnapshot {
   double checkpoint_age_s = 0;  // since this run's last checkpoint (its start before the first)
   bool running = true;          // false: the crawl has ended (the snapshot stats.json holds)
   std::string node_id;          // a node of a crawl cluster; "" for a standalone crawl
+  DustCounters dust;            // learned URL rules (docs/features/dust.md); zero with --dust off
 };
 
 enum class MetricType : uint8_t {

@@ -9,6 +9,7 @@ nlohmann::json ToJson(const Rejection& rejection) {
                          {"depth", rejection.depth},
                          {"reason", RejectReasonName(rejection.reason)}};
   if (rejection.sitemap) line["kind"] = "sitemap";  // "depth" is then its nesting level
+  if (!rejection.rule.empty()) line["rule"] = rejection.rule;
   return line;
 }
 

@@ -31,6 +31,7 @@ nlohmann::json ToJson(const PageRecord& r) {
     j["distance"] = r.distance;
   }
   if (!r.body.empty()) j["body"] = r.body;
+  if (!r.dust_check.empty()) j["dust_check"] = r.dust_check;
   if (r.refetch) {
     j["refetch"] = *r.refetch;
     if (r.status == 304) j["not_modified"] = true;

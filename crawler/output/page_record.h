@@ -40,6 +40,8 @@ struct PageRecord {
   std::string duplicate_of;
   std::string near_duplicate_of;
   int distance = 0;
+  // Fetched to check a learned URL rule (docs/features/dust.md): the rule's id; empty -> absent.
+  std::string dust_check;
   // A body not kept whole for its type or size (docs/features/content-seen.md, "Non-HTML
   // bodies"): "skipped" (a type that is not parsed, not downloaded: a crawl without --warc),
   // "truncated" (only its first bytes kept: --warc-non-html truncate, or past --max-body-bytes);

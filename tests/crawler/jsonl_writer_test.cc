@@ -170,7 +170,7 @@ TEST_F(JsonlWriterTest, PageAndRejectionLinesAreByteExact) {
   auto w = JsonlWriter::Open(path_);
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE((*w)->Append(page).ok());
-  ASSERT_TRUE((*w)->Append(Rejection{"http://example.com/\xff", 3, RejectReason::kMaxDepth}).ok());
+  ASSERT_TRUE((*w)->Append(Rejection{"http://example.com/\xff", 3, RejectReason::kMaxDepth, false, {}}).ok());
   ASSERT_TRUE((*w)->Sync().ok());
   std::ifstream in(path_, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,0 +1,228 @@
+#include "url/dust_learner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace urlsieve {
+namespace {
+
+constexpr std::string_view kSite = "http://127.0.0.1:8080";
+
+std::string Url(std::string_view tail) { return std::string(kSite) + std::string(tail); }
+PageFingerprint Page(uint64_t id) { return {id, id * 0x9E3779B97F4A7C15ull, true}; }
+
+LinkDecision DecideOne(DustLearner& learner, std::string_view tail) {
+  Result<CanonicalUrl> url = UrlCanonicalizer().Canonicalize(Url(tail));
+  EXPECT_TRUE(url.ok());
+  std::vector<LinkDecision> decisions;
+  learner.Decide(std::span<const CanonicalUrl>(&*url, 1), &decisions);
+  EXPECT_LE(decisions.size(), 1u);
+  return decisions.empty() ? LinkDecision{} : decisions[0];
+}
+
+const RuleRecord* Find(const std::vector<RuleRecord>& records, std::string_view form) {
+  auto it = std::find_if(records.begin(), records.end(),
+                         [&](const RuleRecord& r) { return r.rule.Form() == form; });
+  return it == records.end() ? nullptr : &*it;
+}
+
+// Pages /p{i}.html, each also fetched as /p{i}.html?sid=1 (a copy of it).
+void SessionPairs(DustLearner& learner, int from, int to) {
+  for (int i = from; i < to; ++i) {
+    const std::string page = Url("/p" + std::to_string(i) + ".html");
+    learner.Observe(page, Page(i), false, "");
+    learner.Observe(page + "?sid=1", Page(i), false, page);
+  }
+}
+
+// Fetches the checks a validating rule asks for, as copies of their pages.
+void PassChecks(DustLearner& learner, int pages) {
+  for (int i = 0; i < pages; ++i) {
+    const std::string tail = "/p" + std::to_string(i) + ".html?sid=7";
+    if (DecideOne(learner, tail).kind == LinkDecision::Kind::kCheck) {
+      EXPECT_FALSE(learner.Observe(Url(tail), Page(i), false, "").empty());
+    }
+  }
+}
+
+TEST(DustLearnerTest, ASessionParameterIsLearnedValidatedThenApplied) {
+  DustLearner learner(DustOptions{});
+  SessionPairs(learner, 0, 4);
+  // Four pairs are below the support of five: nothing is suppressed or checked yet.
+  EXPECT_EQ(DecideOne(learner, "/p1.html?sid=7").kind, LinkDecision::Kind::kKeep);
+  SessionPairs(learner, 4, 5);
+  const RuleRecord* rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(rule->state, RuleState::kValidating);
+  EXPECT_EQ(rule->support, 5u);
+  // A check is compared with the page of its rule key whenever that one is fetched.
+  ASSERT_EQ(DecideOne(learner, "/p9.html?sid=7").kind, LinkDecision::Kind::kCheck);
+  learner.Observe(Url("/p9.html?sid=7"), Page(9), false, "");
+  learner.Observe(Url("/p9.html"), Page(9), false, "");
+  PassChecks(learner, 5);
+  rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(rule->state, RuleState::kActive);
+  EXPECT_EQ(learner.counters().validation_fetches, 3u);
+  EXPECT_EQ(rule->validated, 3u);
+
+  const LinkDecision decision = DecideOne(learner, "/p4.html?x=1&sid=9");
+  EXPECT_EQ(decision.kind, LinkDecision::Kind::kRewrite);
+  EXPECT_EQ(decision.rule_key, Url("/p4.html?x=1"));
+  EXPECT_EQ(decision.rule_id, rule->id);
+  // Another origin has no rules.
+  std::vector<LinkDecision> other;
+  Result<CanonicalUrl> elsewhere =
+      UrlCanonicalizer().Canonicalize("http://127.0.0.2/p4.html?sid=9");
+  ASSERT_TRUE(elsewhere.ok());
+  learner.Decide(std::span<const CanonicalUrl>(&*elsewhere, 1), &other);
+  EXPECT_TRUE(other.empty());
+}
+
+TEST(DustLearnerTest, ACounterExampleKeepsTheConfidenceBelowTheThreshold) {
+  DustLearner learner(DustOptions{});
+  SessionPairs(learner, 0, 1);
+  // /q?sid=1 and /q?sid=2 are different pages: sid selects content there.
+  learner.Observe(Url("/q?sid=1"), Page(100), false, "");
+  learner.Observe(Url("/q?sid=2"), Page(200), false, "");
+  SessionPairs(learner, 1, 6);
+  std::vector<RuleRecord> records = learner.Records();
+  EXPECT_EQ(Find(records, "drop-param sid"), nullptr);  // still a plain candidate
+  // The value-specific rule (sid=1 selects nothing) has no counter-example.
+  const RuleRecord* value = Find(records, "drop-param sid=1");
+  ASSERT_NE(value, nullptr);
+  EXPECT_EQ(value->state, RuleState::kValidating);
+}
+
+TEST(DustLearnerTest, AContradictedRuleIsRetiredAndItsSuppressedUrlsComeBack) {
+  DustLearner learner(DustOptions{});
+  SessionPairs(learner, 0, 5);
+  PassChecks(learner, 5);
+  const LinkDecision decision = DecideOne(learner, "/p4.html?sid=9");
+  ASSERT_EQ(decision.kind, LinkDecision::Kind::kRewrite);
+  learner.Suppressed({decision.rule_id, Url("/p4.html?sid=9"), 2, Url("/")});
+  EXPECT_EQ(learner.TakeNewSuppressed().size(), 1u);
+  EXPECT_TRUE(learner.TakeRequeue().empty());
+  // A later fetch finds /p1.html?sid=5 a different page from /p1.html.
+  learner.Observe(Url("/p1.html?sid=5"), Page(999), false, "");
+  const RuleRecord* rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(rule->state, RuleState::kRetired);
+  const std::vector<SuppressedUrl> requeue = learner.TakeRequeue();
+  ASSERT_EQ(requeue.size(), 1u);
+  EXPECT_EQ(requeue[0].url, Url("/p4.html?sid=9"));
+  EXPECT_EQ(requeue[0].depth, 2u);
+  EXPECT_EQ(learner.TakeRetiredIds(), std::vector<std::string>{rule->id});
+  EXPECT_EQ(learner.counters().requeued, 1u);
+  EXPECT_EQ(DecideOne(learner, "/p4.html?sid=9").kind, LinkDecision::Kind::kKeep);
+}
+
+TEST(DustLearnerTest, BarrenPagesTeachASkipRule) {
+  DustLearner learner(DustOptions{});
+  for (int i = 0; i < 5; ++i) {
+    learner.Observe(Url("/index.php?title=A" + std::to_string(i) + "&action=edit"), Page(i), true,
+                    "");
+    learner.Observe(Url("/index.php?title=A" + std::to_string(i)), Page(100 + i), false, "");
+  }
+  const RuleRecord* rule = Find(learner.Records(), "skip-param action=edit");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(rule->state, RuleState::kValidating);
+  // The path also serves articles: skip-path /index.php has contradictions.
+  EXPECT_EQ(Find(learner.Records(), "skip-path /index.php"), nullptr);
+  for (int i = 5; i < 8; ++i) {
+    const std::string tail = "/index.php?title=B" + std::to_string(i) + "&action=edit";
+    ASSERT_EQ(DecideOne(learner, tail).kind, LinkDecision::Kind::kCheck);
+    learner.Observe(Url(tail), Page(i), true, "");
+  }
+  const LinkDecision skip = DecideOne(learner, "/index.php?title=Z&action=edit");
+  EXPECT_EQ(skip.kind, LinkDecision::Kind::kSkip);
+  EXPECT_EQ(DecideOne(learner, "/index.php?title=Z").kind, LinkDecision::Kind::kKeep);
+}
+
+TEST(DustLearnerTest, PathFormsAreExplainedByTheirPairs) {
+  DustLearner learner(DustOptions{});
+  for (int i = 0; i < 5; ++i) {
+    const std::string n = std::to_string(i);
+    learner.Observe(Url("/docs/p" + n + ".html"), Page(i), false, "");
+    learner.Observe(Url("/mirror/docs/p" + n + ".html"), Page(i), false,
+                    Url("/docs/p" + n + ".html"));
+    learner.Observe(Url("/wiki/A" + n), Page(10 + i), false, "");
+    learner.Observe(Url("/index.php?title=A" + n), Page(10 + i), false, Url("/wiki/A" + n));
+    learner.Observe(Url("/d" + n + "/"), Page(20 + i), false, "");
+    learner.Observe(Url("/d" + n + "/index.html"), Page(20 + i), false, Url("/d" + n + "/"));
+    learner.Observe(Url("/s?a=1&b=" + n), Page(30 + i), false, "");
+    learner.Observe(Url("/s?b=" + n + "&a=1"), Page(30 + i), false, Url("/s?a=1&b=" + n));
+  }
+  const std::vector<RuleRecord> records = learner.Records();
+  for (std::string_view form : {"alias /mirror/ /", "param-path /index.php title /wiki/",
+                                "index-file index.html", "sort-params"}) {
+    const RuleRecord* rule = Find(records, form);
+    ASSERT_NE(rule, nullptr) << form;
+    EXPECT_EQ(rule->state, RuleState::kValidating) << form;
+    EXPECT_FALSE(rule->example.empty());
+  }
+}
+
+TEST(DustLearnerTest, LearnModeValidatesFromWhatIsFetchedButNeverSuppresses) {
+  DustOptions options;
+  options.mode = DustMode::kLearn;
+  DustLearner learner(options);
+  SessionPairs(learner, 0, 5);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(DecideOne(learner, "/p" + std::to_string(i) + ".html?sid=7").kind,
+              LinkDecision::Kind::kKeep);
+    learner.Observe(Url("/p" + std::to_string(i) + ".html?sid=7"), Page(i), false, "");
+  }
+  const RuleRecord* rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_NE(rule, nullptr);
+  EXPECT_EQ(rule->state, RuleState::kActive);
+  EXPECT_EQ(DecideOne(learner, "/p1.html?sid=8").kind, LinkDecision::Kind::kKeep);
+  EXPECT_EQ(learner.counters().validation_fetches, 0u);
+}
+
+TEST(DustLearnerTest, PinnedRulesApplyAtOnceAndForbiddenOnesNever) {
+  DustLearner learner(DustOptions{});
+  ASSERT_TRUE(learner.AddUserRule(kSite, "drop-param utm_source", true).ok());
+  ASSERT_TRUE(learner.AddUserRule(kSite, "drop-param sid", false).ok());
+  EXPECT_FALSE(learner.AddUserRule(kSite, "drop-everything", true).ok());
+  const LinkDecision pinned = DecideOne(learner, "/a?utm_source=x");
+  EXPECT_EQ(pinned.kind, LinkDecision::Kind::kRewrite);
+  EXPECT_EQ(pinned.rule_key, Url("/a"));
+  SessionPairs(learner, 0, 10);
+  PassChecks(learner, 10);
+  const std::vector<RuleRecord> records = learner.Records();
+  const RuleRecord* forbidden = Find(records, "drop-param sid");
+  ASSERT_NE(forbidden, nullptr);
+  EXPECT_TRUE(forbidden->forbidden);
+  EXPECT_EQ(forbidden->state, RuleState::kCandidate);
+  // A pinned rule is not retired by a contradiction.
+  learner.Observe(Url("/b?utm_source=1"), Page(1), false, "");
+  learner.Observe(Url("/b?utm_source=2"), Page(2), false, "");
+  const RuleRecord* pin = Find(learner.Records(), "drop-param utm_source");
+  ASSERT_NE(pin, nullptr);
+  EXPECT_EQ(pin->state, RuleState::kActive);
+}
+
+TEST(DustLearnerTest, RestoredRulesKeepTheirStateAndSuppressedUrls) {
+  DustLearner learner(DustOptions{});
+  SessionPairs(learner, 0, 5);
+  PassChecks(learner, 5);
+  const LinkDecision decision = DecideOne(learner, "/p4.html?sid=9");
+  learner.Suppressed({decision.rule_id, Url("/p4.html?sid=9"), 1, Url("/")});
+
+  DustLearner restored(DustOptions{});
+  restored.Restore(learner.Records(), learner.TakeNewSuppressed(), learner.counters());
+  EXPECT_EQ(restored.counters().suppressed, 1u);
+  EXPECT_EQ(restored.counters().rules_active, learner.counters().rules_active);
+  EXPECT_EQ(DecideOne(restored, "/p3.html?sid=2").kind, LinkDecision::Kind::kRewrite);
+  // The restored rule has no page table: a contradiction comes from a page seen after the restart.
+  restored.Observe(Url("/p1.html"), Page(1), false, "");
+  restored.Observe(Url("/p1.html?sid=3"), Page(77), false, "");
+  EXPECT_EQ(restored.TakeRequeue().size(), 1u);
+}
+
+}  // namespace
+}  // namespace urlsieve

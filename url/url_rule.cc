@@ -1,0 +1,403 @@
+#include "url/url_rule.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace urlsieve {
+namespace {
+
+struct KindName {
+  UrlRuleKind kind;
+  std::string_view word;
+};
+constexpr KindName kKindNames[] = {
+    {UrlRuleKind::kDropParam, "drop-param"},
+    {UrlRuleKind::kSortParams, "sort-params"},
+    {UrlRuleKind::kAlias, "alias"},
+    {UrlRuleKind::kIndexFile, "index-file"},
+    {UrlRuleKind::kIgnoreCase, "ignore-case"},
+    {UrlRuleKind::kParamPath, "param-path"},
+    {UrlRuleKind::kSkipParamValue, "skip-param"},
+    {UrlRuleKind::kSkipPath, "skip-path"},
+};
+
+// Whether `name` is one of the comma-separated `names` (a drop-param rule's).
+bool NameIn(std::string_view names, std::string_view name) {
+  size_t i = 0;
+  while (i <= names.size()) {
+    size_t end = names.find(',', i);
+    if (end == std::string_view::npos) end = names.size();
+    if (names.substr(i, end - i) == name) return true;
+    i = end + 1;
+  }
+  return false;
+}
+
+// Whether any of the comma-separated `names` occurs in `text` (a cheap first test).
+bool AnyNameIn(std::string_view text, std::string_view names) {
+  size_t i = 0;
+  while (i <= names.size()) {
+    size_t end = names.find(',', i);
+    if (end == std::string_view::npos) end = names.size();
+    if (text.find(names.substr(i, end - i)) != std::string_view::npos) return true;
+    i = end + 1;
+  }
+  return false;
+}
+
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t end = i;
+    while (end < text.size() && text[end] != ' ') ++end;
+    if (end > i) words.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return words;
+}
+
+bool IsPath(std::string_view word) { return !word.empty() && word.front() == '/'; }
+
+// The query of `params`, joined with the separator `query` used first ('&' when none).
+std::string JoinQuery(std::string_view query, const std::vector<QueryParam>& params) {
+  const size_t at = query.find_first_of("&;");
+  const char separator = at == std::string_view::npos ? '&' : query[at];
+  std::string joined;
+  for (const QueryParam& param : params) {
+    if (!joined.empty()) joined += separator;
+    joined += param.text;
+  }
+  return joined;
+}
+
+// Removes the parameters `drop` selects; whether any was.
+template <typename Drop>
+bool DropParams(UrlTail* tail, Drop drop) {
+  std::vector<QueryParam> params = SplitQuery(tail->query);
+  const size_t before = params.size();
+  params.erase(std::remove_if(params.begin(), params.end(), drop), params.end());
+  if (params.size() == before) return false;
+  tail->query = JoinQuery(tail->query, params);
+  return true;
+}
+
+}  // namespace
+
+std::vector<QueryParam> SplitQuery(std::string_view query) {
+  std::vector<QueryParam> params;
+  AnyParam(query, [&](const QueryParam& p) {
+    params.push_back(p);
+    return false;
+  });
+  return params;
+}
+
+std::string UrlRule::Form() const {
+  std::string form;
+  for (const KindName& k : kKindNames) {
+    if (k.kind == kind) form = k.word;
+  }
+  switch (kind) {
+    case UrlRuleKind::kDropParam:
+    case UrlRuleKind::kDropParamValue:
+      form = "drop-param " + name;
+      if (kind == UrlRuleKind::kDropParamValue) form += "=" + value;
+      if (!path.empty()) form += " on " + path;
+      break;
+    case UrlRuleKind::kSkipParamValue:
+      form += " " + name + "=" + value;
+      break;
+    case UrlRuleKind::kAlias:
+      form += " " + name + " " + value;
+      break;
+    case UrlRuleKind::kIndexFile:
+      form += " " + name;
+      break;
+    case UrlRuleKind::kParamPath:
+      form += " " + path + " " + name + " " + value;
+      break;
+    case UrlRuleKind::kSkipPath:
+      form += " " + path;
+      break;
+    case UrlRuleKind::kSortParams:
+    case UrlRuleKind::kIgnoreCase:
+      break;
+  }
+  return form;
+}
+
+Result<UrlRule> UrlRule::Parse(std::string_view form) {
+  const std::vector<std::string_view> w = Words(form);
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument("URL rule \"" + std::string(form) + "\": " + std::string(why));
+  };
+  if (w.empty()) return bad("empty");
+  UrlRule rule;
+  auto kind = std::find_if(std::begin(kKindNames), std::end(kKindNames),
+                           [&](const KindName& k) { return k.word == w[0]; });
+  if (kind == std::end(kKindNames)) {
+    return bad(
+        "unknown form (drop-param, sort-params, alias, index-file, ignore-case, "
+        "param-path, skip-param, skip-path)");
+  }
+  rule.kind = kind->kind;
+  // "NAME=VALUE" into name and value; whether it had a value.
+  auto name_value = [&](std::string_view word) {
+    const size_t eq = word.find('=');
+    rule.name = std::string(word.substr(0, eq));
+    if (eq == std::string_view::npos) return false;
+    rule.value = std::string(word.substr(eq + 1));
+    return true;
+  };
+  switch (rule.kind) {
+    case UrlRuleKind::kDropParam:
+    case UrlRuleKind::kDropParamValue:
+      if (w.size() != 2 && !(w.size() == 4 && w[2] == "on" && IsPath(w[3]))) {
+        return bad("expected drop-param NAME[=VALUE] [on PATH]");
+      }
+      if (name_value(w[1])) rule.kind = UrlRuleKind::kDropParamValue;
+      if (rule.name.empty()) return bad("no parameter name");
+      if (rule.name.find(',') != std::string::npos) {
+        if (rule.kind == UrlRuleKind::kDropParamValue) return bad("one NAME=VALUE only");
+        // Names in order: one rule, one form.
+        std::vector<std::string_view> names;
+        std::string_view all = rule.name;
+        for (size_t i = 0; i <= all.size();) {
+          size_t end = all.find(',', i);
+          if (end == std::string_view::npos) end = all.size();
+          if (end == i) return bad("an empty parameter name");
+          names.push_back(all.substr(i, end - i));
+          i = end + 1;
+        }
+        std::sort(names.begin(), names.end());
+        std::string sorted;
+        for (std::string_view n : names) sorted.append(sorted.empty() ? "" : ",").append(n);
+        rule.name = std::move(sorted);
+      }
+      if (w.size() == 4) rule.path = std::string(w[3]);
+      break;
+    case UrlRuleKind::kSkipParamValue:
+      if (w.size() != 2 || !name_value(w[1]) || rule.name.empty()) {
+        return bad("expected skip-param NAME=VALUE");
+      }
+      break;
+    case UrlRuleKind::kAlias:
+      if (w.size() != 3 || !IsPath(w[1]) || !IsPath(w[2]) || w[1] == w[2]) {
+        return bad("expected alias FROM TO (two different paths)");
+      }
+      rule.name = std::string(w[1]);
+      rule.value = std::string(w[2]);
+      break;
+    case UrlRuleKind::kIndexFile:
+      if (w.size() != 2 || w[1].find('/') != std::string_view::npos) {
+        return bad("expected index-file NAME (a file name)");
+      }
+      rule.name = std::string(w[1]);
+      break;
+    case UrlRuleKind::kParamPath:
+      if (w.size() != 4 || !IsPath(w[1]) || !IsPath(w[3])) {
+        return bad("expected param-path PATH NAME TO");
+      }
+      rule.path = std::string(w[1]);
+      rule.name = std::string(w[2]);
+      rule.value = std::string(w[3]);
+      break;
+    case UrlRuleKind::kSkipPath:
+      if (w.size() != 2 || !IsPath(w[1])) return bad("expected skip-path PATH");
+      rule.path = std::string(w[1]);
+      break;
+    case UrlRuleKind::kSortParams:
+    case UrlRuleKind::kIgnoreCase:
+      if (w.size() != 1) return bad("takes no argument");
+      break;
+  }
+  return rule;
+}
+
+bool UrlRule::Matches(std::string_view url_path, std::string_view query) const {
+  if (kind == UrlRuleKind::kSkipPath) return url_path == path;
+  if (kind != UrlRuleKind::kSkipParamValue) return false;
+  if (query.find(name) == std::string_view::npos) return false;  // one memchr-led search
+  return AnyParam(query, [&](const QueryParam& p) {
+    return p.has_value && p.name == name && p.value == value;
+  });
+}
+
+bool UrlRule::Drops(const QueryParam& p) const {
+  if (kind == UrlRuleKind::kDropParamValue)
+    return p.has_value && p.name == name && p.value == value;
+  return kind == UrlRuleKind::kDropParam && NameIn(name, p.name);
+}
+
+bool UrlRule::ParamNames(std::vector<std::string>* names) const {
+  switch (kind) {
+    case UrlRuleKind::kDropParam:
+      for (size_t i = 0; i <= name.size();) {
+        size_t end = name.find(',', i);
+        if (end == std::string::npos) end = name.size();
+        names->push_back(name.substr(i, end - i));
+        i = end + 1;
+      }
+      return true;
+    case UrlRuleKind::kDropParamValue:
+    case UrlRuleKind::kSkipParamValue:
+    case UrlRuleKind::kParamPath:
+      names->push_back(name);
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool UrlRule::MayRewrite(std::string_view url_path, std::string_view query) const {
+  switch (kind) {
+    case UrlRuleKind::kDropParam:
+    case UrlRuleKind::kDropParamValue:
+      if (query.empty() || (!path.empty() && url_path != path)) return false;
+      if (!AnyNameIn(query, name)) return false;
+      return AnyParam(query, [&](const QueryParam& p) { return Drops(p); });
+    case UrlRuleKind::kSortParams: {
+      std::string_view previous;
+      return AnyParam(query, [&](const QueryParam& p) {
+        const bool unsorted = p.text < previous;
+        previous = p.text;
+        return unsorted;
+      });
+    }
+    case UrlRuleKind::kAlias:
+      return url_path.starts_with(name);
+    case UrlRuleKind::kIndexFile:
+      return url_path.size() > name.size() && url_path.ends_with(name) &&
+             url_path[url_path.size() - name.size() - 1] == '/';
+    case UrlRuleKind::kIgnoreCase:
+      for (size_t i = 0; i < url_path.size(); ++i) {
+        if (url_path[i] == '%') {
+          i += 2;
+        } else if (url_path[i] >= 'A' && url_path[i] <= 'Z') {
+          return true;
+        }
+      }
+      return false;
+    case UrlRuleKind::kParamPath:
+      return url_path == path && query.size() > name.size() && query.starts_with(name) &&
+             query[name.size()] == '=';
+    case UrlRuleKind::kSkipParamValue:
+    case UrlRuleKind::kSkipPath:
+      return false;
+  }
+  return false;
+}
+
+bool UrlRule::Rewrite(UrlTail* tail) const {
+  switch (kind) {
+    case UrlRuleKind::kDropParam:
+    case UrlRuleKind::kDropParamValue:
+      if (!path.empty() && tail->path != path) return false;
+      if (tail->query.empty()) return false;
+      return DropParams(tail, [&](const QueryParam& p) { return Drops(p); });
+    case UrlRuleKind::kSortParams: {
+      std::vector<QueryParam> params = SplitQuery(tail->query);
+      auto by_text = [](const QueryParam& a, const QueryParam& b) { return a.text < b.text; };
+      if (std::is_sorted(params.begin(), params.end(), by_text)) return false;
+      std::stable_sort(params.begin(), params.end(), by_text);
+      tail->query = JoinQuery(tail->query, params);
+      return true;
+    }
+    case UrlRuleKind::kAlias:
+      if (!tail->path.starts_with(name)) return false;
+      tail->path = value + tail->path.substr(name.size());
+      return true;
+    case UrlRuleKind::kIndexFile: {
+      const size_t n = name.size();
+      if (tail->path.size() <= n || !tail->path.ends_with(name) ||
+          tail->path[tail->path.size() - n - 1] != '/') {
+        return false;
+      }
+      tail->path.resize(tail->path.size() - n);
+      return true;
+    }
+    case UrlRuleKind::kIgnoreCase: {
+      bool changed = false;
+      for (size_t i = 0; i < tail->path.size(); ++i) {
+        char& c = tail->path[i];
+        if (c == '%') {
+          i += 2;  // a percent-escape's hex digits stay upper case (RFC 3986 §6.2.2.1)
+        } else if (c >= 'A' && c <= 'Z') {
+          c = static_cast<char>(c - 'A' + 'a');
+          changed = true;
+        }
+      }
+      return changed;
+    }
+    case UrlRuleKind::kParamPath: {
+      if (tail->path != path) return false;
+      const std::vector<QueryParam> params = SplitQuery(tail->query);
+      if (params.size() != 1 || params[0].name != name || params[0].value.empty()) return false;
+      std::string rewritten = value;
+      for (char c : params[0].value) {
+        if (c == '?') {
+          rewritten += "%3F";  // would start a query in a path
+        } else {
+          rewritten += c;
+        }
+      }
+      tail->path = std::move(rewritten);
+      tail->query.clear();
+      return true;
+    }
+    case UrlRuleKind::kSkipParamValue:
+    case UrlRuleKind::kSkipPath:
+      return false;
+  }
+  return false;
+}
+
+bool Subsumes(const UrlRule& general, const UrlRule& specific) {
+  const auto is_drop = [](const UrlRule& r) {
+    return r.kind == UrlRuleKind::kDropParam || r.kind == UrlRuleKind::kDropParamValue;
+  };
+  if (!is_drop(general) || !is_drop(specific) || general == specific) return false;
+  if (!general.path.empty() && general.path != specific.path) return false;
+  if (general.kind == UrlRuleKind::kDropParamValue) {
+    return specific.kind == UrlRuleKind::kDropParamValue && general.name == specific.name &&
+           general.value == specific.value;
+  }
+  // Every name the specific rule drops, the general one drops.
+  size_t i = 0;
+  const std::string_view names = specific.name;
+  while (i <= names.size()) {
+    size_t end = names.find(',', i);
+    if (end == std::string_view::npos) end = names.size();
+    if (!NameIn(general.name, names.substr(i, end - i))) return false;
+    i = end + 1;
+  }
+  return true;
+}
+
+std::string RuleId(std::string_view origin, const UrlRule& rule) {
+  // FNV-1a: stable across builds and platforms (ids are written to outputs and the state).
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](std::string_view text) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+  };
+  mix(origin);
+  mix("\n");
+  mix(rule.Form());
+  char id[16];
+  std::snprintf(id, sizeof(id), "d%08x", static_cast<unsigned>((h ^ (h >> 32)) & 0xffffffffu));
+  return id;
+}
+
+std::string JoinTail(std::string_view origin, const UrlTail& tail) {
+  std::string key(origin);
+  key += tail.path;
+  if (!tail.query.empty()) key.append("?").append(tail.query);
+  return key;
+}
+
+}  // namespace urlsieve

@@ -451,6 +451,12 @@ void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDec
   }
 }
 
+bool DustLearner::MayCheck() const {
+  const double allowed = std::max(static_cast<double>(kMinChecks),
+                                  options_.max_check_share * static_cast<double>(pages_observed_));
+  return static_cast<double>(checks_issued_) < allowed;
+}
+
 bool DustLearner::MayDecide(const Origin& origin, const CanonicalUrl& url) const {
   // Most links of an origin with rules are covered by none: told apart without building anything.
   const std::string_view path = url.path();
@@ -474,6 +480,8 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
   for (Candidate* c : origin.validating) {
     const UrlRule& rule = c->record.rule;
     if (c->record.validated + c->pending_checks >= options_.validation_sample) continue;
+    // Past the checks' share, a rule on probation waits for pages fetched anyway that it covers.
+    if (!MayCheck()) break;
     // A check is compared with whichever page of its rule key the crawl fetches, before or after.
     bool covered = rule.skips() && rule.Matches(path, query);
     if (!rule.skips() && rule.MayRewrite(path, query)) {
@@ -481,6 +489,7 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
       covered = rule.Rewrite(&rewritten);
     }
     if (!covered || checks_.count(url.key()) > 0) continue;
+    ++checks_issued_;
     ++c->pending_checks;
     checks_[url.key()] = c->record.id;
     decision.kind = LinkDecision::Kind::kCheck;
@@ -511,9 +520,11 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
     decision.kind = LinkDecision::Kind::kRewrite;
     decision.rule_key = JoinTail(url.origin(), *rewritten);
   }
-  // Every check_every-th URL a rule covers is fetched as a check (its own key).
+  // Every check_every-th URL a rule covers is fetched as a check (its own key), while checks stay
+  // under max_check_share of the pages fetched.
   if (!first->record.pinned && options_.check_every > 0 &&
-      ++first->covered % options_.check_every == 0 && checks_.count(url.key()) == 0) {
+      ++first->covered % options_.check_every == 0 && MayCheck() && checks_.count(url.key()) == 0) {
+    ++checks_issued_;
     ++first->pending_checks;
     checks_[url.key()] = first->record.id;
     decision.kind = LinkDecision::Kind::kCheck;
@@ -586,6 +597,7 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   if (!SplitUrl(url, &parts)) return "";
   const UrlTail tail = TailOf(parts.rest);
   std::lock_guard<std::mutex> lock(mu_);
+  ++pages_observed_;
   Origin& origin = OriginFor(parts.origin);
   UrlParts first_parts;
   const bool pair = !first_copy.empty() && SplitUrl(first_copy, &first_parts) &&
@@ -683,7 +695,9 @@ void DustLearner::Score(Origin& origin, std::string_view key, const UrlTail& tai
     if (covered && c.live()) {
       if (agrees) {
         ++r.validated;
-      } else {
+      } else if (r.state == RuleState::kValidating || r.confidence() < options_.min_confidence) {
+        // A rule on probation fails at its first counter-example; an active one when they
+        // outweigh what it was adopted on (one near copy farther than usual is not a retirement).
         if (checked->empty()) *checked = r.id;
         Retire(c);
         continue;

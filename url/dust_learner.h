@@ -16,8 +16,11 @@
 // (validation_sample checks passed: URLs the rule would rewrite or skip, fetched anyway and found
 // the same page, or barren) active → retired when a later check contradicts it. A validating rule
 // that fails a check is rejected. Every check_every-th URL an active rule would suppress is
-// fetched as a check. A retired rule's suppressed URLs are handed back (TakeRequeue) to be queued
-// again. Rules of a --rules-file are pinned (active, never retired) or forbidden (never adopted).
+// fetched as a check (all checks together stay under max_check_share of the pages fetched: past
+// it, a rule on probation is validated by the pages fetched anyway); an active rule is retired when
+// its confidence falls below min_confidence. A retired rule's suppressed URLs are handed back
+// (TakeRequeue) to be queued again. Rules of a --rules-file are pinned (active, never retired) or
+// forbidden (never adopted).
 //
 // Thread-safety: every method may be called from any thread; one mutex guards the model (the
 // crawl calls Decide once per page's links and Observe once per fetched page).
@@ -54,7 +57,9 @@ struct DustOptions {
   double min_confidence = 0.95;    // support / (support + contradictions)
   uint32_t validation_sample = 3;  // checks a rule passes before it suppresses anything
   uint32_t check_every = 50;       // an active rule fetches every Nth URL it covers as a check
-  int max_distance = 3;            // SimHashes this close are the same page
+  // Checks (validation and spot) stay under this share of the pages fetched (at least 10).
+  double max_check_share = 0.015;
+  int max_distance = 3;  // SimHashes this close are the same page
   size_t max_candidates_per_origin = 256;
   size_t max_keys_per_candidate = 8192;  // rule keys remembered per candidate
 };
@@ -214,6 +219,12 @@ class DustLearner {
   std::vector<std::string> retired_ids_;
   DustCounters counters_;
   bool states_changed_ = false;  // since Observe last relisted its origin's live rules
+  uint64_t pages_observed_ = 0;
+  uint64_t checks_issued_ = 0;           // URLs decided kCheck (max_check_share)
+  static constexpr int kMinChecks = 10;  // allowed whatever the crawl's size
+  // Whether another check may be issued: checks stay under max_check_share of the pages fetched
+  // (or kMinChecks).
+  bool MayCheck() const;
   std::vector<uint64_t> live_filter_ = std::vector<uint64_t>((1u << kLiveFilterBits) / 64);
 };
 

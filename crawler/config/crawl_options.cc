@@ -401,12 +401,15 @@ std::vector<CrawlOptionSpec> FileOnlyOptionSpecs() {
                          "Share of a candidate's observed pairs it explains (no counter-example)",
                          0, 1.0000001));
   specs.push_back(Integer(OPTION_KEY(dust, validation_sample), "",
-                          "URLs a rule would suppress, fetched as checks before it does", 0,
-                          1000));
+                          "URLs a rule would suppress, fetched as checks before it does", 0, 1000));
   specs.push_back(ZeroIsOff(Integer(OPTION_KEY(dust, check_every), "",
                                     "An active rule fetches every Nth URL it covers as a check "
                                     "(0: off)",
                                     2, kMaxInt)));
+  specs.push_back(Number(OPTION_KEY(dust, max_check_share), "",
+                         "Checks (validation and spot) stay under this share of the pages fetched "
+                         "(at least 10)",
+                         0, 1.0000001));
   // [sitemaps] (docs/features/sitemaps.md, "Sitemaps").
   specs.push_back(Integer(OPTION_KEY(sitemaps, max_nesting), "",
                           "Deepest sitemap index nesting followed (0: no index child)", 0, 64));

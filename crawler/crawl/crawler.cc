@@ -276,6 +276,7 @@ Status Crawler::OpenDust() {
   options.min_confidence = config_.dust.min_confidence;
   options.validation_sample = static_cast<uint32_t>(config_.dust.validation_sample);
   options.check_every = static_cast<uint32_t>(config_.dust.check_every);
+  options.max_check_share = config_.dust.max_check_share;
   options.max_distance = config_.content.near_distance;
   dust_ = std::make_unique<DustLearner>(options);
   lease_filter_ = std::make_unique<DustLeaseFilter>(dust_.get());

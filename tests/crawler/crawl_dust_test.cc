@@ -185,7 +185,8 @@ TEST_F(CrawlDustTest, OffFetchesEveryCopyAndLearnOnlyLists) {
 TEST_F(CrawlDustTest, ARuleALaterCheckContradictsIsRetiredAndWhatItSuppressedIsFetched) {
   // From article 25 on, a session id shows another page: sid selects content there.
   Serve(/*sid_selects_from=*/25);
-  std::ofstream(dir_.path() / "crawl.toml", std::ios::app) << "[dust]\ncheck_every = 2\n";
+  std::ofstream(dir_.path() / "crawl.toml", std::ios::app)
+      << "[dust]\ncheck_every = 2\nmax_check_share = 1\n";
   ASSERT_EQ(Crawl({}), 0) << Err();
   const std::set<std::string> fetched = Fetched();
   for (int i = 25; i < kArticles; ++i) {

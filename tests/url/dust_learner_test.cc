@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,11 @@ LinkDecision DecideOne(DustLearner& learner, std::string_view tail) {
   return decisions.empty() ? LinkDecision{} : decisions[0];
 }
 
-const RuleRecord* Find(const std::vector<RuleRecord>& records, std::string_view form) {
+// A copy: Records() returns a new vector each time.
+std::optional<RuleRecord> Find(const std::vector<RuleRecord>& records, std::string_view form) {
   auto it = std::find_if(records.begin(), records.end(),
                          [&](const RuleRecord& r) { return r.rule.Form() == form; });
-  return it == records.end() ? nullptr : &*it;
+  return it == records.end() ? std::nullopt : std::optional<RuleRecord>(*it);
 }
 
 // Pages /p{i}.html, each also fetched as /p{i}.html?sid=1 (a copy of it).
@@ -54,8 +56,8 @@ TEST(DustLearnerTest, ASessionParameterIsLearnedValidatedThenApplied) {
   // Four pairs are below the support of five: nothing is suppressed or checked yet.
   EXPECT_EQ(DecideOne(learner, "/p1.html?sid=7").kind, LinkDecision::Kind::kKeep);
   SessionPairs(learner, 4, 5);
-  const RuleRecord* rule = Find(learner.Records(), "drop-param sid");
-  ASSERT_NE(rule, nullptr);
+  std::optional<RuleRecord> rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_TRUE(rule);
   EXPECT_EQ(rule->state, RuleState::kValidating);
   EXPECT_EQ(rule->support, 5u);
   // A check is compared with the page of its rule key whenever that one is fetched.
@@ -64,7 +66,7 @@ TEST(DustLearnerTest, ASessionParameterIsLearnedValidatedThenApplied) {
   learner.Observe(Url("/p9.html"), Page(9), false, "");
   PassChecks(learner, 5);
   rule = Find(learner.Records(), "drop-param sid");
-  ASSERT_NE(rule, nullptr);
+  ASSERT_TRUE(rule);
   EXPECT_EQ(rule->state, RuleState::kActive);
   EXPECT_EQ(learner.counters().validation_fetches, 3u);
   EXPECT_EQ(rule->validated, 3u);
@@ -90,10 +92,10 @@ TEST(DustLearnerTest, ACounterExampleKeepsTheConfidenceBelowTheThreshold) {
   learner.Observe(Url("/q?sid=2"), Page(200), false, "");
   SessionPairs(learner, 1, 6);
   std::vector<RuleRecord> records = learner.Records();
-  EXPECT_EQ(Find(records, "drop-param sid"), nullptr);  // still a plain candidate
+  EXPECT_FALSE(Find(records, "drop-param sid"));  // still a plain candidate
   // The value-specific rule (sid=1 selects nothing) has no counter-example.
-  const RuleRecord* value = Find(records, "drop-param sid=1");
-  ASSERT_NE(value, nullptr);
+  std::optional<RuleRecord> value = Find(records, "drop-param sid=1");
+  ASSERT_TRUE(value);
   EXPECT_EQ(value->state, RuleState::kValidating);
 }
 
@@ -108,8 +110,8 @@ TEST(DustLearnerTest, AContradictedRuleIsRetiredAndItsSuppressedUrlsComeBack) {
   EXPECT_TRUE(learner.TakeRequeue().empty());
   // A later fetch finds /p1.html?sid=5 a different page from /p1.html.
   learner.Observe(Url("/p1.html?sid=5"), Page(999), false, "");
-  const RuleRecord* rule = Find(learner.Records(), "drop-param sid");
-  ASSERT_NE(rule, nullptr);
+  std::optional<RuleRecord> rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_TRUE(rule);
   EXPECT_EQ(rule->state, RuleState::kRetired);
   const std::vector<SuppressedUrl> requeue = learner.TakeRequeue();
   ASSERT_EQ(requeue.size(), 1u);
@@ -127,11 +129,11 @@ TEST(DustLearnerTest, BarrenPagesTeachASkipRule) {
                     "");
     learner.Observe(Url("/index.php?title=A" + std::to_string(i)), Page(100 + i), false, "");
   }
-  const RuleRecord* rule = Find(learner.Records(), "skip-param action=edit");
-  ASSERT_NE(rule, nullptr);
+  std::optional<RuleRecord> rule = Find(learner.Records(), "skip-param action=edit");
+  ASSERT_TRUE(rule);
   EXPECT_EQ(rule->state, RuleState::kValidating);
   // The path also serves articles: skip-path /index.php has contradictions.
-  EXPECT_EQ(Find(learner.Records(), "skip-path /index.php"), nullptr);
+  EXPECT_FALSE(Find(learner.Records(), "skip-path /index.php"));
   for (int i = 5; i < 8; ++i) {
     const std::string tail = "/index.php?title=B" + std::to_string(i) + "&action=edit";
     ASSERT_EQ(DecideOne(learner, tail).kind, LinkDecision::Kind::kCheck);
@@ -159,8 +161,8 @@ TEST(DustLearnerTest, PathFormsAreExplainedByTheirPairs) {
   const std::vector<RuleRecord> records = learner.Records();
   for (std::string_view form : {"alias /mirror/ /", "param-path /index.php title /wiki/",
                                 "index-file index.html", "sort-params"}) {
-    const RuleRecord* rule = Find(records, form);
-    ASSERT_NE(rule, nullptr) << form;
+    std::optional<RuleRecord> rule = Find(records, form);
+    ASSERT_TRUE(rule) << form;
     EXPECT_EQ(rule->state, RuleState::kValidating) << form;
     EXPECT_FALSE(rule->example.empty());
   }
@@ -176,8 +178,8 @@ TEST(DustLearnerTest, LearnModeValidatesFromWhatIsFetchedButNeverSuppresses) {
               LinkDecision::Kind::kKeep);
     learner.Observe(Url("/p" + std::to_string(i) + ".html?sid=7"), Page(i), false, "");
   }
-  const RuleRecord* rule = Find(learner.Records(), "drop-param sid");
-  ASSERT_NE(rule, nullptr);
+  std::optional<RuleRecord> rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_TRUE(rule);
   EXPECT_EQ(rule->state, RuleState::kActive);
   EXPECT_EQ(DecideOne(learner, "/p1.html?sid=8").kind, LinkDecision::Kind::kKeep);
   EXPECT_EQ(learner.counters().validation_fetches, 0u);
@@ -194,15 +196,15 @@ TEST(DustLearnerTest, PinnedRulesApplyAtOnceAndForbiddenOnesNever) {
   SessionPairs(learner, 0, 10);
   PassChecks(learner, 10);
   const std::vector<RuleRecord> records = learner.Records();
-  const RuleRecord* forbidden = Find(records, "drop-param sid");
-  ASSERT_NE(forbidden, nullptr);
+  std::optional<RuleRecord> forbidden = Find(records, "drop-param sid");
+  ASSERT_TRUE(forbidden);
   EXPECT_TRUE(forbidden->forbidden);
   EXPECT_EQ(forbidden->state, RuleState::kCandidate);
   // A pinned rule is not retired by a contradiction.
   learner.Observe(Url("/b?utm_source=1"), Page(1), false, "");
   learner.Observe(Url("/b?utm_source=2"), Page(2), false, "");
-  const RuleRecord* pin = Find(learner.Records(), "drop-param utm_source");
-  ASSERT_NE(pin, nullptr);
+  std::optional<RuleRecord> pin = Find(learner.Records(), "drop-param utm_source");
+  ASSERT_TRUE(pin);
   EXPECT_EQ(pin->state, RuleState::kActive);
 }
 

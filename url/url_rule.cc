@@ -21,28 +21,26 @@ constexpr KindName kKindNames[] = {
     {UrlRuleKind::kSkipPath, "skip-path"},
 };
 
-// Whether `name` is one of the comma-separated `names` (a drop-param rule's).
-bool NameIn(std::string_view names, std::string_view name) {
-  size_t i = 0;
-  while (i <= names.size()) {
+// Calls f(name) for each of the comma-separated `names` (a drop-param rule's) until it returns
+// true; whether one did.
+template <typename F>
+bool AnyName(std::string_view names, F f) {
+  for (size_t i = 0; i <= names.size();) {
     size_t end = names.find(',', i);
     if (end == std::string_view::npos) end = names.size();
-    if (names.substr(i, end - i) == name) return true;
+    if (f(names.substr(i, end - i))) return true;
     i = end + 1;
   }
   return false;
 }
 
-// Whether any of the comma-separated `names` occurs in `text` (a cheap first test).
+bool NameIn(std::string_view names, std::string_view name) {
+  return AnyName(names, [&](std::string_view n) { return n == name; });
+}
+
+// Whether any of `names` occurs in `text` (a cheap first test).
 bool AnyNameIn(std::string_view text, std::string_view names) {
-  size_t i = 0;
-  while (i <= names.size()) {
-    size_t end = names.find(',', i);
-    if (end == std::string_view::npos) end = names.size();
-    if (text.find(names.substr(i, end - i)) != std::string_view::npos) return true;
-    i = end + 1;
-  }
-  return false;
+  return AnyName(names, [&](std::string_view n) { return text.find(n) != std::string_view::npos; });
 }
 
 std::vector<std::string_view> Words(std::string_view text) {
@@ -163,13 +161,11 @@ Result<UrlRule> UrlRule::Parse(std::string_view form) {
         if (rule.kind == UrlRuleKind::kDropParamValue) return bad("one NAME=VALUE only");
         // Names in order: one rule, one form.
         std::vector<std::string_view> names;
-        std::string_view all = rule.name;
-        for (size_t i = 0; i <= all.size();) {
-          size_t end = all.find(',', i);
-          if (end == std::string_view::npos) end = all.size();
-          if (end == i) return bad("an empty parameter name");
-          names.push_back(all.substr(i, end - i));
-          i = end + 1;
+        if (AnyName(rule.name, [&](std::string_view n) {
+              names.push_back(n);
+              return n.empty();
+            })) {
+          return bad("an empty parameter name");
         }
         std::sort(names.begin(), names.end());
         std::string sorted;
@@ -234,12 +230,10 @@ bool UrlRule::Drops(const QueryParam& p) const {
 bool UrlRule::ParamNames(std::vector<std::string>* names) const {
   switch (kind) {
     case UrlRuleKind::kDropParam:
-      for (size_t i = 0; i <= name.size();) {
-        size_t end = name.find(',', i);
-        if (end == std::string::npos) end = name.size();
-        names->push_back(name.substr(i, end - i));
-        i = end + 1;
-      }
+      AnyName(name, [&](std::string_view n) {
+        names->emplace_back(n);
+        return false;
+      });
       return true;
     case UrlRuleKind::kDropParamValue:
     case UrlRuleKind::kSkipParamValue:
@@ -365,15 +359,7 @@ bool Subsumes(const UrlRule& general, const UrlRule& specific) {
            general.value == specific.value;
   }
   // Every name the specific rule drops, the general one drops.
-  size_t i = 0;
-  const std::string_view names = specific.name;
-  while (i <= names.size()) {
-    size_t end = names.find(',', i);
-    if (end == std::string_view::npos) end = names.size();
-    if (!NameIn(general.name, names.substr(i, end - i))) return false;
-    i = end + 1;
-  }
-  return true;
+  return !AnyName(specific.name, [&](std::string_view n) { return !NameIn(general.name, n); });
 }
 
 std::string RuleId(std::string_view origin, const UrlRule& rule) {

@@ -78,6 +78,22 @@ TEST(UrlRuleTest, SkipRulesMatchAndNeverRewrite) {
   EXPECT_FALSE(path->Matches({"/login/x", ""}));
 }
 
+TEST(UrlRuleTest, ADropOfSeveralNamesIsOneRuleWhateverTheirOrder) {
+  Result<UrlRule> rule = UrlRule::Parse("drop-param utm_source,utm_campaign");
+  ASSERT_TRUE(rule.ok());
+  EXPECT_EQ(rule->Form(), "drop-param utm_campaign,utm_source");
+  EXPECT_EQ(Joined(Rewritten("drop-param utm_source,utm_campaign", "/a",
+                             "utm_source=x&id=3&utm_campaign=y")),
+            "/a?id=3");
+  EXPECT_FALSE(UrlRule::Parse("drop-param a,,b").ok());
+  EXPECT_FALSE(UrlRule::Parse("drop-param a,b=1").ok());
+  auto parsed = [](std::string_view form) { return *UrlRule::Parse(form); };
+  EXPECT_TRUE(Subsumes(parsed("drop-param a,b"), parsed("drop-param b on /x")));
+  EXPECT_TRUE(Subsumes(parsed("drop-param a"), parsed("drop-param a=1")));
+  EXPECT_FALSE(Subsumes(parsed("drop-param a"), parsed("drop-param a,b")));
+  EXPECT_FALSE(Subsumes(parsed("drop-param a on /x"), parsed("drop-param a")));
+}
+
 TEST(UrlRuleTest, IdsAreStableAndDifferByOrigin) {
   Result<UrlRule> rule = UrlRule::Parse("drop-param sid");
   ASSERT_TRUE(rule.ok());

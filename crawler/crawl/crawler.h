@@ -45,6 +45,13 @@
 // (deployment_factory.h makes it from the config). What one fetched page means is decided by the
 // PageProcessor (page_processor.h), purely; the loop records it.
 //
+// Learned URL rules (docs/features/dust.md; url/dust_learner.h): each fetched page is evidence
+// (LearnFromPage, after the content-seen test); PushNew seen-tests a link an active rule covers
+// under its rule key (a page the crawl has: rejected.jsonl "dust"), and the frontier skips a queued
+// URL at its turn when its page was fetched under another spelling (LeaseFilter). Rules are
+// checkpointed in state.db (DustRuleStore) and, on a shared seen set, exchanged through Redis
+// (RuleExchange) from the monitor thread.
+//
 // Metrics (docs/features/metrics.md, "Metrics"; crawler_metrics.cc): with output.metrics_listen,
 // Open binds the address and Run serves GET /metrics (MetricsServer) from MetricsNow() until the
 // crawl ends, then the final figures (those of stats.json) for output.metrics_linger;

@@ -1,8 +1,10 @@
-// `urlsieve rules --state OUT`: the URL rules a crawl learned (docs/features/dust.md, "Listing
-// rules"), read from OUT/state/state.db (crawler/state/dust_rule_store.h): per rule its origin,
-// form, state, support, confidence, checks passed and made, URLs it suppressed, and the pair that
-// proposed it. A table, or --json (one object per line). Read-only: it writes nothing and may run
-// while the crawl does (SQLite's WAL lets a reader see the last committed checkpoint).
+// `urlsieve rules --state OUT` (or `--redis URL --name NAME`): the URL rules a crawl learned
+// (docs/features/dust.md, "Listing rules"), read from OUT/state/state.db
+// (crawler/state/dust_rule_store.h): per rule its origin, form, state, support, confidence, checks
+// passed and made, URLs it suppressed, and the pair that proposed it. A table, or --json (one
+// object per line). Read-only: it writes nothing and may run while the crawl does (SQLite's WAL
+// lets a reader see the last committed checkpoint). With
+// --redis: the rules the crawls on that shared set adopted and retired (state, origin, form).
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +16,8 @@
 #include "base/sqlite_db.h"
 #include "crawler/cli/commands.h"
 #include "crawler/cli/line_io.h"
+#include "crawler/cli/option_flags.h"
+#include "crawler/crawl/rule_exchange.h"
 #include "crawler/state/dust_rule_store.h"
 
 namespace urlsieve::cli {
@@ -21,11 +25,46 @@ namespace {
 
 struct RulesFlags {
   std::string out_dir;
+  std::string redis_url;  // with redis_name: the rules shared on a seen set in Redis
+  std::string redis_name;
+  std::string password_file;
   bool json = false;
   bool all = false;  // also rejected and retired rules
 };
 
+// --redis: what the crawls on a shared set have adopted and retired (evidence stays with each
+// crawl's state).
+int RunSharedRules(const RulesFlags& flags) {
+  Result<std::unique_ptr<RuleExchange>> exchange =
+      RuleExchange::Open(flags.redis_url, flags.redis_name);
+  if (!exchange.ok()) {
+    std::fprintf(stderr, "urlsieve rules: %s\n", exchange.status().message().c_str());
+    return kExitFailure;
+  }
+  Result<std::vector<RuleExchange::SharedRule>> rules = (*exchange)->List();
+  if (!rules.ok()) {
+    std::fprintf(stderr, "urlsieve rules: %s\n", rules.status().message().c_str());
+    return kExitFailure;
+  }
+  LineWriter out(STDOUT_FILENO);
+  for (const RuleExchange::SharedRule& rule : *rules) {
+    if (flags.json) {
+      const nlohmann::ordered_json j = {
+          {"origin", rule.origin}, {"form", rule.form}, {"state", rule.state}};
+      out.WriteLine(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+    } else if (flags.all || rule.state == "active") {
+      out.WriteLine(rule.state + "  " + rule.origin + "  " + rule.form);
+    }
+  }
+  if (!out.Flush()) {
+    std::fprintf(stderr, "urlsieve rules: cannot write stdout\n");
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 int RunRules(const RulesFlags& flags) {
+  if (!flags.redis_url.empty()) return RunSharedRules(flags);
   namespace fs = std::filesystem;
   // OUT (a crawl's output directory) or OUT/state.
   fs::path db_path = fs::path(flags.out_dir) / "state" / "state.db";
@@ -110,11 +149,26 @@ void AddRulesCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<RulesFlags>();
   CLI::App* cmd = app.add_subcommand(
       "rules", "List the URL rules a crawl learned (which URLs are the same page), with evidence");
-  cmd->add_option("--state", flags->out_dir, "The crawl's --out directory (or its state/)")
-      ->required();
+  CLI::Option* state =
+      cmd->add_option("--state", flags->out_dir, "The crawl's --out directory (or its state/)");
+  CLI::Option* redis =
+      cmd->add_option("--redis", flags->redis_url,
+                      "The rules shared by the crawls on a seen set in Redis instead: "
+                      "redis://[[user]:password@]host:port[/db] (with --name)");
+  CLI::Option* name = cmd->add_option("--name", flags->redis_name, "The shared set's name");
+  redis->needs(name)->excludes(state);
+  name->needs(redis);
+  AddRedisPasswordFileFlag(cmd, &flags->password_file);
   cmd->add_flag("--json", flags->json, "One JSON object per rule");
   cmd->add_flag("--all", flags->all, "Also the retired and rejected rules");
-  cmd->callback([flags, exit_code] { *exit_code = RunRules(*flags); });
+  cmd->callback([flags, exit_code, state, redis] {
+    if (state->count() == 0 && redis->count() == 0) {
+      std::fprintf(stderr, "urlsieve rules: give --state OUT or --redis URL --name NAME\n");
+      *exit_code = kExitUsage;
+      return;
+    }
+    *exit_code = RunRules(*flags);
+  });
 }
 
 }  // namespace urlsieve::cli

@@ -1,5 +1,6 @@
 #include "crawler/crawl/rule_exchange.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,23 @@ Result<std::unique_ptr<RuleExchange>> RuleExchange::Open(const std::string& url,
   if (!client.ok()) return client.status();
   return std::unique_ptr<RuleExchange>(
       new RuleExchange(std::move(*client), "urlsieve:{" + name + ":dust}:rules"));
+}
+
+Result<std::vector<RuleExchange::SharedRule>> RuleExchange::List() {
+  Result<RedisReply> all = client_->Run({{"HGETALL", key_}});
+  if (!all.ok()) return all.status();
+  if (all->is_error()) return RedisErrorStatus(client_->server(), "reading the URL rules", *all);
+  std::vector<SharedRule> rules;
+  for (size_t i = 0; i + 1 < all->elements.size(); i += 2) {
+    const std::string& field = all->elements[i].str;
+    const size_t space = field.find(' ');
+    if (space == std::string::npos) continue;
+    rules.push_back({field.substr(0, space), field.substr(space + 1), all->elements[i + 1].str});
+  }
+  std::sort(rules.begin(), rules.end(), [](const SharedRule& a, const SharedRule& b) {
+    return a.origin != b.origin ? a.origin < b.origin : a.form < b.form;
+  });
+  return rules;
 }
 
 Status RuleExchange::Exchange(DustLearner* learner) {

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -36,6 +37,14 @@ class RuleExchange {
   Status Exchange(DustLearner* learner);
 
   const std::string& key() const { return key_; }
+
+  // The shared rules as they stand: (origin, form, "active" | "retired"), in key order.
+  struct SharedRule {
+    std::string origin;
+    std::string form;
+    std::string state;
+  };
+  Result<std::vector<SharedRule>> List();
 
  private:
   RuleExchange(std::unique_ptr<RedisClient> client, std::string key);

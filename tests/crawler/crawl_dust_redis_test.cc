@@ -115,6 +115,12 @@ TEST_F(CrawlDustRedisTest, ARuleOneCrawlLearnedAppliesInTheOtherFromItsFirstPage
   const std::map<std::string, std::string> shared = SharedRules();
   ASSERT_TRUE(shared.count(Origin() + " drop-param sid")) << shared.size();
   EXPECT_EQ(shared.at(Origin() + " drop-param sid"), "active");
+  // `urlsieve rules --redis` lists what the set's crawls adopted.
+  testing::ProgramRun listed =
+      testing::RunUrlsieve({"rules", "--redis", redis_->url(), "--name", "shared"}, dir_.path());
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("active  " + Origin() + "  drop-param sid\n"), std::string::npos)
+      << listed.out;
 
   // The second starts where the first stopped: it has the rule before its first page.
   ASSERT_EQ(Crawl("b", "/a21", {"--max-depth", "1000"}), 0);

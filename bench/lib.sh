@@ -274,7 +274,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print a / b }'; }
 # here) are installed: scripts/setup.sh --bench installs both.
 gitweb_installed() {
   [[ -f /usr/share/gitweb/gitweb.cgi ]] && command -v busybox > /dev/null &&
-    busybox --list | grep -qx httpd && command -v git > /dev/null && command -v curl > /dev/null
+    busybox --list | grep -x httpd > /dev/null && command -v git > /dev/null && command -v curl > /dev/null
 }
 
 # start_gitweb DIR: a real web application with real DUST (one commit, tree or blob under several

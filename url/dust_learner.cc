@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <set>
 
 #include "url/url_parts.h"
 
@@ -21,6 +22,9 @@ constexpr size_t kMaxSkipValue = 32;
 constexpr size_t kMaxFetchedKeys = 1 << 18;
 // A pair that differs in more parameters than this is not one rule's doing.
 constexpr size_t kMaxDroppedNames = 4;
+// Page-kind scoped variants proposed per pair; parameter names whose values are tracked.
+constexpr size_t kMaxKindScopes = 2;
+constexpr size_t kMaxTrackedParams = 1024;
 
 UrlTail TailOf(std::string_view path_and_query) {
   const size_t q = path_and_query.find('?');
@@ -46,8 +50,10 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Rules that would make the two tails (one origin) one: the smallest differences.
-std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b) {
+// Rules that would make the two tails (one origin) one: the smallest differences. `kind_param`
+// tells which parameter names select a kind of page (several values seen on the origin).
+template <typename KindParam>
+std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, KindParam kind_param) {
   std::vector<UrlRule> rules;
   const std::vector<QueryParam> pa = SplitQuery(a.query);
   const std::vector<QueryParam> pb = SplitQuery(b.query);
@@ -55,7 +61,7 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b) {
   const std::vector<std::string_view> sb = SortedTexts(pb);
   if (a.path == b.path) {
     if (sa == sb) {
-      if (a.query != b.query) rules.push_back({UrlRuleKind::kSortParams, "", "", ""});
+      if (a.query != b.query) rules.push_back({UrlRuleKind::kSortParams, "", "", "", ""});
       return rules;
     }
     // The parameters in one and not the other (as multisets): dropping every name among them
@@ -70,25 +76,37 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b) {
     if (names.size() > kMaxDroppedNames) return rules;
     std::string list;
     for (std::string_view n : names) list.append(list.empty() ? "" : ",").append(n);
-    rules.push_back({UrlRuleKind::kDropParam, "", list, ""});
-    rules.push_back({UrlRuleKind::kDropParam, a.path, list, ""});
+    rules.push_back({UrlRuleKind::kDropParam, "", list, "", ""});
+    rules.push_back({UrlRuleKind::kDropParam, a.path, list, "", ""});
+    // The same, in the pair's page kind only: a parameter both share, with one short value.
+    std::vector<std::string_view> shared;
+    std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(shared));
+    size_t scoped = 0;
+    for (std::string_view text : shared) {
+      const size_t eq = text.find('=');
+      if (eq == std::string_view::npos || eq + 1 == text.size() || text.size() - eq > 17) continue;
+      const std::string_view name = text.substr(0, eq);
+      if (std::binary_search(names.begin(), names.end(), name) || !kind_param(name)) continue;
+      rules.push_back({UrlRuleKind::kDropParam, "", list, "", std::string(text)});
+      if (++scoped == kMaxKindScopes) break;
+    }
     const size_t eq = only.front().find('=');
     if (only.size() == 1 && eq != std::string_view::npos) {
       rules.push_back(
-          {UrlRuleKind::kDropParamValue, "", list, std::string(only.front().substr(eq + 1))});
+          {UrlRuleKind::kDropParamValue, "", list, std::string(only.front().substr(eq + 1)), ""});
     }
     return rules;
   }
   if (sa == sb) {
     if (EqualsIgnoringCase(a.path, b.path)) {
-      rules.push_back({UrlRuleKind::kIgnoreCase, "", "", ""});
+      rules.push_back({UrlRuleKind::kIgnoreCase, "", "", "", ""});
       return rules;
     }
     const std::string& shorter = a.path.size() < b.path.size() ? a.path : b.path;
     const std::string& longer = a.path.size() < b.path.size() ? b.path : a.path;
     if (shorter.ends_with('/') && longer.starts_with(shorter) &&
         longer.find('/', shorter.size()) == std::string::npos) {
-      rules.push_back({UrlRuleKind::kIndexFile, "", longer.substr(shorter.size()), ""});
+      rules.push_back({UrlRuleKind::kIndexFile, "", longer.substr(shorter.size()), "", ""});
       return rules;
     }
     // An alias: the longest common suffix starting at a '/', the prefixes before it differ.
@@ -104,7 +122,7 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b) {
     std::string from = a.path.substr(0, a.path.size() - suffix.size()) + "/";
     std::string to = b.path.substr(0, b.path.size() - suffix.size()) + "/";
     if (from.size() < to.size() || (from.size() == to.size() && from < to)) std::swap(from, to);
-    rules.push_back({UrlRuleKind::kAlias, "", std::move(from), std::move(to)});
+    rules.push_back({UrlRuleKind::kAlias, "", std::move(from), std::move(to), ""});
     return rules;
   }
   // PATH?NAME=V and TO+V: a script's page under its path form.
@@ -115,7 +133,7 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b) {
       path_form.path.ends_with(one[0].value)) {
     const std::string to = path_form.path.substr(0, path_form.path.size() - one[0].value.size());
     if (to.ends_with('/')) {
-      rules.push_back({UrlRuleKind::kParamPath, with_query.path, std::string(one[0].name), to});
+      rules.push_back({UrlRuleKind::kParamPath, with_query.path, std::string(one[0].name), to, ""});
     }
   }
   return rules;
@@ -175,6 +193,9 @@ struct DustLearner::Origin {
     std::string rule_id;  // the rule that changed the page's URL ("" none)
   };
   std::unordered_map<std::string, Fetched> fetched;
+  // Up to two values of each parameter name seen (bounded): a name with two may be a page kind,
+  // the `where` of a drop rule.
+  std::unordered_map<std::string, std::set<std::string>> param_values;
   // The live rules, active ones in a fixed order (skip rules first, then by form), so that a URL
   // gets one rule key whatever the order the rules were learned in.
   std::vector<Candidate*> active;
@@ -320,9 +341,14 @@ void DustLearner::Promote(Origin& origin, Candidate& c) {
   if (r.forbidden || r.pinned) return;
   if (r.state == RuleState::kCandidate && r.support >= options_.min_support &&
       r.confidence() >= options_.min_confidence) {
-    // A rule a live one covers adds nothing but checks.
+    // A rule a live one covers adds nothing but checks; and a rule goes no wider than its
+    // evidence: when a page-kind variant explains all of it, that one is adopted instead.
     for (const auto& other : origin.candidates) {
       if (other->live() && Subsumes(other->record.rule, r.rule)) return;
+      if (r.rule.where.empty() && !other->record.rule.where.empty() &&
+          other->record.support >= r.support && Subsumes(r.rule, other->record.rule)) {
+        return;
+      }
     }
     r.state = RuleState::kValidating;
     states_changed_ = true;
@@ -599,6 +625,15 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   std::lock_guard<std::mutex> lock(mu_);
   ++pages_observed_;
   Origin& origin = OriginFor(parts.origin);
+  // Which parameters take several values here (a page kind's selector is one of them).
+  AnyParam(tail.query, [&](const QueryParam& p) {
+    const std::string name(p.name);
+    if (origin.param_values.size() < kMaxTrackedParams || origin.param_values.count(name) > 0) {
+      std::set<std::string>& values = origin.param_values[name];
+      if (values.size() < 2) values.emplace(p.value);
+    }
+    return false;
+  });
   UrlParts first_parts;
   const bool pair = !first_copy.empty() && SplitUrl(first_copy, &first_parts) &&
                     first_parts.origin == parts.origin;
@@ -607,8 +642,12 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   if (pair) {
     // What the active rules do not explain of the pair proposes the candidates.
     const UrlTail first_tail = TailOf(first_parts.rest);
-    for (const UrlRule& rule :
-         Explain(Normalized(origin, first_tail, nullptr), Normalized(origin, tail, nullptr))) {
+    auto kind_param = [&](std::string_view name) {
+      auto it = origin.param_values.find(std::string(name));
+      return it != origin.param_values.end() && it->second.size() >= 2;
+    };
+    for (const UrlRule& rule : Explain(Normalized(origin, first_tail, nullptr),
+                                       Normalized(origin, tail, nullptr), kind_param)) {
       Propose(origin, rule, example);
     }
     // The first copy stands in every candidate's table with this page's fingerprint (they are one
@@ -623,10 +662,11 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
     }
   }
   if (barren && !tail.query.empty()) {
-    Propose(origin, {UrlRuleKind::kSkipPath, tail.path, "", ""}, example);
+    Propose(origin, {UrlRuleKind::kSkipPath, tail.path, "", "", ""}, example);
     for (const QueryParam& p : SplitQuery(tail.query)) {
       if (!p.has_value || p.value.empty() || p.value.size() > kMaxSkipValue) continue;
-      Propose(origin, {UrlRuleKind::kSkipParamValue, "", std::string(p.name), std::string(p.value)},
+      Propose(origin,
+              {UrlRuleKind::kSkipParamValue, "", std::string(p.name), std::string(p.value), ""},
               example);
     }
   }

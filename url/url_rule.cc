@@ -103,6 +103,7 @@ std::string UrlRule::Form() const {
       form = "drop-param " + name;
       if (kind == UrlRuleKind::kDropParamValue) form += "=" + value;
       if (!path.empty()) form += " on " + path;
+      if (!where.empty()) form += " where " + where;
       break;
     case UrlRuleKind::kSkipParamValue:
       form += " " + name + "=" + value;
@@ -127,7 +128,7 @@ std::string UrlRule::Form() const {
 }
 
 Result<UrlRule> UrlRule::Parse(std::string_view form) {
-  const std::vector<std::string_view> w = Words(form);
+  std::vector<std::string_view> w = Words(form);
   auto bad = [&](std::string_view why) {
     return Status::InvalidArgument("URL rule \"" + std::string(form) + "\": " + std::string(why));
   };
@@ -152,8 +153,15 @@ Result<UrlRule> UrlRule::Parse(std::string_view form) {
   switch (rule.kind) {
     case UrlRuleKind::kDropParam:
     case UrlRuleKind::kDropParamValue:
+      if (w.size() >= 4 && w[w.size() - 2] == "where") {
+        if (w.back().find('=') == std::string_view::npos || w.back().front() == '=') {
+          return bad("expected where NAME=VALUE");
+        }
+        rule.where = std::string(w.back());
+        w.resize(w.size() - 2);
+      }
       if (w.size() != 2 && !(w.size() == 4 && w[2] == "on" && IsPath(w[3]))) {
-        return bad("expected drop-param NAME[=VALUE] [on PATH]");
+        return bad("expected drop-param NAME[=VALUE] [on PATH] [where NAME=VALUE]");
       }
       if (name_value(w[1])) rule.kind = UrlRuleKind::kDropParamValue;
       if (rule.name.empty()) return bad("no parameter name");
@@ -227,6 +235,10 @@ bool UrlRule::Drops(const QueryParam& p) const {
   return kind == UrlRuleKind::kDropParam && NameIn(name, p.name);
 }
 
+bool UrlRule::WhereHolds(std::string_view query) const {
+  return where.empty() || AnyParam(query, [&](const QueryParam& p) { return p.text == where; });
+}
+
 bool UrlRule::ParamNames(std::vector<std::string>* names) const {
   switch (kind) {
     case UrlRuleKind::kDropParam:
@@ -250,7 +262,7 @@ bool UrlRule::MayRewrite(std::string_view url_path, std::string_view query) cons
     case UrlRuleKind::kDropParam:
     case UrlRuleKind::kDropParamValue:
       if (query.empty() || (!path.empty() && url_path != path)) return false;
-      if (!AnyNameIn(query, name)) return false;
+      if (!AnyNameIn(query, name) || !WhereHolds(query)) return false;
       return AnyParam(query, [&](const QueryParam& p) { return Drops(p); });
     case UrlRuleKind::kSortParams: {
       std::string_view previous;
@@ -289,7 +301,7 @@ bool UrlRule::Rewrite(UrlTail* tail) const {
     case UrlRuleKind::kDropParam:
     case UrlRuleKind::kDropParamValue:
       if (!path.empty() && tail->path != path) return false;
-      if (tail->query.empty()) return false;
+      if (tail->query.empty() || !WhereHolds(tail->query)) return false;
       return DropParams(tail, [&](const QueryParam& p) { return Drops(p); });
     case UrlRuleKind::kSortParams: {
       std::vector<QueryParam> params = SplitQuery(tail->query);
@@ -354,6 +366,7 @@ bool Subsumes(const UrlRule& general, const UrlRule& specific) {
   };
   if (!is_drop(general) || !is_drop(specific) || general == specific) return false;
   if (!general.path.empty() && general.path != specific.path) return false;
+  if (!general.where.empty() && general.where != specific.where) return false;
   if (general.kind == UrlRuleKind::kDropParamValue) {
     return specific.kind == UrlRuleKind::kDropParamValue && general.name == specific.name &&
            general.value == specific.value;

@@ -6,7 +6,8 @@
 //
 // Forms (the text form is the rule's identity, as listed by `urlsieve rules` and written in a
 // --rules-file):
-//   drop-param NAME[,NAME...] [on PATH]  these parameters never select content (on PATH only)
+//   drop-param NAME[,NAME...] [on PATH] [where K=V]  these parameters never select content (on
+//                                    PATH only; in URLs with K=V only)
 //   drop-param NAME=VALUE [on PATH]  NAME=VALUE selects nothing (a branch equal to the default)
 //   sort-params                      parameter order does not matter
 //   alias FROM TO                    a path starting with FROM is the same page under TO
@@ -88,6 +89,9 @@ struct UrlRule {
   std::string path;   // drop-param's scope ("" = any path); param-path's and skip-path's path
   std::string name;   // parameter name(s) (drop-param: comma-separated, sorted); alias FROM; ...
   std::string value;  // a parameter value; alias TO; param-path's TO
+  // drop-param: only in URLs with this parameter ("NAME=VALUE", the page kind of a one-script
+  // application such as gitweb's a=search); "" = any.
+  std::string where;
 
   // The text form (see above); Parse(Form()) == *this.
   std::string Form() const;
@@ -103,6 +107,8 @@ struct UrlRule {
   // Whether Rewrite may change a URL with this path and query: false means it will not. No
   // allocation: the crawl asks it of every link of an origin with rules.
   bool MayRewrite(std::string_view path, std::string_view query) const;
+  // Whether a drop-param rule's `where` holds for this query.
+  bool WhereHolds(std::string_view query) const;
   // Whether a drop-param rule drops this parameter.
   bool Drops(const QueryParam& param) const;
   // The parameter names a rule needs in a URL's query to do anything (drop-param, skip-param,

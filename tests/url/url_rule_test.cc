@@ -94,6 +94,20 @@ TEST(UrlRuleTest, ADropOfSeveralNamesIsOneRuleWhateverTheirOrder) {
   EXPECT_FALSE(Subsumes(parsed("drop-param a on /x"), parsed("drop-param a")));
 }
 
+TEST(UrlRuleTest, ADropScopedToAPageKindLeavesTheOtherKindsAlone) {
+  // gitweb: one script, the page kind in a=...
+  Result<UrlRule> rule = UrlRule::Parse("drop-param h,s where a=search");
+  ASSERT_TRUE(rule.ok()) << rule.status().ToString();
+  EXPECT_EQ(rule->Form(), "drop-param h,s where a=search");
+  EXPECT_EQ(Joined(Rewritten("drop-param h,s where a=search", "/g.cgi", "p=x;a=search;h=1;s=y")),
+            "/g.cgi?p=x;a=search");
+  EXPECT_EQ(Joined(Rewritten("drop-param h,s where a=search", "/g.cgi", "p=x;a=tree;h=1")),
+            "/g.cgi?p=x;a=tree;h=1");
+  EXPECT_FALSE(UrlRule::Parse("drop-param h where a").ok());
+  EXPECT_TRUE(Subsumes(*UrlRule::Parse("drop-param h,s"), *rule));
+  EXPECT_FALSE(Subsumes(*rule, *UrlRule::Parse("drop-param h,s")));
+}
+
 TEST(UrlRuleTest, IdsAreStableAndDifferByOrigin) {
   Result<UrlRule> rule = UrlRule::Parse("drop-param sid");
   ASSERT_TRUE(rule.ok());

@@ -21,15 +21,17 @@
 # for gitweb its body's SHA-1, that no fetched page has; for gitweb an upper bound, a near copy
 # of a fetched page having a digest of its own). Then, per site, apply against off and the
 # issue's targets: duplicate fetches cut >= 50 %, distinct pages +25 % or more, lost <= 1 % of
-# the distinct pages reached, validation fetches <= 2 % of the budget (PASS/MISS).
+# the distinct pages reached, validation fetches <= 2 % of the budget (PASS/MISS). gitweb's
+# suppressed URLs are many and its CGI slow: a random sample of them is fetched again.
 #
 #   bench/dust.sh [--max-pages N] [--articles N] [--modes LIST] [--sites LIST] [--build-dir DIR]
-#                 [--keep]
+#                 [--lost-sample N] [--keep]
 #       --max-pages N   the page budget of every crawl (default 2000)
 #       --articles N    the generated site's articles (default 1200: 1288 distinct pages, more
 #                       than a crawl without rules reaches in 2000 fetches, fewer than the budget)
 #       --modes LIST    --dust modes, comma-separated (default off,apply; learn also works)
 #       --sites LIST    generated,gitweb (default both)
+#       --lost-sample N suppressed gitweb URLs fetched again to estimate the pages lost (default 600)
 #       --keep          keep the temp dir (crawl outputs, figures) and print its path
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -42,6 +44,7 @@ modes=off,apply
 sites=generated,gitweb
 build=build
 keep=0
+lost_sample=600
 while (($#)); do
   case $1 in
     --max-pages) max_pages=$2; shift 2 ;;
@@ -49,13 +52,15 @@ while (($#)); do
     --modes) modes=$2; shift 2 ;;
     --sites) sites=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
+    --lost-sample) lost_sample=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) print_help 33; exit 0 ;;
+    -h | --help) print_help 35; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 need_positive --max-pages "$max_pages"
 need_positive --articles "$articles"
+need_positive --lost-sample "$lost_sample"
 [[ $modes =~ ^(off|learn|apply)(,(off|learn|apply))*$ ]] || {
   echo "--modes: a comma-separated list of off, learn, apply" >&2
   exit 2
@@ -79,11 +84,11 @@ if grep -q -- '--dust' <<< "$help"; then has_dust=1; fi
 ((has_dust)) || echo "note: $urlsieve crawl has no --dust: 'off' runs without it, other modes skipped"
 echo "budget $max_pages pages; $(machine_load)"
 
-# crawl_site NAME SEED SITE_KIND [TRUTH] [EXTRA CRAWL ARGS...]: one crawl per mode, its figures in
-# $tmp/NAME/MODE.json, then the table and the comparison with the targets.
+# crawl_site NAME SEED SITE_KIND TRUTH LOST_SAMPLE [EXTRA CRAWL ARGS...] ("" for none): one crawl per
+# mode, its figures in $tmp/NAME/MODE.json, then the table and the comparison with the targets.
 crawl_site() {
-  local name=$1 seed=$2 kind=$3 truth=$4 mode out start
-  shift 4
+  local name=$1 seed=$2 kind=$3 truth=$4 sample=$5 mode out start
+  shift 5
   mkdir -p "$tmp/$name"
   echo "$seed" > "$tmp/$name/seeds.txt"
   local runs=()
@@ -105,7 +110,7 @@ crawl_site() {
     echo "  $name --dust $mode: crawled in $(seconds_since "$start" 1) s" \
       "(then fetching the suppressed URLs again)"
     /usr/bin/python3 bench/dust_figures.py run "$out" --site "$kind" ${truth:+--truth "$truth"} \
-      > "$tmp/$name/$mode.json"
+      ${sample:+--lost-sample "$sample"} --urlsieve "$urlsieve" > "$tmp/$name/$mode.json"
     runs+=("$tmp/$name/$mode.json")
   done
   /usr/bin/python3 bench/dust_figures.py table "$name" "${runs[@]}"
@@ -123,7 +128,7 @@ if [[ ,$sites, == *,generated,* ]]; then
   serve_site "$site_bin" "$tmp" --dust "$articles" --dust-kinds all
   truth=$(curl -sf "$base/__dust/truth" | sed -n 's/.*"distinct_pages": \([0-9]*\).*/\1/p')
   echo "  ground truth: $truth distinct pages"
-  crawl_site generated "$base/" generated "$truth"
+  crawl_site generated "$base/" generated "$truth" ""
   stop_site_server
 fi
 
@@ -132,7 +137,7 @@ if [[ ,$sites, == *,gitweb,* ]]; then
   if gitweb_installed; then
     echo "gitweb: Debian's gitweb over a generated repository"
     start_gitweb "$tmp/gitweb-server"
-    crawl_site gitweb "$gitweb_base" webapp "" --ignore-nofollow
+    crawl_site gitweb "$gitweb_base" webapp "" "$lost_sample" --ignore-nofollow
     stop_gitweb
   else
     echo "gitweb: skipped (gitweb or busybox not installed: scripts/setup.sh --bench)"

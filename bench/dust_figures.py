@@ -1,26 +1,32 @@
 #!/usr/bin/python3
 """The figures of one crawl of bench/dust.sh, and the comparison of two. Standard library only.
 
-    dust_figures.py run OUT --site generated|webapp [--truth N] > run.json
+    dust_figures.py run OUT --site generated|webapp [--truth N] [--lost-sample N]
+                    [--urlsieve PATH] > run.json
     dust_figures.py table NAME RUN.json...        one line per run, after a header
     dust_figures.py compare OFF.json ON.json --max-pages N   the ratios and the issue's targets
 
 `run` reads OUT/pages.jsonl, OUT/rejected.jsonl, OUT/stats.json and OUT/*.warc.gz (each record's
 target, HTTP status, payload digest and, on the generated site, its X-Dust-Page header: the
 distinct page it is, tools/site_server/dust_site.h), then fetches every URL a rule suppressed
-(rejected.jsonl, "reason": "dust") once more, after the crawl, to learn what the crawl did not
-fetch: its X-Dust-Page id (generated site) or the SHA-1 payload digest of its body (web app).
+(rejected.jsonl, "reason": "dust"), or a random sample of --lost-sample of them, once more, after
+the crawl, to learn what the crawl did not fetch. The generated site: with urllib (4 at a time),
+its X-Dust-Page id. The web app: with the crawler itself (--urlsieve PATH, depth 0, a WARC of its
+own), then `urlsieve dupes` over both WARCs tells which of them are a fetched page's exact or near
+copy — the crawler's own tests, so that a page the crawl would have called a copy is not counted
+lost. Counts from a sample are scaled up to all of them.
 Figures (JSON): requests (pages.jsonl lines), exact and near (duplicate_of, near_duplicate_of),
 firsts (status 200 pages with neither), truth_dups (generated: fetches whose id an earlier fetch
 had), distinct (generated: distinct ids; web app: distinct payload digests of 200 responses),
 suppressed, validation (pages with "dust_check"), lost (distinct pages never fetched because of a
 rule: suppressed URLs whose id, or digest, no fetched page has; for the web app an upper bound,
-since a near copy of a fetched page has a digest of its own; lost_text, the same by the SHA-1 of
-the visible text, a tighter one), texts (distinct visible-text digests of the HTML responses),
-lost_queued (generated: of those,
-the ones still queued under another spelling when the budget ran out), truth (the site's distinct
-pages), and stats.json's "dust" object when there is one. The fetches after the crawl use
-urllib (4 at a time), as curl would, so that the digest is computed where the body is read.
+since a near copy of a fetched page has a digest of its own), lost_near (web app: suppressed pages
+that are no fetched page's exact or near copy, counted once with their own copies), lost_retired
+(of those, the ones a rule later retired suppressed: queued again, not reached in the budget),
+texts (distinct visible-text digests of the HTML responses), lost_queued (generated: of the
+lost, the ones still queued under another spelling when the budget ran out), lost_sample (the
+suppressed URLs fetched again), truth (the site's distinct pages), and stats.json's "dust"
+object when there is one.
 """
 
 import base64
@@ -31,6 +37,9 @@ import hashlib
 import html.parser
 import json
 import os
+import random
+import shutil
+import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -127,7 +136,45 @@ def fetch_after(url):
     return page, digest, text_digest(body) if "html" in ctype else None
 
 
-def run(out, site, truth):
+def refetch_with_crawler(urlsieve, out, urls):
+    """Fetches urls again with urlsieve (depth 0, into a WARC of its own, OUT.refetch) and asks
+    `urlsieve dupes` over both WARCs — the crawler's own exact and near-duplicate tests — which
+    of them are a copy of a page the crawl fetched. Returns ({url: (http status, payload digest,
+    None)}, {the urls that are a copy}, {url: the url of the refetched page it is a copy of})."""
+    again = out.rstrip("/") + ".refetch"
+    shutil.rmtree(again, ignore_errors=True)
+    os.makedirs(again)
+    seeds = os.path.join(again, "seeds.txt")
+    with open(seeds, "w", encoding="utf-8") as f:
+        f.write("".join(u + "\n" for u in urls))
+    subprocess.run([urlsieve, "crawl", "--seeds", seeds, "--out", os.path.join(again, "out"),
+                    "--max-pages", str(len(urls) + 1), "--max-depth", "0", "--threads", "2",
+                    "--delay-ms", "0", "--ignore-robots", "--warc", "--dust", "off"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    refetched, _ = warc_responses(os.path.join(again, "out"))
+    crawl_warcs = sorted(glob.glob(os.path.join(out, "*.warc.gz")))
+    groups = subprocess.run([urlsieve, "dupes"] + crawl_warcs +
+                            sorted(glob.glob(os.path.join(again, "out", "*.warc.gz"))),
+                            check=True, capture_output=True, text=True).stdout
+    covered, copy_of = set(), {}
+    for line in groups.splitlines():
+        group = json.loads(line)
+        members = [group["first"]] + group["copies"]
+        if any(m["file"] in crawl_warcs for m in members):
+            covered.update(m["uri"] for m in members if m["file"] not in crawl_warcs)
+        else:
+            copy_of.update((m["uri"], group["first"]["uri"]) for m in group["copies"])
+    return refetched, covered, copy_of
+
+
+def retired_rules(urlsieve, out):
+    """The ids of the rules a crawl retired (`urlsieve rules --json --all`)."""
+    listing = subprocess.run([urlsieve, "rules", "--state", out, "--json", "--all"], check=True,
+                             capture_output=True, text=True).stdout
+    return {r["id"] for r in map(json.loads, listing.splitlines()) if r["state"] == "retired"}
+
+
+def run(out, site, truth, lost_sample, urlsieve):
     pages = jsonl(os.path.join(out, "pages.jsonl"))
     rejected = jsonl(os.path.join(out, "rejected.jsonl"))
     stats = {}
@@ -164,22 +211,40 @@ def run(out, site, truth):
         fig["truth_dups"] = None
     fig["texts"] = len(texts)
 
-    suppressed = sorted({r["url"] for r in rejected if r.get("reason") == "dust"})
+    fetched_urls = {p["url"] for p in pages}
+    rule_of = {r["url"]: r.get("rule") for r in rejected if r.get("reason") == "dust"}
+    suppressed = sorted(rule_of)
     fig["suppressed"] = len(suppressed)
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        after = list(pool.map(fetch_after, suppressed))
-    unreachable = sum(page == UNREACHABLE for page, _, _ in after)
-    if unreachable:
-        print(f"warning: {unreachable} suppressed URLs did not answer after the crawl; the lost "
-              "pages are undercounted", file=sys.stderr)
+    # A web app's CGI answers a few pages a second: a random sample of the suppressed URLs is
+    # fetched again, and the pages lost among them scaled up to all of them.
+    sample = suppressed
+    if lost_sample and len(suppressed) > lost_sample:
+        sample = sorted(random.Random(1).sample(suppressed, lost_sample))
+    fig["lost_sample"] = len(sample)
+    scale = len(suppressed) / len(sample) if sample else 1.0
     if site == "generated":
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            after = list(pool.map(fetch_after, sample))
+        unreachable = sum(page == UNREACHABLE for page, _, _ in after)
+        if unreachable:
+            print(f"warning: {unreachable} suppressed URLs did not answer after the crawl; the "
+                  "lost pages are undercounted", file=sys.stderr)
         lost = {page for page, _, _ in after if page not in (None, "none", UNREACHABLE)}
         lost -= fetched_ids
-        fig["lost_text"] = None
+        fig["lost_near"] = fig["lost_retired"] = fig["lost_near_examples"] = None
     else:
-        lost = {digest for _, digest, _ in after if digest} - fetched_digests
-        fig["lost_text"] = len({text for _, _, text in after if text} - texts)
-    fig["lost"] = len(lost)
+        refetched, covered, copy_of = refetch_with_crawler(urlsieve, out, sample)
+        lost = {digest for _, digest, _ in refetched.values() if digest} - fetched_digests
+        # A page lost is a 200 response that is no fetched page's exact or near copy (its own
+        # copies among the URLs fetched again count once).
+        lost_urls = [u for u, (status, _, _) in refetched.items()
+                     if status == 200 and u not in covered and u not in fetched_urls]
+        firsts = {copy_of.get(u, u) for u in lost_urls}
+        retired = retired_rules(urlsieve, out)
+        fig["lost_near"] = round(len(firsts) * scale)
+        fig["lost_retired"] = round(sum(rule_of[u] in retired for u in firsts) * scale)
+        fig["lost_near_examples"] = [f"{u} (rule {rule_of[u]})" for u in sorted(firsts)[:5]]
+    fig["lost"] = round(len(lost) * scale)
     fig["lost_examples"] = sorted(lost)[:5]
     # Of those, the pages with another spelling still queued when the budget ran out (rejected
     # "total_budget"): reachable, not lost for good (generated site only: it costs one fetch of
@@ -202,10 +267,15 @@ def table(name, paths):
         mode = os.path.basename(path).split(".")[0]
         truth_dups = "-" if f["truth_dups"] is None else str(f["truth_dups"])
         distinct = str(f["distinct"]) + (f"/{f['truth']}" if f["truth"] else "")
-        lost = str(f["lost"]) + ("" if f["lost_text"] is None else f"/{f['lost_text']}")
+        lost = str(f["lost"]) + ("" if f["lost_near"] is None else f"/{f['lost_near']}")
         print(f"{name + ' ' + mode:18s} {f['requests']:8d} {f['exact']:6d} {f['near']:5d} "
               f"{truth_dups:>9s} {distinct:>9s} {f['texts']:5d} {f['firsts']:6d} "
               f"{f['suppressed']:10d} {f['validation']:6d} {lost:>7s}")
+        if f["lost_near"] is not None and f["suppressed"]:
+            print(f"{'':18s} lost (by payload digest / no fetched page's copy): estimated from "
+                  f"{f['lost_sample']} of the suppressed URLs fetched again; {f['lost_retired']} "
+                  "by rules later retired (queued again, not reached); e.g.: "
+                  f"{' '.join(f['lost_near_examples'][:3])}")
         if f["dust_stats"]:
             print(f"{'':18s} stats.json dust: {json.dumps(f['dust_stats'], sort_keys=True)}")
         if f["lost_examples"] and f["site"] == "generated":
@@ -230,8 +300,11 @@ def compare(off_path, on_path, max_pages):
         dups_off, dups_on = off["exact"] + off["near"], on["exact"] + on["near"]
         dup_kind = "exact + near"
         reached_off, reached_on, reached_kind = off["firsts"], on["firsts"], "firsts"
-        lost = on["lost_text"]
-        lost_kind = f"{lost} by text, {on['lost']} by payload digest; upper bounds"
+        lost = on["lost_near"]
+        lost_kind = f"{lost} no fetched page's exact or near copy ({on['lost_retired']} by " \
+            f"rules later retired), {on['lost']} by payload digest"
+        if on["lost_sample"] < on["suppressed"]:
+            lost_kind += f"; from {on['lost_sample']} of {on['suppressed']} suppressed URLs"
     rows = []
     cut = 1 - dups_on / dups_off if dups_off else 0.0
     rows.append((f"duplicate fetches cut ({dup_kind}: {dups_off} -> {dups_on})", f"{cut:.1%}",
@@ -253,7 +326,9 @@ def main():
     args = sys.argv[1:]
     if args[:1] == ["run"] and len(args) >= 4 and args[2] == "--site":
         truth = int(args[args.index("--truth") + 1]) if "--truth" in args else None
-        json.dump(run(args[1], args[3], truth), sys.stdout)
+        sample = int(args[args.index("--lost-sample") + 1]) if "--lost-sample" in args else 0
+        urlsieve = args[args.index("--urlsieve") + 1] if "--urlsieve" in args else "urlsieve"
+        json.dump(run(args[1], args[3], truth, sample, urlsieve), sys.stdout)
         print()
     elif args[:1] == ["table"] and len(args) >= 3:
         table(args[1], args[2:])

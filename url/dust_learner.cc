@@ -22,9 +22,11 @@ constexpr size_t kMaxSkipValue = 32;
 constexpr size_t kMaxFetchedKeys = 1 << 18;
 // A pair that differs in more parameters than this is not one rule's doing.
 constexpr size_t kMaxDroppedNames = 4;
-// Page-kind scoped variants proposed per pair; parameter names whose values are tracked.
-constexpr size_t kMaxKindScopes = 2;
+// Parameter names tracked per origin; a page kind's selector is on half of the URLs with a query
+// (once there are this many) and takes between 2 and kMaxKindValues values.
 constexpr size_t kMaxTrackedParams = 1024;
+constexpr uint64_t kMinKindUrls = 20;
+constexpr size_t kMaxKindValues = 32;
 
 UrlTail TailOf(std::string_view path_and_query) {
   const size_t q = path_and_query.find('?');
@@ -50,10 +52,10 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Rules that would make the two tails (one origin) one: the smallest differences. `kind_param`
-// tells which parameter names select a kind of page (several values seen on the origin).
-template <typename KindParam>
-std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, KindParam kind_param) {
+// Rules that would make the two tails (one origin) one: the smallest differences. `kind_param`:
+// the parameter that selects a kind of page on the origin ("" none): drop rules are also proposed
+// for the pair's kind only.
+std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_view kind_param) {
   std::vector<UrlRule> rules;
   const std::vector<QueryParam> pa = SplitQuery(a.query);
   const std::vector<QueryParam> pb = SplitQuery(b.query);
@@ -76,24 +78,25 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, KindParam kind_
     if (names.size() > kMaxDroppedNames) return rules;
     std::string list;
     for (std::string_view n : names) list.append(list.empty() ? "" : ",").append(n);
+    // The pair's page kind: the selector's value both share.
+    std::string where;
+    if (!kind_param.empty() && !std::binary_search(names.begin(), names.end(), kind_param)) {
+      for (const QueryParam& p : pa) {
+        if (p.name != kind_param || p.value.empty()) continue;
+        if (std::any_of(pb.begin(), pb.end(), [&](const QueryParam& q) { return q.text == p.text; })) {
+          where = std::string(p.text);
+        }
+        break;
+      }
+    }
     rules.push_back({UrlRuleKind::kDropParam, "", list, "", ""});
     rules.push_back({UrlRuleKind::kDropParam, a.path, list, "", ""});
-    // The same, in the pair's page kind only: a parameter both share, with one short value.
-    std::vector<std::string_view> shared;
-    std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(shared));
-    size_t scoped = 0;
-    for (std::string_view text : shared) {
-      const size_t eq = text.find('=');
-      if (eq == std::string_view::npos || eq + 1 == text.size() || text.size() - eq > 17) continue;
-      const std::string_view name = text.substr(0, eq);
-      if (std::binary_search(names.begin(), names.end(), name) || !kind_param(name)) continue;
-      rules.push_back({UrlRuleKind::kDropParam, "", list, "", std::string(text)});
-      if (++scoped == kMaxKindScopes) break;
-    }
+    if (!where.empty()) rules.push_back({UrlRuleKind::kDropParam, "", list, "", where});
     const size_t eq = only.front().find('=');
     if (only.size() == 1 && eq != std::string_view::npos) {
-      rules.push_back(
-          {UrlRuleKind::kDropParamValue, "", list, std::string(only.front().substr(eq + 1)), ""});
+      const std::string value(only.front().substr(eq + 1));
+      rules.push_back({UrlRuleKind::kDropParamValue, "", list, value, ""});
+      if (!where.empty()) rules.push_back({UrlRuleKind::kDropParamValue, "", list, value, where});
     }
     return rules;
   }
@@ -193,9 +196,45 @@ struct DustLearner::Origin {
     std::string rule_id;  // the rule that changed the page's URL ("" none)
   };
   std::unordered_map<std::string, Fetched> fetched;
-  // Up to two values of each parameter name seen (bounded): a name with two may be a page kind,
-  // the `where` of a drop rule.
-  std::unordered_map<std::string, std::set<std::string>> param_values;
+  // Per parameter name (bounded): the URLs that had it and up to kMaxKindValues + 1 of its values.
+  // A page kind's selector (gitweb's `a`, a wiki's `action`) is on most URLs with a query and
+  // takes few values: on such an origin, a drop rule is learned per page kind (`where a=tree`),
+  // never for the whole origin (its evidence, from one kind, does not speak for the others).
+  struct ParamStats {
+    uint64_t urls = 0;
+    std::set<std::string, std::less<>> values;
+  };
+  std::unordered_map<std::string, ParamStats> params;
+  uint64_t urls_with_query = 0;
+  std::string kind_param;  // the selector ("" none), chosen again as pages are observed
+  bool IsKindParam(std::string_view name) const {
+    auto it = params.find(std::string(name));
+    return it != params.end() && urls_with_query >= kMinKindUrls && it->second.values.size() >= 2 &&
+           it->second.values.size() <= kMaxKindValues && 2 * it->second.urls >= urls_with_query;
+  }
+  void CountParams(std::string_view query) {
+    if (query.empty()) return;
+    ++urls_with_query;
+    AnyParam(query, [&](const QueryParam& p) {
+      auto it = params.find(std::string(p.name));
+      if (it == params.end()) {
+        if (params.size() >= kMaxTrackedParams) return false;
+        it = params.emplace(std::string(p.name), ParamStats{}).first;
+      }
+      ++it->second.urls;
+      if (it->second.values.size() <= kMaxKindValues) it->second.values.emplace(p.value);
+      return false;
+    });
+    // The most frequent of the names that qualify.
+    const ParamStats* best = nullptr;
+    for (const auto& [name, stats] : params) {
+      if (IsKindParam(name) && (best == nullptr || stats.urls > best->urls)) {
+        best = &stats;
+        kind_param = name;
+      }
+    }
+    if (best == nullptr) kind_param.clear();
+  }
   // The live rules, active ones in a fixed order (skip rules first, then by form), so that a URL
   // gets one rule key whatever the order the rules were learned in.
   std::vector<Candidate*> active;
@@ -244,10 +283,44 @@ struct DustLearner::Origin {
     return false;
   }
 
+  // What else may trigger an active rule that needs no parameter of its own: a path prefix (alias,
+  // skip-path), a path suffix (index-file), several parameters (sort-params), an upper-case
+  // letter in the path (ignore-case).
+  std::vector<std::string> path_prefixes;
+  std::vector<std::string> path_suffixes;
+  bool sort_params = false;
+  bool ignore_case = false;
+  // Whether an active rule may apply to the URL (a necessary condition, told without building
+  // anything); `has_param`: HasParamOfRules(query).
+  bool MayTrigger(std::string_view path, std::string_view query, bool has_param) const {
+    if (has_param) return true;
+    // A byte compared before the whole: most paths differ from a prefix in their second byte
+    // (the first is '/') and from a suffix in its first.
+    for (const std::string& prefix : path_prefixes) {
+      if (path.size() >= prefix.size() && (prefix.size() < 2 || path[1] == prefix[1]) &&
+          std::memcmp(path.data(), prefix.data(), prefix.size()) == 0) {
+        return true;
+      }
+    }
+    for (const std::string& suffix : path_suffixes) {
+      const size_t at = path.size() - suffix.size();
+      if (path.size() >= suffix.size() && path[at] == suffix[0] &&
+          std::memcmp(path.data() + at, suffix.data(), suffix.size()) == 0) {
+        return true;
+      }
+    }
+    if (sort_params && query.find_first_of("&;") != std::string_view::npos) return true;
+    return ignore_case && std::any_of(path.begin(), path.end(),
+                                      [](char ch) { return ch >= 'A' && ch <= 'Z'; });
+  }
+
   void Relist() {
     active.clear();
     validating.clear();
     param_names.clear();
+    path_prefixes.clear();
+    path_suffixes.clear();
+    sort_params = ignore_case = false;
     for (const auto& c : candidates) {
       if (c->record.state == RuleState::kActive) active.push_back(c.get());
       if (c->record.state == RuleState::kValidating) validating.push_back(c.get());
@@ -256,7 +329,27 @@ struct DustLearner::Origin {
       if (x->record.rule.skips() != y->record.rule.skips()) return x->record.rule.skips();
       return x->record.rule.Form() < y->record.rule.Form();
     });
-    for (const Candidate* c : active) c->record.rule.ParamNames(&param_names);
+    for (const Candidate* c : active) {
+      const UrlRule& rule = c->record.rule;
+      if (rule.ParamNames(&param_names)) continue;
+      switch (rule.kind) {
+        case UrlRuleKind::kAlias:
+          path_prefixes.push_back(rule.name);
+          break;
+        case UrlRuleKind::kSkipPath:
+          path_prefixes.push_back(rule.path);
+          break;
+        case UrlRuleKind::kIndexFile:
+          path_suffixes.push_back("/" + rule.name);
+          break;
+        case UrlRuleKind::kSortParams:
+          sort_params = true;
+          break;
+        default:  // kIgnoreCase, and whatever comes next: any URL
+          ignore_case = true;
+          break;
+      }
+    }
     std::sort(param_names.begin(), param_names.end());
     param_names.erase(std::unique(param_names.begin(), param_names.end()), param_names.end());
     first_bytes = 0;
@@ -325,15 +418,10 @@ UrlTail DustLearner::Normalized(const Origin& origin, UrlTail tail, const Candid
   return tail;
 }
 
-DustLearner::Sameness DustLearner::Compare(const PageFingerprint& a,
-                                           const PageFingerprint& b) const {
-  if (a.digest == b.digest) return Sameness::kSame;
-  if (!a.has_simhash || !b.has_simhash) return Sameness::kDifferent;
-  const int distance = std::popcount(a.simhash ^ b.simhash);
-  if (distance <= options_.max_distance) return Sameness::kSame;
-  // Near-duplication is not transitive: two copies of one page may each be near it and farther
-  // from each other. Only a page clearly farther is a counter-example.
-  return distance > 2 * options_.max_distance ? Sameness::kDifferent : Sameness::kUnsure;
+bool DustLearner::Same(const PageFingerprint& a, const PageFingerprint& b) const {
+  if (a.digest == b.digest) return true;
+  return a.has_simhash && b.has_simhash &&
+         std::popcount(a.simhash ^ b.simhash) <= options_.max_distance;
 }
 
 void DustLearner::Promote(Origin& origin, Candidate& c) {
@@ -341,14 +429,18 @@ void DustLearner::Promote(Origin& origin, Candidate& c) {
   if (r.forbidden || r.pinned) return;
   if (r.state == RuleState::kCandidate && r.support >= options_.min_support &&
       r.confidence() >= options_.min_confidence) {
-    // A rule a live one covers adds nothing but checks; and a rule goes no wider than its
-    // evidence: when a page-kind variant explains all of it, that one is adopted instead.
+    // A rule goes no wider than its evidence: where pages have kinds, a drop rule is adopted per
+    // kind (unless it drops the selector itself).
+    const bool drops = r.rule.kind == UrlRuleKind::kDropParam ||
+                       r.rule.kind == UrlRuleKind::kDropParamValue;
+    if (drops && r.rule.where.empty() && !origin.kind_param.empty()) {
+      std::vector<std::string> names;
+      r.rule.ParamNames(&names);
+      if (std::find(names.begin(), names.end(), origin.kind_param) == names.end()) return;
+    }
+    // A rule a live one covers adds nothing but checks.
     for (const auto& other : origin.candidates) {
       if (other->live() && Subsumes(other->record.rule, r.rule)) return;
-      if (r.rule.where.empty() && !other->record.rule.where.empty() &&
-          other->record.support >= r.support && Subsumes(r.rule, other->record.rule)) {
-        return;
-      }
     }
     r.state = RuleState::kValidating;
     states_changed_ = true;
@@ -451,6 +543,17 @@ void DustLearner::Merge(std::string_view origin_name, std::string_view form, boo
   Relist(origin_name, origin);
 }
 
+inline bool DustLearner::MayDecide(const Origin& origin, std::string_view path,
+                                   std::string_view query) const {
+  // Most links of an origin with rules are covered by none: told apart without building anything.
+  if (origin.MayTrigger(path, query, origin.HasParamOfRules(query))) return true;
+  if (origin.validating.empty()) return false;
+  return std::any_of(origin.validating.begin(), origin.validating.end(), [&](const Candidate* c) {
+    const UrlRule& rule = c->record.rule;
+    return rule.skips() ? rule.Matches(path, query) : rule.MayRewrite(path, query);
+  });
+}
+
 void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDecision>* decisions) {
   decisions->clear();
   if (options_.mode != DustMode::kApply) return;
@@ -460,8 +563,10 @@ void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDec
   Origin* origin = nullptr;
   for (size_t i = 0; i < urls.size(); ++i) {
     const CanonicalUrl& url = urls[i];
-    if (url.origin() != last_name) {
-      last_name = url.origin();
+    const std::string_view name = url.origin();
+    if (name.size() != last_name.size() ||
+        std::memcmp(name.data(), last_name.data(), name.size()) != 0) {
+      last_name = name;
       origin = nullptr;
       if (MayBeLive(last_name)) {
         auto found = origins_.find(last_name);
@@ -469,7 +574,7 @@ void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDec
       }
     }
     if (origin == nullptr || (origin->active.empty() && origin->validating.empty())) continue;
-    if (!MayDecide(*origin, url)) continue;
+    if (!MayDecide(*origin, url.path(), url.query())) continue;
     LinkDecision decision = DecideOne(*origin, url);
     if (decision.kind == LinkDecision::Kind::kKeep) continue;
     decision.index = i;
@@ -483,20 +588,6 @@ bool DustLearner::MayCheck() const {
   return static_cast<double>(checks_issued_) < allowed;
 }
 
-bool DustLearner::MayDecide(const Origin& origin, const CanonicalUrl& url) const {
-  // Most links of an origin with rules are covered by none: told apart without building anything.
-  const std::string_view path = url.path();
-  const std::string_view query = url.query();
-  auto may = [&](const Candidate* c) {
-    const UrlRule& rule = c->record.rule;
-    return rule.skips() ? rule.Matches(path, query) : rule.MayRewrite(path, query);
-  };
-  if (std::any_of(origin.validating.begin(), origin.validating.end(), may)) return true;
-  // The active rules' parameter names are indexed (HasParamOfRules).
-  const bool has_param = origin.HasParamOfRules(query);
-  return std::any_of(origin.active.begin(), origin.active.end(),
-                     [&](const Candidate* c) { return (!c->needs_params || has_param) && may(c); });
-}
 
 LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
   LinkDecision decision;  // kKeep; its strings are empty (no allocation) unless decided otherwise
@@ -546,10 +637,14 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
     decision.kind = LinkDecision::Kind::kRewrite;
     decision.rule_key = JoinTail(url.origin(), *rewritten);
   }
-  // Every check_every-th URL a rule covers is fetched as a check (its own key), while checks stay
-  // under max_check_share of the pages fetched.
-  if (!first->record.pinned && options_.check_every > 0 &&
-      ++first->covered % options_.check_every == 0 && MayCheck() && checks_.count(url.key()) == 0) {
+  // The 4th and 16th URL a rule covers, then every check_every-th, is fetched as a check (its own
+  // key), while checks stay under max_check_share of the pages fetched: the first ones early,
+  // before a wrong rule suppresses much.
+  const uint64_t covered = ++first->covered;
+  const bool due = options_.check_every > 0 &&
+                   ((covered < options_.check_every && (covered == 4 || covered == 16)) ||
+                    covered % options_.check_every == 0);
+  if (!first->record.pinned && due && MayCheck() && checks_.count(url.key()) == 0) {
     ++checks_issued_;
     ++first->pending_checks;
     checks_[url.key()] = first->record.id;
@@ -625,15 +720,7 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   std::lock_guard<std::mutex> lock(mu_);
   ++pages_observed_;
   Origin& origin = OriginFor(parts.origin);
-  // Which parameters take several values here (a page kind's selector is one of them).
-  AnyParam(tail.query, [&](const QueryParam& p) {
-    const std::string name(p.name);
-    if (origin.param_values.size() < kMaxTrackedParams || origin.param_values.count(name) > 0) {
-      std::set<std::string>& values = origin.param_values[name];
-      if (values.size() < 2) values.emplace(p.value);
-    }
-    return false;
-  });
+  origin.CountParams(tail.query);
   UrlParts first_parts;
   const bool pair = !first_copy.empty() && SplitUrl(first_copy, &first_parts) &&
                     first_parts.origin == parts.origin;
@@ -642,12 +729,8 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   if (pair) {
     // What the active rules do not explain of the pair proposes the candidates.
     const UrlTail first_tail = TailOf(first_parts.rest);
-    auto kind_param = [&](std::string_view name) {
-      auto it = origin.param_values.find(std::string(name));
-      return it != origin.param_values.end() && it->second.size() >= 2;
-    };
     for (const UrlRule& rule : Explain(Normalized(origin, first_tail, nullptr),
-                                       Normalized(origin, tail, nullptr), kind_param)) {
+                                       Normalized(origin, tail, nullptr), origin.kind_param)) {
       Propose(origin, rule, example);
     }
     // The first copy stands in every candidate's table with this page's fingerprint (they are one
@@ -670,8 +753,11 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
               example);
     }
   }
+  // A check of a rule: fetched although the rule covers it.
+  const auto check = checks_.find(std::string(url));
+  const std::string_view check_of = check == checks_.end() ? "" : std::string_view(check->second);
   std::string checked;
-  Score(origin, url, tail, fingerprint, barren, &checked);
+  Score(origin, url, tail, fingerprint, barren, check_of, &checked);
   // Remembered for SkipFetched, by its rule key under the rules active now.
   if (origin.fetched.size() < kMaxFetchedKeys) {
     const Candidate* changed_by = nullptr;
@@ -680,14 +766,14 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
         JoinTail(parts.origin, key),
         Origin::Fetched{UrlHash(url), changed_by ? changed_by->record.id : ""});
   }
-  if (auto it = checks_.find(std::string(url)); it != checks_.end()) {
-    auto c = by_id_.find(it->second);
+  if (check != checks_.end()) {
+    auto c = by_id_.find(check->second);
     if (c != by_id_.end()) {
       ++c->second->record.checks;
       if (c->second->pending_checks > 0) --c->second->pending_checks;
     }
-    checked = it->second;
-    checks_.erase(it);
+    checked = check->second;
+    checks_.erase(check);
     ++counters_.validation_fetches;
   }
   if (std::exchange(states_changed_, false)) Relist(parts.origin, origin);
@@ -695,7 +781,8 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
 }
 
 void DustLearner::Score(Origin& origin, std::string_view key, const UrlTail& tail,
-                        const PageFingerprint& fingerprint, bool barren, std::string* checked) {
+                        const PageFingerprint& fingerprint, bool barren, std::string_view check_of,
+                        std::string* checked) {
   const uint64_t url_hash = UrlHash(key);
   UrlParts parts;
   SplitUrl(key, &parts);
@@ -725,9 +812,10 @@ void DustLearner::Score(Origin& origin, std::string_view key, const UrlTail& tai
         continue;
       }
       if (it->second.url_hash == url_hash) continue;  // the same URL again
-      const Sameness same = Compare(it->second.fingerprint, fingerprint);
-      if (same == Sameness::kUnsure) continue;
-      agrees = same == Sameness::kSame;
+      // A page neither clearly near nor clearly far counts against the rule: pages that drift
+      // (a repository's state commit after commit) are near their neighbours and far from the
+      // first page only at the end, where the rule, once active, no longer looks.
+      agrees = Same(it->second.fingerprint, fingerprint);
       ++(agrees ? r.support : r.contradictions);
       // A URL the rule does not rewrite that meets a rewritten one's page checks it as well.
       covered = true;
@@ -735,9 +823,12 @@ void DustLearner::Score(Origin& origin, std::string_view key, const UrlTail& tai
     if (covered && c.live()) {
       if (agrees) {
         ++r.validated;
-      } else if (r.state == RuleState::kValidating || r.confidence() < options_.min_confidence) {
-        // A rule on probation fails at its first counter-example; an active one when they
-        // outweigh what it was adopted on (one near copy farther than usual is not a retirement).
+      } else if (r.state == RuleState::kValidating || check_of == r.id ||
+                 r.confidence() < options_.min_confidence) {
+        // A rule on probation fails at its first counter-example, and so does a check of an
+        // active one: a check is a sample of what the rule suppresses, the pages its evidence
+        // before adoption cannot speak for. Otherwise an active rule is retired when
+        // counter-examples outweigh what it was adopted on.
         if (checked->empty()) *checked = r.id;
         Retire(c);
         continue;

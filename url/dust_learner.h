@@ -15,12 +15,13 @@
 // Life of a rule: candidate → (support ≥ min_support, confidence ≥ min_confidence) validating →
 // (validation_sample checks passed: URLs the rule would rewrite or skip, fetched anyway and found
 // the same page, or barren) active → retired when a later check contradicts it. A validating rule
-// that fails a check is rejected. Every check_every-th URL an active rule would suppress is
-// fetched as a check (all checks together stay under max_check_share of the pages fetched: past
-// it, a rule on probation is validated by the pages fetched anyway); an active rule is retired when
-// its confidence falls below min_confidence. A retired rule's suppressed URLs are handed back
-// (TakeRequeue) to be queued again. Rules of a --rules-file are pinned (active, never retired) or
-// forbidden (never adopted).
+// that fails a check is rejected. The 4th and 16th URL an active rule would suppress, then every
+// check_every-th, is fetched as a check (all checks together stay under max_check_share of the
+// pages fetched: past it, a rule on probation is validated by the pages fetched anyway); an
+// active rule is retired when one of its checks finds another page (a check samples what the
+// rule suppresses, which its evidence cannot speak for), or when its confidence falls below
+// min_confidence. A retired rule's suppressed URLs are handed back (TakeRequeue) to be queued
+// again. Rules of a --rules-file are pinned (active, never retired) or forbidden (never adopted).
 //
 // Thread-safety: every method may be called from any thread; one mutex guards the model (the
 // crawl calls Decide once per page's links and Observe once per fetched page).
@@ -185,7 +186,8 @@ class DustLearner {
   struct Origin;
   Origin& OriginFor(std::string_view origin);  // requires mu_
   Candidate* Propose(Origin& origin, const UrlRule& rule, std::string_view example);
-  bool MayDecide(const Origin& origin, const CanonicalUrl& url) const;  // false: kKeep
+  bool MayDecide(const Origin& origin, std::string_view path,
+                 std::string_view query) const;  // false: kKeep
   LinkDecision DecideOne(Origin& origin, const CanonicalUrl& url);
   // A filter of the origins that have (or had) live rules, so that the links of the others cost
   // a few instructions: one bit per hash of the origin, set when an origin gets a live rule.
@@ -193,12 +195,14 @@ class DustLearner {
   static uint32_t OriginBit(std::string_view origin);
   bool MayBeLive(std::string_view origin) const;
   void Relist(std::string_view name, Origin& origin);
+  // `check_of`: the rule this fetch checks ("" none).
   void Score(Origin& origin, std::string_view key, const UrlTail& tail,
-             const PageFingerprint& fingerprint, bool barren, std::string* checked);
+             const PageFingerprint& fingerprint, bool barren, std::string_view check_of,
+             std::string* checked);
   void Promote(Origin& origin, Candidate& candidate);
   void Retire(Candidate& candidate);
-  enum class Sameness : uint8_t { kSame, kDifferent, kUnsure };
-  Sameness Compare(const PageFingerprint& a, const PageFingerprint& b) const;
+  // The same page: equal digests, or SimHashes within max_distance.
+  bool Same(const PageFingerprint& a, const PageFingerprint& b) const;
   // `tail` under the origin's active rewrite rules but `except`; *changed_by: the first that
   // changed it.
   static UrlTail Normalized(const Origin& origin, UrlTail tail, const Candidate* except,

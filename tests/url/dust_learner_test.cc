@@ -51,7 +51,9 @@ void PassChecks(DustLearner& learner, int pages) {
 }
 
 TEST(DustLearnerTest, ASessionParameterIsLearnedValidatedThenApplied) {
-  DustLearner learner(DustOptions{});
+  DustOptions options;
+  options.check_every = 0;  // no checks of active rules here (below)
+  DustLearner learner(options);
   SessionPairs(learner, 0, 4);
   // Four pairs are below the support of five: nothing is suppressed or checked yet.
   EXPECT_EQ(DecideOne(learner, "/p1.html?sid=7").kind, LinkDecision::Kind::kKeep);
@@ -120,6 +122,76 @@ TEST(DustLearnerTest, AContradictedRuleIsRetiredAndItsSuppressedUrlsComeBack) {
   EXPECT_EQ(learner.TakeRetiredIds(), std::vector<std::string>{rule->id});
   EXPECT_EQ(learner.counters().requeued, 1u);
   EXPECT_EQ(DecideOne(learner, "/p4.html?sid=9").kind, LinkDecision::Kind::kKeep);
+}
+
+TEST(DustLearnerTest, AnActiveRuleIsCheckedEarlyAndRetiredByItsFirstFailedCheck) {
+  DustOptions options;
+  options.validation_sample = 0;  // active as soon as it has the support
+  DustLearner learner(options);
+  SessionPairs(learner, 0, 40);
+  std::optional<RuleRecord> rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_TRUE(rule);
+  ASSERT_EQ(rule->state, RuleState::kActive);
+  // The 4th URL it covers is fetched as a check (then the 16th, then every check_every-th).
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_EQ(DecideOne(learner, "/p" + std::to_string(i) + ".html?sid=9").kind,
+              LinkDecision::Kind::kRewrite);
+  }
+  ASSERT_EQ(DecideOne(learner, "/p4.html?sid=9").kind, LinkDecision::Kind::kCheck);
+  // It finds another page than /p4.html: one counter-example against 40 pairs leaves the
+  // confidence above 0.95, but a check samples what the rule suppresses: the rule is retired.
+  EXPECT_EQ(learner.Observe(Url("/p4.html?sid=9"), Page(999), false, ""), rule->id);
+  rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_TRUE(rule);
+  EXPECT_GE(rule->confidence(), 0.95);
+  EXPECT_EQ(rule->state, RuleState::kRetired);
+}
+
+TEST(DustLearnerTest, APageNeitherClearlyNearNorFarCountsAgainstARule) {
+  DustLearner learner(DustOptions{});
+  // Copies whose SimHash is 5 bits from their page's: more than max_distance (3), less than twice
+  // (pages that drift), then ten exact copies.
+  for (int i = 10; i < 13; ++i) {
+    const std::string page = Url("/p" + std::to_string(i) + ".html");
+    PageFingerprint copy = Page(i);
+    copy.digest += 1000;
+    copy.simhash ^= 0x1F;
+    learner.Observe(page, Page(i), false, "");
+    learner.Observe(page + "?sid=1", copy, false, page);
+  }
+  SessionPairs(learner, 0, 10);
+  // 10 of 13: still a plain candidate, never validated.
+  EXPECT_FALSE(Find(learner.Records(), "drop-param sid"));
+  EXPECT_EQ(DecideOne(learner, "/p1.html?sid=7").kind, LinkDecision::Kind::kKeep);
+}
+
+TEST(DustLearnerTest, OnAnOriginWithPageKindsADropRuleIsLearnedPerKind) {
+  // One script whose page kind is a parameter (gitweb's `a`): a commit is named by h; a tree or
+  // a blob by hb and f (h, its own hash, says nothing more).
+  DustOptions options;
+  options.validation_sample = 0;  // active as soon as it has the support
+  DustLearner learner(options);
+  for (int i = 0; i < 10; ++i) {
+    learner.Observe(Url("/app?a=commit&h=c" + std::to_string(i)), Page(100 + i), false, "");
+  }
+  for (const std::string kind : {"tree", "blob"}) {
+    for (int i = 0; i < 12; ++i) {
+      const std::string named = "/app?a=" + kind + "&f=" + kind + std::to_string(i) + "&hb=c1";
+      learner.Observe(Url(named), Page(i), false, "");
+      learner.Observe(Url(named + "&h=x" + std::to_string(i)), Page(i), false, Url(named));
+    }
+  }
+  const std::vector<RuleRecord> records = learner.Records();
+  for (const char* form : {"drop-param h where a=tree", "drop-param h where a=blob"}) {
+    const std::optional<RuleRecord> rule = Find(records, form);
+    ASSERT_TRUE(rule) << form;
+    EXPECT_EQ(rule->state, RuleState::kActive) << form;
+  }
+  // The evidence, trees and blobs, does not speak for commits: no rule for the whole origin.
+  EXPECT_FALSE(Find(records, "drop-param h"));
+  EXPECT_EQ(DecideOne(learner, "/app?a=tree&f=src&h=x99&hb=c9").kind,
+            LinkDecision::Kind::kRewrite);
+  EXPECT_EQ(DecideOne(learner, "/app?a=commit&h=c99").kind, LinkDecision::Kind::kKeep);
 }
 
 TEST(DustLearnerTest, BarrenPagesTeachASkipRule) {

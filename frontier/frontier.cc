@@ -27,6 +27,7 @@ struct Frontier::OriginState {
 struct Frontier::KeyState {
   enum class Where : uint8_t { kNowhere, kReady, kWaiting };
   UrlQueue queue;
+  UrlQueue express;         // URLs marked Expedite, handed out before the queue (never spilled)
   uint64_t spill_head = 0;  // spilled URLs are numbered [spill_head, spill_tail)
   uint64_t spill_tail = 0;
   Clock::TimePoint next_due{};
@@ -43,7 +44,8 @@ struct Frontier::KeyState {
   bool storage_error = false;   // its spilled URLs could not be read back
 
   uint64_t spilled() const { return spill_tail - spill_head; }
-  bool has_urls() const { return !queue.empty() || spilled() > 0; }
+  bool has_urls() const { return !express.empty() || !queue.empty() || spilled() > 0; }
+  UrlQueue& head_queue() { return express.empty() ? queue : express; }
 };
 
 namespace {
@@ -185,7 +187,13 @@ bool Frontier::PushParts(const UrlParts& parts, uint32_t depth, std::string_view
   }
   QueuedUrl queued{id, origin_id, depth, 0, parts.rest, parents_.Ref(parent)};
   queued.sitemap = sitemap;
-  Enqueue(key, origin.key, queued);
+  if (!expedite_.empty() && expedite_.erase(std::string(url)) > 0) {
+    ++stats_.pending;
+    ++stats_.pending_in_memory;
+    key.express.Push(queued);
+  } else {
+    Enqueue(key, origin.key, queued);
+  }
   Schedule(origin.key, clock_->Now());
   return true;
 }
@@ -228,7 +236,7 @@ void Frontier::Enqueue(KeyState& key, uint32_t key_id, const QueuedUrl& url) {
 }
 
 bool Frontier::EnsureHead(KeyState& key, uint32_t key_id) {
-  if (!key.queue.empty()) return true;
+  if (!key.express.empty() || !key.queue.empty()) return true;
   if (key.spilled() == 0 || key.storage_error) return false;
   // Refill within the RAM budget, but at least a few URLs so a full budget cannot stall a key.
   const size_t room = options_.max_pending_in_memory > stats_.pending_in_memory
@@ -287,7 +295,7 @@ void Frontier::Schedule(uint32_t key_id, Clock::TimePoint now) {
     if (!EnsureHead(key, key_id)) return Schedule(key_id, now);
     // Breadth-first across keys: the shallowest head goes first, FIFO among equals.
     const uint64_t depth =
-        options_.breadth_first ? std::min<uint64_t>(key.queue.Front().depth, 0xffffff) : 0;
+        options_.breadth_first ? std::min<uint64_t>(key.head_queue().Front().depth, 0xffffff) : 0;
     ++key.generation;
     key.where = Where::kReady;
     ready_.push(
@@ -355,7 +363,7 @@ NextStatus Frontier::TryNextLocked(Lease* lease, Clock::TimePoint* wake_at) {
 bool Frontier::HandOut(uint32_t key_id, Clock::TimePoint now, Lease* lease) {
   KeyState& key = keys_[key_id];
   while (EnsureHead(key, key_id)) {
-    const QueuedUrl head = key.queue.Front();
+    const QueuedUrl head = key.head_queue().Front();
     OriginState& origin = origins_[head.origin];
     if (origin.denied) {
       PopAndReject(key, origin.deny_reason);
@@ -463,7 +471,7 @@ void Frontier::LeaseHead(KeyState& key, uint32_t key_id, const QueuedUrl& head,
   lease->id = head.id;
   lease->key = key_id;
   lease->origin = head.origin;
-  key.queue.Pop();
+  key.head_queue().Pop();
   parents_.Unref(head.parent);  // a retry takes a new reference from lease.parent
   --stats_.pending;
   --stats_.pending_in_memory;
@@ -703,10 +711,10 @@ void Frontier::Reject(std::string url, uint32_t depth, uint64_t id, RejectReason
 }
 
 void Frontier::PopAndReject(KeyState& key, RejectReason reason) {
-  const QueuedUrl head = key.queue.Front();
+  const QueuedUrl head = key.head_queue().Front();
   Reject(origins_[head.origin].name + std::string(head.rest), head.depth, head.id, reason,
          head.sitemap);
-  key.queue.Pop();
+  key.head_queue().Pop();
   parents_.Unref(head.parent);
   --stats_.pending;
   --stats_.pending_in_memory;
@@ -720,6 +728,12 @@ void Frontier::CloseKey(uint32_t key_id, RejectReason reason) {
   }
   while (EnsureHead(key, key_id)) PopAndReject(key, key.close_reason);
   Schedule(key_id, clock_->Now());
+}
+
+void Frontier::Expedite(std::string_view url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (expedite_.size() >= kMaxExpedited) expedite_.clear();  // marks never pushed: forgotten
+  expedite_.emplace(url);
 }
 
 void Frontier::SetLeaseFilter(LeaseFilter* filter) {
@@ -780,7 +794,7 @@ FrontierStats Frontier::Stats() {
   uint64_t bytes = keys_.capacity() * sizeof(KeyState) + origins_.capacity() * sizeof(OriginState) +
                    (ready_.size() + waiting_.size()) * sizeof(HeapEntry);
   for (const KeyState& key : keys_) {
-    bytes += key.queue.allocated_bytes();
+    bytes += key.queue.allocated_bytes() + key.express.allocated_bytes();
     if (key.closed) {
       ++stats.keys_retired;
     } else if (key.in_flight > 0) {

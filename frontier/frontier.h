@@ -64,6 +64,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -260,6 +261,11 @@ class Frontier {
   // Asks `filter` (which must outlive the frontier, or be unset first) before each page's first
   // hand-out; null: none.
   void SetLeaseFilter(LeaseFilter* filter);
+  // The next Push of `url` (fetch form) goes ahead of its key's queue: handed out before the URLs
+  // queued earlier, politeness and robots.txt still applying (a learned rule's check, which must
+  // not wait behind the whole frontier: url/dust_learner.h). Such URLs stay in RAM; a checkpoint
+  // restores them to the queue's end. Marks are few; past kMaxExpedited unused ones are forgotten.
+  void Expedite(std::string_view url);
 
   // The rejections since the previous call, oldest first.
   std::vector<Rejection> DrainRejections();
@@ -348,6 +354,9 @@ class Frontier {
   int waiters_ = 0;
   bool stopped_ = false;
   LeaseFilter* lease_filter_ = nullptr;  // guarded by mu_
+  // URLs (fetch form) Expedite marked, not pushed yet; guarded by mu_.
+  std::unordered_set<std::string> expedite_;
+  static constexpr size_t kMaxExpedited = 4096;
   std::unique_ptr<SpillStore> spill_;
   std::unordered_map<std::string, uint32_t> origin_ids_;
   std::unordered_map<std::string, uint32_t> key_ids_;

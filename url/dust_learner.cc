@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -27,6 +28,16 @@ constexpr size_t kMaxDroppedNames = 4;
 constexpr size_t kMaxTrackedParams = 1024;
 constexpr uint64_t kMinKindUrls = 20;
 constexpr size_t kMaxKindValues = 32;
+
+// The lower bound of the Wilson score interval of a rule's confidence, at 95 %.
+double ConfidenceLowerBound(const RuleRecord& r) {
+  const double n = static_cast<double>(r.support + r.contradictions);
+  if (n == 0) return 0;
+  constexpr double z = 1.96;
+  const double p = static_cast<double>(r.support) / n;
+  return (p + z * z / (2 * n) - z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n))) /
+         (1 + z * z / n);
+}
 
 UrlTail TailOf(std::string_view path_and_query) {
   const size_t q = path_and_query.find('?');
@@ -83,7 +94,8 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_vie
     if (!kind_param.empty() && !std::binary_search(names.begin(), names.end(), kind_param)) {
       for (const QueryParam& p : pa) {
         if (p.name != kind_param || p.value.empty()) continue;
-        if (std::any_of(pb.begin(), pb.end(), [&](const QueryParam& q) { return q.text == p.text; })) {
+        if (std::any_of(pb.begin(), pb.end(),
+                        [&](const QueryParam& q) { return q.text == p.text; })) {
           where = std::string(p.text);
         }
         break;
@@ -174,6 +186,7 @@ struct DustLearner::Candidate {
   struct Seen {
     PageFingerprint fingerprint;
     uint64_t url_hash = 0;
+    bool check = false;  // the page was a check of this rule (fetched before its key's page)
   };
   std::unordered_map<std::string, Seen> keys;  // rule key → the first page that had it
   uint64_t covered = 0;                        // URLs it would have suppressed (check_every)
@@ -190,10 +203,10 @@ struct DustLearner::Candidate {
 struct DustLearner::Origin {
   std::vector<std::unique_ptr<Candidate>> candidates;
   // The pages fetched, by their rule key under the active rules when they were fetched (bounded):
-  // SkipFetched's memory. Cleared when a rule is retired (keys made with it are wrong).
+  // SkipFetched's memory. A rule retired takes the pages of the keys it made with it (wrong now).
   struct Fetched {
     uint64_t url_hash = 0;
-    std::string rule_id;  // the rule that changed the page's URL ("" none)
+    std::string rule_ids;  // the rules that changed the page's URL, space-separated ("" none)
   };
   std::unordered_map<std::string, Fetched> fetched;
   // Per parameter name (bounded): the URLs that had it and up to kMaxKindValues + 1 of its values.
@@ -310,8 +323,8 @@ struct DustLearner::Origin {
       }
     }
     if (sort_params && query.find_first_of("&;") != std::string_view::npos) return true;
-    return ignore_case && std::any_of(path.begin(), path.end(),
-                                      [](char ch) { return ch >= 'A' && ch <= 'Z'; });
+    return ignore_case &&
+           std::any_of(path.begin(), path.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
   }
 
   void Relist() {
@@ -407,12 +420,12 @@ DustLearner::Candidate* DustLearner::Propose(Origin& origin, const UrlRule& rule
 }
 
 UrlTail DustLearner::Normalized(const Origin& origin, UrlTail tail, const Candidate* except,
-                                const Candidate** changed_by) {
+                                std::string* changed_by) {
   for (const Candidate* c : origin.active) {
     if (c == except || c->record.rule.skips()) continue;
     if (!c->record.rule.MayRewrite(tail.path, tail.query)) continue;
-    if (c->record.rule.Rewrite(&tail) && changed_by != nullptr && *changed_by == nullptr) {
-      *changed_by = c;
+    if (c->record.rule.Rewrite(&tail) && changed_by != nullptr) {
+      changed_by->append(changed_by->empty() ? "" : " ").append(c->record.id);
     }
   }
   return tail;
@@ -428,11 +441,12 @@ void DustLearner::Promote(Origin& origin, Candidate& c) {
   RuleRecord& r = c.record;
   if (r.forbidden || r.pinned) return;
   if (r.state == RuleState::kCandidate && r.support >= options_.min_support &&
-      r.confidence() >= options_.min_confidence) {
+      r.confidence() >= options_.min_confidence &&
+      ConfidenceLowerBound(r) >= options_.min_confidence_bound) {
     // A rule goes no wider than its evidence: where pages have kinds, a drop rule is adopted per
     // kind (unless it drops the selector itself).
-    const bool drops = r.rule.kind == UrlRuleKind::kDropParam ||
-                       r.rule.kind == UrlRuleKind::kDropParamValue;
+    const bool drops =
+        r.rule.kind == UrlRuleKind::kDropParam || r.rule.kind == UrlRuleKind::kDropParamValue;
     if (drops && r.rule.where.empty() && !origin.kind_param.empty()) {
       std::vector<std::string> names;
       r.rule.ParamNames(&names);
@@ -472,7 +486,18 @@ void DustLearner::Retire(Candidate& c) {
   }
   if (r.state != RuleState::kActive) return;
   r.state = RuleState::kRetired;
-  c.origin->fetched.clear();
+  // The pages remembered by a key it made: that key is wrong now.
+  std::erase_if(c.origin->fetched, [&](const auto& entry) {
+    for (size_t at = entry.second.rule_ids.find(r.id); at != std::string::npos;
+         at = entry.second.rule_ids.find(r.id, at + 1)) {
+      const size_t end = at + r.id.size();
+      if ((at == 0 || entry.second.rule_ids[at - 1] == ' ') &&
+          (end == entry.second.rule_ids.size() || entry.second.rule_ids[end] == ' ')) {
+        return true;
+      }
+    }
+    return false;
+  });
   counters_.requeued += c.suppressed.size();
   for (SuppressedUrl& url : c.suppressed) requeue_.push_back(std::move(url));
   c.suppressed.clear();
@@ -582,12 +607,29 @@ void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDec
   }
 }
 
-bool DustLearner::MayCheck() const {
+bool DustLearner::MayCheck(bool at_lease) const {
   const double allowed = std::max(static_cast<double>(kMinChecks),
                                   options_.max_check_share * static_cast<double>(pages_observed_));
-  return static_cast<double>(checks_issued_) < allowed;
+  const auto outstanding = static_cast<double>(checks_.size());
+  // A check decided with a page's links may wait in the frontier (a cluster node routes it to
+  // its host's owner, behind what is queued there): those may hold half of the allowance only.
+  if (!at_lease && outstanding >= allowed / 2) return false;
+  return static_cast<double>(checks_fetched_) + outstanding < allowed;
 }
 
+bool DustLearner::CheckDue(Candidate& c) {
+  // The 4th and 16th URL a rule covers, then every check_every-th: the first ones early, before a
+  // wrong rule suppresses much.
+  const uint64_t covered = ++c.covered;
+  return !c.record.pinned && options_.check_every > 0 &&
+         ((covered < options_.check_every && (covered == 4 || covered == 16)) ||
+          covered % options_.check_every == 0);
+}
+
+void DustLearner::IssueCheck(Candidate& c, std::string url) {
+  ++c.pending_checks;
+  checks_[std::move(url)] = c.record.id;
+}
 
 LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
   LinkDecision decision;  // kKeep; its strings are empty (no allocation) unless decided otherwise
@@ -598,7 +640,7 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
     const UrlRule& rule = c->record.rule;
     if (c->record.validated + c->pending_checks >= options_.validation_sample) continue;
     // Past the checks' share, a rule on probation waits for pages fetched anyway that it covers.
-    if (!MayCheck()) break;
+    if (!MayCheck(false)) break;
     // A check is compared with whichever page of its rule key the crawl fetches, before or after.
     bool covered = rule.skips() && rule.Matches(path, query);
     if (!rule.skips() && rule.MayRewrite(path, query)) {
@@ -606,9 +648,7 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
       covered = rule.Rewrite(&rewritten);
     }
     if (!covered || checks_.count(url.key()) > 0) continue;
-    ++checks_issued_;
-    ++c->pending_checks;
-    checks_[url.key()] = c->record.id;
+    IssueCheck(*c, std::string(url.key()));
     decision.kind = LinkDecision::Kind::kCheck;
     decision.rule_id = c->record.id;
     return decision;
@@ -637,17 +677,9 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
     decision.kind = LinkDecision::Kind::kRewrite;
     decision.rule_key = JoinTail(url.origin(), *rewritten);
   }
-  // The 4th and 16th URL a rule covers, then every check_every-th, is fetched as a check (its own
-  // key), while checks stay under max_check_share of the pages fetched: the first ones early,
-  // before a wrong rule suppresses much.
-  const uint64_t covered = ++first->covered;
-  const bool due = options_.check_every > 0 &&
-                   ((covered < options_.check_every && (covered == 4 || covered == 16)) ||
-                    covered % options_.check_every == 0);
-  if (!first->record.pinned && due && MayCheck() && checks_.count(url.key()) == 0) {
-    ++checks_issued_;
-    ++first->pending_checks;
-    checks_[url.key()] = first->record.id;
+  // A check is fetched under its own key.
+  if (CheckDue(*first) && MayCheck(false) && checks_.count(url.key()) == 0) {
+    IssueCheck(*first, std::string(url.key()));
     decision.kind = LinkDecision::Kind::kCheck;
     decision.rule_key.clear();
   }
@@ -685,6 +717,16 @@ void DustLearner::Suppressed(SuppressedUrl url) {
   new_suppressed_.push_back(std::move(url));
 }
 
+void DustLearner::CheckNotQueued(std::string_view url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto check = checks_.find(std::string(url));
+  if (check == checks_.end()) return;
+  if (auto c = by_id_.find(check->second); c != by_id_.end() && c->second->pending_checks > 0) {
+    --c->second->pending_checks;
+  }
+  checks_.erase(check);
+}
+
 std::string DustLearner::SkipFetched(std::string_view url) {
   if (options_.mode != DustMode::kApply) return "";
   UrlParts parts;
@@ -699,16 +741,31 @@ std::string DustLearner::SkipFetched(std::string_view url) {
   const std::string_view query =
       q == std::string_view::npos ? std::string_view() : parts.rest.substr(q + 1);
   const Origin& origin = *found->second;
-  for (const Candidate* c : origin.active) {
-    if (c->record.rule.skips() && c->record.rule.Matches(path, query)) return c->record.id;
+  Candidate* skipped_by = nullptr;
+  for (Candidate* c : origin.active) {
+    if (c->record.rule.skips() && c->record.rule.Matches(path, query)) {
+      skipped_by = c;
+      break;
+    }
   }
-  // Its rule key under the active rules, when a page of that key was fetched under another URL.
-  const Candidate* changed_by = nullptr;
-  const UrlTail key =
-      Normalized(origin, UrlTail{std::string(path), std::string(query)}, nullptr, &changed_by);
-  auto seen = origin.fetched.find(JoinTail(parts.origin, key));
-  if (seen == origin.fetched.end() || seen->second.url_hash == UrlHash(url)) return "";
-  return changed_by != nullptr ? changed_by->record.id : seen->second.rule_id;
+  if (skipped_by == nullptr) {
+    // Its rule key under the active rules, when a page of that key was fetched under another URL.
+    std::string changed_by;
+    const UrlTail key =
+        Normalized(origin, UrlTail{std::string(path), std::string(query)}, nullptr, &changed_by);
+    auto seen = origin.fetched.find(JoinTail(parts.origin, key));
+    if (seen == origin.fetched.end() || seen->second.url_hash == UrlHash(url)) return "";
+    const std::string& ids = changed_by.empty() ? seen->second.rule_ids : changed_by;
+    auto rule = by_id_.find(ids.substr(0, ids.find(' ')));
+    if (rule == by_id_.end()) return "";
+    skipped_by = rule->second;
+  }
+  // A check fetched now, not one waiting in the frontier: the URL is about to be fetched.
+  if (CheckDue(*skipped_by) && MayCheck(true)) {
+    IssueCheck(*skipped_by, std::string(url));
+    return "";
+  }
+  return skipped_by->record.id;
 }
 
 std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fingerprint,
@@ -758,13 +815,13 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   const std::string_view check_of = check == checks_.end() ? "" : std::string_view(check->second);
   std::string checked;
   Score(origin, url, tail, fingerprint, barren, check_of, &checked);
-  // Remembered for SkipFetched, by its rule key under the rules active now.
-  if (origin.fetched.size() < kMaxFetchedKeys) {
-    const Candidate* changed_by = nullptr;
+  // Remembered for SkipFetched, by its rule key under the rules active now; not a check, which
+  // jumps the queue: its key's own URL, queued before it, is still fetched.
+  if (check == checks_.end() && origin.fetched.size() < kMaxFetchedKeys) {
+    std::string changed_by;
     const UrlTail key = Normalized(origin, tail, nullptr, &changed_by);
-    origin.fetched.try_emplace(
-        JoinTail(parts.origin, key),
-        Origin::Fetched{UrlHash(url), changed_by ? changed_by->record.id : ""});
+    origin.fetched.try_emplace(JoinTail(parts.origin, key),
+                               Origin::Fetched{UrlHash(url), std::move(changed_by)});
   }
   if (check != checks_.end()) {
     auto c = by_id_.find(check->second);
@@ -775,6 +832,7 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
     checked = check->second;
     checks_.erase(check);
     ++counters_.validation_fetches;
+    ++checks_fetched_;
   }
   if (std::exchange(states_changed_, false)) Relist(parts.origin, origin);
   return checked;
@@ -797,6 +855,7 @@ void DustLearner::Score(Origin& origin, std::string_view key, const UrlTail& tai
     }
     bool covered = false;  // the rule covers this URL (it would rewrite or skip it)
     bool agrees = false;
+    bool checks = check_of == r.id;  // this observation checks the rule
     if (r.rule.skips()) {
       if (!r.rule.Matches(tail)) continue;
       covered = true;
@@ -806,7 +865,8 @@ void DustLearner::Score(Origin& origin, std::string_view key, const UrlTail& tai
       UrlTail rewritten = tail;
       covered = r.rule.Rewrite(&rewritten);
       const std::string rule_key = JoinTail(parts.origin, rewritten);
-      auto [it, fresh] = c.keys.try_emplace(rule_key, Candidate::Seen{fingerprint, url_hash});
+      auto [it, fresh] =
+          c.keys.try_emplace(rule_key, Candidate::Seen{fingerprint, url_hash, checks});
       if (fresh) {
         if (c.keys.size() > options_.max_keys_per_candidate) c.keys.erase(it);
         continue;
@@ -817,13 +877,14 @@ void DustLearner::Score(Origin& origin, std::string_view key, const UrlTail& tai
       // first page only at the end, where the rule, once active, no longer looks.
       agrees = Same(it->second.fingerprint, fingerprint);
       ++(agrees ? r.support : r.contradictions);
+      checks = checks || it->second.check;
       // A URL the rule does not rewrite that meets a rewritten one's page checks it as well.
       covered = true;
     }
     if (covered && c.live()) {
       if (agrees) {
         ++r.validated;
-      } else if (r.state == RuleState::kValidating || check_of == r.id ||
+      } else if (r.state == RuleState::kValidating || checks ||
                  r.confidence() < options_.min_confidence) {
         // A rule on probation fails at its first counter-example, and so does a check of an
         // active one: a check is a sample of what the rule suppresses, the pages its evidence

@@ -12,7 +12,8 @@
 // later page whose rule key is known supports the candidate (the same page: equal digests, or
 // SimHashes within max_distance) or contradicts it; a skip candidate counts its barren and not
 // barren pages. Confidence = support / (support + contradictions).
-// Life of a rule: candidate → (support ≥ min_support, confidence ≥ min_confidence) validating →
+// Life of a rule: candidate → (support ≥ min_support, confidence ≥ min_confidence, its lower
+// bound at 95 % ≥ min_confidence_bound) validating →
 // (validation_sample checks passed: URLs the rule would rewrite or skip, fetched anyway and found
 // the same page, or barren) active → retired when a later check contradicts it. A validating rule
 // that fails a check is rejected. The 4th and 16th URL an active rule would suppress, then every
@@ -54,10 +55,14 @@ Result<DustMode> ParseDustMode(std::string_view name);
 
 struct DustOptions {
   DustMode mode = DustMode::kApply;
-  uint32_t min_support = 5;        // pairs (or barren pages) before a candidate is validated
-  double min_confidence = 0.95;    // support / (support + contradictions)
+  uint32_t min_support = 5;      // pairs (or barren pages) before a candidate is validated
+  double min_confidence = 0.95;  // support / (support + contradictions)
+  // And the confidence's lower bound at 95 % (Wilson score interval): 16 pairs without a
+  // counter-example, 24 with one, 31 with two. Near copies are noisy evidence: a handful that
+  // agree by chance must not suppress thousands of URLs.
+  double min_confidence_bound = 0.8;
   uint32_t validation_sample = 3;  // checks a rule passes before it suppresses anything
-  uint32_t check_every = 50;       // an active rule fetches every Nth URL it covers as a check
+  uint32_t check_every = 50;  // an active rule checks its 4th, 16th, then every Nth covered URL
   // Checks (validation and spot) stay under this share of the pages fetched (at least 10).
   double max_check_share = 0.015;
   int max_distance = 3;  // SimHashes this close are the same page
@@ -159,9 +164,12 @@ class DustLearner {
   void Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDecision>* decisions);
   // A URL decided kRewrite whose rule key was not new, or kSkip: it is not fetched.
   void Suppressed(SuppressedUrl url);
+  // A URL decided kCheck that was not queued (its own key was not new): the check is given back.
+  void CheckNotQueued(std::string_view url);
   // A queued URL about to be fetched (fetch form): the id of an active rule that makes fetching
   // it useless — a skip rule covers it, or a rewrite rule maps it to a rule key whose page was
   // fetched under another URL — or "". URLs queued before their rule was adopted are caught here.
+  // When the rule is due for a check, "": the URL is fetched as its check (no wait in a queue).
   std::string SkipFetched(std::string_view url);
 
   // A fetched page (`url` in fetch form). `first_copy`: the first copy's URL when the content-seen
@@ -203,10 +211,10 @@ class DustLearner {
   void Retire(Candidate& candidate);
   // The same page: equal digests, or SimHashes within max_distance.
   bool Same(const PageFingerprint& a, const PageFingerprint& b) const;
-  // `tail` under the origin's active rewrite rules but `except`; *changed_by: the first that
-  // changed it.
+  // `tail` under the origin's active rewrite rules but `except`; *changed_by: the ids of those
+  // that changed it, in order, space-separated.
   static UrlTail Normalized(const Origin& origin, UrlTail tail, const Candidate* except,
-                            const Candidate** changed_by = nullptr);
+                            std::string* changed_by = nullptr);
 
   const DustOptions options_;
   mutable std::mutex mu_;
@@ -224,11 +232,15 @@ class DustLearner {
   DustCounters counters_;
   bool states_changed_ = false;  // since Observe last relisted its origin's live rules
   uint64_t pages_observed_ = 0;
-  uint64_t checks_issued_ = 0;           // URLs decided kCheck (max_check_share)
+  uint64_t checks_fetched_ = 0;          // checks fetched by this crawl (max_check_share)
   static constexpr int kMinChecks = 10;  // allowed whatever the crawl's size
-  // Whether another check may be issued: checks stay under max_check_share of the pages fetched
-  // (or kMinChecks).
-  bool MayCheck() const;
+  // Whether another check may be issued: checks fetched and outstanding (checks_) stay under
+  // max_check_share of the pages fetched (or kMinChecks). `at_lease`: the URL is about to be
+  // fetched (SkipFetched), not queued.
+  bool MayCheck(bool at_lease) const;
+  // Counts a URL `c` covers; whether it is due for a check.
+  bool CheckDue(Candidate& c);
+  void IssueCheck(Candidate& c, std::string url);
   std::vector<uint64_t> live_filter_ = std::vector<uint64_t>((1u << kLiveFilterBits) / 64);
 };
 

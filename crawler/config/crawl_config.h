@@ -155,8 +155,10 @@ struct CrawlConfig {
     std::string rules_file;      // TOML: rules to pin or forbid (--rules-file)
     int min_support = 5;         // pairs before a candidate is validated
     double min_confidence = 0.95;
-    int validation_sample = 3;       // checks fetched before a rule suppresses anything
-    int check_every = 50;            // an active rule fetches every Nth URL it covers as a check
+    double min_confidence_bound = 0.8;  // and its lower bound at 95 % (Wilson)
+    int validation_sample = 3;          // checks fetched before a rule suppresses anything
+    // An active rule fetches its 4th, 16th, then every Nth covered URL as a check.
+    int check_every = 50;
     double max_check_share = 0.015;  // checks stay under this share of the pages (at least 10)
   } dust;
 

@@ -400,11 +400,16 @@ std::vector<CrawlOptionSpec> FileOnlyOptionSpecs() {
   specs.push_back(Number(OPTION_KEY(dust, min_confidence), "",
                          "Share of a candidate's observed pairs it explains (no counter-example)",
                          0, 1.0000001));
+  specs.push_back(ZeroIsOff(Number(OPTION_KEY(dust, min_confidence_bound), "",
+                                   "Lower bound at 95 % (Wilson score) of that share before a "
+                                   "candidate is validated (0.8: 16 pairs without a "
+                                   "counter-example; 0: none)",
+                                   0, 1)));
   specs.push_back(Integer(OPTION_KEY(dust, validation_sample), "",
                           "URLs a rule would suppress, fetched as checks before it does", 0, 1000));
   specs.push_back(ZeroIsOff(Integer(OPTION_KEY(dust, check_every), "",
-                                    "An active rule fetches every Nth URL it covers as a check "
-                                    "(0: off)",
+                                    "An active rule fetches the 4th and 16th, then every Nth "
+                                    "URL it covers as a check (0: off)",
                                     2, kMaxInt)));
   specs.push_back(Number(OPTION_KEY(dust, max_check_share), "",
                          "Checks (validation and spot) stay under this share of the pages fetched "
@@ -473,7 +478,8 @@ std::string CheckOptionValue(const CrawlOptionSpec& spec, const OptionValue& val
       const double* v = std::get_if<double>(&value);
       if (v == nullptr) return "must be a number";
       if (*v > spec.above && *v < spec.below) return "";
-      std::string message = "must be in (";
+      if (spec.zero_is_off && *v == 0) return "";
+      std::string message = spec.zero_is_off ? "must be 0 (off) or in (" : "must be in (";
       message += FormatNumber(spec.above);
       message += ", ";
       message += FormatNumber(spec.below);

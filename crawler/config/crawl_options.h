@@ -51,7 +51,7 @@ struct CrawlOptionSpec {
   bool flag_sets = true;  // kBool: what the flag sets (--ignore-robots sets false)
   int64_t min = 0;        // kInteger; kDuration, in seconds
   int64_t max = 0;
-  bool zero_is_off = false;  // kInteger: 0 (off) is allowed too, below min
+  bool zero_is_off = false;  // kInteger, kNumber: 0 (off) is allowed too, below the range
   double above = 0;          // kNumber: the open interval (above, below)
   double below = 0;
   std::span<const std::string_view> choices;  // kChoice

@@ -274,6 +274,7 @@ Status Crawler::OpenDust() {
   options.mode = *mode;
   options.min_support = static_cast<uint32_t>(config_.dust.min_support);
   options.min_confidence = config_.dust.min_confidence;
+  options.min_confidence_bound = config_.dust.min_confidence_bound;
   options.validation_sample = static_cast<uint32_t>(config_.dust.validation_sample);
   options.check_every = static_cast<uint32_t>(config_.dust.check_every);
   options.max_check_share = config_.dust.max_check_share;
@@ -489,12 +490,18 @@ Result<Admitted> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t dept
   if (admitted.ok() && admitted->answered) {
     stats_->RecordSeen(n, static_cast<uint64_t>(admitted->fresh));
   }
-  // A URL seen-tested under its rule key and not new: a page the crawl has (or has queued).
+  // A URL seen-tested under its rule key and not new: a page the crawl has (or has queued). A
+  // check not queued (its own key was not new) will not be fetched: the learner takes it back.
   if (admitted.ok() && admitted->answered && admitted->taken && !rewritten.empty()) {
     std::unordered_set<std::string_view> fresh;
     for (const CanonicalUrl& url : *urls) fresh.insert(url.key());
     for (const auto& [url, rule_id] : rewritten) {
-      if (fresh.count(url) == 0) RecordSuppressed(rule_id, url, depth, parent);
+      if (fresh.count(url) > 0) continue;
+      if (rule_id.empty()) {
+        dust_->CheckNotQueued(url);
+      } else {
+        RecordSuppressed(rule_id, url, depth, parent);
+      }
     }
   }
   return admitted;
@@ -915,6 +922,11 @@ std::vector<std::pair<std::string, std::string>> Crawler::ApplyDust(LinkBatch* b
     if (decided && decision->kind == LinkDecision::Kind::kRewrite) {
       batch->dust_keys[kept] = std::move(decision->rule_key);
       rewritten.emplace_back(batch->urls[i].key(), std::move(decision->rule_id));
+    }
+    if (decided && decision->kind == LinkDecision::Kind::kCheck) {
+      rewritten.emplace_back(batch->urls[i].key(), "");  // a check: its own key
+      // Fetched soon, not behind the whole frontier (a cluster node routes it: no hurry there).
+      frontier_->Expedite(batch->urls[i].key());
     }
     if (decided) ++decision;
     if (kept != i) batch->urls[kept] = std::move(batch->urls[i]);

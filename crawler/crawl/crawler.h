@@ -219,7 +219,8 @@ class Crawler {
   void ExchangeRules();
   // Rewrites the batch's keys under the active rules (LinkBatch::dust_keys), takes out the URLs
   // a skip rule covers, and returns, per rewritten URL, its rule (the suppressed are the ones not
-  // new after Admit). Records the skipped as suppressed.
+  // new after Admit), and per check its URL with "" (one not new after Admit is not fetched).
+  // Records the skipped as suppressed.
   std::vector<std::pair<std::string, std::string>> ApplyDust(LinkBatch* batch);
   void RecordSuppressed(const std::string& rule_id, const std::string& url, uint32_t depth,
                         std::string_view parent);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -42,6 +43,9 @@ class CrawlDustRedisTest : public ::testing::Test {
     });
     ASSERT_NE(server_, nullptr);
     testing::WriteChildCrawlToml(dir_.path() / "crawl.toml", /*progress=*/false);
+    // Rules on five pairs: the site is small (the lower bound is url/dust_learner_test.cc's).
+    std::ofstream(dir_.path() / "crawl.toml", std::ios::app)
+        << "[dust]\nmin_confidence_bound = 0\n";
   }
 
   // A crawl from `seed` into out-`tag`, on the shared set "shared".

@@ -89,6 +89,29 @@ TEST_F(FrontierTest, FifoWithinAKeyBreadthFirstAcrossKeys) {
   EXPECT_EQ(MustNext().url, "http://deep.com/b");
 }
 
+TEST_F(FrontierTest, AnExpeditedUrlGoesAheadOfItsKeysQueueAndPolitenessStillApplies) {
+  Frontier& f = Make();  // one second between a key's fetches
+  f.Push("http://a.com/1", 1);
+  f.Push("http://a.com/2", 1);
+  f.Expedite("http://a.com/check");
+  f.Expedite("http://never.pushed.com/x");  // a mark never used holds nothing back
+  f.Push("http://a.com/check", 5);
+  EXPECT_EQ(f.Stats().pending, 3u);
+  const Lease first = MustNext();
+  EXPECT_EQ(first.url, "http://a.com/check");
+  EXPECT_EQ(first.depth, 5u);
+  Ok(first);
+  MustWait();  // the key's delay holds for it as for any URL
+  clock_.Advance(std::chrono::seconds(1));
+  const Lease second = MustNext();
+  EXPECT_EQ(second.url, "http://a.com/1");
+  Ok(second);
+  // A mark is used once: the same URL pushed again waits its turn.
+  f.Push("http://a.com/check", 5);
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_EQ(MustNext().url, "http://a.com/2");
+}
+
 TEST_F(FrontierTest, WithoutBreadthFirstDueKeysTakeTurns) {
   options_.delay = Clock::Duration::zero();
   options_.breadth_first = false;

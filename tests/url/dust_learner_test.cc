@@ -31,6 +31,14 @@ std::optional<RuleRecord> Find(const std::vector<RuleRecord>& records, std::stri
   return it == records.end() ? std::nullopt : std::optional<RuleRecord>(*it);
 }
 
+// The rules of most tests here have five pairs of evidence: no lower bound on their confidence
+// (the bound is tested on its own, below).
+DustOptions Lenient() {
+  DustOptions options;
+  options.min_confidence_bound = 0;
+  return options;
+}
+
 // Pages /p{i}.html, each also fetched as /p{i}.html?sid=1 (a copy of it).
 void SessionPairs(DustLearner& learner, int from, int to) {
   for (int i = from; i < to; ++i) {
@@ -51,7 +59,7 @@ void PassChecks(DustLearner& learner, int pages) {
 }
 
 TEST(DustLearnerTest, ASessionParameterIsLearnedValidatedThenApplied) {
-  DustOptions options;
+  DustOptions options = Lenient();
   options.check_every = 0;  // no checks of active rules here (below)
   DustLearner learner(options);
   SessionPairs(learner, 0, 4);
@@ -87,7 +95,7 @@ TEST(DustLearnerTest, ASessionParameterIsLearnedValidatedThenApplied) {
 }
 
 TEST(DustLearnerTest, ACounterExampleKeepsTheConfidenceBelowTheThreshold) {
-  DustLearner learner(DustOptions{});
+  DustLearner learner(Lenient());
   SessionPairs(learner, 0, 1);
   // /q?sid=1 and /q?sid=2 are different pages: sid selects content there.
   learner.Observe(Url("/q?sid=1"), Page(100), false, "");
@@ -102,7 +110,7 @@ TEST(DustLearnerTest, ACounterExampleKeepsTheConfidenceBelowTheThreshold) {
 }
 
 TEST(DustLearnerTest, AContradictedRuleIsRetiredAndItsSuppressedUrlsComeBack) {
-  DustLearner learner(DustOptions{});
+  DustLearner learner(Lenient());
   SessionPairs(learner, 0, 5);
   PassChecks(learner, 5);
   const LinkDecision decision = DecideOne(learner, "/p4.html?sid=9");
@@ -125,7 +133,7 @@ TEST(DustLearnerTest, AContradictedRuleIsRetiredAndItsSuppressedUrlsComeBack) {
 }
 
 TEST(DustLearnerTest, AnActiveRuleIsCheckedEarlyAndRetiredByItsFirstFailedCheck) {
-  DustOptions options;
+  DustOptions options = Lenient();
   options.validation_sample = 0;  // active as soon as it has the support
   DustLearner learner(options);
   SessionPairs(learner, 0, 40);
@@ -147,8 +155,23 @@ TEST(DustLearnerTest, AnActiveRuleIsCheckedEarlyAndRetiredByItsFirstFailedCheck)
   EXPECT_EQ(rule->state, RuleState::kRetired);
 }
 
+TEST(DustLearnerTest, ACheckFetchedBeforeThePageOfItsKeyIsJudgedWhenThatOneComes) {
+  DustOptions options = Lenient();
+  options.validation_sample = 0;
+  DustLearner learner(options);
+  SessionPairs(learner, 0, 40);
+  for (int i = 41; i <= 43; ++i) DecideOne(learner, "/p" + std::to_string(i) + ".html?sid=9");
+  // The 4th covered URL is a check; its key's page, /p44.html, comes after it (a check jumps the
+  // queue) and is another page.
+  ASSERT_EQ(DecideOne(learner, "/p44.html?sid=9").kind, LinkDecision::Kind::kCheck);
+  learner.Observe(Url("/p44.html?sid=9"), Page(999), false, "");
+  EXPECT_EQ(Find(learner.Records(), "drop-param sid")->state, RuleState::kActive);
+  learner.Observe(Url("/p44.html"), Page(44), false, "");
+  EXPECT_EQ(Find(learner.Records(), "drop-param sid")->state, RuleState::kRetired);
+}
+
 TEST(DustLearnerTest, APageNeitherClearlyNearNorFarCountsAgainstARule) {
-  DustLearner learner(DustOptions{});
+  DustLearner learner(Lenient());
   // Copies whose SimHash is 5 bits from their page's: more than max_distance (3), less than twice
   // (pages that drift), then ten exact copies.
   for (int i = 10; i < 13; ++i) {
@@ -168,7 +191,7 @@ TEST(DustLearnerTest, APageNeitherClearlyNearNorFarCountsAgainstARule) {
 TEST(DustLearnerTest, OnAnOriginWithPageKindsADropRuleIsLearnedPerKind) {
   // One script whose page kind is a parameter (gitweb's `a`): a commit is named by h; a tree or
   // a blob by hb and f (h, its own hash, says nothing more).
-  DustOptions options;
+  DustOptions options = Lenient();
   options.validation_sample = 0;  // active as soon as it has the support
   DustLearner learner(options);
   for (int i = 0; i < 10; ++i) {
@@ -189,13 +212,62 @@ TEST(DustLearnerTest, OnAnOriginWithPageKindsADropRuleIsLearnedPerKind) {
   }
   // The evidence, trees and blobs, does not speak for commits: no rule for the whole origin.
   EXPECT_FALSE(Find(records, "drop-param h"));
-  EXPECT_EQ(DecideOne(learner, "/app?a=tree&f=src&h=x99&hb=c9").kind,
-            LinkDecision::Kind::kRewrite);
+  EXPECT_EQ(DecideOne(learner, "/app?a=tree&f=src&h=x99&hb=c9").kind, LinkDecision::Kind::kRewrite);
   EXPECT_EQ(DecideOne(learner, "/app?a=commit&h=c99").kind, LinkDecision::Kind::kKeep);
 }
 
-TEST(DustLearnerTest, BarrenPagesTeachASkipRule) {
+TEST(DustLearnerTest, ARuleNeedsEnoughPairsForItsConfidenceToBeSure) {
   DustLearner learner(DustOptions{});
+  // Five pairs, none against: a confidence of 1, but as low as 0.57 at 95 %.
+  SessionPairs(learner, 0, 5);
+  EXPECT_FALSE(Find(learner.Records(), "drop-param sid"));
+  // Sixteen: at least 0.8.
+  SessionPairs(learner, 5, 16);
+  const std::optional<RuleRecord> rule = Find(learner.Records(), "drop-param sid");
+  ASSERT_TRUE(rule);
+  EXPECT_EQ(rule->state, RuleState::kValidating);
+}
+
+TEST(DustLearnerTest, ACheckThatIsNotQueuedIsGivenBack) {
+  DustLearner learner(Lenient());
+  SessionPairs(learner, 0, 5);
+  // The rule's three validation checks...
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(DecideOne(learner, "/p" + std::to_string(i) + ".html?sid=7").kind,
+              LinkDecision::Kind::kCheck);
+  }
+  EXPECT_EQ(DecideOne(learner, "/p3.html?sid=7").kind, LinkDecision::Kind::kKeep);
+  // ... of which one was a URL already seen: never fetched, so another URL takes its place.
+  learner.CheckNotQueued(Url("/p1.html?sid=7"));
+  EXPECT_EQ(DecideOne(learner, "/p3.html?sid=7").kind, LinkDecision::Kind::kCheck);
+}
+
+TEST(DustLearnerTest, ARetiredRuleForgetsOnlyThePagesOfTheKeysItMade) {
+  DustOptions options = Lenient();
+  options.validation_sample = 0;  // active as soon as it has the support
+  options.check_every = 0;
+  DustLearner learner(options);
+  SessionPairs(learner, 0, 5);  // drop-param sid
+  for (int i = 0; i < 5; ++i) {
+    const std::string page = Url("/r" + std::to_string(i) + ".html");
+    learner.Observe(page, Page(50 + i), false, "");
+    learner.Observe(page + "?ref=x", Page(50 + i), false, page);
+  }
+  const std::optional<RuleRecord> sid = Find(learner.Records(), "drop-param sid");
+  ASSERT_TRUE(sid);
+  ASSERT_EQ(sid->state, RuleState::kActive);
+  ASSERT_EQ(Find(learner.Records(), "drop-param ref")->state, RuleState::kActive);
+  // /p1.html was fetched: /p1.html?sid=42, queued before, is skipped when its turn comes.
+  EXPECT_EQ(learner.SkipFetched(Url("/p1.html?sid=42")), sid->id);
+  // ref selects content after all: retired. What sid's keys remember stays.
+  learner.Observe(Url("/r1.html?ref=y"), Page(999), false, "");
+  ASSERT_EQ(Find(learner.Records(), "drop-param ref")->state, RuleState::kRetired);
+  EXPECT_EQ(learner.SkipFetched(Url("/p1.html?sid=42")), sid->id);
+  EXPECT_EQ(learner.SkipFetched(Url("/r2.html?ref=z")), "");
+}
+
+TEST(DustLearnerTest, BarrenPagesTeachASkipRule) {
+  DustLearner learner(Lenient());
   for (int i = 0; i < 5; ++i) {
     learner.Observe(Url("/index.php?title=A" + std::to_string(i) + "&action=edit"), Page(i), true,
                     "");
@@ -217,7 +289,7 @@ TEST(DustLearnerTest, BarrenPagesTeachASkipRule) {
 }
 
 TEST(DustLearnerTest, PathFormsAreExplainedByTheirPairs) {
-  DustLearner learner(DustOptions{});
+  DustLearner learner(Lenient());
   for (int i = 0; i < 5; ++i) {
     const std::string n = std::to_string(i);
     learner.Observe(Url("/docs/p" + n + ".html"), Page(i), false, "");
@@ -241,7 +313,7 @@ TEST(DustLearnerTest, PathFormsAreExplainedByTheirPairs) {
 }
 
 TEST(DustLearnerTest, LearnModeValidatesFromWhatIsFetchedButNeverSuppresses) {
-  DustOptions options;
+  DustOptions options = Lenient();
   options.mode = DustMode::kLearn;
   DustLearner learner(options);
   SessionPairs(learner, 0, 5);
@@ -258,7 +330,7 @@ TEST(DustLearnerTest, LearnModeValidatesFromWhatIsFetchedButNeverSuppresses) {
 }
 
 TEST(DustLearnerTest, PinnedRulesApplyAtOnceAndForbiddenOnesNever) {
-  DustLearner learner(DustOptions{});
+  DustLearner learner(Lenient());
   ASSERT_TRUE(learner.AddUserRule(kSite, "drop-param utm_source", true).ok());
   ASSERT_TRUE(learner.AddUserRule(kSite, "drop-param sid", false).ok());
   EXPECT_FALSE(learner.AddUserRule(kSite, "drop-everything", true).ok());
@@ -281,7 +353,7 @@ TEST(DustLearnerTest, PinnedRulesApplyAtOnceAndForbiddenOnesNever) {
 }
 
 TEST(DustLearnerTest, RestoredRulesKeepTheirStateAndSuppressedUrls) {
-  DustLearner learner(DustOptions{});
+  DustLearner learner(Lenient());
   SessionPairs(learner, 0, 5);
   PassChecks(learner, 5);
   const LinkDecision decision = DecideOne(learner, "/p4.html?sid=9");

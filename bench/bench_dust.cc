@@ -8,8 +8,11 @@
 //                         parameter, a form, a mirror, an index file) that few URLs match
 //   BM_DecideRewriteAll   every origin has sort-params and a tracking parameter: about half the
 //                         URLs are rewritten (a new rule key each): the worst case
-// bench/dust.sh --cost runs them under callgrind and prints instructions per URL and the ratio
-// (the bound: applying rules ≤ 10 % of canonicalization).
+// Instructions per URL (docs/features/dust.md, "Measured"): run one benchmark under callgrind,
+// counting only the call measured, and divide by the 100k URLs of its one iteration:
+//   valgrind --tool=callgrind --toggle-collect='urlsieve::DustLearner::Decide(*'
+//       build/bench/bench_dust --benchmark_filter='BM_DecideRules$' --benchmark_min_time=0.01
+// (`urlsieve::UrlCanonicalizer::Canonicalize(*` for BM_CanonicalizeLinks).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -220,10 +220,9 @@ struct DustLearner::Origin {
   std::unordered_map<std::string, ParamStats> params;
   uint64_t urls_with_query = 0;
   std::string kind_param;  // the selector ("" none), chosen again as pages are observed
-  bool IsKindParam(std::string_view name) const {
-    auto it = params.find(std::string(name));
-    return it != params.end() && urls_with_query >= kMinKindUrls && it->second.values.size() >= 2 &&
-           it->second.values.size() <= kMaxKindValues && 2 * it->second.urls >= urls_with_query;
+  bool IsKind(const ParamStats& stats) const {
+    return urls_with_query >= kMinKindUrls && stats.values.size() >= 2 &&
+           stats.values.size() <= kMaxKindValues && 2 * stats.urls >= urls_with_query;
   }
   void CountParams(std::string_view query) {
     if (query.empty()) return;
@@ -241,7 +240,7 @@ struct DustLearner::Origin {
     // The most frequent of the names that qualify.
     const ParamStats* best = nullptr;
     for (const auto& [name, stats] : params) {
-      if (IsKindParam(name) && (best == nullptr || stats.urls > best->urls)) {
+      if (IsKind(stats) && (best == nullptr || stats.urls > best->urls)) {
         best = &stats;
         kind_param = name;
       }

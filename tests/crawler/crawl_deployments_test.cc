@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/crawler/deployment_flags.h"
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
 #include "tests/support/file_contents.h"
@@ -38,19 +39,7 @@ using testing::UrlsieveChild;
 
 constexpr int kHosts = 4;
 
-enum class Deployment { kLocal, kShared, kCluster };
-
-std::string Name(const ::testing::TestParamInfo<Deployment>& info) {
-  switch (info.param) {
-    case Deployment::kLocal:
-      return "Local";
-    case Deployment::kShared:
-      return "SharedSeenSet";
-    case Deployment::kCluster:
-      return "ClusterNode";
-  }
-  return "?";
-}
+using testing::Deployment;
 
 class CrawlDeploymentsTest : public ::testing::TestWithParam<Deployment> {
  protected:
@@ -74,17 +63,7 @@ class CrawlDeploymentsTest : public ::testing::TestWithParam<Deployment> {
     for (std::string& flag : testing::ChildCrawlFlags(20, dir_->path() / "crawl.toml")) {
       args.push_back(std::move(flag));
     }
-    switch (GetParam()) {
-      case Deployment::kLocal:
-        break;
-      case Deployment::kShared:
-        args.insert(args.end(), {"--seen-redis", redis_->url(), "--name", "matrix"});
-        break;
-      case Deployment::kCluster:
-        args.insert(args.end(), {"--cluster", redis_->url(), "--cluster-name", "matrix",
-                                 "--node-id", "only", "--partitions", "16"});
-        break;
-    }
+    testing::AppendDeploymentFlags(GetParam(), redis_ ? redis_->url() : "", &args);
     return args;
   }
   fs::path Out() const { return dir_->path() / "out"; }
@@ -139,7 +118,7 @@ TEST_P(CrawlDeploymentsTest, FetchesEveryPageOnceAndRecordsEachFetchOnce) {
 INSTANTIATE_TEST_SUITE_P(Deployments, CrawlDeploymentsTest,
                          ::testing::Values(Deployment::kLocal, Deployment::kShared,
                                            Deployment::kCluster),
-                         Name);
+                         testing::DeploymentName);
 
 }  // namespace
 }  // namespace urlsieve

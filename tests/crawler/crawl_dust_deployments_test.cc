@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "redis/redis_client.h"
+#include "tests/crawler/deployment_flags.h"
 #include "tests/crawler/session_site.h"
 #include "tests/support/child_process.h"
 #include "tests/support/crawl_fixture.h"
@@ -33,19 +34,7 @@ using testing::ReadJsonl;
 
 constexpr int kArticles = 60;
 
-enum class Deployment { kLocal, kShared, kCluster };
-
-std::string Name(const ::testing::TestParamInfo<Deployment>& info) {
-  switch (info.param) {
-    case Deployment::kLocal:
-      return "Local";
-    case Deployment::kShared:
-      return "SharedSeenSet";
-    case Deployment::kCluster:
-      return "ClusterNode";
-  }
-  return "?";
-}
+using testing::Deployment;
 
 class CrawlDustDeploymentsTest : public ::testing::TestWithParam<Deployment> {
  protected:
@@ -70,17 +59,7 @@ class CrawlDustDeploymentsTest : public ::testing::TestWithParam<Deployment> {
                                      "--delay-ms",  "0",
                                      "--max-depth", "1000",
                                      "--config",    (dir_.path() / "crawl.toml").string()};
-    switch (GetParam()) {
-      case Deployment::kLocal:
-        break;
-      case Deployment::kShared:
-        args.insert(args.end(), {"--seen-redis", redis_->url(), "--name", "matrix"});
-        break;
-      case Deployment::kCluster:
-        args.insert(args.end(), {"--cluster", redis_->url(), "--cluster-name", "matrix",
-                                 "--node-id", "only", "--partitions", "16"});
-        break;
-    }
+    testing::AppendDeploymentFlags(GetParam(), redis_ ? redis_->url() : "", &args);
     return args;
   }
   fs::path Out() const { return dir_.path() / "out"; }
@@ -144,7 +123,7 @@ TEST_P(CrawlDustDeploymentsTest, LearnsKeepsAppliesAndSharesTheRule) {
 INSTANTIATE_TEST_SUITE_P(Deployments, CrawlDustDeploymentsTest,
                          ::testing::Values(Deployment::kLocal, Deployment::kShared,
                                            Deployment::kCluster),
-                         Name);
+                         testing::DeploymentName);
 
 }  // namespace
 }  // namespace urlsieve

@@ -139,9 +139,10 @@ TEST(CrawlOptionsTest, ValidateChecksEveryRuleByKey) {
     if (spec.type != OptionType::kInteger && spec.type != OptionType::kNumber) continue;
     CrawlConfig config;
     config.crawl.seeds = "s";
+    // Out of range: below it, or (0 being "off" there) above it.
     const OptionValue below = spec.type == OptionType::kInteger
                                   ? OptionValue(spec.zero_is_off ? int64_t{1} : spec.min - 1)
-                                  : OptionValue(spec.above);
+                                  : OptionValue(spec.zero_is_off ? spec.below : spec.above);
     ASSERT_TRUE(spec.set(&config, below).ok()) << spec.key();
     const Status status = config.Validate();
     ASSERT_FALSE(status.ok()) << spec.key();
@@ -159,6 +160,9 @@ TEST(CrawlOptionsTest, RuleMessages) {
             "must be 0 (off) or in [2, 1000], got 1");
   EXPECT_EQ(CheckOptionValue(*Find("scope.max_repeated_segments"), int64_t{0}), "");
   EXPECT_EQ(CheckOptionValue(*Find("crawl.false_positive_rate"), 1.0), "must be in (0, 1), got 1");
+  EXPECT_EQ(CheckOptionValue(*Find("dust.min_confidence_bound"), 0.0), "");
+  EXPECT_EQ(CheckOptionValue(*Find("dust.min_confidence_bound"), 1.0),
+            "must be 0 (off) or in (0, 1), got 1");
   EXPECT_EQ(CheckOptionValue(*Find("scope.mode"), std::string("site")),
             "must be one of host, domain, any, not \"site\"");
 }

@@ -63,10 +63,6 @@ class CrawlDustDeploymentsTest : public ::testing::TestWithParam<Deployment> {
     return args;
   }
   fs::path Out() const { return dir_.path() / "out"; }
-  std::string Origin() const {
-    const std::string root = server_->Url("/");
-    return root.substr(0, root.size() - 1);
-  }
 
   testing::ScratchDir dir_{"crawl_dust_deployments"};
   std::unique_ptr<testing::RedisServer> redis_;
@@ -114,8 +110,8 @@ TEST_P(CrawlDustDeploymentsTest, LearnsKeepsAppliesAndSharesTheRule) {
   if (GetParam() == Deployment::kLocal) return;
   auto client = RedisClient::Connect(redis_->address());
   ASSERT_TRUE(client.ok()) << client.status().ToString();
-  auto state =
-      (*client)->Run({{"HGET", "urlsieve:{matrix:dust}:rules", Origin() + " drop-param sid"}});
+  auto state = (*client)->Run(
+      {{"HGET", "urlsieve:{matrix:dust}:rules", server_->origin() + " drop-param sid"}});
   ASSERT_TRUE(state.ok()) << state.status().ToString();
   EXPECT_EQ(state->str, "active");
 }

@@ -102,11 +102,6 @@ class CrawlDustRedisTest : public ::testing::Test {
     return rules;
   }
 
-  std::string Origin() const {
-    const std::string root = server_->Url("/");
-    return root.substr(0, root.size() - 1);
-  }
-
   testing::ScratchDir dir_{"crawl_dust_redis"};
   std::unique_ptr<testing::RedisServer> redis_;
   std::unique_ptr<site::SiteServer> server_;
@@ -117,13 +112,14 @@ TEST_F(CrawlDustRedisTest, ARuleOneCrawlLearnedAppliesInTheOtherFromItsFirstPage
   ASSERT_EQ(Crawl("a", "/a0", {"--max-depth", "20"}), 0);
   EXPECT_EQ(RuleStates("a")["drop-param sid"], "active");
   const std::map<std::string, std::string> shared = SharedRules();
-  ASSERT_TRUE(shared.count(Origin() + " drop-param sid")) << shared.size();
-  EXPECT_EQ(shared.at(Origin() + " drop-param sid"), "active");
+  ASSERT_TRUE(shared.count(server_->origin() + " drop-param sid")) << shared.size();
+  EXPECT_EQ(shared.at(server_->origin() + " drop-param sid"), "active");
   // `urlsieve rules --redis` lists what the set's crawls adopted.
   testing::ProgramRun listed =
       testing::RunUrlsieve({"rules", "--redis", redis_->url(), "--name", "shared"}, dir_.path());
   EXPECT_EQ(listed.exit_code, 0) << listed.err;
-  EXPECT_NE(listed.out.find("active  " + Origin() + "  drop-param sid\n"), std::string::npos)
+  EXPECT_NE(listed.out.find("active  " + server_->origin() + "  drop-param sid\n"),
+            std::string::npos)
       << listed.out;
 
   // The second starts where the first stopped: it has the rule before its first page.
@@ -147,20 +143,20 @@ TEST_F(CrawlDustRedisTest, ARuleOneCrawlLearnedAppliesInTheOtherFromItsFirstPage
 
 TEST_F(CrawlDustRedisTest, ARuleOneCrawlRetiredIsRetiredInTheOther) {
   ASSERT_EQ(Crawl("a", "/a0", {"--max-depth", "20"}), 0);
-  ASSERT_EQ(SharedRules()[Origin() + " drop-param sid"], "active");
+  ASSERT_EQ(SharedRules()[server_->origin() + " drop-param sid"], "active");
   // Another crawl found it wrong (its check failed).
   auto client = RedisClient::Connect(redis_->address());
   ASSERT_TRUE(client.ok());
-  ASSERT_TRUE(
-      (*client)
-          ->Run({{"HSET", "urlsieve:{shared:dust}:rules", Origin() + " drop-param sid", "retired"}})
-          .ok());
+  ASSERT_TRUE((*client)
+                  ->Run({{"HSET", "urlsieve:{shared:dust}:rules",
+                          server_->origin() + " drop-param sid", "retired"}})
+                  .ok());
   ASSERT_EQ(Crawl("b", "/a21", {"--max-depth", "1000"}), 0);
   EXPECT_EQ(RuleStates("b")["drop-param sid"], "rejected");
   int sessions = 0;
   for (const std::string& url : Fetched("b")) sessions += url.find("?sid=") != std::string::npos;
   EXPECT_GT(sessions, 0) << "a retired rule suppresses nothing";
-  EXPECT_EQ(SharedRules()[Origin() + " drop-param sid"], "retired");
+  EXPECT_EQ(SharedRules()[server_->origin() + " drop-param sid"], "retired");
 }
 
 }  // namespace

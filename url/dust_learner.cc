@@ -206,7 +206,7 @@ struct DustLearner::Origin {
   // SkipFetched's memory. A rule retired takes the pages of the keys it made with it (wrong now).
   struct Fetched {
     uint64_t url_hash = 0;
-    std::string rule_ids;  // the rules that changed the page's URL, space-separated ("" none)
+    std::vector<std::string> rule_ids;  // the rules that changed the page's URL, in order
   };
   std::unordered_map<std::string, Fetched> fetched;
   // Per parameter name (bounded): the URLs that had it and up to kMaxKindValues + 1 of its values.
@@ -419,12 +419,12 @@ DustLearner::Candidate* DustLearner::Propose(Origin& origin, const UrlRule& rule
 }
 
 UrlTail DustLearner::Normalized(const Origin& origin, UrlTail tail, const Candidate* except,
-                                std::string* changed_by) {
+                                std::vector<std::string>* changed_by) {
   for (const Candidate* c : origin.active) {
     if (c == except || c->record.rule.skips()) continue;
     if (!c->record.rule.MayRewrite(tail.path, tail.query)) continue;
     if (c->record.rule.Rewrite(&tail) && changed_by != nullptr) {
-      changed_by->append(changed_by->empty() ? "" : " ").append(c->record.id);
+      changed_by->push_back(c->record.id);
     }
   }
   return tail;
@@ -487,15 +487,8 @@ void DustLearner::Retire(Candidate& c) {
   r.state = RuleState::kRetired;
   // The pages remembered by a key it made: that key is wrong now.
   std::erase_if(c.origin->fetched, [&](const auto& entry) {
-    for (size_t at = entry.second.rule_ids.find(r.id); at != std::string::npos;
-         at = entry.second.rule_ids.find(r.id, at + 1)) {
-      const size_t end = at + r.id.size();
-      if ((at == 0 || entry.second.rule_ids[at - 1] == ' ') &&
-          (end == entry.second.rule_ids.size() || entry.second.rule_ids[end] == ' ')) {
-        return true;
-      }
-    }
-    return false;
+    const std::vector<std::string>& ids = entry.second.rule_ids;
+    return std::find(ids.begin(), ids.end(), r.id) != ids.end();
   });
   counters_.requeued += c.suppressed.size();
   for (SuppressedUrl& url : c.suppressed) requeue_.push_back(std::move(url));
@@ -568,9 +561,9 @@ void DustLearner::Merge(std::string_view origin_name, std::string_view form, boo
 }
 
 inline bool DustLearner::MayDecide(const Origin& origin, std::string_view path,
-                                   std::string_view query) const {
+                                   std::string_view query, bool has_param) const {
   // Most links of an origin with rules are covered by none: told apart without building anything.
-  if (origin.MayTrigger(path, query, origin.HasParamOfRules(query))) return true;
+  if (origin.MayTrigger(path, query, has_param)) return true;
   if (origin.validating.empty()) return false;
   return std::any_of(origin.validating.begin(), origin.validating.end(), [&](const Candidate* c) {
     const UrlRule& rule = c->record.rule;
@@ -598,8 +591,9 @@ void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDec
       }
     }
     if (origin == nullptr || (origin->active.empty() && origin->validating.empty())) continue;
-    if (!MayDecide(*origin, url.path(), url.query())) continue;
-    LinkDecision decision = DecideOne(*origin, url);
+    const bool has_param = origin->HasParamOfRules(url.query());
+    if (!MayDecide(*origin, url.path(), url.query(), has_param)) continue;
+    LinkDecision decision = DecideOne(*origin, url, has_param);
     if (decision.kind == LinkDecision::Kind::kKeep) continue;
     decision.index = i;
     decisions->push_back(std::move(decision));
@@ -630,7 +624,7 @@ void DustLearner::IssueCheck(Candidate& c, std::string url) {
   checks_[std::move(url)] = c.record.id;
 }
 
-LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
+LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url, bool has_param) {
   LinkDecision decision;  // kKeep; its strings are empty (no allocation) unless decided otherwise
   const std::string_view path = url.path();
   const std::string_view query = url.query();
@@ -654,7 +648,6 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url) {
   }
   std::optional<UrlTail> rewritten;  // made by the first rule that changes the URL
   Candidate* first = nullptr;
-  const bool has_param = origin.HasParamOfRules(query);
   for (Candidate* c : origin.active) {
     const UrlRule& rule = c->record.rule;
     if (!has_param && c->needs_params) continue;
@@ -749,13 +742,13 @@ std::string DustLearner::SkipFetched(std::string_view url) {
   }
   if (skipped_by == nullptr) {
     // Its rule key under the active rules, when a page of that key was fetched under another URL.
-    std::string changed_by;
+    std::vector<std::string> changed_by;
     const UrlTail key =
         Normalized(origin, UrlTail{std::string(path), std::string(query)}, nullptr, &changed_by);
     auto seen = origin.fetched.find(JoinTail(parts.origin, key));
     if (seen == origin.fetched.end() || seen->second.url_hash == UrlHash(url)) return "";
-    const std::string& ids = changed_by.empty() ? seen->second.rule_ids : changed_by;
-    auto rule = by_id_.find(ids.substr(0, ids.find(' ')));
+    const std::vector<std::string>& ids = changed_by.empty() ? seen->second.rule_ids : changed_by;
+    auto rule = ids.empty() ? by_id_.end() : by_id_.find(ids.front());
     if (rule == by_id_.end()) return "";
     skipped_by = rule->second;
   }
@@ -817,7 +810,7 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   // Remembered for SkipFetched, by its rule key under the rules active now; not a check, which
   // jumps the queue: its key's own URL, queued before it, is still fetched.
   if (check == checks_.end() && origin.fetched.size() < kMaxFetchedKeys) {
-    std::string changed_by;
+    std::vector<std::string> changed_by;
     const UrlTail key = Normalized(origin, tail, nullptr, &changed_by);
     origin.fetched.try_emplace(JoinTail(parts.origin, key),
                                Origin::Fetched{UrlHash(url), std::move(changed_by)});

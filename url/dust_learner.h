@@ -194,9 +194,10 @@ class DustLearner {
   struct Origin;
   Origin& OriginFor(std::string_view origin);  // requires mu_
   Candidate* Propose(Origin& origin, const UrlRule& rule, std::string_view example);
-  bool MayDecide(const Origin& origin, std::string_view path,
-                 std::string_view query) const;  // false: kKeep
-  LinkDecision DecideOne(Origin& origin, const CanonicalUrl& url);
+  // false: kKeep. `has_param`: the URL has a parameter an active rule needs (HasParamOfRules).
+  bool MayDecide(const Origin& origin, std::string_view path, std::string_view query,
+                 bool has_param) const;
+  LinkDecision DecideOne(Origin& origin, const CanonicalUrl& url, bool has_param);
   // A filter of the origins that have (or had) live rules, so that the links of the others cost
   // a few instructions: one bit per hash of the origin, set when an origin gets a live rule.
   static constexpr int kLiveFilterBits = 16;
@@ -212,9 +213,9 @@ class DustLearner {
   // The same page: equal digests, or SimHashes within max_distance.
   bool Same(const PageFingerprint& a, const PageFingerprint& b) const;
   // `tail` under the origin's active rewrite rules but `except`; *changed_by: the ids of those
-  // that changed it, in order, space-separated.
+  // that changed it, in order.
   static UrlTail Normalized(const Origin& origin, UrlTail tail, const Candidate* except,
-                            std::string* changed_by = nullptr);
+                            std::vector<std::string>* changed_by = nullptr);
 
   const DustOptions options_;
   mutable std::mutex mu_;

@@ -32,6 +32,6 @@ done
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-# Four tests per core: most of them wait (a crawl's politeness delays, servers starting), a crawl
+# Three tests per core: most of them wait (a crawl's politeness delays, servers starting), a crawl
 # test uses ~5 % of a core; the longest (the pip install, compiling) is started first.
-ctest --test-dir "$build_dir" --output-on-failure -j "$(($(nproc) * 4))" ${fast:+-L '^unit$'}
+ctest --test-dir "$build_dir" --output-on-failure -j "$(($(nproc) * 3))" ${fast:+-L '^unit$'}

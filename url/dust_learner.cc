@@ -28,6 +28,14 @@ constexpr size_t kMaxDroppedNames = 4;
 constexpr size_t kMaxTrackedParams = 1024;
 constexpr uint64_t kMinKindUrls = 20;
 constexpr size_t kMaxKindValues = 32;
+// Parameter names remembered per page kind (Origin::kind_names).
+constexpr size_t kMaxKindNames = 64;
+// Pages a new candidate with a single pair is kept for, whatever comes (DustLearner::Propose).
+constexpr uint64_t kFreshPages = 256;
+
+// Per page kind ("a=tree"): the parameter names its URLs were seen with.
+using NameSet = std::set<std::string, std::less<>>;
+using KindNames = std::unordered_map<std::string, NameSet>;
 
 // The lower bound of the Wilson score interval of a rule's confidence, at 95 %.
 double ConfidenceLowerBound(const RuleRecord& r) {
@@ -65,8 +73,12 @@ bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
 
 // Rules that would make the two tails (one origin) one: the smallest differences. `kind_param`:
 // the parameter that selects a kind of page on the origin ("" none): drop rules are also proposed
-// for the pair's kind only.
-std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_view kind_param) {
+// for the pair's kind only, and for the pair's kind without the parameters its other URLs have
+// (`kind_names`) and neither URL of the pair had as found (`pair_names`, before the active rules
+// rewrote them): gitweb's a=log without pg is a log's first page, whichever way its branch is
+// named; with pg it is a later page.
+std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_view kind_param,
+                             const KindNames& kind_names, const NameSet& pair_names) {
   std::vector<UrlRule> rules;
   const std::vector<QueryParam> pa = SplitQuery(a.query);
   const std::vector<QueryParam> pb = SplitQuery(b.query);
@@ -74,7 +86,7 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_vie
   const std::vector<std::string_view> sb = SortedTexts(pb);
   if (a.path == b.path) {
     if (sa == sb) {
-      if (a.query != b.query) rules.push_back({UrlRuleKind::kSortParams, "", "", "", ""});
+      if (a.query != b.query) rules.push_back({UrlRuleKind::kSortParams, "", "", "", "", ""});
       return rules;
     }
     // The parameters in one and not the other (as multisets): dropping every name among them
@@ -101,27 +113,40 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_vie
         break;
       }
     }
-    rules.push_back({UrlRuleKind::kDropParam, "", list, "", ""});
-    rules.push_back({UrlRuleKind::kDropParam, a.path, list, "", ""});
-    if (!where.empty()) rules.push_back({UrlRuleKind::kDropParam, "", list, "", where});
+    std::string without;
+    if (auto kind = kind_names.find(where); !where.empty() && kind != kind_names.end()) {
+      size_t absent = 0;
+      for (const std::string& n : kind->second) {
+        if (pair_names.count(n) > 0) continue;
+        without.append(without.empty() ? "" : ",").append(n);
+        ++absent;
+      }
+      if (absent > kMaxDroppedNames) without.clear();
+    }
+    rules.push_back({UrlRuleKind::kDropParam, "", list, "", "", ""});
+    rules.push_back({UrlRuleKind::kDropParam, a.path, list, "", "", ""});
+    if (!where.empty()) rules.push_back({UrlRuleKind::kDropParam, "", list, "", where, ""});
+    if (!without.empty()) rules.push_back({UrlRuleKind::kDropParam, "", list, "", where, without});
     const size_t eq = only.front().find('=');
     if (only.size() == 1 && eq != std::string_view::npos) {
       const std::string value(only.front().substr(eq + 1));
-      rules.push_back({UrlRuleKind::kDropParamValue, "", list, value, ""});
-      if (!where.empty()) rules.push_back({UrlRuleKind::kDropParamValue, "", list, value, where});
+      rules.push_back({UrlRuleKind::kDropParamValue, "", list, value, "", ""});
+      if (!where.empty()) {
+        rules.push_back({UrlRuleKind::kDropParamValue, "", list, value, where, ""});
+      }
     }
     return rules;
   }
   if (sa == sb) {
     if (EqualsIgnoringCase(a.path, b.path)) {
-      rules.push_back({UrlRuleKind::kIgnoreCase, "", "", "", ""});
+      rules.push_back({UrlRuleKind::kIgnoreCase, "", "", "", "", ""});
       return rules;
     }
     const std::string& shorter = a.path.size() < b.path.size() ? a.path : b.path;
     const std::string& longer = a.path.size() < b.path.size() ? b.path : a.path;
     if (shorter.ends_with('/') && longer.starts_with(shorter) &&
         longer.find('/', shorter.size()) == std::string::npos) {
-      rules.push_back({UrlRuleKind::kIndexFile, "", longer.substr(shorter.size()), "", ""});
+      rules.push_back({UrlRuleKind::kIndexFile, "", longer.substr(shorter.size()), "", "", ""});
       return rules;
     }
     // An alias: the longest common suffix starting at a '/', the prefixes before it differ.
@@ -137,7 +162,7 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_vie
     std::string from = a.path.substr(0, a.path.size() - suffix.size()) + "/";
     std::string to = b.path.substr(0, b.path.size() - suffix.size()) + "/";
     if (from.size() < to.size() || (from.size() == to.size() && from < to)) std::swap(from, to);
-    rules.push_back({UrlRuleKind::kAlias, "", std::move(from), std::move(to), ""});
+    rules.push_back({UrlRuleKind::kAlias, "", std::move(from), std::move(to), "", ""});
     return rules;
   }
   // PATH?NAME=V and TO+V: a script's page under its path form.
@@ -148,13 +173,31 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_vie
       path_form.path.ends_with(one[0].value)) {
     const std::string to = path_form.path.substr(0, path_form.path.size() - one[0].value.size());
     if (to.ends_with('/')) {
-      rules.push_back({UrlRuleKind::kParamPath, with_query.path, std::string(one[0].name), to, ""});
+      rules.push_back(
+          {UrlRuleKind::kParamPath, with_query.path, std::string(one[0].name), to, "", ""});
     }
   }
   return rules;
 }
 
 uint64_t UrlHash(std::string_view url) { return std::hash<std::string_view>()(url); }
+
+// a == b for origins (~25 bytes, mostly equal: a page's links share one): eight bytes at a time,
+// the last eight overlapping, without a call to memcmp.
+bool SameOrigin(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n < 8) return a == b;
+  auto word = [](const char* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+  };
+  for (size_t i = 0; i + 8 < n; i += 8) {
+    if (word(a.data() + i) != word(b.data() + i)) return false;
+  }
+  return word(a.data() + n - 8) == word(b.data() + n - 8);
+}
 
 }  // namespace
 
@@ -192,6 +235,7 @@ struct DustLearner::Candidate {
   uint64_t covered = 0;                        // URLs it would have suppressed (check_every)
   std::vector<SuppressedUrl> suppressed;       // while live: queued again if it is retired
   uint32_t pending_checks = 0;
+  uint64_t proposed_at = 0;   // pages_observed_ when it was proposed
   Origin* origin = nullptr;   // the origin it belongs to
   bool needs_params = false;  // the rule needs a parameter of its own (UrlRule::ParamNames)
 
@@ -220,6 +264,7 @@ struct DustLearner::Origin {
   std::unordered_map<std::string, ParamStats> params;
   uint64_t urls_with_query = 0;
   std::string kind_param;  // the selector ("" none), chosen again as pages are observed
+  KindNames kind_names;    // per kind ("a=tree", bounded): the names its URLs had
   bool IsKind(const ParamStats& stats) const {
     return urls_with_query >= kMinKindUrls && stats.values.size() >= 2 &&
            stats.values.size() <= kMaxKindValues && 2 * stats.urls >= urls_with_query;
@@ -246,6 +291,23 @@ struct DustLearner::Origin {
       }
     }
     if (best == nullptr) kind_param.clear();
+    // The names of this URL's kind.
+    if (kind_param.empty()) return;
+    std::string_view kind;
+    AnyParam(query, [&](const QueryParam& p) {
+      if (p.name == kind_param) kind = p.text;
+      return !kind.empty();
+    });
+    if (kind.empty()) return;
+    auto names = kind_names.find(std::string(kind));
+    if (names == kind_names.end()) {
+      if (kind_names.size() > kMaxKindValues) return;
+      names = kind_names.emplace(std::string(kind), NameSet{}).first;
+    }
+    AnyParam(query, [&](const QueryParam& p) {
+      if (names->second.size() < kMaxKindNames) names->second.emplace(p.name);
+      return false;
+    });
   }
   // The live rules, active ones in a fixed order (skip rules first, then by form), so that a URL
   // gets one rule key whatever the order the rules were learned in.
@@ -265,14 +327,21 @@ struct DustLearner::Origin {
   bool HasParamOfRules(std::string_view query) const {
     if (query.empty() || param_names.empty()) return false;
     if (param_names.size() <= kFewNames) {
-      // A search per name (memchr-led) beats a pass over the query's bytes.
+      // A search per name for its first byte (memchr) beats a pass over the query's bytes; a hit
+      // not at a parameter's start (most are inside another name or a value) is told by one byte,
+      // before the name is compared.
+      const char* const begin = query.data();
+      const char* const end = begin + query.size();
       for (const std::string& name : param_names) {
-        for (size_t at = query.find(name); at != std::string_view::npos;
-             at = query.find(name, at + 1)) {
-          const size_t end = at + name.size();
-          if ((at == 0 || query[at - 1] == '&' || query[at - 1] == ';') &&
-              (end == query.size() || query[end] == '=' || query[end] == '&' ||
-               query[end] == ';')) {
+        const size_t n = name.size();
+        if (n == 0) continue;
+        for (const char* at = begin; end - at >= static_cast<ptrdiff_t>(n); ++at) {
+          at = static_cast<const char*>(std::memchr(at, name[0], end - at - n + 1));
+          if (at == nullptr) break;
+          if (at != begin && at[-1] != '&' && at[-1] != ';') continue;
+          const char* const after = at + n;
+          if ((after == end || *after == '=' || *after == '&' || *after == ';') &&
+              std::equal(name.begin() + 1, name.end(), at + 1)) {
             return true;
           }
         }
@@ -395,21 +464,33 @@ DustLearner::Candidate* DustLearner::Propose(Origin& origin, const UrlRule& rule
     if (c->record.rule == rule) return c.get();
   }
   if (origin.candidates.size() >= options_.max_candidates_per_origin) {
-    // Make room: the weakest plain candidate goes (it has the least evidence).
+    // Make room: a plain candidate whose evidence says no (a confidence it cannot be adopted
+    // with), the least confident first; else the oldest with a single pair that no page has
+    // supported since kFreshPages pages. On a site of near copies the table fills with rules that
+    // pairs of similar pages proposed and later pages refuted: kept, they would shut out the
+    // rules proposed later; and new candidates must live long enough to meet their second pair.
+    constexpr double kStays = 2;
+    auto rank = [&](const Candidate& c) {  // lowest goes: refuted [0, 1), stale 1
+      const RuleRecord& r = c.record;
+      if (r.support + r.contradictions >= options_.min_support &&
+          r.confidence() < options_.min_confidence) {
+        return r.confidence();
+      }
+      return r.support <= 1 && pages_observed_ - c.proposed_at > kFreshPages ? 1.0 : kStays;
+    };
     auto weakest = origin.candidates.end();
     for (auto it = origin.candidates.begin(); it != origin.candidates.end(); ++it) {
       const RuleRecord& r = (*it)->record;
       if (r.state != RuleState::kCandidate || r.pinned || r.forbidden) continue;
-      if (weakest == origin.candidates.end() || r.support < (*weakest)->record.support) {
-        weakest = it;
-      }
+      if (weakest == origin.candidates.end() || rank(**it) < rank(**weakest)) weakest = it;
     }
-    if (weakest == origin.candidates.end() || (*weakest)->record.support > 1) return nullptr;
+    if (weakest == origin.candidates.end() || rank(**weakest) == kStays) return nullptr;
     by_id_.erase((*weakest)->record.id);
     origin.candidates.erase(weakest);
   }
   auto candidate = std::make_unique<Candidate>();
   candidate->origin = &origin;
+  candidate->proposed_at = pages_observed_;
   candidate->record.rule = rule;
   candidate->needs_params = origin.NeedsParams(rule);
   candidate->record.example = std::string(example);
@@ -581,8 +662,7 @@ void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDec
   for (size_t i = 0; i < urls.size(); ++i) {
     const CanonicalUrl& url = urls[i];
     const std::string_view name = url.origin();
-    if (name.size() != last_name.size() ||
-        std::memcmp(name.data(), last_name.data(), name.size()) != 0) {
+    if (!SameOrigin(name, last_name)) {
       last_name = name;
       origin = nullptr;
       if (MayBeLive(last_name)) {
@@ -778,8 +858,16 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
   if (pair) {
     // What the active rules do not explain of the pair proposes the candidates.
     const UrlTail first_tail = TailOf(first_parts.rest);
-    for (const UrlRule& rule : Explain(Normalized(origin, first_tail, nullptr),
-                                       Normalized(origin, tail, nullptr), origin.kind_param)) {
+    NameSet pair_names;
+    for (const UrlTail* t : {&first_tail, &tail}) {
+      AnyParam(t->query, [&](const QueryParam& p) {
+        pair_names.emplace(p.name);
+        return false;
+      });
+    }
+    for (const UrlRule& rule :
+         Explain(Normalized(origin, first_tail, nullptr), Normalized(origin, tail, nullptr),
+                 origin.kind_param, origin.kind_names, pair_names)) {
       Propose(origin, rule, example);
     }
     // The first copy stands in every candidate's table with this page's fingerprint (they are one
@@ -794,11 +882,11 @@ std::string DustLearner::Observe(std::string_view url, const PageFingerprint& fi
     }
   }
   if (barren && !tail.query.empty()) {
-    Propose(origin, {UrlRuleKind::kSkipPath, tail.path, "", "", ""}, example);
+    Propose(origin, {UrlRuleKind::kSkipPath, tail.path, "", "", "", ""}, example);
     for (const QueryParam& p : SplitQuery(tail.query)) {
       if (!p.has_value || p.value.empty() || p.value.size() > kMaxSkipValue) continue;
       Propose(origin,
-              {UrlRuleKind::kSkipParamValue, "", std::string(p.name), std::string(p.value), ""},
+              {UrlRuleKind::kSkipParamValue, "", std::string(p.name), std::string(p.value), "", ""},
               example);
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace urlsieve {
 namespace {
@@ -58,6 +59,21 @@ std::vector<std::string_view> Words(std::string_view text) {
 
 bool IsPath(std::string_view word) { return !word.empty() && word.front() == '/'; }
 
+// "b,a" as "a,b" (one rule, one form); nothing when a name is empty.
+std::optional<std::string> SortedNames(std::string_view list) {
+  std::vector<std::string_view> names;
+  if (AnyName(list, [&](std::string_view n) {
+        names.push_back(n);
+        return n.empty();
+      })) {
+    return std::nullopt;
+  }
+  std::sort(names.begin(), names.end());
+  std::string sorted;
+  for (std::string_view n : names) sorted.append(sorted.empty() ? "" : ",").append(n);
+  return sorted;
+}
+
 // The query of `params`, joined with the separator `query` used first ('&' when none).
 std::string JoinQuery(std::string_view query, const std::vector<QueryParam>& params) {
   const size_t at = query.find_first_of("&;");
@@ -104,6 +120,7 @@ std::string UrlRule::Form() const {
       if (kind == UrlRuleKind::kDropParamValue) form += "=" + value;
       if (!path.empty()) form += " on " + path;
       if (!where.empty()) form += " where " + where;
+      if (!without.empty()) form += " without " + without;
       break;
     case UrlRuleKind::kSkipParamValue:
       form += " " + name + "=" + value;
@@ -153,6 +170,12 @@ Result<UrlRule> UrlRule::Parse(std::string_view form) {
   switch (rule.kind) {
     case UrlRuleKind::kDropParam:
     case UrlRuleKind::kDropParamValue:
+      if (w.size() >= 4 && w[w.size() - 2] == "without") {
+        std::optional<std::string> names = SortedNames(w.back());
+        if (!names) return bad("expected without NAME[,NAME...]");
+        rule.without = std::move(*names);
+        w.resize(w.size() - 2);
+      }
       if (w.size() >= 4 && w[w.size() - 2] == "where") {
         if (w.back().find('=') == std::string_view::npos || w.back().front() == '=') {
           return bad("expected where NAME=VALUE");
@@ -161,24 +184,20 @@ Result<UrlRule> UrlRule::Parse(std::string_view form) {
         w.resize(w.size() - 2);
       }
       if (w.size() != 2 && !(w.size() == 4 && w[2] == "on" && IsPath(w[3]))) {
-        return bad("expected drop-param NAME[=VALUE] [on PATH] [where NAME=VALUE]");
+        return bad(
+            "expected drop-param NAME[=VALUE] [on PATH] [where NAME=VALUE] [without "
+            "NAME[,NAME...]]");
       }
       if (name_value(w[1])) rule.kind = UrlRuleKind::kDropParamValue;
       if (rule.name.empty()) return bad("no parameter name");
       if (rule.name.find(',') != std::string::npos) {
         if (rule.kind == UrlRuleKind::kDropParamValue) return bad("one NAME=VALUE only");
-        // Names in order: one rule, one form.
-        std::vector<std::string_view> names;
-        if (AnyName(rule.name, [&](std::string_view n) {
-              names.push_back(n);
-              return n.empty();
-            })) {
-          return bad("an empty parameter name");
-        }
-        std::sort(names.begin(), names.end());
-        std::string sorted;
-        for (std::string_view n : names) sorted.append(sorted.empty() ? "" : ",").append(n);
-        rule.name = std::move(sorted);
+        std::optional<std::string> names = SortedNames(rule.name);
+        if (!names) return bad("an empty parameter name");
+        rule.name = std::move(*names);
+      }
+      if (AnyName(rule.without, [&](std::string_view n) { return NameIn(rule.name, n); })) {
+        return bad("a parameter both dropped and required absent");
       }
       if (w.size() == 4) rule.path = std::string(w[3]);
       break;
@@ -236,7 +255,11 @@ bool UrlRule::Drops(const QueryParam& p) const {
 }
 
 bool UrlRule::WhereHolds(std::string_view query) const {
-  return where.empty() || AnyParam(query, [&](const QueryParam& p) { return p.text == where; });
+  if (!where.empty() && !AnyParam(query, [&](const QueryParam& p) { return p.text == where; })) {
+    return false;
+  }
+  return without.empty() ||
+         !AnyParam(query, [&](const QueryParam& p) { return NameIn(without, p.name); });
 }
 
 bool UrlRule::ParamNames(std::vector<std::string>* names) const {
@@ -367,6 +390,11 @@ bool Subsumes(const UrlRule& general, const UrlRule& specific) {
   if (!is_drop(general) || !is_drop(specific) || general == specific) return false;
   if (!general.path.empty() && general.path != specific.path) return false;
   if (!general.where.empty() && general.where != specific.where) return false;
+  // The general rule requires no more parameters absent than the specific one.
+  if (AnyName(general.without,
+              [&](std::string_view n) { return !n.empty() && !NameIn(specific.without, n); })) {
+    return false;
+  }
   if (general.kind == UrlRuleKind::kDropParamValue) {
     return specific.kind == UrlRuleKind::kDropParamValue && general.name == specific.name &&
            general.value == specific.value;

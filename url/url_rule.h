@@ -6,16 +6,20 @@
 //
 // Forms (the text form is the rule's identity, as listed by `urlsieve rules` and written in a
 // --rules-file):
-//   drop-param NAME[,NAME...] [on PATH] [where K=V]  these parameters never select content (on
-//                                    PATH only; in URLs with K=V only)
-//   drop-param NAME=VALUE [on PATH]  NAME=VALUE selects nothing (a branch equal to the default)
+//   drop-param NAME[,NAME...] [on PATH] [where K=V] [without N[,N...]]
+//                                    these parameters never select content (on PATH only; in URLs
+//                                    with K=V only; in URLs with none of the N only: gitweb's
+//                                    a=log without pg, a log's first page, not its later ones)
+//   drop-param NAME=VALUE [on PATH] [where K=V] [without N...]
+//                                    NAME=VALUE selects nothing (a branch equal to the default)
 //   sort-params                      parameter order does not matter
 //   alias FROM TO                    a path starting with FROM is the same page under TO
 //   index-file NAME                  ".../NAME" is the directory ".../"
 //   ignore-case                      paths are case-insensitive
 //   param-path PATH NAME TO          PATH?NAME=V (V alone) is the page TO+V (/index.php?title=X)
 //   skip-param NAME=VALUE            pages with NAME=VALUE are forms, noindex or errors: not
-//   fetched skip-path PATH                   pages at PATH (any query) are such pages: not fetched
+//                                    fetched
+//   skip-path PATH                   pages at PATH (any query) are such pages: not fetched
 // Rewrites always go towards one normal form (parameters removed, sorted, the shorter alias, the
 // directory, lower case, the path form), so two rules never rewrite back and forth.
 // Query parameters are split on '&' and ';' (gitweb and other CGI programs use ';').
@@ -92,6 +96,8 @@ struct UrlRule {
   // drop-param: only in URLs with this parameter ("NAME=VALUE", the page kind of a one-script
   // application such as gitweb's a=search); "" = any.
   std::string where;
+  // drop-param: only in URLs with none of these parameters (comma-separated, sorted); "" = any.
+  std::string without;
 
   // The text form (see above); Parse(Form()) == *this.
   std::string Form() const;
@@ -107,7 +113,7 @@ struct UrlRule {
   // Whether Rewrite may change a URL with this path and query: false means it will not. No
   // allocation: the crawl asks it of every link of an origin with rules.
   bool MayRewrite(std::string_view path, std::string_view query) const;
-  // Whether a drop-param rule's `where` holds for this query.
+  // Whether a drop-param rule's `where` and `without` hold for this query.
   bool WhereHolds(std::string_view query) const;
   // Whether a drop-param rule drops this parameter.
   bool Drops(const QueryParam& param) const;

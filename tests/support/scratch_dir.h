@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -16,9 +17,13 @@ class ScratchDir {
  public:
   explicit ScratchDir(const std::string& prefix) {
     const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            (prefix + "_" + std::to_string(::getpid()) + "_" +
-             (test != nullptr ? std::string(test->test_suite_name()) + "." + test->name() : ""));
+    std::string name =
+        prefix + "_" + std::to_string(::getpid()) + "_" +
+        (test != nullptr ? std::string(test->test_suite_name()) + "." + test->name() : "");
+    // A parameterized test's name ("Local/Suite.Test/0") would make nested directories, of which
+    // only the innermost would be removed.
+    std::replace(name.begin(), name.end(), '/', '_');
+    path_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

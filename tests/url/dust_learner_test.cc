@@ -216,6 +216,58 @@ TEST(DustLearnerTest, OnAnOriginWithPageKindsADropRuleIsLearnedPerKind) {
   EXPECT_EQ(DecideOne(learner, "/app?a=commit&h=c99").kind, LinkDecision::Kind::kKeep);
 }
 
+TEST(DustLearnerTest, AKindWithoutAParameterItsOtherUrlsHaveIsLearnedOnItsOwn) {
+  // Trees of a repository whose top level never changes: the root (a=tree, no f) is one page at
+  // every commit hb; a directory (a=tree;f=src) is another page at each commit.
+  DustOptions options = Lenient();
+  options.validation_sample = 0;
+  DustLearner learner(options);
+  for (int i = 0; i < 10; ++i) {
+    learner.Observe(Url("/app?a=commit&h=c" + std::to_string(i)), Page(100 + i), false, "");
+    learner.Observe(Url("/app?a=tree&f=src&hb=c" + std::to_string(i)), Page(200 + i), false, "");
+  }
+  const std::string root = Url("/app?a=tree");
+  learner.Observe(root, Page(1), false, "");
+  for (int i = 10; i < 30; ++i) {
+    learner.Observe(Url("/app?a=tree&f=src&hb=c" + std::to_string(i)), Page(200 + i), false, "");
+    learner.Observe(Url("/app?a=tree&hb=c" + std::to_string(i)), Page(1), false, root);
+  }
+  const std::vector<RuleRecord> records = learner.Records();
+  const std::optional<RuleRecord> scoped = Find(records, "drop-param hb where a=tree without f");
+  ASSERT_TRUE(scoped);
+  EXPECT_EQ(scoped->state, RuleState::kActive);
+  const std::optional<RuleRecord> wide = Find(records, "drop-param hb where a=tree");
+  EXPECT_TRUE(!wide || wide->state == RuleState::kCandidate);
+  EXPECT_EQ(DecideOne(learner, "/app?a=tree&hb=c99").kind, LinkDecision::Kind::kRewrite);
+  EXPECT_EQ(DecideOne(learner, "/app?a=tree&f=src&hb=c99").kind, LinkDecision::Kind::kKeep);
+}
+
+TEST(DustLearnerTest, RefutedCandidatesMakeRoomForNewOnes) {
+  DustOptions options = Lenient();
+  options.validation_sample = 0;
+  options.max_candidates_per_origin = 3;
+  DustLearner learner(options);
+  // Two pairs propose drop-param v, drop-param v on /list and drop-param v=1: the table is full.
+  for (int n = 0; n < 2; ++n) {
+    const std::string page = Url("/list?page=" + std::to_string(n));
+    learner.Observe(page, Page(n), false, "");
+    learner.Observe(page + "&v=1", Page(n), false, page);
+  }
+  // Three pages say v selects content: the first two are refuted (2 for, 3 against).
+  learner.Observe(Url("/list?page=0&v=2"), Page(900), false, "");
+  learner.Observe(Url("/list?page=0&v=3"), Page(901), false, "");
+  learner.Observe(Url("/list?page=1&v=2"), Page(902), false, "");
+  // A parameter that never matters: its rule finds room, and is learned.
+  for (int n = 10; n < 20; ++n) {
+    const std::string page = Url("/list?page=" + std::to_string(n));
+    learner.Observe(page, Page(n), false, "");
+    learner.Observe(page + "&w=1", Page(n), false, page);
+  }
+  const std::optional<RuleRecord> rule = Find(learner.Records(), "drop-param w");
+  ASSERT_TRUE(rule);
+  EXPECT_EQ(rule->state, RuleState::kActive);
+}
+
 TEST(DustLearnerTest, ARuleNeedsEnoughPairsForItsConfidenceToBeSure) {
   DustLearner learner(DustOptions{});
   // Five pairs, none against: a confidence of 1, but as low as 0.57 at 95 %.

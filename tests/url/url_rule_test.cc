@@ -108,6 +108,35 @@ TEST(UrlRuleTest, ADropScopedToAPageKindLeavesTheOtherKindsAlone) {
   EXPECT_FALSE(Subsumes(*rule, *UrlRule::Parse("drop-param h,s")));
 }
 
+TEST(UrlRuleTest, ADropScopedToURLsWithoutAParameterLeavesTheOthersAlone) {
+  // gitweb: the root tree (no f) is the same listing at every commit; a directory's is not.
+  const std::string_view form = "drop-param h,hb where a=tree without pg,f";
+  Result<UrlRule> rule = UrlRule::Parse(form);
+  ASSERT_TRUE(rule.ok()) << rule.status().ToString();
+  EXPECT_EQ(rule->Form(), "drop-param h,hb where a=tree without f,pg");
+  EXPECT_EQ(Joined(Rewritten(form, "/g.cgi", "p=x;a=tree;h=1;hb=2")), "/g.cgi?p=x;a=tree");
+  EXPECT_EQ(Joined(Rewritten(form, "/g.cgi", "p=x;a=tree;f=src;h=1;hb=2")),
+            "/g.cgi?p=x;a=tree;f=src;h=1;hb=2");
+  EXPECT_EQ(Joined(Rewritten(form, "/g.cgi", "p=x;a=tree;h=1;pg=2")), "/g.cgi?p=x;a=tree;h=1;pg=2");
+  EXPECT_FALSE(rule->MayRewrite("/g.cgi", "p=x;a=tree;f=src;h=1"));
+  EXPECT_TRUE(rule->MayRewrite("/g.cgi", "p=x;a=tree;h=1"));
+  // Without `where` too; NAME=VALUE too.
+  EXPECT_EQ(Joined(Rewritten("drop-param h without f", "/g", "h=1")), "/g");
+  EXPECT_EQ(Joined(Rewritten("drop-param h without f", "/g", "f=a&h=1")), "/g?f=a&h=1");
+  EXPECT_EQ(UrlRule::Parse("drop-param hb=master without f")->Form(),
+            "drop-param hb=master without f");
+  // A parameter both dropped and required absent, or an empty name: refused.
+  EXPECT_FALSE(UrlRule::Parse("drop-param h,f without f").ok());
+  EXPECT_FALSE(UrlRule::Parse("drop-param h without f,").ok());
+  EXPECT_FALSE(UrlRule::Parse("drop-param h without").ok());
+  // The rule without `without` covers every URL the scoped one does, not the other way.
+  const UrlRule wide = *UrlRule::Parse("drop-param h,hb where a=tree");
+  EXPECT_TRUE(Subsumes(wide, *rule));
+  EXPECT_FALSE(Subsumes(*rule, wide));
+  EXPECT_TRUE(Subsumes(*UrlRule::Parse("drop-param h,hb where a=tree without f"), *rule));
+  EXPECT_FALSE(Subsumes(*rule, *UrlRule::Parse("drop-param h,hb where a=tree without f")));
+}
+
 TEST(UrlRuleTest, IdsAreStableAndDifferByOrigin) {
   Result<UrlRule> rule = UrlRule::Parse("drop-param sid");
   ASSERT_TRUE(rule.ok());

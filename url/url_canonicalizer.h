@@ -113,8 +113,10 @@ class CanonicalUrl {
 
  private:
   friend class UrlCanonicalizer;
+  // Unchecked: the offsets are the canonicalizer's, b <= e <= key_.size() (views are taken per
+  // link in the crawl's hot loop).
   std::string_view View(size_t b, size_t e) const {
-    return std::string_view(key_).substr(b, e - b);
+    return std::string_view(key_.data() + b, e - b);
   }
 
   std::string key_;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include "url/url_parts.h"
 
@@ -234,6 +235,8 @@ struct DustLearner::Candidate {
   std::unordered_map<std::string, Seen> keys;  // rule key → the first page that had it
   uint64_t covered = 0;                        // URLs it would have suppressed (check_every)
   std::vector<SuppressedUrl> suppressed;       // while live: queued again if it is retired
+  // Hashes of the URLs admitted under its keys (Admitted; bounded by max_keys_per_candidate).
+  std::unordered_set<uint64_t> admitted;
   uint32_t pending_checks = 0;
   uint64_t proposed_at = 0;   // pages_observed_ when it was proposed
   Origin* origin = nullptr;   // the origin it belongs to
@@ -773,20 +776,29 @@ bool DustLearner::MayBeLive(std::string_view origin) const {
   return (live_filter_[bit / 64] >> (bit % 64)) & 1;
 }
 
-void DustLearner::Suppressed(SuppressedUrl url) {
+void DustLearner::Admitted(std::string_view rule_id, std::string_view url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_id_.find(std::string(rule_id));
+  if (it == by_id_.end() || it->second->admitted.size() >= options_.max_keys_per_candidate) return;
+  it->second->admitted.insert(UrlHash(url));
+}
+
+bool DustLearner::Suppressed(SuppressedUrl url) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_id_.find(url.rule_id);
-  if (it == by_id_.end()) return;
+  if (it == by_id_.end()) return true;
+  if (it->second->admitted.count(UrlHash(url.url)) > 0) return false;
   ++counters_.suppressed;
   ++it->second->record.suppressed;
   if (!it->second->live()) {
     // Retired between Decide and now: queued again at once.
     ++counters_.requeued;
     requeue_.push_back(std::move(url));
-    return;
+    return true;
   }
   it->second->suppressed.push_back(url);
   new_suppressed_.push_back(std::move(url));
+  return true;
 }
 
 void DustLearner::CheckNotQueued(std::string_view url) {

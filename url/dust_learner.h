@@ -162,8 +162,13 @@ class DustLearner {
   // The decisions for a page's links (fetch form) that are not kKeep, in order, each with its
   // URL's index. In kLearn mode every link is kept (none).
   void Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDecision>* decisions);
-  // A URL decided kRewrite whose rule key was not new, or kSkip: it is not fetched.
-  void Suppressed(SuppressedUrl url);
+  // A URL decided kRewrite whose rule key was not new, or kSkip: it is not fetched. False (nothing
+  // recorded) for a URL Admitted under that rule: found again, it is a URL seen, not a copy.
+  bool Suppressed(SuppressedUrl url);
+  // A URL decided kRewrite (by rule_id) whose rule key was new: it is queued, the page of its key.
+  // A page links the same URL again and again; those are not suppressed copies (their rule
+  // retired, they are not queued again: the page was fetched).
+  void Admitted(std::string_view rule_id, std::string_view url);
   // A URL decided kCheck that was not queued (its own key was not new): the check is given back.
   void CheckNotQueued(std::string_view url);
   // A queued URL about to be fetched (fetch form): the id of an active rule that makes fetching

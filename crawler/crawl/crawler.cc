@@ -496,7 +496,10 @@ Result<Admitted> Crawler::PushNew(std::vector<CanonicalUrl>* urls, uint32_t dept
     std::unordered_set<std::string_view> fresh;
     for (const CanonicalUrl& url : *urls) fresh.insert(url.key());
     for (const auto& [url, rule_id] : rewritten) {
-      if (fresh.count(url) > 0) continue;
+      if (fresh.count(url) > 0) {
+        if (!rule_id.empty()) dust_->Admitted(rule_id, url);
+        continue;
+      }
       if (rule_id.empty()) {
         dust_->CheckNotQueued(url);
       } else {
@@ -892,6 +895,8 @@ void Crawler::QueueRequeued() {
 
 void Crawler::RecordSuppressed(const std::string& rule_id, const std::string& url, uint32_t depth,
                                std::string_view parent) {
+  // The URL its rule admitted once (its key's page), linked again: a URL seen, not a copy.
+  if (!dust_->Suppressed({rule_id, url, depth, std::string(parent)})) return;
   Rejection rejection;
   rejection.url = url;
   rejection.depth = depth;
@@ -900,7 +905,6 @@ void Crawler::RecordSuppressed(const std::string& rule_id, const std::string& ur
   stats_->RecordRejection(RejectReasonName(RejectReason::kDust));
   Status status = rejected_->Append(rejection);
   if (!status.ok()) Fail(status);
-  dust_->Suppressed({rule_id, url, depth, std::string(parent)});
 }
 
 std::vector<std::pair<std::string, std::string>> Crawler::ApplyDust(LinkBatch* batch) {

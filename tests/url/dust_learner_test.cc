@@ -132,6 +132,25 @@ TEST(DustLearnerTest, AContradictedRuleIsRetiredAndItsSuppressedUrlsComeBack) {
   EXPECT_EQ(DecideOne(learner, "/p4.html?sid=9").kind, LinkDecision::Kind::kKeep);
 }
 
+TEST(DustLearnerTest, AUrlAdmittedUnderItsRuleKeyAndLinkedAgainIsNoSuppressedCopy) {
+  DustLearner learner(Lenient());
+  SessionPairs(learner, 0, 5);
+  PassChecks(learner, 5);
+  // /p20.html?sid=9 is the first spelling of its key: queued, it is that key's page.
+  const LinkDecision first = DecideOne(learner, "/p20.html?sid=9");
+  ASSERT_EQ(first.kind, LinkDecision::Kind::kRewrite);
+  learner.Admitted(first.rule_id, Url("/p20.html?sid=9"));
+  // Linked again by the next page: seen, not a copy the rule keeps the crawl from fetching.
+  EXPECT_FALSE(learner.Suppressed({first.rule_id, Url("/p20.html?sid=9"), 2, Url("/")}));
+  EXPECT_TRUE(learner.Suppressed({first.rule_id, Url("/p20.html?sid=8"), 2, Url("/")}));
+  EXPECT_EQ(learner.counters().suppressed, 1u);
+  // Retired, the rule gives back the copy only: the page itself was fetched.
+  learner.Observe(Url("/p1.html?sid=5"), Page(999), false, "");
+  const std::vector<SuppressedUrl> requeue = learner.TakeRequeue();
+  ASSERT_EQ(requeue.size(), 1u);
+  EXPECT_EQ(requeue[0].url, Url("/p20.html?sid=8"));
+}
+
 TEST(DustLearnerTest, AnActiveRuleIsCheckedEarlyAndRetiredByItsFirstFailedCheck) {
   DustOptions options = Lenient();
   options.validation_sample = 0;  // active as soon as it has the support

@@ -8,7 +8,12 @@
 #   - gitweb: Debian's gitweb over a generated repository (bench/gen_git_repo.py; start_gitweb in
 #     bench/lib.sh), a real application with no ground truth, skipped when gitweb is not
 #     installed (scripts/setup.sh --bench). gitweb marks every page nofollow, so its crawls add
-#     --ignore-nofollow (a crawl the site's owner asked for).
+#     --ignore-nofollow (a crawl the site's owner asked for);
+#   - mediawiki: Debian's MediaWiki over generated articles (bench/gen_wiki_pages.py;
+#     start_mediawiki in bench/lib.sh), a real application whose articles are known: every
+#     article has an edit form, a form per section, a history, an information page, a permanent
+#     link, login and account forms through `returnto`, and red links to edit forms, which say
+#     noindex; skipped when MediaWiki is not installed (scripts/setup.sh --bench).
 # Each crawl: --max-pages N --threads 2 --delay-ms 0 --ignore-robots --warc --max-depth 1000, and
 # --dust MODE when `urlsieve crawl --help` has the flag (without it, "off" is a plain crawl and
 # the other modes are skipped). Per run (bench/dust_figures.py): requests (pages.jsonl lines),
@@ -19,19 +24,23 @@
 # "reason": "dust"), validation fetches (pages.jsonl "dust_check"), and "lost": distinct pages
 # never fetched because of a rule (each suppressed URL fetched again after the crawl: its id, or
 # for gitweb its body's SHA-1, that no fetched page has; for gitweb an upper bound, a near copy
-# of a fetched page having a digest of its own). Then, per site, apply against off and the
-# issue's targets: duplicate fetches cut >= 50 %, distinct pages +25 % or more, lost <= 1 % of
+# of a fetched page having a digest of its own); on the wiki, wasted fetches (exact and near
+# copies and barren pages: noindex or a 4xx) and articles reached (distinct article titles
+# viewed, of those imported). Then, per site, apply against off and the targets: duplicate fetches cut >= 50 %, distinct pages +25 % or more, lost <= 1 % of
 # the distinct pages reached, validation fetches <= 2 % of the budget (PASS/MISS). gitweb's
 # suppressed URLs are many and its CGI slow: a random sample of them is fetched again.
 #
-#   bench/dust.sh [--max-pages N] [--articles N] [--modes LIST] [--sites LIST] [--build-dir DIR]
-#                 [--lost-sample N] [--keep]
+#   bench/dust.sh [--max-pages N] [--articles N] [--wiki-articles N] [--modes LIST]
+#                 [--sites LIST] [--build-dir DIR] [--lost-sample N] [--keep]
 #       --max-pages N   the page budget of every crawl (default 2000)
 #       --articles N    the generated site's articles (default 1200: 1288 distinct pages, more
 #                       than a crawl without rules reaches in 2000 fetches, fewer than the budget)
+#       --wiki-articles N  the wiki's articles (default 3000: more than a crawl reaches in 2000
+#                       fetches)
 #       --modes LIST    --dust modes, comma-separated (default off,apply; learn also works)
-#       --sites LIST    generated,gitweb (default both)
-#       --lost-sample N suppressed gitweb URLs fetched again to estimate the pages lost (default 600)
+#       --sites LIST    generated,gitweb,mediawiki (default all three)
+#       --lost-sample N suppressed web app URLs fetched again to estimate the pages lost (default
+#                       600)
 #       --keep          keep the temp dir (crawl outputs, figures) and print its path
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -40,8 +49,9 @@ cd "$(dirname "$0")/.."
 
 max_pages=2000
 articles=1200
+wiki_articles=3000
 modes=off,apply
-sites=generated,gitweb
+sites=generated,gitweb,mediawiki
 build=build
 keep=0
 lost_sample=600
@@ -49,24 +59,26 @@ while (($#)); do
   case $1 in
     --max-pages) max_pages=$2; shift 2 ;;
     --articles) articles=$2; shift 2 ;;
+    --wiki-articles) wiki_articles=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --sites) sites=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --lost-sample) lost_sample=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) print_help 35; exit 0 ;;
+    -h | --help) print_help 44; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 need_positive --max-pages "$max_pages"
 need_positive --articles "$articles"
+need_positive --wiki-articles "$wiki_articles"
 need_positive --lost-sample "$lost_sample"
 [[ $modes =~ ^(off|learn|apply)(,(off|learn|apply))*$ ]] || {
   echo "--modes: a comma-separated list of off, learn, apply" >&2
   exit 2
 }
-[[ $sites =~ ^(generated|gitweb)(,(generated|gitweb))*$ ]] || {
-  echo "--sites: a comma-separated list of generated, gitweb" >&2
+[[ $sites =~ ^(generated|gitweb|mediawiki)(,(generated|gitweb|mediawiki))*$ ]] || {
+  echo "--sites: a comma-separated list of generated, gitweb, mediawiki" >&2
   exit 2
 }
 urlsieve="$build/crawler/urlsieve"
@@ -141,5 +153,17 @@ if [[ ,$sites, == *,gitweb,* ]]; then
     stop_gitweb
   else
     echo "gitweb: skipped (gitweb or busybox not installed: scripts/setup.sh --bench)"
+  fi
+fi
+
+if [[ ,$sites, == *,mediawiki,* ]]; then
+  echo
+  if mediawiki_installed; then
+    echo "mediawiki: Debian's MediaWiki over $wiki_articles generated articles"
+    start_mediawiki "$tmp/mediawiki-server" "$wiki_articles"
+    crawl_site mediawiki "$mediawiki_base" wiki "$wiki_articles" "$lost_sample"
+    stop_mediawiki
+  else
+    echo "mediawiki: skipped (mediawiki, php-cli or php-sqlite3 not installed: scripts/setup.sh --bench)"
   fi
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The figures of one crawl of bench/dust.sh, and the comparison of two. Standard library only.
 
-    dust_figures.py run OUT --site generated|webapp [--truth N] [--lost-sample N]
+    dust_figures.py run OUT --site generated|webapp|wiki [--truth N] [--lost-sample N]
                     [--urlsieve PATH] > run.json
     dust_figures.py table NAME RUN.json...        one line per run, after a header
     dust_figures.py compare OFF.json ON.json --max-pages N   the ratios and the issue's targets
@@ -18,15 +18,17 @@ lost. Counts from a sample are scaled up to all of them.
 Figures (JSON): requests (pages.jsonl lines), exact and near (duplicate_of, near_duplicate_of),
 firsts (status 200 pages with neither), truth_dups (generated: fetches whose id an earlier fetch
 had), distinct (generated: distinct ids; web app: distinct payload digests of 200 responses),
-suppressed, validation (pages with "dust_check"), lost (distinct pages never fetched because of a
-rule: suppressed URLs whose id, or digest, no fetched page has; for the web app an upper bound,
-since a near copy of a fetched page has a digest of its own), lost_near (web app: suppressed pages
-that are no fetched page's exact or near copy, counted once with their own copies), lost_retired
-(of those, the ones a rule later retired suppressed: queued again, not reached in the budget),
-texts (distinct visible-text digests of the HTML responses), lost_queued (generated: of the
-lost, the ones still queued under another spelling when the budget ran out), lost_sample (the
-suppressed URLs fetched again), truth (the site's distinct pages), and stats.json's "dust"
-object when there is one.
+suppressed, validation (pages with "dust_check"), barren (pages that say noindex or answered a 4xx
+other than 408 and 429), articles (the wiki: distinct article titles viewed — a path
+/index.php/TITLE or a query of title=TITLE alone, not barren — of --truth generated ones), lost
+(distinct pages never fetched because of a rule: suppressed URLs whose id, or digest, no fetched
+page has, barren pages aside; for a web app (the wiki is one) an upper bound, since a near copy of
+a fetched page has a digest of its own), lost_near (web app: suppressed pages that are no fetched
+page's exact or near copy nor barren, counted once with their own copies), lost_retired (of those,
+the ones a rule later retired suppressed: queued again, not reached in the budget), texts (distinct
+visible-text digests of the HTML responses), lost_queued (generated: of the lost, the ones still
+queued under another spelling when the budget ran out), lost_sample (the suppressed URLs fetched
+again), truth (the site's distinct pages), and stats.json's "dust" object when there is one.
 """
 
 import base64
@@ -38,10 +40,12 @@ import html.parser
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 import zlib
 
@@ -69,6 +73,32 @@ class _Text(html.parser.HTMLParser):
     def handle_data(self, data):
         if not self.skip:
             self.words.extend(data.split())
+
+
+def barren(page):
+    """A page that says noindex, or a 4xx other than 408 and 429 (the learner's own test)."""
+    status = page.get("status") or 0
+    return bool(page.get("noindex")) or (400 <= status < 500 and status not in (408, 429))
+
+
+# bench/gen_wiki_pages.py's article titles, as MediaWiki spells them in a URL.
+WIKI_ARTICLE = re.compile(r"[A-Z][a-z]+_[a-z]+_[0-9]+")
+
+
+def article_title(page):
+    """The generated article a wiki page (pages.jsonl line) is a view of, or None: a 200 that is
+    not barren, at /index.php/TITLE or /index.php?title=TITLE (no other parameter)."""
+    if page.get("status") != 200 or barren(page):
+        return None
+    url = urllib.parse.urlsplit(page["url"])
+    query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+    if url.path.startswith("/index.php/") and not url.query:
+        title = urllib.parse.unquote(url.path[len("/index.php/"):])
+    elif url.path == "/index.php" and list(query) == ["title"]:
+        title = query["title"][0].replace(" ", "_")
+    else:
+        return None
+    return title if WIKI_ARTICLE.fullmatch(title) else None
 
 
 def text_digest(body):
@@ -140,7 +170,8 @@ def refetch_with_crawler(urlsieve, out, urls):
     """Fetches urls again with urlsieve (depth 0, into a WARC of its own, OUT.refetch) and asks
     `urlsieve dupes` over both WARCs — the crawler's own exact and near-duplicate tests — which
     of them are a copy of a page the crawl fetched. Returns ({url: (http status, payload digest,
-    None)}, {the urls that are a copy}, {url: the url of the refetched page it is a copy of})."""
+    None)}, {the urls that are a copy}, {url: the url of the refetched page it is a copy of},
+    {the urls whose page is barren})."""
     again = out.rstrip("/") + ".refetch"
     shutil.rmtree(again, ignore_errors=True)
     os.makedirs(again)
@@ -152,6 +183,7 @@ def refetch_with_crawler(urlsieve, out, urls):
                     "--delay-ms", "0", "--ignore-robots", "--warc", "--dust", "off"],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     refetched, _ = warc_responses(os.path.join(again, "out"))
+    barren_urls = {p["url"] for p in jsonl(os.path.join(again, "out", "pages.jsonl")) if barren(p)}
     crawl_warcs = sorted(glob.glob(os.path.join(out, "*.warc.gz")))
     groups = subprocess.run([urlsieve, "dupes"] + crawl_warcs +
                             sorted(glob.glob(os.path.join(again, "out", "*.warc.gz"))),
@@ -164,7 +196,7 @@ def refetch_with_crawler(urlsieve, out, urls):
             covered.update(m["uri"] for m in members if m["file"] not in crawl_warcs)
         else:
             copy_of.update((m["uri"], group["first"]["uri"]) for m in group["copies"])
-    return refetched, covered, copy_of
+    return refetched, covered, copy_of, barren_urls
 
 
 def retired_rules(urlsieve, out):
@@ -187,6 +219,10 @@ def run(out, site, truth, lost_sample, urlsieve):
     fig["firsts"] = sum(p.get("status") == 200 and "duplicate_of" not in p
                         and "near_duplicate_of" not in p for p in pages)
     fig["validation"] = sum("dust_check" in p for p in pages)
+    fig["barren"] = sum(barren(p) for p in pages)
+    fig["wasted"] = sum(barren(p) or "duplicate_of" in p or "near_duplicate_of" in p
+                        for p in pages)
+    fig["articles"] = len({t for t in map(article_title, pages) if t}) if site == "wiki" else None
     fig["dust_stats"] = stats.get("dust")
 
     # What each fetch was: its id (generated site) or payload digest (web app). An exact duplicate
@@ -233,12 +269,15 @@ def run(out, site, truth, lost_sample, urlsieve):
         lost -= fetched_ids
         fig["lost_near"] = fig["lost_retired"] = fig["lost_near_examples"] = None
     else:
-        refetched, covered, copy_of = refetch_with_crawler(urlsieve, out, sample)
-        lost = {digest for _, digest, _ in refetched.values() if digest} - fetched_digests
-        # A page lost is a 200 response that is no fetched page's exact or near copy (its own
-        # copies among the URLs fetched again count once).
-        lost_urls = [u for u, (status, _, _) in refetched.items()
-                     if status == 200 and u not in covered and u not in fetched_urls]
+        refetched, covered, copy_of, barren_urls = {}, set(), {}, set()
+        if sample:
+            refetched, covered, copy_of, barren_urls = refetch_with_crawler(urlsieve, out, sample)
+        lost = {digest for u, (_, digest, _) in refetched.items()
+                if digest and u not in barren_urls} - fetched_digests
+        # A page lost is a 200 response that is no fetched page's exact or near copy, nor barren
+        # (its own copies among the URLs fetched again count once).
+        lost_urls = [u for u, (status, _, _) in refetched.items() if status == 200 and
+                     u not in covered and u not in fetched_urls and u not in barren_urls]
         firsts = {copy_of.get(u, u) for u in lost_urls}
         retired = retired_rules(urlsieve, out)
         fig["lost_near"] = round(len(firsts) * scale)
@@ -261,16 +300,18 @@ def run(out, site, truth, lost_sample, urlsieve):
 def table(name, paths):
     print(f"{'run':18s} {'requests':>8s} {'exact':>6s} {'near':>5s} {'truth dup':>9s} "
           f"{'distinct':>9s} {'texts':>5s} {'firsts':>6s} {'suppressed':>10s} {'valid.':>6s} "
-          f"{'lost':>7s}")
+          f"{'lost':>7s} {'barren':>6s} {'articles':>8s}")
     for path in paths:
         f = json.load(open(path))
         mode = os.path.basename(path).split(".")[0]
         truth_dups = "-" if f["truth_dups"] is None else str(f["truth_dups"])
-        distinct = str(f["distinct"]) + (f"/{f['truth']}" if f["truth"] else "")
+        distinct = str(f["distinct"]) + (f"/{f['truth']}" if f["site"] == "generated" else "")
+        articles = "-" if f["articles"] is None else f"{f['articles']}/{f['truth']}"
         lost = str(f["lost"]) + ("" if f["lost_near"] is None else f"/{f['lost_near']}")
         print(f"{name + ' ' + mode:18s} {f['requests']:8d} {f['exact']:6d} {f['near']:5d} "
               f"{truth_dups:>9s} {distinct:>9s} {f['texts']:5d} {f['firsts']:6d} "
-              f"{f['suppressed']:10d} {f['validation']:6d} {lost:>7s}")
+              f"{f['suppressed']:10d} {f['validation']:6d} {lost:>7s} {f['barren']:6d} "
+              f"{articles:>8s}")
         if f["lost_near"] is not None and f["suppressed"]:
             print(f"{'':18s} lost (by payload digest / no fetched page's copy): estimated from "
                   f"{f['lost_sample']} of the suppressed URLs fetched again; {f['lost_retired']} "
@@ -289,7 +330,8 @@ def compare(off_path, on_path, max_pages):
     generated = off["truth_dups"] is not None
     # The generated site: its ground truth. The web app: what the content-seen test tells (exact
     # + near duplicates; "firsts", the pages that are neither, as its distinct pages: its
-    # payload digests differ wherever a link does), and the text digests for the pages lost.
+    # payload digests differ wherever a link does), and the text digests for the pages lost; the
+    # wiki: its barren pages wasted too, and the articles it has.
     if generated:
         dups_off, dups_on, dup_kind = off["truth_dups"], on["truth_dups"], "ground truth"
         reached_off, reached_on, reached_kind = off["distinct"], on["distinct"], "ids"
@@ -301,6 +343,11 @@ def compare(off_path, on_path, max_pages):
         dups_off, dups_on = off["exact"] + off["near"], on["exact"] + on["near"]
         dup_kind = "exact + near"
         reached_off, reached_on, reached_kind = off["firsts"], on["firsts"], "firsts"
+        if on["site"] == "wiki":
+            # A wiki's waste is its forms as much as its copies; its articles are known.
+            dups_off, dups_on, dup_kind = off["wasted"], on["wasted"], "exact + near + barren"
+            reached_off, reached_on = off["articles"], on["articles"]
+            reached_kind = f"articles of {on['truth']}"
         lost = on["lost_near"]
         lost_kind = f"{lost} no fetched page's exact or near copy ({on['lost_retired']} by " \
             f"rules later retired), {on['lost']} by payload digest"

@@ -3,7 +3,7 @@
 #   source "$(dirname "$0")/lib.sh"
 # Argument checks, the temp dir's cleanup, the servers the benchmarks crawl or talk to (the
 # generated site under urlsieve-demo-site or nginx, a redis-server on a free loopback port, gitweb
-# over a generated repository, all started as children of the script and stopped by its
+# over a generated repository, MediaWiki over generated articles, all started as children of the script and stopped by its
 # cleanup), and the measuring helpers (wall clock, /usr/bin/time -v reports, medians, ratios).
 # Functions that fail print why on stderr and exit the script (so its EXIT trap cleans up).
 # Nothing here runs on sourcing.
@@ -54,6 +54,7 @@ cleanup_all() {
   stop_nginx
   stop_redis
   stop_gitweb
+  stop_mediawiki
   remove_tmp
 }
 
@@ -326,4 +327,82 @@ start_gitweb() {
 stop_gitweb() {
   stop_child "${gitweb_pid:-}"
   gitweb_pid=
+}
+
+# mediawiki_installed: true when Debian's MediaWiki and PHP's command line (whose built-in server
+# serves it here) with SQLite are installed: scripts/setup.sh --bench installs them.
+mediawiki_installed() {
+  [[ -f /usr/share/mediawiki/maintenance/install.php ]] && command -v php > /dev/null &&
+    php -m 2> /dev/null | grep -qx pdo_sqlite && command -v curl > /dev/null
+}
+
+# start_mediawiki DIR ARTICLES: a real wiki with the DUST a wiki has (an edit form, a section-edit
+# form per section, a history, an information page, a permanent link, a login and an account
+# form per article through `returnto`, red links to edit forms of pages that do not exist; the
+# article under /index.php/TITLE and /index.php?title=TITLE): installs Debian's MediaWiki with
+# SQLite under DIR (its database in /dev/shm when there is one: the import writes a transaction
+# per revision), imports ARTICLES generated articles (bench/gen_wiki_pages.py; no link tables:
+# a page is rendered when it is viewed, with every article in place) and serves it with PHP's
+# built-in server (4 workers) on 127.0.0.1 at a free port (up to 5 tried); waits (10 s at most)
+# until it answers. Sets mediawiki_pid and mediawiki_base (the main page's URL); exits 1 when
+# it does not install or start. Run from the repository root.
+start_mediawiki() {
+  local dir=$1 articles=$2 data port i
+  mkdir -p "$dir"
+  data=$dir/data
+  [[ -d /dev/shm && -w /dev/shm ]] && data=$(mktemp -d /dev/shm/urlsieve_wiki.XXXXXX)
+  mediawiki_data=$data
+  php /usr/share/mediawiki/maintenance/install.php --dbtype sqlite --dbpath "$data" \
+    --dbname wiki --server http://127.0.0.1 --scriptpath "" --confpath "$dir" \
+    --pass "bench-$RANDOM-$RANDOM" "Bench Wiki" Admin > "$dir/install.log" 2>&1 || {
+    echo "MediaWiki did not install (maintenance/install.php):" >&2
+    tail -n 20 "$dir/install.log" >&2
+    exit 1
+  }
+  # PHP: the $ are MediaWiki's variables, single-quoted on purpose. The server is the address the
+  # request came to; no job runs in a page view; no parser cache (two workers writing one SQLite
+  # file would wait on its lock).
+  # shellcheck disable=SC2016
+  printf '%s\n' '$wgServer = "http://" . ($_SERVER["HTTP_HOST"] ?? "127.0.0.1");' \
+    '$wgJobRunRate = 0;' '$wgParserCacheType = CACHE_NONE;' >> "$dir/LocalSettings.php"
+  /usr/bin/python3 bench/gen_wiki_pages.py "$articles" > "$dir/pages.xml"
+  /usr/bin/python3 bench/gen_wiki_pages.py --main-page "$articles" > "$dir/main.txt"
+  {
+    MW_CONFIG_FILE="$dir/LocalSettings.php" php /usr/share/mediawiki/maintenance/importDump.php \
+      --no-updates "$dir/pages.xml" &&
+      MW_CONFIG_FILE="$dir/LocalSettings.php" php /usr/share/mediawiki/maintenance/edit.php \
+        -u Admin "Main Page" < "$dir/main.txt"
+  } > "$dir/import.log" 2>&1 || {
+    echo "MediaWiki did not import the articles (maintenance/importDump.php, edit.php):" >&2
+    tail -n 20 "$dir/import.log" >&2
+    exit 1
+  }
+  echo "  wiki: $articles articles imported"
+  mediawiki_pid=
+  for _ in 1 2 3 4 5; do
+    port=$(free_port)
+    MW_CONFIG_FILE="$dir/LocalSettings.php" PHP_CLI_SERVER_WORKERS=4 php -d opcache.enable_cli=1 \
+      -S "127.0.0.1:$port" -t /usr/share/mediawiki > "$dir/server.log" 2>&1 &
+    mediawiki_pid=$!
+    mediawiki_base="http://127.0.0.1:$port/index.php/Main_Page"
+    for ((i = 0; i < 100; i++)); do
+      if curl -sf -o /dev/null "$mediawiki_base"; then return 0; fi
+      kill -0 "$mediawiki_pid" 2> /dev/null || break
+      sleep 0.1
+    done
+    stop_child "$mediawiki_pid"
+    mediawiki_pid=
+  done
+  echo "MediaWiki (php -S) did not start on a loopback port:" >&2
+  cat "$dir/server.log" >&2
+  exit 1
+}
+
+# stop_mediawiki: stops the server start_mediawiki started and removes its database from
+# /dev/shm.
+stop_mediawiki() {
+  stop_child "${mediawiki_pid:-}"
+  mediawiki_pid=
+  [[ ${mediawiki_data:-} == /dev/shm/urlsieve_wiki.* ]] && rm -rf "$mediawiki_data"
+  mediawiki_data=
 }

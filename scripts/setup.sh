@@ -4,7 +4,8 @@
 # otherwise it prints the exact command to run and exits non-zero.
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --bench    also the peers the benchmarks compare against and the web
-#                               application bench/dust.sh crawls (gitweb, served by busybox httpd)
+#                               applications bench/dust.sh crawls (gitweb, served by busybox
+#                               httpd; MediaWiki with SQLite, served by PHP's built-in server)
 # Then the npm package's dependencies (node/node_modules: node-addon-api, cmake-js, Crawlee for the
 # tests) with npm, skipped while node/package-lock.json is unchanged since the last install.
 set -euo pipefail
@@ -22,7 +23,7 @@ packages=(
   libhiredis-dev redis-server redis-tools
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(nginx-light wget2 valgrind simhash gitweb busybox curl)
+  packages+=(nginx-light wget2 valgrind simhash gitweb busybox curl mediawiki php-cli php-sqlite3)
 fi
 
 missing=()

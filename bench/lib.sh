@@ -398,9 +398,11 @@ start_mediawiki() {
   exit 1
 }
 
-# stop_mediawiki: stops the server start_mediawiki started and removes its database from
-# /dev/shm.
+# stop_mediawiki: stops the server start_mediawiki started (and its workers) and removes its
+# database from /dev/shm.
 stop_mediawiki() {
+  # The workers are the server's children: a TERM to it alone leaves them serving.
+  [[ -z ${mediawiki_pid:-} ]] || pkill -TERM -P "$mediawiki_pid" 2> /dev/null || true
   stop_child "${mediawiki_pid:-}"
   mediawiki_pid=
   [[ ${mediawiki_data:-} == /dev/shm/urlsieve_wiki.* ]] && rm -rf "$mediawiki_data"

@@ -26,8 +26,9 @@ page has, barren pages aside; for a web app (the wiki is one) an upper bound, si
 a fetched page has a digest of its own), lost_near (web app: suppressed pages that are no fetched
 page's exact or near copy nor barren, counted once with their own copies), lost_retired (of those,
 the ones a rule later retired suppressed: queued again, not reached in the budget), texts (distinct
-visible-text digests of the HTML responses), lost_queued (generated: of the lost, the ones still
-queued under another spelling when the budget ran out), lost_sample (the suppressed URLs fetched
+visible-text digests of the HTML responses), lost_queued (of the lost, the ones still queued under
+another spelling when the budget ran out; for a web app, of lost_near, those whose page by their
+drop rule, the URL without the parameters it drops, was), lost_sample (the suppressed URLs fetched
 again), truth (the site's distinct pages), and stats.json's "dust" object when there is one.
 """
 
@@ -199,11 +200,24 @@ def refetch_with_crawler(urlsieve, out, urls):
     return refetched, covered, copy_of, barren_urls
 
 
-def retired_rules(urlsieve, out):
-    """The ids of the rules a crawl retired (`urlsieve rules --json --all`)."""
+def crawl_rules(urlsieve, out):
+    """{rule id: (state, form)} of a crawl's rules (`urlsieve rules --json --all`)."""
     listing = subprocess.run([urlsieve, "rules", "--state", out, "--json", "--all"], check=True,
                              capture_output=True, text=True).stdout
-    return {r["id"] for r in map(json.loads, listing.splitlines()) if r["state"] == "retired"}
+    return {r["id"]: (r["state"], r["form"]) for r in map(json.loads, listing.splitlines())}
+
+
+def drop_key(url, form):
+    """url without the parameters a `drop-param NAME[,NAME…]` or `drop-param NAME=VALUE` rule
+    (its form) drops — the page the rule says url is — or None for another form."""
+    words = form.split()
+    if words[:1] != ["drop-param"] or len(words) < 2:
+        return None
+    names = words[1].split(",")
+    base, _, query = url.partition("?")
+    kept = [p for p in re.split("[;&]", query)
+            if p and p not in names and p.split("=", 1)[0] not in names]
+    return base + "?" + (";" if ";" in query else "&").join(kept)
 
 
 def run(out, site, truth, lost_sample, urlsieve):
@@ -279,16 +293,27 @@ def run(out, site, truth, lost_sample, urlsieve):
         lost_urls = [u for u, (status, _, _) in refetched.items() if status == 200 and
                      u not in covered and u not in fetched_urls and u not in barren_urls]
         firsts = {copy_of.get(u, u) for u in lost_urls}
-        retired = retired_rules(urlsieve, out)
+        rules = crawl_rules(urlsieve, out)
         fig["lost_near"] = round(len(firsts) * scale)
-        fig["lost_retired"] = round(sum(rule_of[u] in retired for u in firsts) * scale)
+        fig["lost_retired"] = round(
+            sum(rules.get(rule_of[u], ("",))[0] == "retired" for u in firsts) * scale)
+        # Of those, the ones whose page (the URL a drop rule makes of them) was still queued under
+        # another spelling when the budget ran out: the budget's loss, not the rule's.
+        pending = [r["url"] for r in rejected if r.get("reason") == "total_budget"]
+        queued = 0
+        for form in {rules.get(rule_of[u], ("", ""))[1] for u in firsts}:
+            keys = {drop_key(p, form) for p in pending} - {None}
+            queued += sum(rules.get(rule_of[u], ("", ""))[1] == form and drop_key(u, form) in keys
+                          for u in firsts)
+        fig["lost_queued"] = round(queued * scale)
         fig["lost_near_examples"] = [f"{u} (rule {rule_of[u]})" for u in sorted(firsts)[:5]]
     fig["lost"] = round(len(lost) * scale)
     fig["lost_examples"] = sorted(lost)[:5]
     # Of those, the pages with another spelling still queued when the budget ran out (rejected
     # "total_budget"): reachable, not lost for good (generated site only: it costs one fetch of
     # each pending URL, cheap there).
-    fig["lost_queued"] = None
+    if site == "generated":
+        fig["lost_queued"] = None
     if site == "generated" and lost:
         pending = sorted({r["url"] for r in rejected if r.get("reason") == "total_budget"})
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
@@ -315,7 +340,8 @@ def table(name, paths):
         if f["lost_near"] is not None and f["suppressed"]:
             print(f"{'':18s} lost (by payload digest / no fetched page's copy): estimated from "
                   f"{f['lost_sample']} of the suppressed URLs fetched again; {f['lost_retired']} "
-                  "by rules later retired (queued again, not reached); e.g.: "
+                  f"by rules later retired (queued again, not reached), {f['lost_queued']} still "
+                  "queued under another spelling; e.g.: "
                   f"{' '.join(f['lost_near_examples'][:3])}")
         if f["dust_stats"]:
             print(f"{'':18s} stats.json dust: {json.dumps(f['dust_stats'], sort_keys=True)}")
@@ -348,9 +374,10 @@ def compare(off_path, on_path, max_pages):
             dups_off, dups_on, dup_kind = off["wasted"], on["wasted"], "exact + near + barren"
             reached_off, reached_on = off["articles"], on["articles"]
             reached_kind = f"articles of {on['truth']}"
-        lost = on["lost_near"]
+        lost = on["lost_near"] - on["lost_queued"]
         lost_kind = f"{lost} no fetched page's exact or near copy ({on['lost_retired']} by " \
-            f"rules later retired), {on['lost']} by payload digest"
+            f"rules later retired), {on['lost_queued']} more still queued under another " \
+            f"spelling, {on['lost']} by payload digest"
         if on["lost_sample"] < on["suppressed"]:
             lost_kind += f"; from {on['lost_sample']} of {on['suppressed']} suppressed URLs"
     rows = []

@@ -426,8 +426,8 @@ TEST(DustLearnerTest, PinnedRulesApplyAtOnceAndForbiddenOnesNever) {
 // Decide's filters (a query's parameter names, a path's prefixes and suffixes, the origin compared
 // with the previous link's) may say "maybe" but never "no" for a link a rule covers: every link is
 // decided as its rules alone decide it. Queries up to 90 bytes, with ';', empty parameters, names
-// that begin or end like a rule's; paths short and long; an origin so short that a query's first
-// 16 bytes start before its key.
+// that begin or end like a rule's; paths short and long; keys shorter than the 16 bytes read back
+// from a query's end.
 TEST(DustLearnerTest, PinnedRulesDecideEveryLinkAsTheRulesThemselvesDo) {
   const std::vector<std::vector<std::string_view>> rule_sets = {
       {"drop-param sid", "skip-param action=edit", "alias /mirror/ /", "index-file index.html"},
@@ -479,6 +479,14 @@ TEST(DustLearnerTest, PinnedRulesDecideEveryLinkAsTheRulesThemselvesDo) {
       }
       Result<CanonicalUrl> canonical = canonicalizer.Canonicalize(url);
       ASSERT_TRUE(canonical.ok()) << url;
+      urls.push_back(std::move(*canonical));
+    }
+    // Keys shorter than 16 bytes.
+    for (std::string_view query : {"s", "q", "a", "x", "id", "s;", "q&", "&s", ";q", "=s",
+                                   "s=", "sid", "s&x", "a;q", "x=1"}) {
+      Result<CanonicalUrl> canonical =
+          canonicalizer.Canonicalize("http://a.io/?" + std::string(query));
+      ASSERT_TRUE(canonical.ok()) << query;
       urls.push_back(std::move(*canonical));
     }
     // Links of one origin in runs, as a page's are.

@@ -9,6 +9,10 @@
 #include <set>
 #include <unordered_set>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "url/url_parts.h"
 
 namespace urlsieve {
@@ -183,11 +187,66 @@ std::vector<UrlRule> Explain(const UrlTail& a, const UrlTail& b, std::string_vie
 
 uint64_t UrlHash(std::string_view url) { return std::hash<std::string_view>()(url); }
 
-// a == b for origins (~25 bytes, mostly equal: a page's links share one): eight bytes at a time,
-// the last eight overlapping, without a call to memcmp.
+// A query's separators ('&', ';') and its '=', as bit masks (bit i: the query's byte i).
+struct QueryMarks {
+  uint64_t seps = 0;
+  uint64_t eqs = 0;
+};
+
+// The marks of a query shorter than 64 bytes that ends its buffer (a URL's key), `before` bytes
+// of which precede it, 16 bytes at a time: chunks are loaded back from the query's end, so the
+// first may start before the query, never past the buffer's end. False when they cannot be made
+// so (no SSE2, a long query, a short key): the caller takes its byte-wise way.
+inline bool MarkQuery(std::string_view query, size_t before, QueryMarks* marks) {
+#if defined(__SSE2__)
+  const size_t size = query.size();
+  if (size == 0) {
+    *marks = QueryMarks{};
+    return true;
+  }
+  if (size >= 64 || size + before < (size + 15) / 16 * 16) return false;
+  const char* const end = query.data() + size;
+  const __m128i amp = _mm_set1_epi8('&');
+  const __m128i semi = _mm_set1_epi8(';');
+  const __m128i equals = _mm_set1_epi8('=');
+  uint64_t seps = 0;
+  uint64_t eqs = 0;
+  for (size_t done = 0; done < size; done += 16) {
+    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(end - done - 16));
+    const __m128i sep = _mm_or_si128(_mm_cmpeq_epi8(chunk, amp), _mm_cmpeq_epi8(chunk, semi));
+    const __m128i eq = _mm_cmpeq_epi8(chunk, equals);
+    seps |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(sep))) << (48 - done);
+    eqs |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << (48 - done);
+  }
+  // The bytes before the query are shifted out.
+  marks->seps = seps >> (64 - size);
+  marks->eqs = eqs >> (64 - size);
+  return true;
+#else
+  (void)query;
+  (void)before;
+  (void)marks;
+  return false;
+#endif
+}
+
+// a == b for origins (~25 bytes, mostly equal: a page's links share one): 16 (SSE2) or 8 bytes at
+// a time, the last ones overlapping, without a call to memcmp.
 bool SameOrigin(std::string_view a, std::string_view b) {
   const size_t n = a.size();
   if (n != b.size()) return false;
+#if defined(__SSE2__)
+  // Most origins are 16 to 32 bytes: two compares of 16, the second overlapping.
+  if (n >= 16) {
+    auto chunk = [](const char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    __m128i eq = _mm_and_si128(_mm_cmpeq_epi8(chunk(a.data()), chunk(b.data())),
+                               _mm_cmpeq_epi8(chunk(a.data() + n - 16), chunk(b.data() + n - 16)));
+    for (size_t i = 16; i + 16 < n; i += 16) {
+      eq = _mm_and_si128(eq, _mm_cmpeq_epi8(chunk(a.data() + i), chunk(b.data() + i)));
+    }
+    return _mm_movemask_epi8(eq) == 0xffff;
+  }
+#endif
   if (n < 8) return a == b;
   auto word = [](const char* p) {
     uint64_t w;
@@ -327,8 +386,35 @@ struct DustLearner::Origin {
   }
   // A 64-bit mask of the names' first bytes (mod 64): most parameters are told apart by one AND.
   uint64_t first_bytes = 0;
-  bool HasParamOfRules(std::string_view query) const {
+  // 256 bits, one per (first byte, length) of the names, hashed: a query's parameter names are
+  // told apart from the rules' by one bit test each, whatever their first byte (the memchr per
+  // name found its first byte in most queries: 'a', 's' begin names and values alike).
+  uint64_t name_bits[4] = {};
+  static unsigned NameBit(char first, size_t length) {
+    return (static_cast<unsigned char>(first) + (length << 4)) & 255;
+  }
+  bool MayBeName(char first, size_t length) const {
+    const unsigned bit = NameBit(first, length);
+    return (name_bits[bit / 64] >> (bit % 64)) & 1;
+  }
+  // `before`: bytes of the URL's key before the query (MarkQuery).
+  bool HasParamOfRules(std::string_view query, size_t before) const {
     if (query.empty() || param_names.empty()) return false;
+    QueryMarks marks;
+    if (!MarkQuery(query, before, &marks)) return HasParamOfRulesBySearch(query);
+    const uint64_t stops = marks.seps | marks.eqs | (uint64_t{1} << query.size());  // names' ends
+    for (uint64_t starts = ((marks.seps << 1) | 1) & ~stops; starts != 0; starts &= starts - 1) {
+      const int at = std::countr_zero(starts);
+      const auto length = static_cast<size_t>(std::countr_zero(stops >> at));
+      if (MayBeName(query[at], length) && IsParamName(query.substr(at, length))) return true;
+    }
+    return false;
+  }
+  // Out of line, as the rare cases they are: the hot loops keep their registers.
+  [[gnu::noinline]] bool IsParamName(std::string_view name) const {
+    return std::binary_search(param_names.begin(), param_names.end(), name);
+  }
+  [[gnu::noinline]] bool HasParamOfRulesBySearch(std::string_view query) const {
     if (param_names.size() <= kFewNames) {
       // A search per name for its first byte (memchr) beats a pass over the query's bytes; a hit
       // not at a parameter's start (most are inside another name or a value) is told by one byte,
@@ -370,40 +456,89 @@ struct DustLearner::Origin {
   // What else may trigger an active rule that needs no parameter of its own: a path prefix (alias,
   // skip-path), a path suffix (index-file), several parameters (sort-params), an upper-case
   // letter in the path (ignore-case).
-  std::vector<std::string> path_prefixes;
-  std::vector<std::string> path_suffixes;
+  struct PathAffix {
+    std::string text;
+    bool suffix = false;
+  };
+  std::vector<PathAffix> path_affixes;
+  // Per affix, the bytes of it that are in a path's first 8 (a prefix) or last 8 (a suffix), in
+  // place, and their mask (the other half 0): most paths differ from every affix in a few ALU
+  // operations, without a branch.
+  struct AffixWords {
+    uint64_t head = 0;
+    uint64_t head_mask = 0;
+    uint64_t tail = 0;
+    uint64_t tail_mask = 0;
+  };
+  std::vector<AffixWords> affix_words;
+  void AddAffix(std::string text, bool suffix) {
+    const size_t n = std::min<size_t>(8, text.size());
+    unsigned char word[8] = {};
+    unsigned char mask[8] = {};
+    const size_t at = suffix ? 8 - n : 0;
+    std::memcpy(word + at, text.data() + (suffix ? text.size() - n : 0), n);
+    std::memset(mask + at, 0xff, n);
+    AffixWords w;
+    std::memcpy(suffix ? &w.tail : &w.head, word, 8);
+    std::memcpy(suffix ? &w.tail_mask : &w.head_mask, mask, 8);
+    affix_words.push_back(w);
+    path_affixes.push_back(PathAffix{std::move(text), suffix});
+  }
+  [[gnu::noinline]] bool HasPathAffix(std::string_view path) const {
+    const size_t size = path.size();
+    for (const PathAffix& a : path_affixes) {
+      const size_t n = a.text.size();
+      if (size >= n &&
+          std::memcmp(path.data() + (a.suffix ? size - n : 0), a.text.data(), n) == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
   bool sort_params = false;
   bool ignore_case = false;
-  // Whether an active rule may apply to the URL (a necessary condition, told without building
-  // anything); `has_param`: HasParamOfRules(query).
-  bool MayTrigger(std::string_view path, std::string_view query, bool has_param) const {
-    if (has_param) return true;
-    // A byte compared before the whole: most paths differ from a prefix in their second byte
-    // (the first is '/') and from a suffix in its first.
-    for (const std::string& prefix : path_prefixes) {
-      if (path.size() >= prefix.size() && (prefix.size() < 2 || path[1] == prefix[1]) &&
-          std::memcmp(path.data(), prefix.data(), prefix.size()) == 0) {
+  [[gnu::noinline]] bool SortOrCaseTriggers(std::string_view path, std::string_view query,
+                                            size_t before) const {
+    if (sort_params) {
+      QueryMarks marks;
+      if (MarkQuery(query, before, &marks) ? marks.seps != 0
+                                           : std::any_of(query.begin(), query.end(), [](char ch) {
+                                               return ch == '&' || ch == ';';
+                                             })) {
         return true;
       }
     }
-    for (const std::string& suffix : path_suffixes) {
-      const size_t at = path.size() - suffix.size();
-      if (path.size() >= suffix.size() && path[at] == suffix[0] &&
-          std::memcmp(path.data() + at, suffix.data(), suffix.size()) == 0) {
-        return true;
-      }
-    }
-    if (sort_params && query.find_first_of("&;") != std::string_view::npos) return true;
     return ignore_case &&
            std::any_of(path.begin(), path.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
+  }
+  // Whether an active rule may apply to the URL (a necessary condition, told without building
+  // anything); `has_param`: HasParamOfRules(query, before).
+  bool MayTrigger(std::string_view path, std::string_view query, size_t before,
+                  bool has_param) const {
+    if (has_param) return true;
+    const size_t size = path.size();
+    if (size >= 8) {
+      uint64_t head;
+      uint64_t tail;
+      std::memcpy(&head, path.data(), 8);
+      std::memcpy(&tail, path.data() + size - 8, 8);
+      bool near = false;  // an affix's first or last 8 bytes are in place
+      for (const AffixWords& w : affix_words) {
+        near |= (((head & w.head_mask) ^ w.head) | ((tail & w.tail_mask) ^ w.tail)) == 0;
+      }
+      if (near && HasPathAffix(path)) return true;
+    } else if (!path_affixes.empty() && HasPathAffix(path)) {
+      return true;
+    }
+    return (sort_params || ignore_case) && SortOrCaseTriggers(path, query, before);
   }
 
   void Relist() {
     active.clear();
     validating.clear();
     param_names.clear();
-    path_prefixes.clear();
-    path_suffixes.clear();
+    path_affixes.clear();
+    affix_words.clear();
     sort_params = ignore_case = false;
     for (const auto& c : candidates) {
       if (c->record.state == RuleState::kActive) active.push_back(c.get());
@@ -418,13 +553,13 @@ struct DustLearner::Origin {
       if (rule.ParamNames(&param_names)) continue;
       switch (rule.kind) {
         case UrlRuleKind::kAlias:
-          path_prefixes.push_back(rule.name);
+          AddAffix(rule.name, false);
           break;
         case UrlRuleKind::kSkipPath:
-          path_prefixes.push_back(rule.path);
+          AddAffix(rule.path, false);
           break;
         case UrlRuleKind::kIndexFile:
-          path_suffixes.push_back("/" + rule.name);
+          AddAffix("/" + rule.name, true);
           break;
         case UrlRuleKind::kSortParams:
           sort_params = true;
@@ -437,8 +572,12 @@ struct DustLearner::Origin {
     std::sort(param_names.begin(), param_names.end());
     param_names.erase(std::unique(param_names.begin(), param_names.end()), param_names.end());
     first_bytes = 0;
+    std::fill(std::begin(name_bits), std::end(name_bits), 0);
     for (const std::string& n : param_names) {
-      if (!n.empty()) first_bytes |= uint64_t{1} << (static_cast<unsigned char>(n[0]) & 63);
+      if (n.empty()) continue;
+      first_bytes |= uint64_t{1} << (static_cast<unsigned char>(n[0]) & 63);
+      const unsigned bit = NameBit(n[0], n.size());
+      name_bits[bit / 64] |= uint64_t{1} << (bit % 64);
     }
   }
 };
@@ -645,9 +784,9 @@ void DustLearner::Merge(std::string_view origin_name, std::string_view form, boo
 }
 
 inline bool DustLearner::MayDecide(const Origin& origin, std::string_view path,
-                                   std::string_view query, bool has_param) const {
+                                   std::string_view query, size_t before, bool has_param) const {
   // Most links of an origin with rules are covered by none: told apart without building anything.
-  if (origin.MayTrigger(path, query, has_param)) return true;
+  if (origin.MayTrigger(path, query, before, has_param)) return true;
   if (origin.validating.empty()) return false;
   return std::any_of(origin.validating.begin(), origin.validating.end(), [&](const Candidate* c) {
     const UrlRule& rule = c->record.rule;
@@ -672,10 +811,15 @@ void DustLearner::Decide(std::span<const CanonicalUrl> urls, std::vector<LinkDec
         auto found = origins_.find(last_name);
         if (found != origins_.end()) origin = found->second.get();
       }
+      if (origin != nullptr && origin->active.empty() && origin->validating.empty()) {
+        origin = nullptr;
+      }
     }
-    if (origin == nullptr || (origin->active.empty() && origin->validating.empty())) continue;
-    const bool has_param = origin->HasParamOfRules(url.query());
-    if (!MayDecide(*origin, url.path(), url.query(), has_param)) continue;
+    if (origin == nullptr) continue;
+    const std::string_view query = url.query();
+    const size_t before = url.key().size() - query.size();  // the query ends the key
+    const bool has_param = origin->HasParamOfRules(query, before);
+    if (!MayDecide(*origin, url.path(), query, before, has_param)) continue;
     LinkDecision decision = DecideOne(*origin, url, has_param);
     if (decision.kind == LinkDecision::Kind::kKeep) continue;
     decision.index = i;
@@ -759,6 +903,28 @@ LinkDecision DustLearner::DecideOne(Origin& origin, const CanonicalUrl& url, boo
     decision.rule_key.clear();
   }
   return decision;
+}
+
+uint64_t DustLearner::OriginHash(std::string_view origin) {
+  constexpr uint64_t kMultiplier = 0xC2B2AE3D27D4EB4Full;
+  const size_t n = origin.size();
+  uint64_t h = n * 0x9E3779B97F4A7C15ull;
+  auto mix = [&](uint64_t word) {
+    h = (h ^ word) * kMultiplier;
+    h ^= h >> 29;
+  };
+  if (n >= 8) {
+    uint64_t word;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&word, origin.data() + i, 8);
+      mix(word);
+    }
+    std::memcpy(&word, origin.data() + n - 8, 8);  // the last 8, overlapping
+    mix(word);
+  } else {
+    for (char ch : origin) mix(static_cast<unsigned char>(ch));
+  }
+  return h ^ (h >> 32);
 }
 
 uint32_t DustLearner::OriginBit(std::string_view origin) {

@@ -423,6 +423,118 @@ TEST(DustLearnerTest, PinnedRulesApplyAtOnceAndForbiddenOnesNever) {
   EXPECT_EQ(pin->state, RuleState::kActive);
 }
 
+// Decide's filters (a query's parameter names, a path's prefixes and suffixes, the origin compared
+// with the previous link's) may say "maybe" but never "no" for a link a rule covers: every link is
+// decided as its rules alone decide it. Queries up to 90 bytes, with ';', empty parameters, names
+// that begin or end like a rule's; paths short and long; keys shorter than the 16 bytes read back
+// from a query's end.
+TEST(DustLearnerTest, PinnedRulesDecideEveryLinkAsTheRulesThemselvesDo) {
+  const std::vector<std::vector<std::string_view>> rule_sets = {
+      {"drop-param sid", "skip-param action=edit", "alias /mirror/ /", "index-file index.html"},
+      {"sort-params", "drop-param utm_source"},
+      {"drop-param a,id,q,s,sid,x", "skip-path /a/very/long/path", "alias /mirror/of/a/ /",
+       "index-file default.aspx"},
+      {"ignore-case", "drop-param sid=1", "skip-path /a", "index-file i.htm"},
+      {"param-path /index.php title /wiki/", "drop-param hb=master on /gitweb.cgi"},
+  };
+  // Two of the same length: a link compared with the previous one's origin byte by byte.
+  const std::vector<std::string_view> origins = {kSite, "http://a.io", "http://example.com",
+                                                 "http://example.org"};
+  const std::vector<std::string_view> segments = {
+      "mirror",       "index.html", "a", "very", "long",       "path",      "of",  "A",
+      "default.aspx", "i.htm",      "x", "",     "gitweb.cgi", "index.php", "wiki"};
+  const std::vector<std::string_view> tokens = {
+      "sid", "action", "edit", "s", "=",  "&",      ";",          "id",    "sidx", "xsid",
+      "a",   "1",      "q",    "x", "hb", "master", "utm_source", "title", "%3D",  "&&"};
+  uint64_t state = 12345;
+  auto below = [&](size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  const UrlCanonicalizer canonicalizer;
+  for (const std::vector<std::string_view>& forms : rule_sets) {
+    DustLearner learner(Lenient());
+    std::vector<UrlRule> skips;
+    std::vector<UrlRule> rewrites;
+    for (std::string_view form : forms) {
+      for (std::string_view origin : origins) {
+        ASSERT_TRUE(learner.AddUserRule(origin, form, true).ok()) << form;
+      }
+      Result<UrlRule> rule = UrlRule::Parse(form);
+      ASSERT_TRUE(rule.ok());
+      (rule->skips() ? skips : rewrites).push_back(*rule);
+    }
+    auto by_form = [](const UrlRule& x, const UrlRule& y) { return x.Form() < y.Form(); };
+    std::sort(skips.begin(), skips.end(), by_form);
+    std::sort(rewrites.begin(), rewrites.end(), by_form);
+    std::vector<CanonicalUrl> urls;
+    for (int i = 0; i < 4000; ++i) {
+      std::string url(origins[below(origins.size())]);
+      const size_t depth = below(4);
+      for (size_t d = 0; d <= depth; ++d) url.append("/").append(segments[below(segments.size())]);
+      if (below(4) != 0) {
+        url += '?';
+        const size_t length = below(90);
+        while (url.size() < url.find('?') + 1 + length) url += tokens[below(tokens.size())];
+      }
+      Result<CanonicalUrl> canonical = canonicalizer.Canonicalize(url);
+      ASSERT_TRUE(canonical.ok()) << url;
+      urls.push_back(std::move(*canonical));
+    }
+    // Keys shorter than 16 bytes.
+    for (std::string_view query : {"s", "q", "a", "x", "id", "s;", "q&", "&s", ";q", "=s",
+                                   "s=", "sid", "s&x", "a;q", "x=1"}) {
+      Result<CanonicalUrl> canonical =
+          canonicalizer.Canonicalize("http://a.io/?" + std::string(query));
+      ASSERT_TRUE(canonical.ok()) << query;
+      urls.push_back(std::move(*canonical));
+    }
+    // Links of one origin in runs, as a page's are.
+    std::stable_sort(urls.begin(), urls.end(), [](const CanonicalUrl& a, const CanonicalUrl& b) {
+      return a.path().size() % 3 < b.path().size() % 3;
+    });
+    std::vector<LinkDecision> decisions;
+    for (size_t from = 0; from < urls.size(); from += 64) {
+      const size_t n = std::min<size_t>(64, urls.size() - from);
+      learner.Decide(std::span<const CanonicalUrl>(urls.data() + from, n), &decisions);
+      size_t next = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const CanonicalUrl& url = urls[from + i];
+        LinkDecision expected;
+        auto skip = std::find_if(skips.begin(), skips.end(), [&](const UrlRule& r) {
+          return r.Matches(url.path(), url.query());
+        });
+        if (skip != skips.end()) {
+          expected.kind = LinkDecision::Kind::kSkip;
+          expected.rule_id = RuleId(url.origin(), *skip);
+        } else {
+          UrlTail tail{std::string(url.path()), std::string(url.query())};
+          for (const UrlRule& rule : rewrites) {
+            if (rule.Rewrite(&tail) && expected.rule_id.empty()) {
+              expected.rule_id = RuleId(url.origin(), rule);
+            }
+          }
+          if (!expected.rule_id.empty()) {
+            expected.kind = LinkDecision::Kind::kRewrite;
+            expected.rule_key = JoinTail(url.origin(), tail);
+          }
+        }
+        if (expected.kind == LinkDecision::Kind::kKeep) {
+          EXPECT_TRUE(next == decisions.size() || decisions[next].index != i) << url.key();
+          continue;
+        }
+        ASSERT_LT(next, decisions.size()) << url.key();
+        const LinkDecision& got = decisions[next++];
+        EXPECT_EQ(got.index, i) << url.key();
+        EXPECT_EQ(got.kind, expected.kind) << url.key();
+        EXPECT_EQ(got.rule_id, expected.rule_id) << url.key();
+        EXPECT_EQ(got.rule_key, expected.rule_key) << url.key();
+      }
+      EXPECT_EQ(next, decisions.size());
+    }
+  }
+}
+
 TEST(DustLearnerTest, RestoredRulesKeepTheirStateAndSuppressedUrls) {
   DustLearner learner(Lenient());
   SessionPairs(learner, 0, 5);

@@ -81,6 +81,7 @@ std::string JoinQuery(std::string_view query, const std::vector<QueryParam>& par
       std::find_if(query.begin(), query.end(), [](char ch) { return ch == '&' || ch == ';'; });
   const char separator = at == query.end() ? '&' : *at;
   std::string joined;
+  joined.reserve(query.size());
   for (const QueryParam& param : params) {
     if (!joined.empty()) joined += separator;
     joined += param.text;
@@ -88,14 +89,22 @@ std::string JoinQuery(std::string_view query, const std::vector<QueryParam>& par
   return joined;
 }
 
-// Removes the parameters `drop` selects; whether any was.
+// Removes the parameters `drop` selects; whether any was. Two passes over the query and no vector
+// of its parameters: most links a rule is asked about keep them all; a rewritten one is built once.
 template <typename Drop>
 bool DropParams(UrlTail* tail, Drop drop) {
-  std::vector<QueryParam> params = SplitQuery(tail->query);
-  const size_t before = params.size();
-  params.erase(std::remove_if(params.begin(), params.end(), drop), params.end());
-  if (params.size() == before) return false;
-  tail->query = JoinQuery(tail->query, params);
+  const std::string_view query = tail->query;
+  if (!AnyParam(query, drop)) return false;
+  const auto at =
+      std::find_if(query.begin(), query.end(), [](char ch) { return ch == '&' || ch == ';'; });
+  const char separator = at == query.end() ? '&' : *at;
+  std::string kept;
+  kept.reserve(query.size());
+  AnyParam(query, [&](const QueryParam& p) {
+    if (!drop(p)) kept.append(kept.empty() ? 0 : 1, separator).append(p.text);
+    return false;
+  });
+  tail->query = std::move(kept);
   return true;
 }
 
@@ -103,6 +112,8 @@ bool DropParams(UrlTail* tail, Drop drop) {
 
 std::vector<QueryParam> SplitQuery(std::string_view query) {
   std::vector<QueryParam> params;
+  params.reserve(1 + std::count_if(query.begin(), query.end(),
+                                   [](char ch) { return ch == '&' || ch == ';'; }));
   AnyParam(query, [&](const QueryParam& p) {
     params.push_back(p);
     return false;
@@ -332,7 +343,8 @@ bool UrlRule::Rewrite(UrlTail* tail) const {
       std::vector<QueryParam> params = SplitQuery(tail->query);
       auto by_text = [](const QueryParam& a, const QueryParam& b) { return a.text < b.text; };
       if (std::is_sorted(params.begin(), params.end(), by_text)) return false;
-      std::stable_sort(params.begin(), params.end(), by_text);
+      // Not stable_sort (a buffer allocated per call): parameters of equal text are equal.
+      std::sort(params.begin(), params.end(), by_text);
       tail->query = JoinQuery(tail->query, params);
       return true;
     }
@@ -423,8 +435,9 @@ std::string RuleId(std::string_view origin, const UrlRule& rule) {
 }
 
 std::string JoinTail(std::string_view origin, const UrlTail& tail) {
-  std::string key(origin);
-  key += tail.path;
+  std::string key;
+  key.reserve(origin.size() + tail.path.size() + 1 + tail.query.size());
+  key.append(origin).append(tail.path);
   if (!tail.query.empty()) key.append("?").append(tail.query);
   return key;
 }

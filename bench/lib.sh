@@ -271,6 +271,18 @@ median() {
 # ratio A B: A / B, as awk prints it (6 significant digits).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print a / b }'; }
 
+# answers_soon PID URL: true once URL answers (10 s at most), false when the server PID that
+# should serve it exits first or the time is up.
+answers_soon() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    curl -sf -o /dev/null "$2" && return 0
+    kill -0 "$1" 2> /dev/null || return 1
+    sleep 0.1 # polling for the server's first answer
+  done
+  return 1
+}
+
 # gitweb_installed: true when Debian's gitweb (its CGI script) and busybox (whose httpd serves it
 # here) are installed: scripts/setup.sh --bench installs both.
 gitweb_installed() {
@@ -288,7 +300,7 @@ gitweb_installed() {
 # link, not HTML, and the costliest view. Sets gitweb_pid and gitweb_base (the project list's
 # URL); exits 1 when it does not start. Run from the repository root.
 start_gitweb() {
-  local dir=$1 port i
+  local dir=$1 port
   mkdir -p "$dir/repos" "$dir/www/cgi-bin" "$dir/tmp"
   /usr/bin/python3 bench/gen_git_repo.py "$dir/repos/project.git" | sed 's/^/  repository: /'
   ln -sfn /usr/share/gitweb/gitweb.cgi "$dir/www/cgi-bin/gitweb.cgi"
@@ -309,11 +321,7 @@ start_gitweb() {
       -c "$dir/httpd.conf" > "$dir/httpd.log" 2>&1 &
     gitweb_pid=$!
     gitweb_base="http://127.0.0.1:$port/cgi-bin/gitweb.cgi"
-    for ((i = 0; i < 100; i++)); do
-      if curl -sf -o /dev/null "$gitweb_base"; then return 0; fi
-      kill -0 "$gitweb_pid" 2> /dev/null || break
-      sleep 0.1
-    done
+    answers_soon "$gitweb_pid" "$gitweb_base" && return 0
     stop_child "$gitweb_pid"
     gitweb_pid=
   done
@@ -347,7 +355,7 @@ mediawiki_installed() {
 # until it answers. Sets mediawiki_pid and mediawiki_base (the main page's URL); exits 1 when
 # it does not install or start. Run from the repository root.
 start_mediawiki() {
-  local dir=$1 articles=$2 data port i
+  local dir=$1 articles=$2 data port
   mkdir -p "$dir"
   data=$dir/data
   [[ -d /dev/shm && -w /dev/shm ]] && data=$(mktemp -d /dev/shm/urlsieve_wiki.XXXXXX)
@@ -385,13 +393,8 @@ start_mediawiki() {
       -S "127.0.0.1:$port" -t /usr/share/mediawiki > "$dir/server.log" 2>&1 &
     mediawiki_pid=$!
     mediawiki_base="http://127.0.0.1:$port/index.php/Main_Page"
-    for ((i = 0; i < 100; i++)); do
-      if curl -sf -o /dev/null "$mediawiki_base"; then return 0; fi
-      kill -0 "$mediawiki_pid" 2> /dev/null || break
-      sleep 0.1
-    done
-    stop_child "$mediawiki_pid"
-    mediawiki_pid=
+    answers_soon "$mediawiki_pid" "$mediawiki_base" && return 0
+    stop_mediawiki_server
   done
   echo "MediaWiki (php -S) did not start on a loopback port:" >&2
   cat "$dir/server.log" >&2
@@ -401,10 +404,14 @@ start_mediawiki() {
 # stop_mediawiki: stops the server start_mediawiki started (and its workers) and removes its
 # database from /dev/shm.
 stop_mediawiki() {
+  stop_mediawiki_server
+  [[ ${mediawiki_data:-} == /dev/shm/urlsieve_wiki.* ]] && rm -rf "$mediawiki_data"
+  mediawiki_data=
+}
+
+stop_mediawiki_server() {
   # The workers are the server's children: a TERM to it alone leaves them serving.
   [[ -z ${mediawiki_pid:-} ]] || pkill -TERM -P "$mediawiki_pid" 2> /dev/null || true
   stop_child "${mediawiki_pid:-}"
   mediawiki_pid=
-  [[ ${mediawiki_data:-} == /dev/shm/urlsieve_wiki.* ]] && rm -rf "$mediawiki_data"
-  mediawiki_data=
 }

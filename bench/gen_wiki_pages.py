@@ -5,7 +5,7 @@ crawls it with Debian's MediaWiki: start_mediawiki in bench/lib.sh). Standard li
     gen_wiki_pages.py ARTICLES > pages.xml
     gen_wiki_pages.py --main-page ARTICLES > main.txt   the main page's text
 
-Deterministic (one seed): ARTICLES articles titled from a word list, each with three sections
+Deterministic (article i's text is seeded with i): ARTICLES articles titled from a word list, each with three sections
 of random words (so the page has section-edit links), links to the next article (every article
 is reachable from the first, linked from the main page) and to five others, one link to an
 article that does not exist (a red link: an edit form). No categories: a category page lists
@@ -50,12 +50,13 @@ def article(i, n, rng, revision):
     return "\n\n".join(body)
 
 
-def page(name, text, revisions=1):
+def page(name, texts):
+    """One page's XML: a revision per text, oldest first."""
     revs = "".join(
         "<revision><timestamp>2026-01-0%dT00:00:00Z</timestamp><contributor><username>Admin"
         "</username></contributor><model>wikitext</model><format>text/x-wiki</format>"
         '<text xml:space="preserve">%s</text></revision>' % (r + 1, escape(t))
-        for r, t in enumerate(text[:revisions]))
+        for r, t in enumerate(texts))
     return f"<page><title>{escape(name)}</title><ns>0</ns>{revs}</page>\n"
 
 
@@ -82,7 +83,7 @@ def main():
     for i in range(n):
         revisions = 2 if i % 3 == 0 else 1
         texts = [article(i, n, random.Random(i), r + 1) for r in range(revisions)]
-        out.write(page(title(i), texts, revisions))
+        out.write(page(title(i), texts))
     out.write("</mediawiki>\n")
 
 

@@ -282,6 +282,7 @@ def run(out, site, truth, lost_sample, urlsieve):
         lost = {page for page, _, _ in after if page not in (None, "none", UNREACHABLE)}
         lost -= fetched_ids
         fig["lost_near"] = fig["lost_retired"] = fig["lost_near_examples"] = None
+        fig["lost_queued"] = None  # below, when some are lost
     else:
         refetched, covered, copy_of, barren_urls = {}, set(), {}, set()
         if sample:
@@ -300,20 +301,16 @@ def run(out, site, truth, lost_sample, urlsieve):
         # Of those, the ones whose page (the URL a drop rule makes of them) was still queued under
         # another spelling when the budget ran out: the budget's loss, not the rule's.
         pending = [r["url"] for r in rejected if r.get("reason") == "total_budget"]
-        queued = 0
-        for form in {rules.get(rule_of[u], ("", ""))[1] for u in firsts}:
-            keys = {drop_key(p, form) for p in pending} - {None}
-            queued += sum(rules.get(rule_of[u], ("", ""))[1] == form and drop_key(u, form) in keys
-                          for u in firsts)
-        fig["lost_queued"] = round(queued * scale)
+        form_of = {u: rules.get(rule_of[u], ("", ""))[1] for u in firsts}
+        pending_keys = {f: {drop_key(p, f) for p in pending} - {None} for f in form_of.values()}
+        fig["lost_queued"] = round(
+            sum(drop_key(u, f) in pending_keys[f] for u, f in form_of.items()) * scale)
         fig["lost_near_examples"] = [f"{u} (rule {rule_of[u]})" for u in sorted(firsts)[:5]]
     fig["lost"] = round(len(lost) * scale)
     fig["lost_examples"] = sorted(lost)[:5]
     # Of those, the pages with another spelling still queued when the budget ran out (rejected
     # "total_budget"): reachable, not lost for good (generated site only: it costs one fetch of
     # each pending URL, cheap there).
-    if site == "generated":
-        fig["lost_queued"] = None
     if site == "generated" and lost:
         pending = sorted({r["url"] for r in rejected if r.get("reason") == "total_budget"})
         with concurrent.futures.ThreadPoolExecutor(4) as pool:

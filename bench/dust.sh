@@ -22,13 +22,14 @@
 # X-Dust-Page ids, of the truth's count; gitweb: distinct payload digests; "firsts": pages
 # with neither duplicate_of nor near_duplicate_of), URLs suppressed by a rule (rejected.jsonl
 # "reason": "dust"), validation fetches (pages.jsonl "dust_check"), and "lost": distinct pages
-# never fetched because of a rule (each suppressed URL fetched again after the crawl: its id, or
-# for gitweb its body's SHA-1, that no fetched page has; for gitweb an upper bound, a near copy
-# of a fetched page having a digest of its own); on the wiki, wasted fetches (exact and near
-# copies and barren pages: noindex or a 4xx) and articles reached (distinct article titles
-# viewed, of those imported). Then, per site, apply against off and the targets: duplicate fetches cut >= 50 %, distinct pages +25 % or more, lost <= 1 % of
-# the distinct pages reached, validation fetches <= 2 % of the budget (PASS/MISS). gitweb's
-# suppressed URLs are many and its CGI slow: a random sample of them is fetched again.
+# never fetched because of a rule (each suppressed URL fetched again after the crawl: its id on
+# the generated site; on a web app, a page that is no fetched page's exact or near copy nor
+# barren), less those still queued under another spelling when the budget ran out; on the wiki,
+# wasted fetches (exact and near copies and barren pages: noindex or a 4xx) and articles reached
+# (distinct article titles viewed, of those imported). Then, per site, apply against off and the
+# issue's targets: duplicate fetches cut >= 50 %, distinct pages +25 % or more, lost <= 1 % of
+# the distinct pages reached, validation fetches <= 2 % of the budget (PASS/MISS). A web app's
+# suppressed URLs are many and its pages slow: a random sample of them is fetched again.
 #
 #   bench/dust.sh [--max-pages N] [--articles N] [--wiki-articles N] [--modes LIST]
 #                 [--sites LIST] [--build-dir DIR] [--lost-sample N] [--keep]
@@ -65,7 +66,7 @@ while (($#)); do
     --build-dir) build=$2; shift 2 ;;
     --lost-sample) lost_sample=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) print_help 44; exit 0 ;;
+    -h | --help) print_help 45; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -164,6 +165,7 @@ if [[ ,$sites, == *,mediawiki,* ]]; then
     crawl_site mediawiki "$mediawiki_base" wiki "$wiki_articles" "$lost_sample"
     stop_mediawiki
   else
-    echo "mediawiki: skipped (mediawiki, php-cli or php-sqlite3 not installed: scripts/setup.sh --bench)"
+    echo "mediawiki: skipped (mediawiki, php-cli or php-sqlite3 not installed:" \
+      "scripts/setup.sh --bench)"
   fi
 fi

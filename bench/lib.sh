@@ -3,8 +3,9 @@
 #   source "$(dirname "$0")/lib.sh"
 # Argument checks, the temp dir's cleanup, the servers the benchmarks crawl or talk to (the
 # generated site under urlsieve-demo-site or nginx, a redis-server on a free loopback port, gitweb
-# over a generated repository, MediaWiki over generated articles, all started as children of the script and stopped by its
-# cleanup), and the measuring helpers (wall clock, /usr/bin/time -v reports, medians, ratios).
+# over a generated repository, MediaWiki over generated articles, all started as children of the
+# script and stopped by its cleanup), and the measuring helpers (wall clock, /usr/bin/time -v
+# reports, medians, ratios).
 # Functions that fail print why on stderr and exit the script (so its EXIT trap cleans up).
 # Nothing here runs on sourcing.
 

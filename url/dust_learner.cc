@@ -384,8 +384,6 @@ struct DustLearner::Origin {
     std::vector<std::string> unused;
     return rule.ParamNames(&unused);
   }
-  // A 64-bit mask of the names' first bytes (mod 64): most parameters are told apart by one AND.
-  uint64_t first_bytes = 0;
   // 256 bits, one per (first byte, length) of the names, hashed: a query's parameter names are
   // told apart from the rules' by one bit test each, whatever their first byte (the memchr per
   // name found its first byte in most queries: 'a', 's' begin names and values alike).
@@ -443,8 +441,7 @@ struct DustLearner::Origin {
       while (end < query.size() && query[end] != '&' && query[end] != ';' && query[end] != '=') {
         ++end;
       }
-      if (end > i && ((first_bytes >> (static_cast<unsigned char>(query[i]) & 63)) & 1) &&
-          std::binary_search(param_names.begin(), param_names.end(), query.substr(i, end - i))) {
+      if (end > i && MayBeName(query[i], end - i) && IsParamName(query.substr(i, end - i))) {
         return true;
       }
       while (end < query.size() && query[end] != '&' && query[end] != ';') ++end;
@@ -571,11 +568,9 @@ struct DustLearner::Origin {
     }
     std::sort(param_names.begin(), param_names.end());
     param_names.erase(std::unique(param_names.begin(), param_names.end()), param_names.end());
-    first_bytes = 0;
     std::fill(std::begin(name_bits), std::end(name_bits), 0);
     for (const std::string& n : param_names) {
       if (n.empty()) continue;
-      first_bytes |= uint64_t{1} << (static_cast<unsigned char>(n[0]) & 63);
       const unsigned bit = NameBit(n[0], n.size());
       name_bits[bit / 64] |= uint64_t{1} << (bit % 64);
     }
